@@ -1,0 +1,60 @@
+"""Exceptions raised by ranklearn.
+
+Every malformed input surfaces as one of these (or a ``ValueError`` naming the
+parameter), so the command line can turn it into a one-line message and exit 2.
+"""
+
+from __future__ import annotations
+
+from os import PathLike
+
+
+class RanklearnError(Exception):
+    """Base class of ranklearn's own errors."""
+
+
+class DataFormatError(RanklearnError, ValueError):
+    """A data file or array is malformed.
+
+    Parameters
+    ----------
+    message : str
+        What is wrong and what was expected.
+    path : str or PathLike, optional
+        The file the problem is in.
+    line : int, optional
+        1-based line number in ``path``.
+    token : str, optional
+        The offending token, quoted in the message.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | PathLike[str] | None = None,
+        line: int | None = None,
+        token: str | None = None,
+    ) -> None:
+        self.path = None if path is None else str(path)
+        self.line = line
+        self.token = token
+        self.reason = message
+        where = ""
+        if self.path is not None:
+            where = self.path
+            if line is not None:
+                where += f":{line}"
+        elif line is not None:
+            where = f"line {line}"
+        text = message if token is None else f"{message} (got {token!r})"
+        super().__init__(f"{where}: {text}" if where else text)
+
+
+class ModelFormatError(RanklearnError, ValueError):
+    """A model file is truncated, corrupted, foreign or from a newer format version."""
+
+    def __init__(self, message: str, *, path: str | PathLike[str] | None = None) -> None:
+        self.path = None if path is None else str(path)
+        self.reason = message
+        super().__init__(f"{self.path}: {message}" if self.path else message)

@@ -1,0 +1,110 @@
+"""The ranklearn model file: a versioned, checksummed JSON envelope written atomically.
+
+Layout (one JSON object)::
+
+    {"format": "ranklearn-model", "format_version": 1, "model_type": "lambdamart",
+     "ranklearn_version": "0.1.0", "sha256": "<hex of the canonical payload>", "payload": {...}}
+
+The checksum covers the canonical JSON text of ``payload``, so a truncated or edited
+file is detected before any of it is used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+from ranklearn.exceptions import ModelFormatError
+
+FORMAT_NAME = "ranklearn-model"
+FORMAT_VERSION = 1
+
+
+def atomic_write_bytes(path: str | PathLike[str], data: bytes) -> None:
+    """Write ``data`` to ``path`` so that readers see either the old file or the whole new one."""
+    target = Path(path)
+    directory = target.parent if str(target.parent) else Path(".")
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def _canonical(payload: dict[str, Any]) -> bytes:
+    return json.dumps(payload, sort_keys=True, separators=(",", ":"), allow_nan=False).encode()
+
+
+def write_model_file(path: str | PathLike[str], model_type: str, payload: dict[str, Any]) -> None:
+    """Write a model payload (JSON-serializable, no NaN/inf) atomically with version and checksum."""
+    from ranklearn import __version__
+
+    body = _canonical(payload)
+    envelope = {
+        "format": FORMAT_NAME,
+        "format_version": FORMAT_VERSION,
+        "model_type": model_type,
+        "ranklearn_version": __version__,
+        "sha256": hashlib.sha256(body).hexdigest(),
+        "payload": payload,
+    }
+    atomic_write_bytes(path, json.dumps(envelope, separators=(",", ":"), allow_nan=False).encode())
+
+
+def read_model_file(path: str | PathLike[str]) -> tuple[str, dict[str, Any]]:
+    """Read and verify a model file.
+
+    Returns
+    -------
+    model_type, payload
+
+    Raises
+    ------
+    ModelFormatError
+        If the file is missing, unreadable, not a ranklearn model, from a newer
+        format version, or fails its checksum.
+    """
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except IsADirectoryError:
+        raise ModelFormatError("is a directory, not a model file", path=p) from None
+    except OSError as exc:
+        raise ModelFormatError(f"cannot read model file: {exc.strerror or exc}", path=p) from None
+    try:
+        envelope = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        raise ModelFormatError(
+            "not a ranklearn model file (not valid JSON; truncated or corrupted?)", path=p
+        ) from None
+    if not isinstance(envelope, dict) or envelope.get("format") != FORMAT_NAME:
+        raise ModelFormatError("not a ranklearn model file (no 'ranklearn-model' header)", path=p)
+    version = envelope.get("format_version")
+    if not isinstance(version, int):
+        raise ModelFormatError("model file has no integer format_version", path=p)
+    if version > FORMAT_VERSION:
+        raise ModelFormatError(
+            f"model format version {version} is newer than this ranklearn supports "
+            f"({FORMAT_VERSION}); upgrade ranklearn",
+            path=p,
+        )
+    payload = envelope.get("payload")
+    model_type = envelope.get("model_type")
+    if not isinstance(payload, dict) or not isinstance(model_type, str):
+        raise ModelFormatError("model file lacks a model_type or payload", path=p)
+    if hashlib.sha256(_canonical(payload)).hexdigest() != envelope.get("sha256"):
+        raise ModelFormatError("checksum mismatch: the model file is corrupted", path=p)
+    return model_type, payload

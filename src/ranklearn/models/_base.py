@@ -1,0 +1,73 @@
+"""What every ranklearn estimator shares: input checking and the ranking ``score``."""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ranklearn.data.groups import group_ptr, regroup_order
+
+
+def check_ranking_data(
+    X: ArrayLike, y: ArrayLike, qid: ArrayLike, *, allow_nan: bool = True
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    """Validate training data and make queries contiguous.
+
+    Returns
+    -------
+    X : ndarray of float32, (n_samples, n_features)
+    y : ndarray of float64
+    ptr : ndarray of int64, query boundaries
+    order : ndarray or None
+        Row permutation applied to make queries contiguous (None when none was needed);
+        apply it to per-row arrays such as sample weights.
+    """
+    import scipy.sparse as sp
+
+    if sp.issparse(X):
+        X = X.toarray()
+    X = np.asarray(X, dtype=np.float32)
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D (n_samples, n_features), got shape {X.shape}")
+    y = np.asarray(y, dtype=np.float64).ravel()
+    q = np.asarray(qid).ravel()
+    n = X.shape[0]
+    if n == 0:
+        raise ValueError("X is empty: need at least one query with documents")
+    if y.shape[0] != n or q.shape[0] != n:
+        raise ValueError(
+            f"X, y and qid lengths differ: X has {n} rows, y has {y.shape[0]}, qid has {q.shape[0]}"
+        )
+    if not np.all(np.isfinite(y)):
+        bad = int(np.flatnonzero(~np.isfinite(y))[0])
+        raise ValueError(f"y must be finite; row {bad} has label {y[bad]}")
+    if np.isinf(X).any():
+        bad = np.argwhere(np.isinf(X))[0]
+        raise ValueError(f"X contains inf at row {bad[0]}, feature {bad[1]}")
+    if not allow_nan and np.isnan(X).any():
+        bad = np.argwhere(np.isnan(X))[0]
+        raise ValueError(
+            f"X contains NaN at row {bad[0]}, feature {bad[1]}; this model does not accept "
+            "missing values (impute them, or use LambdaMART, which learns where NaN goes)"
+        )
+    order = None
+    starts = np.flatnonzero(q[1:] != q[:-1]) + 1
+    heads = q[np.concatenate(([0], starts))]
+    if np.unique(heads).shape[0] != heads.shape[0]:
+        order = regroup_order(q)
+        X, y, q = X[order], y[order], q[order]
+    return X, y, group_ptr(q), order
+
+
+class RankerMixin:
+    """Adds ``score`` (mean NDCG@10, exp2 gain, queries without relevant documents count 0)."""
+
+    _estimator_type = "ranker"
+
+    def score(self, X: ArrayLike, y: ArrayLike, qid: ArrayLike) -> float:
+        """Mean NDCG@10 of ``predict(X)`` (gain 2^rel-1, empty queries count 0, stable ties)."""
+        from ranklearn.metrics import get_metric
+
+        X, y, ptr, order = check_ranking_data(X, y, qid)
+        scores = self.predict(X)  # type: ignore[attr-defined]
+        return float(get_metric("ndcg@10").mean(y, scores, ptr))

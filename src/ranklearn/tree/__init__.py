@@ -1,0 +1,1 @@
+"""ranklearn.tree."""
