@@ -1,1 +1,48 @@
-"""ranklearn.metrics."""
+"""Ranking metrics with explicit conventions.
+
+``get_metric("ndcg@10", gain=, empty=, ties=, max_grade=)`` returns a :class:`Metric`
+with ``per_query(y, scores, ptr)`` and ``mean(y, scores, ptr)``. The conventions that
+move published numbers (gain, queries without relevant documents, ties) are parameters,
+and every Metric states them in ``.conventions``.
+
+Definitions (``k`` = min(cutoff, list length); rel = label):
+
+* DCG@k = sum_{r<k} gain(rel_r) / log2(r + 2); NDCG@k = DCG@k / ideal DCG@k.
+* ERR@k = sum_{r<k} R_r / (r + 1) prod_{i<r} (1 - R_i), R = (2^rel - 1) / 2^max_grade.
+* AP = sum over relevant ranks r of P@r / R (R = relevant documents in the query);
+  AP@k sums ranks < k and divides by min(R, k), as LightGBM does.
+* P@k = relevant documents in the top k / k, with k = min(cutoff, list length)
+  (RankLib's choice: a perfect ranking of a short list scores 1).
+* RR@k = 1 / rank of the first relevant document within the top k, else 0.
+
+``ties="average"`` gives the exact expected value over all orderings of each group
+of equally scored documents: the mean discount of the group's positions for DCG,
+the expected relevant count inside the cutoff for P, McSherry & Najork's expected AP,
+the exact distribution of the first relevant position for RR, and for ERR the exact
+mean over random orderings (computed with subset-product means, O(m * min(m, k))
+per distinct grade of a tied group of m documents).
+"""
+
+from ranklearn.metrics._api import (
+    Metric,
+    dcg_score,
+    err_score,
+    evaluate,
+    get_metric,
+    map_score,
+    ndcg_score,
+    precision_score,
+    rr_score,
+)
+
+__all__ = [
+    "Metric",
+    "dcg_score",
+    "err_score",
+    "evaluate",
+    "get_metric",
+    "map_score",
+    "ndcg_score",
+    "precision_score",
+    "rr_score",
+]

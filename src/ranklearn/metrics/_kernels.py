@@ -1,0 +1,247 @@
+"""Numba kernels of the ranking metrics: one pass per query, parallel over queries.
+
+Every metric is written once, over *tie groups*: runs of consecutive rank positions
+whose documents share a score. Under ``ties="stable"`` and ``ties="pessimistic"`` the
+documents are first put in a definite order and every group is a single document, so
+the formulas reduce to the textbook ones. Under ``ties="average"`` a group holds all
+documents with the same score and each metric returns its exact expected value over
+all orderings of every tied group (all orderings equally likely).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from ranklearn.metrics._gain import discount, gain
+
+DCG, NDCG, ERR, AP, PREC, RR = 0, 1, 2, 3, 4, 5
+TIES_STABLE, TIES_PESSIMISTIC, TIES_AVERAGE = 0, 1, 2
+EMPTY_ZERO, EMPTY_ONE, EMPTY_SKIP = 0, 1, 2
+
+
+@njit(cache=True)
+def _rank(labels: np.ndarray, scores: np.ndarray, ties: int) -> tuple[np.ndarray, np.ndarray]:
+    """Documents in rank order and the end position (exclusive) of each one's tie group."""
+    n = scores.shape[0]
+    # A stable sort of the negated scores: descending, equal scores keep input order.
+    order = np.argsort(-scores, kind="mergesort")
+    group_end = np.empty(n, dtype=np.int64)
+    a = 0
+    while a < n:
+        b = a + 1
+        while b < n and scores[order[b]] == scores[order[a]]:
+            b += 1
+        if ties == TIES_AVERAGE:
+            group_end[a:b] = b
+        else:
+            if ties == TIES_PESSIMISTIC and b - a > 1:
+                block = order[a:b].copy()
+                by_label = np.argsort(labels[block], kind="mergesort")
+                order[a:b] = block[by_label]
+            for i in range(a, b):
+                group_end[i] = i + 1
+        a = b
+    return order, group_end
+
+
+@njit(cache=True)
+def _ideal_dcg(labels: np.ndarray, k: int, gain_kind: int) -> float:
+    best = np.sort(labels)[::-1]
+    total = 0.0
+    for p in range(min(k, best.shape[0])):
+        total += gain(best[p], gain_kind) * discount(p)
+    return total
+
+
+@njit(cache=True)
+def _dcg(labels, order, group_end, k, gain_kind):
+    # Each document of a tie group gets the mean discount of the group's positions
+    # (positions at or past the cutoff count 0): E[DCG@k] over the group's orderings.
+    total = 0.0
+    a = 0
+    while a < k:
+        b = group_end[a]
+        disc = 0.0
+        for p in range(a, min(b, k)):
+            disc += discount(p)
+        g = 0.0
+        for p in range(a, b):
+            g += gain(labels[order[p]], gain_kind)
+        total += g * disc / (b - a)
+        a = b
+    return total
+
+
+@njit(cache=True, inline="always")
+def _relevant_in(labels, order, a, b):
+    """Relevant (label > 0) documents at rank positions a..b-1."""
+    rel = 0
+    for p in range(a, b):
+        if labels[order[p]] > 0:
+            rel += 1
+    return rel
+
+
+@njit(cache=True)
+def _precision(labels, order, group_end, k):
+    # Expected relevant documents in the top k: a group straddling the cutoff contributes
+    # its relevant count times the fraction of its positions inside it.
+    hits = 0.0
+    a = 0
+    while a < k:
+        b = group_end[a]
+        rel = _relevant_in(labels, order, a, b)
+        hits += rel * (min(b, k) - a) / (b - a)
+        a = b
+    return hits / k
+
+
+@njit(cache=True)
+def _reciprocal_rank(labels, order, group_end, k):
+    a = 0
+    while a < k:
+        b = group_end[a]
+        m = b - a
+        rel = _relevant_in(labels, order, a, b)
+        if rel > 0:
+            # Offset j of the group's first relevant document in a random ordering:
+            # P(0) = rel/m, P(j+1) = P(j) (m-j-rel)/(m-1-j).
+            prob = rel / m
+            total = 0.0
+            for j in range(min(m - rel + 1, k - a)):
+                total += prob / (a + j + 1)
+                if j < m - rel:
+                    prob *= (m - j - rel) / (m - 1 - j)
+            return total
+        a = b
+    return 0.0
+
+
+@njit(cache=True)
+def _average_precision(labels, order, group_end, k, n_relevant):
+    # E[AP]: position i of a group holds a relevant document with probability rel/m and,
+    # given that, has on average j (rel-1)/(m-1) relevant group members above it
+    # (McSherry & Najork, ECIR 2008). Denominator: min(R, k).
+    total = 0.0
+    above = 0  # relevant documents in earlier groups
+    a = 0
+    while a < k:
+        b = group_end[a]
+        m = b - a
+        rel = _relevant_in(labels, order, a, b)
+        if rel > 0:
+            for j in range(min(m, k - a)):
+                inside = j * (rel - 1) / (m - 1) if m > 1 else 0.0
+                total += (rel / m) * (above + inside + 1.0) / (a + j + 1)
+        above += rel
+        a = b
+    return total / min(n_relevant, k)
+
+
+@njit(cache=True)
+def _subset_product_means(x: np.ndarray, skip: int, depth: int) -> np.ndarray:
+    """Mean over all j-subsets of ``x`` without element ``skip`` of prod(subset), j < depth.
+
+    Built one element at a time with M_j <- (n+1-j)/(n+1) M_j + j/(n+1) x M_{j-1}, a convex
+    combination, so there is no overflow or cancellation however large the group.
+    """
+    means = np.zeros(depth)
+    means[0] = 1.0
+    n = 0
+    for i in range(x.shape[0]):
+        if i == skip:
+            continue
+        for j in range(min(n + 1, depth - 1), 0, -1):
+            means[j] = ((n + 1 - j) * means[j] + j * x[i] * means[j - 1]) / (n + 1)
+        n += 1
+    return means
+
+
+@njit(cache=True)
+def _err(labels, order, group_end, k, max_grade):
+    # Cascade model: stop at rank r with probability R_r = (2^g - 1) / 2^max_grade.
+    # Within a tie group the chance of reaching a document is a random subset's product of
+    # (1 - R); the expectation uses the exact subset-product means, one per distinct R.
+    total = 0.0
+    reach = 1.0
+    a = 0
+    while a < k:
+        b = group_end[a]
+        m = b - a
+        stop = np.empty(m)
+        for p in range(a, b):
+            g = labels[order[p]]
+            stop[p - a] = 2.0 ** (g - max_grade) - 2.0 ** (-max_grade)
+        if m == 1:
+            total += reach * stop[0] / (a + 1)
+        else:
+            stop = np.sort(stop)
+            depth = min(m, k - a)
+            i = 0
+            while i < m:
+                same = i
+                while same < m and stop[same] == stop[i]:
+                    same += 1
+                if stop[i] > 0.0:
+                    means = _subset_product_means(1.0 - stop, i, depth)
+                    inner = 0.0
+                    for j in range(depth):
+                        inner += means[j] / (a + j + 1)
+                    total += reach * (same - i) / m * stop[i] * inner
+                i = same
+        for p in range(m):
+            reach *= 1.0 - stop[p]
+        a = b
+    return total
+
+
+@njit(cache=True)
+def _query_value(labels, scores, metric, k, gain_kind, ties, max_grade, empty):
+    n = labels.shape[0]
+    n_relevant = 0
+    for i in range(n):
+        if labels[i] > 0:
+            n_relevant += 1
+    if n_relevant == 0:
+        if empty == EMPTY_ONE:
+            return 1.0
+        if empty == EMPTY_SKIP:
+            return np.nan
+        return 0.0
+    kq = n if k < 0 else min(k, n)
+    order, group_end = _rank(labels, scores, ties)
+    if metric == DCG:
+        return _dcg(labels, order, group_end, kq, gain_kind)
+    if metric == NDCG:
+        return _dcg(labels, order, group_end, kq, gain_kind) / _ideal_dcg(labels, kq, gain_kind)
+    if metric == ERR:
+        return _err(labels, order, group_end, kq, max_grade)
+    if metric == AP:
+        return _average_precision(labels, order, group_end, kq, n_relevant)
+    if metric == PREC:
+        return _precision(labels, order, group_end, kq)
+    return _reciprocal_rank(labels, order, group_end, kq)
+
+
+@njit(cache=True, parallel=True)
+def per_query_values(
+    labels: np.ndarray,
+    scores: np.ndarray,
+    ptr: np.ndarray,
+    metric: int,
+    k: int,
+    gain_kind: int,
+    ties: int,
+    max_grade: float,
+    empty: int,
+) -> np.ndarray:
+    """Metric value of every query ``ptr[q]:ptr[q+1]``; ``k < 0`` means the whole list."""
+    n_queries = ptr.shape[0] - 1
+    out = np.empty(n_queries)
+    for q in prange(n_queries):
+        lo, hi = ptr[q], ptr[q + 1]
+        out[q] = _query_value(
+            labels[lo:hi], scores[lo:hi], metric, k, gain_kind, ties, max_grade, empty
+        )
+    return out

@@ -1,0 +1,315 @@
+"""Metrics: hand-computed values, every convention, brute force, and LightGBM / XGBoost agreement."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ranklearn.metrics import (
+    dcg_score,
+    err_score,
+    evaluate,
+    get_metric,
+    map_score,
+    ndcg_score,
+    precision_score,
+    rr_score,
+)
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+MQ_TEST = DATA / "MQ2008" / "Fold1" / "test.txt"
+L3 = math.log2(3)
+L5 = math.log2(5)
+
+
+def one_query(spec: str, y, s, **conv) -> float:
+    return float(get_metric(spec, **conv).per_query(np.asarray(y, float), np.asarray(s, float), [0, len(y)])[0])
+
+
+# --- hand-computed values -------------------------------------------------------------------
+# y = [3, 2, 0, 1], scores = [.1, .4, .3, .2]: ranked labels are [2, 0, 1, 3].
+Y = [3, 2, 0, 1]
+S = [0.1, 0.4, 0.3, 0.2]
+HAND = {
+    # gains 3, 0, 1, 7 at discounts 1, 1/log2 3, 1/2, 1/log2 5
+    "dcg": 3 + 1 / 2 + 7 / L5,
+    "dcg@2": 3.0,
+    # ideal order [3, 2, 1, 0]: 7 + 3/log2 3 + 1/2
+    "ndcg": (3 + 1 / 2 + 7 / L5) / (7 + 3 / L3 + 1 / 2),
+    "ndcg@2": 3 / (7 + 3 / L3),
+    # max_grade 3: R = 3/8, 0, 1/8, 7/8
+    "err": 3 / 8 + 0 + (5 / 8) * (1 / 8) / 3 + (5 / 8) * (7 / 8) * (7 / 8) / 4,
+    "err@1": 3 / 8,
+    # relevant at ranks 1, 3, 4 of 3 relevant: (1 + 2/3 + 3/4) / 3
+    "map": (1 + 2 / 3 + 3 / 4) / 3,
+    # ranks < 2: only rank 1; divided by min(R=3, k=2)
+    "map@2": 1 / 2,
+    "p@2": 1 / 2,
+    "p@1": 1.0,
+    # k past the list end: k = list length 4, 3 relevant
+    "p@10": 3 / 4,
+    "rr": 1.0,
+}
+
+
+@pytest.mark.parametrize("spec", sorted(HAND))
+def test_hand_computed(spec):
+    assert one_query(spec, Y, S) == pytest.approx(HAND[spec], abs=1e-12)
+
+
+def test_linear_gain():
+    # gains 2, 0, 1, 3
+    assert one_query("dcg", Y, S, gain="linear") == pytest.approx(2 + 1 / 2 + 3 / L5, abs=1e-12)
+    assert one_query("ndcg", Y, S, gain="linear") == pytest.approx(
+        (2 + 1 / 2 + 3 / L5) / (3 + 2 / L3 + 1 / 2), abs=1e-12
+    )
+
+
+def test_rr_and_err_explicit_grade():
+    # first relevant document at rank 3
+    assert one_query("rr", [0, 0, 1, 1], [4, 3, 2, 1]) == pytest.approx(1 / 3)
+    assert one_query("rr@2", [0, 0, 1, 1], [4, 3, 2, 1]) == 0.0
+    # max_grade 4: R(2) = 3/16 at rank 1, R(1) = 1/16 at rank 2
+    assert one_query("err", [2, 1], [1, 0], max_grade=4) == pytest.approx(3 / 16 + (13 / 16) / 16 / 2)
+    with pytest.raises(ValueError, match="max_grade"):
+        one_query("err", [5, 1], [1, 0], max_grade=4)
+
+
+def test_seed_query_1830():
+    # RankLib walk-through, query 1830, all scores equal, input order kept
+    y = [0, 0, 0, 1, 1, 0, 1, 1, 0, 0]
+    s = np.zeros(10)
+    assert round(one_query("dcg", y, s), 4) == 1.4663
+    assert round(one_query("dcg", y, y), 4) == 2.5616
+    assert round(one_query("ndcg", y, s), 4) == 0.5724
+    assert round(one_query("ndcg@10", y, s), 4) == 0.5724
+
+
+def test_large_and_continuous_labels():
+    # 40 > 31 levels: exp2 gain in float64
+    assert one_query("dcg", [40, 0], [0, 1]) == pytest.approx((2.0**40 - 1) / L3, rel=1e-15)
+    assert one_query("ndcg", [40, 0], [0, 1]) == pytest.approx(1 / L3, rel=1e-15)
+    assert one_query("dcg", [0.5, 1.5], [1, 0]) == pytest.approx((2**0.5 - 1) + (2**1.5 - 1) / L3)
+    # max grade 1000: R underflows gracefully instead of overflowing
+    assert one_query("err", [1000, 0], [1, 0]) == pytest.approx(1.0)
+
+
+# --- ties -------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "spec, y, s, expected",
+    [
+        # docs 0 and 1 tied at the top. stable: [1, 0, 2]; pessimistic: [0, 1, 2];
+        # average: each of the two gets the mean discount (1 + 1/log2 3)/2
+        ("dcg", [1, 0, 2], [0.5, 0.5, 0.1], {"stable": 1 + 3 / 2, "pessimistic": 1 / L3 + 3 / 2,
+                                             "average": (1 + 1 / L3) / 2 + 3 / 2}),
+        # one relevant among four tied: first relevant at 1..4 uniformly
+        ("rr", [0, 1, 0, 0], [0, 0, 0, 0], {"stable": 1 / 2, "pessimistic": 1 / 4,
+                                           "average": (1 + 1 / 2 + 1 / 3 + 1 / 4) / 4}),
+        ("p@1", [1, 0, 0], [7, 7, 7], {"stable": 1.0, "pessimistic": 0.0, "average": 1 / 3}),
+        # orderings RRN: 1, RNR: (1 + 2/3)/2, NRR: (1/2 + 2/3)/2
+        ("map", [1, 1, 0], [2, 2, 2], {"stable": 1.0, "pessimistic": (1 / 2 + 2 / 3) / 2,
+                                       "average": (1 + 5 / 6 + 7 / 12) / 3}),
+        # R = 1/4, 3/4. order (1,2): 1/4 + (3/4)(3/4)/2; order (2,1): 3/4 + (1/4)(1/4)/2
+        ("err", [1, 2], [0, 0], {"stable": 1 / 4 + 9 / 32, "pessimistic": 1 / 4 + 9 / 32,
+                                 "average": (1 / 4 + 9 / 32 + 3 / 4 + 1 / 32) / 2}),
+    ],
+)
+def test_tie_modes(spec, y, s, expected):
+    for ties, value in expected.items():
+        assert one_query(spec, y, s, ties=ties) == pytest.approx(value, abs=1e-12), ties
+
+
+def _orderings_mean(spec: str, y: np.ndarray, s: np.ndarray) -> float:
+    """Brute force: mean of the metric over every ordering of each tie group (ties broken in all ways)."""
+    groups = [np.flatnonzero(s == v) for v in sorted(set(s), reverse=True)]
+    values = []
+    for perms in itertools.product(*(itertools.permutations(g) for g in groups)):
+        order = np.concatenate(perms)
+        ranked = np.arange(len(y), 0, -1, dtype=float)  # strictly decreasing, no ties
+        values.append(one_query(spec, y[order], ranked, max_grade=max(1.0, y.max())))
+    return float(np.mean(values))
+
+
+@pytest.mark.parametrize("spec", ["dcg@3", "ndcg", "err", "err@2", "map", "map@3", "p@3", "rr", "rr@2"])
+def test_average_ties_is_mean_over_orderings(spec):
+    rng = np.random.default_rng(7)
+    for _ in range(4):
+        y = rng.integers(0, 3, 6).astype(float)
+        y[0] = 1  # at least one relevant document so every ordering is scored
+        s = rng.integers(0, 3, 6).astype(float)
+        assert one_query(spec, y, s, ties="average") == pytest.approx(_orderings_mean(spec, y, s), abs=1e-12)
+
+
+def test_pessimistic_is_worst_ordering():
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 3, 7).astype(float)
+    y[0] = 2
+    s = rng.integers(0, 2, 7).astype(float)
+    order = np.lexsort((y, -s))  # score descending, then label ascending
+    assert one_query("ndcg", y, s, ties="pessimistic") == pytest.approx(
+        one_query("ndcg", y[order], -np.arange(7.0))
+    )
+
+
+# --- queries without relevant documents ----------------------------------------------------
+def test_empty_modes():
+    y = np.array([1, 0, 0, 0], float)
+    s = np.array([0, 1, 5, 6], float)
+    ptr = [0, 2, 4]  # query 0: relevant doc at rank 2 -> 1/log2 3; query 1: nothing relevant
+    m = {e: get_metric("ndcg@10", empty=e) for e in ("zero", "one", "skip")}
+    assert m["zero"].mean(y, s, ptr) == pytest.approx(1 / L3 / 2)
+    assert m["one"].mean(y, s, ptr) == pytest.approx((1 / L3 + 1) / 2)
+    assert m["skip"].mean(y, s, ptr) == pytest.approx(1 / L3)
+    skipped = m["skip"].per_query(y, s, ptr)
+    assert skipped[0] == pytest.approx(1 / L3) and np.isnan(skipped[1])
+    for spec in ("dcg", "err", "map", "p@1", "rr"):
+        assert np.array_equal(get_metric(spec, empty="one").per_query(y, s, ptr)[1:], [1.0])
+        assert np.array_equal(get_metric(spec, empty="zero").per_query(y, s, ptr)[1:], [0.0])
+    # a query with no rows at all has no relevant document either
+    assert np.isnan(get_metric("ndcg", empty="skip").per_query([], [], [0, 0])[0])
+    assert np.isnan(get_metric("ndcg", empty="skip").mean(y[2:], s[2:], [0, 2]))
+
+
+# --- independent brute force ------------------------------------------------------------------
+def brute_ndcg(y: list[float], s: list[float], ptr: list[int], k: int, empty: str) -> list[float]:
+    """Pure-Python NDCG@k: stable order by descending score, gain 2^rel - 1."""
+    out = []
+    for q in range(len(ptr) - 1):
+        labels = y[ptr[q] : ptr[q + 1]]
+        scores = s[ptr[q] : ptr[q + 1]]
+        ranked = [labels[i] for i in sorted(range(len(labels)), key=lambda i: -scores[i])]
+        dcg = sum((2**r - 1) / math.log2(i + 2) for i, r in enumerate(ranked[:k]))
+        ideal = sum((2**r - 1) / math.log2(i + 2) for i, r in enumerate(sorted(labels, reverse=True)[:k]))
+        if ideal == 0:
+            out.append({"zero": 0.0, "one": 1.0, "skip": math.nan}[empty])
+        else:
+            out.append(dcg / ideal)
+    return out
+
+
+@pytest.mark.parametrize("empty", ["zero", "one", "skip"])
+def test_ndcg_against_brute_force(empty):
+    rng = np.random.default_rng(11)
+    sizes = rng.integers(1, 30, 200)
+    ptr = np.concatenate(([0], np.cumsum(sizes)))
+    y = rng.integers(0, 5, ptr[-1]) * (rng.random(ptr[-1]) < 0.4)  # many empty queries
+    s = rng.integers(0, 4, ptr[-1]).astype(float)  # heavy ties
+    expected = brute_ndcg(y.tolist(), s.tolist(), ptr.tolist(), 10, empty)
+    got = get_metric("ndcg@10", empty=empty).per_query(y, s, ptr)
+    np.testing.assert_allclose(got, expected, atol=1e-9, rtol=0)
+    assert get_metric("ndcg@10", empty=empty).mean(y, s, ptr) == pytest.approx(np.nanmean(expected), abs=1e-9)
+
+
+# --- specs, conventions, errors --------------------------------------------------------------
+def test_metric_attributes():
+    m = get_metric("ndcg@10")
+    assert (m.name, m.k) == ("ndcg@10", 10)
+    assert m.conventions == "gain=2^rel-1, empty queries=0, ties=stable"
+    assert get_metric("map").k is None
+    assert "empty queries skipped" in get_metric("map", empty="skip").conventions
+    assert "min(R,k)" in get_metric("map@5").conventions
+    assert "gain=rel" in get_metric("dcg", gain="linear", ties="average").conventions
+    assert "max_grade=4" in get_metric("err@10", max_grade=4).conventions
+
+
+@pytest.mark.parametrize("spec", ["ndcg@0", "p@-1", "foo@3", "ndcg@", "ndcg@x", "", "mapp"])
+def test_bad_specs_name_the_spec(spec):
+    with pytest.raises(ValueError, match=repr(spec).replace("[", r"\[")):
+        get_metric(spec)
+
+
+@pytest.mark.parametrize("kw", [{"gain": "exp"}, {"empty": "none"}, {"ties": "random"}, {"max_grade": 0}])
+def test_bad_conventions(kw):
+    with pytest.raises(ValueError):
+        get_metric("ndcg", **kw)
+
+
+def test_bad_inputs():
+    m = get_metric("ndcg")
+    with pytest.raises(ValueError, match="scores"):
+        m.per_query([1, 0], [1.0], [0, 2])
+    with pytest.raises(ValueError, match="ptr"):
+        m.per_query([1, 0], [1.0, 0.0], [0, 3])
+    with pytest.raises(ValueError, match="NaN"):
+        m.per_query([1, 0], [1.0, np.nan], [0, 2])
+    with pytest.raises(ValueError, match="labels"):
+        m.per_query([1, -1], [1.0, 0.0], [0, 2])
+
+
+def test_convenience_functions_and_evaluate():
+    # two queries, rows interleaved: regrouping is stable so input order among ties survives
+    qid = np.array([5, 9, 5, 9])
+    y = np.array([0, 1, 1, 0])
+    s = np.array([0.0, 0.0, 0.0, 0.0])
+    # query 5: [0, 1] -> 1/log2 3; query 9: [1, 0] -> 1
+    assert ndcg_score(y, s, qid) == pytest.approx((1 / L3 + 1) / 2)
+    assert ndcg_score(y, s, qid, ties="pessimistic") == pytest.approx(1 / L3)
+    assert dcg_score(y, s, qid, k=1) == pytest.approx(0.5)
+    assert rr_score(y, s, qid) == pytest.approx(0.75)
+    assert map_score(y, s, qid) == pytest.approx(0.75)
+    assert precision_score(y, s, qid, k=1) == pytest.approx(0.5)
+    assert err_score(y, s, qid) == pytest.approx((1 / 2 / 2 + 1 / 2) / 2)  # R(1) = 1/2 at max grade 1
+    ptr = [0, 2, 4]
+    assert ndcg_score(y[[0, 2, 1, 3]], s, ptr=ptr) == pytest.approx((1 / L3 + 1) / 2)
+    with pytest.raises(ValueError, match="exactly one"):
+        ndcg_score(y, s)
+    res = evaluate(y[[0, 2, 1, 3]], s, ptr, ["ndcg@10", "rr"], ties="pessimistic")
+    assert res == pytest.approx({"ndcg@10": 1 / L3, "rr": 0.5})
+
+
+# --- agreement with LightGBM and XGBoost on real data ------------------------------------------
+def _mq2008_labels_and_groups() -> tuple[np.ndarray, np.ndarray]:
+    if not MQ_TEST.exists():
+        pytest.skip(f"shared data not found at {MQ_TEST}")
+    labels, qids = [], []
+    with open(MQ_TEST) as fh:
+        for line in fh:
+            tok = line.split()
+            labels.append(float(tok[0]))
+            qids.append(tok[1])
+    q = np.array(qids)
+    ptr = np.concatenate(([0], np.flatnonzero(q[1:] != q[:-1]) + 1, [len(q)]))
+    return np.array(labels), ptr
+
+
+@pytest.fixture(scope="module")
+def mq2008_random_scores():
+    y, ptr = _mq2008_labels_and_groups()
+    # float32-exact, tie-free scores: both libraries store margins in float32 somewhere
+    s = np.random.default_rng(0).random(len(y)).astype(np.float32).astype(np.float64)
+    return y, ptr, s
+
+
+def test_lightgbm_ndcg_and_map_agree(mq2008_random_scores):
+    lgb = pytest.importorskip("lightgbm")
+    y, ptr, s = mq2008_random_scores
+    X = np.random.default_rng(1).random((len(y), 2))
+    data = lgb.Dataset(X, y, group=np.diff(ptr), init_score=s)
+    res: dict = {}
+    # one round at a negligible learning rate: the evaluated scores are the init_score
+    params = dict(objective="lambdarank", metric=["ndcg", "map"], eval_at=[1, 5, 10], learning_rate=1e-300,
+                  num_leaves=2, verbose=-1)
+    lgb.train(params, data, num_boost_round=1, valid_sets=[data], valid_names=["t"],
+              callbacks=[lgb.record_evaluation(res)])
+    for k in (1, 5, 10):
+        assert get_metric(f"ndcg@{k}", empty="one").mean(y, s, ptr) == pytest.approx(res["t"][f"ndcg@{k}"][0], abs=1e-6)
+        assert get_metric(f"map@{k}", empty="one").mean(y, s, ptr) == pytest.approx(res["t"][f"map@{k}"][0], abs=1e-6)
+    # and the convention matters: the same scores under empty=zero are far lower
+    assert get_metric("ndcg@10").mean(y, s, ptr) < res["t"]["ndcg@10"][0] - 0.2
+
+
+def test_xgboost_ndcg_agrees(mq2008_random_scores):
+    xgb = pytest.importorskip("xgboost")
+    y, ptr, s = mq2008_random_scores
+    d = xgb.DMatrix(np.random.default_rng(1).random((len(y), 2)), label=y, base_margin=s)
+    d.set_group(np.diff(ptr))
+    booster = xgb.train({"objective": "rank:ndcg", "eval_metric": ["ndcg@10", "ndcg@5", "ndcg@10-"]}, d, 0)
+    got = dict(item.split(":") for item in booster.eval(d, "e").split("\t")[1:])
+    assert get_metric("ndcg@10", empty="one").mean(y, s, ptr) == pytest.approx(float(got["e-ndcg@10"]), abs=1e-6)
+    assert get_metric("ndcg@5", empty="one").mean(y, s, ptr) == pytest.approx(float(got["e-ndcg@5"]), abs=1e-6)
+    # XGBoost's trailing "-" counts empty queries as 0
+    assert get_metric("ndcg@10", empty="zero").mean(y, s, ptr) == pytest.approx(float(got["e-ndcg@10-"]), abs=1e-6)
