@@ -1,5 +1,22 @@
-"""ranklearn: learning to rank for Python."""
+"""ranklearn: learning to rank for Python.
+
+LambdaMART (histogram gradient-boosted trees on lambda gradients), RankNet and LambdaRank
+(PyTorch, imported lazily), LETOR/SVMlight data, and IR metrics with explicit conventions.
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
 __version__ = "0.1.0"
+
+__all__ = ["LambdaMART", "RankNet", "LambdaRank", "__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy: `import ranklearn` stays cheap and torch is only imported for the neural models.
+    if name in ("LambdaMART", "RankNet", "LambdaRank"):
+        from ranklearn import models
+
+        return getattr(models, name)
+    raise AttributeError(f"module 'ranklearn' has no attribute {name!r}")

@@ -1,0 +1,40 @@
+"""Shared helpers of the benchmark scripts: locating ../shared/data and loading LETOR files."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+def require_shared_data() -> Path:
+    """The shared data folder, or exit with a message when it is absent."""
+    if not SHARED_DATA.is_dir():
+        sys.exit(f"this benchmark needs {SHARED_DATA} (the shared LETOR data); it is absent")
+    return SHARED_DATA
+
+
+def load_letor(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Dense float32 X, labels and per-row qids of a LETOR file, via ranklearn's loader."""
+    from ranklearn.data import load_svmlight
+
+    ds = load_svmlight(path)
+    X = ds.X.toarray() if hasattr(ds.X, "toarray") else np.asarray(ds.X)
+    return np.ascontiguousarray(X, dtype=np.float32), np.asarray(ds.y, dtype=np.float64), np.asarray(ds.qid)
+
+
+def group_sizes(qid: np.ndarray) -> np.ndarray:
+    """Sizes of the contiguous query blocks (LightGBM's and XGBoost's group format)."""
+    from ranklearn.data.groups import group_ptr
+
+    return np.diff(group_ptr(qid))
+
+
+def block_ids(qid: np.ndarray) -> np.ndarray:
+    """0, 1, 2, ... for the consecutive query blocks: sorted ids with the same grouping."""
+    sizes = group_sizes(qid)
+    return np.repeat(np.arange(sizes.shape[0]), sizes)

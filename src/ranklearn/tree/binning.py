@@ -1,0 +1,187 @@
+"""Feature binning: map each feature to at most ``max_bins`` quantile bins, NaN to a bin of its own.
+
+Bin ``b`` of a feature holds the values ``x`` with ``edges[b-1] < x <= edges[b]``; every edge is
+a value seen in the data (a float32), so a split "bin <= t" is exactly "x <= edges[t]" on raw
+float32 values, in ranklearn's predictor and in RankLib's (which compares floats the same way).
+The binned matrix is feature-major (n_features, n_samples) uint8, the layout histogram
+building reads fastest.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+from numpy.typing import ArrayLike
+
+MISSING_BIN = 255  #: bin index of NaN, for every feature
+N_HIST_BINS = 256  #: histogram slots per feature: up to 255 value bins plus the missing bin
+_ROW_BLOCK = 2048  # rows binned per parallel task: keeps the block of X in cache
+
+
+@njit(cache=True)
+def _feature_edges(values: np.ndarray, max_bins: int) -> np.ndarray:
+    """Upper edges (all but the last bin) of one feature's quantile bins, from non-NaN values."""
+    if values.shape[0] == 0:
+        return np.empty(0, dtype=np.float64)
+    v = np.sort(values)
+    # distinct values and how many times each occurs
+    n_distinct = 1
+    for i in range(1, v.shape[0]):
+        if v[i] != v[i - 1]:
+            n_distinct += 1
+    distinct = np.empty(n_distinct, dtype=np.float64)
+    cum = np.empty(n_distinct, dtype=np.int64)
+    d = 0
+    distinct[0] = v[0]
+    for i in range(1, v.shape[0]):
+        if v[i] != v[i - 1]:
+            cum[d] = i
+            d += 1
+            distinct[d] = v[i]
+    cum[d] = v.shape[0]
+    if n_distinct <= max_bins:
+        return distinct[:-1].copy()
+    # Weighted quantiles over distinct values: a value carrying much mass gets a bin of its own.
+    edges = np.empty(max_bins - 1, dtype=np.float64)
+    n_edges = 0
+    total = v.shape[0]
+    j = 0
+    for b in range(1, max_bins):
+        target = b * total / max_bins
+        while j < n_distinct - 1 and cum[j] < target:
+            j += 1
+        if j >= n_distinct - 1:
+            break
+        if n_edges == 0 or distinct[j] > edges[n_edges - 1]:
+            edges[n_edges] = distinct[j]
+            n_edges += 1
+    return edges[:n_edges].copy()
+
+
+@njit(parallel=True, cache=True)
+def _fit_edges(columns: np.ndarray, max_bins: int) -> tuple[np.ndarray, np.ndarray]:
+    """Edges of every feature; ``columns`` is (n_features, n_rows). Returns (edges, n_edges)."""
+    n_features = columns.shape[0]
+    out = np.full((n_features, max_bins - 1), np.inf)
+    n_edges = np.zeros(n_features, dtype=np.int64)
+    for f in prange(n_features):
+        col = columns[f]
+        finite = col[~np.isnan(col)]
+        e = _feature_edges(finite, max_bins)
+        n_edges[f] = e.shape[0]
+        out[f, : e.shape[0]] = e
+    return out, n_edges
+
+
+@njit(parallel=True, cache=True)
+def _bin_rows(X: np.ndarray, edges: np.ndarray, n_edges: np.ndarray, out: np.ndarray) -> None:
+    """Bin row-major ``X`` (n, F) into feature-major ``out`` (F, n), block by block of rows."""
+    n, n_features = X.shape
+    n_blocks = (n + _ROW_BLOCK - 1) // _ROW_BLOCK
+    for blk in prange(n_blocks):
+        lo = blk * _ROW_BLOCK
+        hi = min(n, lo + _ROW_BLOCK)
+        for f in range(n_features):
+            ne = n_edges[f]
+            ef = edges[f]
+            for i in range(lo, hi):
+                x = X[i, f]
+                if np.isnan(x):
+                    out[f, i] = MISSING_BIN
+                    continue
+                # number of edges strictly below x (binary search)
+                a = 0
+                b = ne
+                while a < b:
+                    m = (a + b) >> 1
+                    if ef[m] < x:
+                        a = m + 1
+                    else:
+                        b = m
+                out[f, i] = a
+
+
+class BinMapper:
+    """Quantile binning fitted on training data and applied to any later data.
+
+    Parameters
+    ----------
+    max_bins : int
+        Bins per feature for non-missing values, 2..255.
+    subsample : int or None
+        Rows used to find the edges (None: all rows).
+    random_state : int, Generator or None
+        Seed of the subsample.
+
+    Attributes
+    ----------
+    edges_ : ndarray of float64, (n_features, max_bins - 1)
+        Upper edge of each bin, padded with +inf.
+    n_edges_ : ndarray of int64, (n_features,)
+        Number of real edges; feature ``f`` has ``n_edges_[f] + 1`` value bins.
+    """
+
+    def __init__(self, max_bins: int = 255, subsample: int | None = 200_000, random_state=None):
+        if not 2 <= int(max_bins) <= 255:
+            raise ValueError(f"max_bins must be between 2 and 255, got {max_bins}")
+        self.max_bins = int(max_bins)
+        self.subsample = subsample
+        self.random_state = random_state
+
+    def fit(self, X: ArrayLike) -> BinMapper:
+        """Find the bin edges of every feature of ``X`` (n_samples, n_features)."""
+        X = np.asarray(X, dtype=np.float32)
+        n = X.shape[0]
+        rows = X
+        if self.subsample is not None and n > self.subsample:
+            rng = np.random.default_rng(self.random_state)
+            rows = X[np.sort(rng.choice(n, size=self.subsample, replace=False))]
+        columns = np.ascontiguousarray(rows.T)
+        self.edges_, self.n_edges_ = _fit_edges(columns, self.max_bins)
+        return self
+
+    @property
+    def n_bins_(self) -> np.ndarray:
+        """Number of value bins of each feature (the missing bin not counted)."""
+        return self.n_edges_ + 1
+
+    def transform(self, X: ArrayLike) -> np.ndarray:
+        """Bin ``X`` into a feature-major uint8 array (n_features, n_samples)."""
+        X = np.ascontiguousarray(X, dtype=np.float32)
+        if X.ndim != 2 or X.shape[1] != self.edges_.shape[0]:
+            raise ValueError(
+                f"X has {X.shape[-1] if X.ndim else 0} features, the bin mapper was fitted "
+                f"on {self.edges_.shape[0]}"
+            )
+        out = np.empty((X.shape[1], X.shape[0]), dtype=np.uint8)
+        _bin_rows(X, self.edges_, self.n_edges_, out)
+        return out
+
+    def fit_transform(self, X: ArrayLike) -> np.ndarray:
+        """Fit the edges on ``X`` and bin it."""
+        return self.fit(X).transform(X)
+
+    def threshold(self, feature: int, bin_threshold: int) -> float:
+        """Raw threshold of the split "bin <= bin_threshold": the bin's upper edge."""
+        if bin_threshold >= self.n_edges_[feature]:
+            # every non-missing value goes left: the largest float32 keeps the file finite
+            return float(np.finfo(np.float32).max)
+        return float(self.edges_[feature, bin_threshold])
+
+    def to_dict(self) -> dict:
+        """JSON-friendly edges (only the real ones) and settings."""
+        return {
+            "max_bins": self.max_bins,
+            "edges": [self.edges_[f, : self.n_edges_[f]].tolist() for f in range(len(self.n_edges_))],
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> BinMapper:
+        """Rebuild a fitted mapper from :meth:`to_dict` output."""
+        m = cls(max_bins=int(d["max_bins"]))
+        edges = d["edges"]
+        m.edges_ = np.full((len(edges), m.max_bins - 1), np.inf)
+        m.n_edges_ = np.array([len(e) for e in edges], dtype=np.int64)
+        for f, e in enumerate(edges):
+            m.edges_[f, : len(e)] = e
+        return m
