@@ -32,6 +32,7 @@ from ranklearn.metrics._api import (
     map_score,
     ndcg_score,
     precision_score,
+    query_mean,
     rr_score,
 )
 
@@ -44,5 +45,6 @@ __all__ = [
     "map_score",
     "ndcg_score",
     "precision_score",
+    "query_mean",
     "rr_score",
 ]

@@ -104,9 +104,13 @@ class Metric:
 
     def mean(self, y: ArrayLike, scores: ArrayLike, ptr: ArrayLike) -> float:
         """Mean over queries; skipped queries are excluded (NaN if every query is skipped)."""
-        values = self.per_query(y, scores, ptr)
-        kept = values[~np.isnan(values)]
-        return float(kept.mean()) if kept.size else float("nan")
+        return query_mean(self.per_query(y, scores, ptr))
+
+
+def query_mean(values: np.ndarray) -> float:
+    """Mean of per-query values with skipped (NaN) queries left out; NaN if none is left."""
+    kept = values[~np.isnan(values)]
+    return float(kept.mean()) if kept.size else float("nan")
 
 
 def get_metric(

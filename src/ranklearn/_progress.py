@@ -1,0 +1,71 @@
+"""A rich progress bar usable as a training callback (the CLI and estimators' ``verbose``)."""
+
+from __future__ import annotations
+
+from types import TracebackType
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+
+def format_results(results: dict[str, dict[str, float]]) -> str:
+    """``{"valid": {"ndcg@10": 0.5}}`` -> ``"valid ndcg@10=0.5000"``."""
+    return "  ".join(f"{name} {metric}={value:.4f}" for name, values in results.items() for metric, value in values.items())
+
+
+class TrainingProgress:
+    """Progress bar for iterations or epochs, showing the latest evaluation results.
+
+    Call it as a training callback, ``progress(iteration, total, results)``, after every
+    iteration (1-based); ``close()`` (or leaving a ``with`` block) ends the display, also
+    after early stopping or an interrupt. It draws on stderr so that stdout stays clean
+    for results.
+
+    Parameters
+    ----------
+    total : int or None
+        Planned number of iterations or epochs (None: unknown until the first call).
+    description : str
+        Label in front of the bar, e.g. the model name.
+    console : rich.console.Console, optional
+        Where to draw (default: a stderr console).
+    """
+
+    def __init__(self, total: int | None, *, description: str = "training", console: Console | None = None) -> None:
+        self._progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("eta"),
+            TimeRemainingColumn(),
+            TextColumn("{task.fields[results]}"),
+            console=console if console is not None else Console(stderr=True),
+        )
+        self._task = self._progress.add_task(description, total=total, results="")
+        self._progress.start()
+
+    def __call__(self, iteration: int, total: int, results: dict[str, dict[str, float]]) -> None:
+        self._progress.update(self._task, completed=iteration, total=total, results=format_results(results))
+
+    def close(self) -> None:
+        """Stop the live display (idempotent)."""
+        self._progress.stop()
+
+    def __enter__(self) -> TrainingProgress:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
