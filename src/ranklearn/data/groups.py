@@ -12,6 +12,51 @@ from numpy.typing import ArrayLike
 from ranklearn.exceptions import DataFormatError
 
 
+def block_ptr(qid: ArrayLike) -> np.ndarray:
+    """Boundaries of the runs of equal consecutive qids, without checking that runs are unique.
+
+    Parameters
+    ----------
+    qid : array-like of shape (n_samples,)
+
+    Returns
+    -------
+    ptr : ndarray of int64, shape (n_runs + 1,)
+    """
+    q = np.asarray(qid)
+    if q.ndim != 1:
+        raise DataFormatError(f"qid must be one-dimensional, got shape {q.shape}")
+    n = q.shape[0]
+    if n == 0:
+        return np.zeros(1, dtype=np.int64)
+    starts = np.flatnonzero(q[1:] != q[:-1]) + 1
+    return np.concatenate(([0], starts, [n])).astype(np.int64)
+
+
+def first_reappearance(qid: ArrayLike, ptr: np.ndarray) -> tuple[int, int] | None:
+    """Find the first query whose rows are split into two blocks.
+
+    Parameters
+    ----------
+    qid : array-like of shape (n_samples,)
+    ptr : ndarray of int64
+        Runs of equal qids, from :func:`block_ptr`.
+
+    Returns
+    -------
+    (earlier, later) : tuple of int, or None
+        Block indices: block ``later`` repeats the qid of block ``earlier``; ``later`` is
+        the smallest such block. None when every qid forms a single block.
+    """
+    heads = np.asarray(qid)[ptr[:-1]]
+    _, first = np.unique(heads, return_index=True)
+    if first.shape[0] == heads.shape[0]:
+        return None
+    later = int(np.setdiff1d(np.arange(heads.shape[0]), first)[0])
+    earlier = int(np.flatnonzero(heads[:later] == heads[later])[0])
+    return earlier, later
+
+
 def group_ptr(qid: ArrayLike) -> np.ndarray:
     """Boundaries of the contiguous query blocks of a per-row qid array.
 
@@ -30,20 +75,12 @@ def group_ptr(qid: ArrayLike) -> np.ndarray:
         If a qid reappears after another one (use :func:`regroup_order` first).
     """
     q = np.asarray(qid)
-    if q.ndim != 1:
-        raise DataFormatError(f"qid must be one-dimensional, got shape {q.shape}")
-    n = q.shape[0]
-    if n == 0:
-        return np.zeros(1, dtype=np.int64)
-    starts = np.flatnonzero(q[1:] != q[:-1]) + 1
-    ptr = np.concatenate(([0], starts, [n])).astype(np.int64)
-    heads = q[ptr[:-1]]
-    if np.unique(heads).shape[0] != heads.shape[0]:
-        _, first = np.unique(heads, return_index=True)
-        dup_block = np.setdiff1d(np.arange(heads.shape[0]), first)[0]
-        earlier = np.flatnonzero(heads[:dup_block] == heads[dup_block])[0]
+    ptr = block_ptr(q)
+    dup = first_reappearance(q, ptr)
+    if dup is not None:
+        earlier, later = dup
         raise DataFormatError(
-            f"qid {heads[dup_block]!r} reappears at row {ptr[dup_block]} after other queries "
+            f"qid {q[ptr[later]]!r} reappears at row {ptr[later]} after other queries "
             f"(its first block starts at row {ptr[earlier]}); rows of a query must be contiguous, "
             "or regroup them (stable) first"
         )
@@ -68,3 +105,32 @@ def sizes_to_ptr(sizes: ArrayLike) -> np.ndarray:
     if s.ndim != 1 or (s.size and s.min() <= 0):
         raise DataFormatError("group sizes must be a 1-D array of positive integers")
     return np.concatenate(([0], np.cumsum(s))).astype(np.int64)
+
+
+def take_queries(ptr: np.ndarray, query_indices: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """Rows and boundaries of a selection of queries, in the order given.
+
+    Parameters
+    ----------
+    ptr : ndarray of int64, shape (n_queries + 1,)
+    query_indices : array-like of int
+        Queries to take (negative indices count from the end).
+
+    Returns
+    -------
+    rows : ndarray of int64
+        Row indices of the selected queries, query after query.
+    new_ptr : ndarray of int64, shape (len(query_indices) + 1,)
+        Boundaries of the selected queries within ``rows``.
+    """
+    n_queries = ptr.shape[0] - 1
+    idx = np.asarray(query_indices, dtype=np.int64).ravel()
+    if idx.size and (idx.min() < -n_queries or idx.max() >= n_queries):
+        raise IndexError(f"query index out of range for {n_queries} queries")
+    idx = np.where(idx < 0, idx + n_queries, idx)
+    starts = ptr[idx]
+    sizes = ptr[idx + 1] - starts
+    new_ptr = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+    # Row r of the selection belongs to selected query j: original row = starts[j] + (r - new_ptr[j]).
+    rows = np.arange(new_ptr[-1], dtype=np.int64) + np.repeat(starts - new_ptr[:-1], sizes)
+    return rows, new_ptr

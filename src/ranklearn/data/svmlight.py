@@ -1,0 +1,388 @@
+"""Reading and writing SVMlight / LETOR ranking files.
+
+Format, one document per line::
+
+    <label> qid:<query id> <fid>:<value> ... [# comment]
+
+Feature ids are 1-based (column ``j - 1`` holds feature ``j``); missing ids are zeros.
+Blank and comment-only lines are not data and are skipped. LightGBM's layout has no
+qid column: group sizes come from a ``<file>.query`` file, one size per line.
+
+Value policy: ``nan`` (any case) is accepted and means "missing" (LambdaMART sends
+missing values down a learned branch); ``inf`` is rejected, as are values that overflow
+the requested dtype. Labels may be any finite real number.
+"""
+
+from __future__ import annotations
+
+import codecs
+import gzip
+import zlib
+from os import PathLike
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from ranklearn.data import _svmlight_kernel as K
+from ranklearn.data.dataset import RankingDataset
+from ranklearn.data.groups import block_ptr, first_reappearance, regroup_order, sizes_to_ptr
+from ranklearn.exceptions import DataFormatError
+
+PathOrFile = str | PathLike[str] | IO[bytes] | IO[str]
+
+_GZIP_MAGIC = b"\x1f\x8b"
+
+_MESSAGES = {
+    K.E_LABEL: "bad label: expected a number as the first token of the line",
+    K.E_LABEL_NONFINITE: "label is not finite: expected a finite number",
+    K.E_QID: "malformed qid: expected 'qid:<query id>' with a non-empty id and no ':'",
+    K.E_QID_POSITION: "misplaced qid: expected 'qid:<query id>' once, right after the label",
+    K.E_TOKEN: "malformed token: expected '<feature id>:<value>'",
+    K.E_FID_EMPTY: "missing feature id: expected '<feature id>:<value>'",
+    K.E_FID_NOT_INT: "feature id is not an integer: expected '<feature id>:<value>' with a positive integer id",
+    K.E_FID_NONPOSITIVE: "feature id must be >= 1 (ids are 1-based)",
+    K.E_VALUE_EMPTY: "missing value: expected '<feature id>:<value>'",
+    K.E_VALUE: "feature value is not a number: expected a decimal number (or 'nan' for missing)",
+    K.E_VALUE_INF: "infinite feature value: expected a finite number ('nan' marks a missing value)",
+}
+
+
+def _read_bytes(source: PathOrFile) -> tuple[bytes, str]:
+    """The (decompressed) content of a path or file object, and a name for messages."""
+    if isinstance(source, (str, PathLike)):
+        name = str(source)
+        with open(source, "rb") as fh:
+            raw = fh.read()
+    else:
+        name = str(getattr(source, "name", "<stream>"))
+        raw = source.read()
+        if isinstance(raw, str):
+            raw = raw.encode("utf-8")
+    if raw[:2] == _GZIP_MAGIC:  # by content, so misnamed files work too
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise DataFormatError(f"corrupt or truncated gzip data ({exc})", path=name) from None
+    if raw.startswith(codecs.BOM_UTF8):  # files saved by some Windows editors
+        raw = raw[len(codecs.BOM_UTF8) :]
+    return raw, name
+
+
+def _token_text(raw: bytes, start: int, end: int) -> str:
+    return raw[start:end].decode("utf-8", errors="backslashreplace")
+
+
+def _decode(raw: bytes, start: int, end: int, what: str, name: str, line: int) -> str:
+    try:
+        return raw[start:end].decode("utf-8")
+    except UnicodeDecodeError:
+        raise DataFormatError(
+            f"{what} is not valid UTF-8 text", path=name, line=line, token=_token_text(raw, start, end)
+        ) from None
+
+
+def _read_query_file(path: str | PathLike[str], n_rows: int) -> np.ndarray:
+    """Group sizes of a LightGBM ``.query`` file, checked against the row count."""
+    raw, name = _read_bytes(path)
+    sizes = []
+    for lineno, line in enumerate(raw.split(b"\n"), start=1):
+        token = line.strip()
+        if not token:
+            continue
+        text = token.decode("utf-8", errors="backslashreplace")
+        if not text.isdigit() or int(text) == 0:  # isdigit: no sign, no decimal point
+            raise DataFormatError(
+                "bad group size: expected one positive integer per line", path=name, line=lineno, token=text
+            )
+        sizes.append(int(text))
+    total = sum(sizes)
+    if total != n_rows:
+        raise DataFormatError(
+            f"group sizes sum to {total} but the data file has {n_rows} rows", path=name
+        )
+    return sizes_to_ptr(sizes)
+
+
+def load_svmlight(
+    path_or_file: PathOrFile,
+    *,
+    query_file: str | PathLike[str] | None = None,
+    regroup: bool = False,
+    n_features: int | None = None,
+    dtype: type = np.float32,
+    sparse: bool = False,
+) -> RankingDataset:
+    """Load a ranking file in SVMlight / LETOR format.
+
+    Parameters
+    ----------
+    path_or_file : str, PathLike or binary/text file object
+        Plain or gzip-compressed (detected by content); LF or CRLF line ends.
+    query_file : str or PathLike, optional
+        LightGBM group sizes for a file without qid. By default ``<path>.query`` is used
+        when the lines have no qid and that file exists.
+    regroup : bool, default False
+        If a qid reappears after another qid, stably regroup rows (queries in order of
+        first appearance) instead of raising.
+    n_features : int, optional
+        Number of columns. Default: the largest feature id seen. A larger id is an error.
+    dtype : {numpy.float32, numpy.float64}, default float32
+        dtype of ``X``. Values are parsed exactly as float64 first.
+    sparse : bool, default False
+        Return ``X`` as a scipy CSR matrix (entries as written, explicit zeros kept).
+
+    Returns
+    -------
+    RankingDataset
+        ``query_ids`` are int64 when every qid is an integer, else strings;
+        ``0 .. n_queries - 1`` with a ``.query`` file. ``comments`` holds the text after
+        ``#`` (whitespace-stripped, None where a row has none), or is None when no row
+        has a comment.
+
+    Raises
+    ------
+    DataFormatError
+        For any malformed input, naming the file, the 1-based line, the offending token
+        and what was expected. Nothing is silently dropped.
+    FileNotFoundError
+        If the file does not exist.
+    """
+    dtype = np.dtype(dtype)
+    if dtype not in (np.float32, np.float64):
+        raise ValueError(f"dtype must be float32 or float64, got {dtype}")
+    if n_features is not None and not 1 <= n_features <= K.MAX_FID:
+        raise ValueError(f"n_features must be between 1 and {K.MAX_FID}, got {n_features}")
+    raw, name = _read_bytes(path_or_file)
+    buf = np.frombuffer(raw, dtype=np.uint8)
+    row_cap, entry_cap = K.count_rows_and_entries(buf)
+    labels = np.empty(row_cap, dtype=np.float64)
+    qid_int = np.empty(row_cap, dtype=np.int64)
+    qid_span = np.empty((row_cap, 2), dtype=np.int64)
+    row_ptr = np.empty(row_cap + 1, dtype=np.int64)
+    row_line = np.empty(row_cap, dtype=np.int64)
+    comment_span = np.empty((row_cap, 2), dtype=np.int64)
+    indices = np.empty(entry_cap, dtype=np.int32)
+    values = np.empty(entry_cap, dtype=np.float64)
+    slow = np.empty((row_cap + entry_cap, 3), dtype=np.int64)
+    max_abs = float(np.finfo(dtype).max)
+    (n_rows, nnz, n_slow, max_fid, has_qid, all_int, err, err_line, err_s, err_e, aux) = K.parse_svmlight(
+        buf, n_features or 0, max_abs, labels, qid_int, qid_span, row_ptr, row_line, comment_span,
+        indices, values, slow,
+    )  # fmt: skip
+    if err:
+        _raise_parse_error(err, raw, name, err_line, err_s, err_e, aux, dtype)
+    if n_rows == 0:
+        raise DataFormatError("no data lines (the file is empty or has only blank/comment lines)", path=name)
+    labels, row_line, row_ptr = labels[:n_rows], row_line[:n_rows], row_ptr[: n_rows + 1]
+    _convert_slow_numbers(raw, name, slow[:n_slow], labels, values, row_ptr, row_line, max_abs, dtype)
+
+    if has_qid:
+        if query_file is not None:
+            raise DataFormatError(
+                f"query_file={str(query_file)!r} given but the lines already carry qids; use one or the other",
+                path=name,
+            )
+        qid = _qids(raw, name, qid_int, qid_span, n_rows, all_int, row_line)
+        ptr = block_ptr(qid)
+        dup = first_reappearance(qid, ptr)
+        order = None
+        if dup is not None:
+            if not regroup:
+                earlier, later = dup
+                raise DataFormatError(
+                    f"qid {qid[ptr[later]]!r} reappears on line {row_line[ptr[later]]} after other queries "
+                    f"(its rows start on line {row_line[ptr[earlier]]}); rows of a query must be "
+                    "contiguous, or pass regroup=True",
+                    path=name,
+                    line=int(row_line[ptr[later]]),
+                    token=f"qid:{qid[ptr[later]]}",
+                )
+            order = regroup_order(qid)
+            qid = qid[order]
+            ptr = block_ptr(qid)
+        query_ids = qid[ptr[:-1]]
+    else:
+        if query_file is None and isinstance(path_or_file, (str, PathLike)):
+            candidate = Path(f"{path_or_file}.query")
+            query_file = candidate if candidate.exists() else None
+        if query_file is None:
+            first_line = int(row_line[0])
+            tokens = raw.split(b"\n", first_line)[first_line - 1].split(b"#", 1)[0].split()
+            raise DataFormatError(
+                "missing qid: expected 'qid:<query id>' after the label "
+                f"(or group sizes in a query file such as {name}.query)",
+                path=name,
+                line=first_line,
+                token=tokens[min(1, len(tokens) - 1)].decode("utf-8", errors="backslashreplace"),
+            )
+        ptr = _read_query_file(query_file, n_rows)
+        query_ids = np.arange(ptr.shape[0] - 1, dtype=np.int64)
+        order = None
+
+    n_cols = n_features if n_features is not None else max_fid
+    X = sp.csr_matrix(
+        (values[:nnz].astype(dtype), indices[:nnz], row_ptr), shape=(n_rows, n_cols), copy=False
+    )
+    comments = _comments(raw, name, comment_span[:n_rows], row_line)
+    if order is not None:
+        X, labels = X[order], labels[order]
+        comments = None if comments is None else comments[order]
+    return RankingDataset(
+        X if sparse else X.toarray(), labels, ptr, query_ids=query_ids, comments=comments
+    )
+
+
+def _raise_parse_error(
+    err: int, raw: bytes, name: str, line: int, start: int, end: int, aux: int, dtype: np.dtype
+) -> None:
+    token = _token_text(raw, start, end)
+    if err == K.E_FID_RANGE:
+        msg = (
+            f"feature id exceeds n_features={aux}"
+            if aux
+            else f"feature id too large: expected at most {K.MAX_FID}"
+        )
+    elif err == K.E_VALUE_RANGE:
+        msg = f"feature value overflows {dtype}: expected a magnitude of at most {np.finfo(dtype).max}"
+    elif err == K.E_DUPLICATE_FID:
+        msg = f"duplicate feature id {aux} in one line: expected each id at most once"
+    elif err == K.E_QID_MISSING:
+        msg = f"missing qid: expected 'qid:<query id>' after the label, as on line {aux}"
+    elif err == K.E_QID_UNEXPECTED:
+        msg = f"unexpected qid: line {aux} has none; expected every line with a qid, or none"
+    else:
+        msg = _MESSAGES[err]
+    raise DataFormatError(msg, path=name, line=line, token=token)
+
+
+def _convert_slow_numbers(
+    raw: bytes,
+    name: str,
+    slow: np.ndarray,
+    labels: np.ndarray,
+    values: np.ndarray,
+    row_ptr: np.ndarray,
+    row_line: np.ndarray,
+    max_abs: float,
+    dtype: np.dtype,
+) -> None:
+    """Exact conversion, by Python's float, of the numbers the fast path left out."""
+    for target, start, end in slow.tolist():
+        text = raw[start:end].decode("ascii")  # the kernel checked the grammar: ASCII only
+        value = float(text if target < 0 else text.split(":", 1)[1])
+        if target < 0:
+            row = -target - 1
+            if not np.isfinite(value):
+                raise DataFormatError(
+                    "label overflows float64: expected a finite number", path=name, line=int(row_line[row]), token=text
+                )
+            labels[row] = value
+        else:
+            if abs(value) > max_abs:
+                row = int(np.searchsorted(row_ptr, target, side="right")) - 1
+                raise DataFormatError(
+                    f"feature value overflows {dtype}: expected a magnitude of at most {np.finfo(dtype).max}",
+                    path=name,
+                    line=int(row_line[row]),
+                    token=text,
+                )
+            values[target] = value
+
+
+def _span_texts(
+    raw: bytes, spans: np.ndarray, rows: np.ndarray, what: str, name: str, row_line: np.ndarray
+) -> list[str]:
+    """UTF-8 text of ``raw[start:end]`` for the spans of the given rows."""
+    pairs = spans[rows].tolist()
+    if raw.isascii():  # the common case: one decode, then byte offsets are character offsets
+        text = raw.decode("ascii")
+        return [text[start:end] for start, end in pairs]
+    return [
+        _decode(raw, start, end, what, name, int(row_line[row])) for row, (start, end) in zip(rows.tolist(), pairs)
+    ]
+
+
+def _qids(
+    raw: bytes,
+    name: str,
+    qid_int: np.ndarray,
+    qid_span: np.ndarray,
+    n_rows: int,
+    all_int: bool,
+    row_line: np.ndarray,
+) -> np.ndarray:
+    """Per-row qids: int64 when all are integers, else the strings as written."""
+    if all_int:
+        return qid_int[:n_rows]
+    qid = np.empty(n_rows, dtype=object)
+    qid[:] = _span_texts(raw, qid_span, np.arange(n_rows), "qid", name, row_line)
+    return qid
+
+
+def _comments(raw: bytes, name: str, span: np.ndarray, row_line: np.ndarray) -> np.ndarray | None:
+    """Per-row comment text (None where a row has none), or None when no row has one."""
+    rows = np.flatnonzero(span[:, 0] >= 0)
+    if rows.shape[0] == 0:
+        return None
+    comments = np.full(span.shape[0], None, dtype=object)
+    comments[rows] = _span_texts(raw, span, rows, "comment", name, row_line)
+    return comments
+
+
+# ---------------------------------------------------------------------- writing
+
+
+def _format_numbers(values: np.ndarray) -> np.ndarray:
+    """Shortest round-trip text of each value; integral values without '.0'; NaN as 'nan'."""
+    text = values.astype(str)  # numpy's shortest repr for the value's own dtype
+    integral = np.isfinite(values) & (values == np.round(values)) & (np.abs(values) < 1e15)
+    text[integral] = values[integral].astype(np.int64).astype(str)
+    return text
+
+
+def save_svmlight(dataset: RankingDataset, path: str | PathLike[str]) -> None:
+    """Write a dataset in SVMlight / LETOR format, atomically.
+
+    Lines are ``<label> qid:<id> <fid>:<value> ... [#<comment>]`` with only the nonzero
+    entries (missing ids read back as 0), NaN written as ``nan``, and every number in
+    its shortest text that reads back to the same value (integral values without
+    ``.0``). :func:`load_svmlight` returns the same labels, qids, values and comments
+    (comments come back whitespace-stripped).
+
+    Raises
+    ------
+    ValueError
+        If ``X`` holds inf, or a qid or comment cannot be written on one line.
+    """
+    from ranklearn.io.model_file import atomic_write_bytes  # lazy: keeps data importable on its own
+
+    X = sp.csr_matrix(dataset.X)
+    X.sum_duplicates()
+    keep = X.data != 0  # NaN != 0 is True: NaN entries are written
+    if np.isinf(X.data).any():
+        raise ValueError("X contains inf, which the SVMlight format does not allow")
+    entries = np.char.add(np.char.add((X.indices[keep] + 1).astype(str), ":"), _format_numbers(X.data[keep]))
+    row_of_entry = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))[keep]
+    entry_ptr = np.searchsorted(row_of_entry, np.arange(X.shape[0] + 1))
+    for q in dataset.query_ids.tolist():
+        text = str(q)
+        if not text or ":" in text or "#" in text or any(c.isspace() for c in text):
+            raise ValueError(f"qid {text!r} cannot be written: it is empty or has whitespace, ':' or '#'")
+    labels = _format_numbers(dataset.y).tolist()
+    qids = [f"qid:{q}" for q in dataset.qid.tolist()]
+    comments = dataset.comments
+    lines = []
+    entries = entries.tolist()
+    for row in range(X.shape[0]):
+        parts = [labels[row], qids[row], *entries[entry_ptr[row] : entry_ptr[row + 1]]]
+        comment = None if comments is None else comments[row]
+        if comment is not None:
+            comment = str(comment)
+            if "\n" in comment or "\r" in comment:
+                raise ValueError(f"comment of row {row} spans several lines and cannot be written")
+            parts.append(f"#{comment}")
+        lines.append(" ".join(parts))
+    lines.append("")
+    atomic_write_bytes(path, "\n".join(lines).encode("utf-8"))
