@@ -24,7 +24,7 @@ class TrainingProgress:
     """Progress bar for iterations or epochs, showing the latest evaluation results.
 
     Call it as a training callback, ``progress(iteration, total, results)``, after every
-    iteration (1-based); ``close()`` (or leaving a ``with`` block) ends the display, also
+    iteration (``iteration`` = iterations completed, 1-based); ``close()`` (or leaving a ``with`` block) ends the display, also
     after early stopping or an interrupt. It draws on stderr so that stdout stays clean
     for results.
 
@@ -50,14 +50,21 @@ class TrainingProgress:
             console=console if console is not None else Console(stderr=True),
         )
         self._task = self._progress.add_task(description, total=total, results="")
-        self._progress.start()
+        self._started = False
 
     def __call__(self, iteration: int, total: int, results: dict[str, dict[str, float]]) -> None:
+        # Drawn from the first completed iteration on, so a fit that fails its parameter
+        # checks leaves no empty bar behind.
+        if not self._started:
+            self._progress.start()
+            self._started = True
         self._progress.update(self._task, completed=iteration, total=total, results=format_results(results))
 
     def close(self) -> None:
         """Stop the live display (idempotent)."""
-        self._progress.stop()
+        if self._started:
+            self._progress.stop()
+            self._started = False
 
     def __enter__(self) -> TrainingProgress:
         return self

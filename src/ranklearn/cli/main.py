@@ -1,0 +1,264 @@
+"""The ``ranklearn`` command line: info, evaluate, convert, train, predict, export, demo.
+
+Bad input of any kind (malformed data or model files, missing or unreadable paths, bad
+parameter values) ends with exit status 2 and one line on stderr,
+``ranklearn: error: <file>:<line>: <what is wrong>``; never a traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from enum import Enum
+from pathlib import Path
+
+import numpy as np
+import typer
+
+from ranklearn.cli import _common as C
+from ranklearn.exceptions import RanklearnError
+
+app = typer.Typer(
+    name="ranklearn",
+    help="Learning to rank: train and apply LambdaMART / RankNet / LambdaRank, evaluate rankings "
+    "with stated metric conventions, inspect and convert LETOR/SVMlight files.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_show_locals=False,
+)
+
+#: Exceptions that mean "bad input" rather than a bug: reported in one line, exit status 2.
+USER_ERRORS = (RanklearnError, ValueError, OSError)
+
+
+class Gain(str, Enum):
+    exp2 = "exp2"
+    linear = "linear"
+
+
+class Empty(str, Enum):
+    zero = "zero"
+    one = "one"
+    skip = "skip"
+
+
+class Ties(str, Enum):
+    stable = "stable"
+    pessimistic = "pessimistic"
+    average = "average"
+
+
+class Layout(str, Enum):
+    qid = "qid"
+    lightgbm = "lightgbm"
+
+
+class ExportFormat(str, Enum):
+    ranklib = "ranklib"
+
+
+class ModelName(str, Enum):
+    lambdamart = "lambdamart"
+    ranknet = "ranknet"
+    lambdarank = "lambdarank"
+
+
+class Optimizer(str, Enum):
+    adam = "adam"
+    sgd = "sgd"
+
+
+class Device(str, Enum):
+    cpu = "cpu"
+    cuda = "cuda"
+
+
+DataArg = typer.Argument(..., help="Ranking file: '<label> qid:<q> <fid>:<value> ...', or LightGBM layout with FILE.query.")
+
+
+@app.command()
+def info(file: Path = DataArg) -> None:
+    """Summarize a ranking file: rows, queries, features, labels, query sizes, empty queries."""
+    ds = C.load_data(file, regroup=True)
+    sizes = ds.query_sizes
+    has_relevant = np.maximum.reduceat(ds.y, ds.ptr[:-1]) > 0
+    labels, counts = np.unique(ds.y, return_counts=True)
+    table = C.Table(title=str(file), show_header=False)
+    table.add_column(style="bold")
+    table.add_column()
+    table.add_row("rows", f"{ds.n_samples:,}")
+    table.add_row("queries", f"{ds.n_queries:,}")
+    table.add_row("features", f"{ds.n_features:,}")
+    table.add_row(
+        "labels",
+        ", ".join(f"{label:g}: {count:,} ({100 * count / ds.n_samples:.1f}%)" for label, count in zip(labels, counts)),
+    )
+    table.add_row("docs per query", f"min {sizes.min():,}, mean {sizes.mean():.1f}, max {sizes.max():,}")
+    empty = int((~has_relevant).sum())
+    table.add_row(
+        "queries without a relevant doc",
+        f"{empty:,} ({100 * empty / ds.n_queries:.1f}%): scored 0, 1 or skipped depending on --empty",
+    )
+    C.console.print(table)
+
+
+@app.command()
+def evaluate(
+    data: Path = typer.Option(..., "--data", help="Ranking file with the labels."),
+    scores: Path = typer.Option(..., "--scores", help="One score per line, in the row order of --data."),
+    metric: list[str] = typer.Option(
+        ["ndcg@10"], "--metric", help="Metric spec (repeatable): ndcg@k, dcg@k, err@k, map[@k], p@k, rr[@k]."
+    ),
+    empty: Empty = typer.Option(Empty.zero, help="Queries without a relevant document count 0, 1, or are skipped."),
+    gain: Gain = typer.Option(Gain.exp2, help="DCG/NDCG gain: 2^rel-1 (exp2) or rel (linear)."),
+    ties: Ties = typer.Option(Ties.stable, help="Equal scores: input order, relevant last, or the expectation."),
+    per_query: bool = typer.Option(False, "--per-query", help="Also print each query's values."),
+    as_json: bool = typer.Option(
+        False,
+        "--json",
+        help='Print only a JSON object {"<metric>": mean, ...}; with --per-query it also has '
+        '"per_query": [{"qid": ..., "<metric>": value}, ...] (null = skipped query).',
+    ),
+) -> None:
+    """Score a ranking (one score per row) against the labels of a ranking file."""
+    from ranklearn.metrics import get_metric, query_mean
+
+    ds = C.load_data(data)
+    s = C.read_scores(scores, ds.n_samples, data)
+    # ERR's top grade is fixed from the whole file so that the stated convention is exact.
+    top = max(1.0, float(ds.y.max()))
+    metrics = [get_metric(m, gain=gain.value, empty=empty.value, ties=ties.value, max_grade=top) for m in metric]
+    values = {m.name: m.per_query(ds.y, s, ds.ptr) for m in metrics}
+    means = {name: query_mean(v) for name, v in values.items()}
+    qids = ds.query_ids.tolist()
+    if as_json:
+        out: dict[str, object] = {name: C.json_number(v) for name, v in means.items()}
+        if per_query:
+            out["per_query"] = [
+                {"qid": qid, **{name: C.json_number(v[q]) for name, v in values.items()}} for q, qid in enumerate(qids)
+            ]
+        C.print_json(out)
+        return
+    if per_query:
+        C.console.print(
+            C.results_table("per query", {str(qid): {n: v[q] for n, v in values.items()} for q, qid in enumerate(qids)}, list(values))
+        )
+    n_scored = int((~np.isnan(next(iter(values.values())))).sum())
+    C.console.print(f"{data}: mean over {n_scored} of {ds.n_queries} queries")
+    C.console.print(C.results_table(None, {"mean": means}, list(means)))
+    C.console.print(C.conventions_line(metrics))
+
+
+@app.command()
+def convert(
+    source: Path = typer.Argument(..., metavar="IN", help="Ranking file (qid layout, or LightGBM layout with IN.query)."),
+    target: Path = typer.Argument(..., metavar="OUT", help="File to write."),
+    to: Layout = typer.Option(..., "--to", help="qid: '<label> qid:<q> ...' lines; lightgbm: no qid, group sizes in OUT.query."),
+) -> None:
+    """Convert between the qid layout and LightGBM's query-file layout (rows of a query are gathered, stably)."""
+    from ranklearn.data import RankingDataset, save_svmlight
+
+    ds = C.load_data(source, regroup=True)
+    if to is Layout.qid:
+        save_svmlight(ds, target)
+        C.console.print(f"wrote {target}: {ds.n_samples:,} rows, {ds.n_queries:,} queries")
+        return
+    # LightGBM reads neither qids nor '#' comments: write the qid layout without them, then
+    # drop the qid column, and put the group sizes in OUT.query.
+    save_svmlight(RankingDataset(ds.X, ds.y, ds.ptr, query_ids=ds.query_ids), target)
+    C.strip_qid_column(target)
+    query_file = Path(f"{target}.query")
+    C.write_lines(query_file, (str(n) for n in ds.query_sizes.tolist()))
+    C.console.print(f"wrote {target} and {query_file}: {ds.n_samples:,} rows, {ds.n_queries:,} queries")
+
+
+@app.command()
+def train(
+    train: Path = typer.Option(..., "--train", help="Training file."),
+    validate: Path | None = typer.Option(None, "--validate", help="Validation file: progress and early stopping."),
+    test: Path | None = typer.Option(None, "--test", help="Test file: reported at the end only."),
+    model: ModelName = typer.Option(..., "--model", help="Which ranker to train."),
+    save: Path | None = typer.Option(None, "--save", help="Where to write the model file."),
+    trees: int | None = typer.Option(None, help="[lambdamart] Number of trees (at most)."),
+    leaves: int | None = typer.Option(None, help="[lambdamart] Leaves per tree."),
+    learning_rate: float | None = typer.Option(None, "--learning-rate", help="Shrinkage (trees) or step size (neural)."),
+    min_leaf_samples: int | None = typer.Option(None, help="[lambdamart] Minimum documents per leaf."),
+    max_bins: int | None = typer.Option(None, help="[lambdamart] Histogram bins per feature."),
+    metric: str | None = typer.Option(None, help="Metric watched on --validate, e.g. ndcg@10, err@10, map."),
+    early_stopping: int | None = typer.Option(None, help="Stop after this many rounds without improvement on --validate."),
+    threads: int | None = typer.Option(None, help="[lambdamart] Threads."),
+    seed: int | None = typer.Option(None, help="Random seed."),
+    sigma: float | None = typer.Option(None, help="Steepness of the pairwise sigmoid."),
+    hidden: str | None = typer.Option(None, help="[ranknet, lambdarank] Hidden layer sizes, e.g. 64,32."),
+    epochs: int | None = typer.Option(None, help="[ranknet, lambdarank] Epochs (at most)."),
+    optimizer: Optimizer | None = typer.Option(None, help="[ranknet, lambdarank] Optimizer."),
+    batch_queries: int | None = typer.Option(None, help="[ranknet, lambdarank] Queries per update."),
+    dropout: float | None = typer.Option(None, help="[ranknet, lambdarank] Dropout after each hidden layer."),
+    device: Device | None = typer.Option(None, help="[ranknet, lambdarank] torch device."),
+) -> None:
+    """Train a ranker, save it, and print NDCG@10 and the watched metric on every given set.
+
+    Only the options you give are passed on, so each model keeps its own defaults; an
+    option of another model is an error. Ctrl-C keeps the best model so far, saves it
+    (with --save) and exits with status 130.
+    """
+    from ranklearn.cli._train import estimator_params, parse_hidden, run_train
+
+    options = dict(
+        trees=trees, leaves=leaves, learning_rate=learning_rate, min_leaf_samples=min_leaf_samples,
+        max_bins=max_bins, metric=metric, early_stopping=early_stopping, threads=threads, seed=seed,
+        sigma=sigma, hidden=None if hidden is None else parse_hidden(hidden), epochs=epochs,
+        optimizer=None if optimizer is None else optimizer.value, batch_queries=batch_queries,
+        dropout=dropout, device=None if device is None else device.value,
+    )  # fmt: skip
+    run_train(model.value, estimator_params(model.value, options), train, validate, test, save)
+
+
+ModelOpt = typer.Option(..., "--model", help="A ranklearn model file (from train --save).")
+
+
+@app.command()
+def predict(
+    model: Path = ModelOpt,
+    data: Path = typer.Option(..., "--data", help="Ranking file to score."),
+    out: Path = typer.Option(..., "--out", help="Scores file to write: one number per line, in the row order of --data."),
+) -> None:
+    """Score every row of a ranking file; the file is written atomically, floats exactly (repr)."""
+    from ranklearn.io import load_model
+
+    estimator = load_model(model)
+    ds = C.load_data(data)
+    scores = estimator.predict(ds.X)
+    C.write_lines(out, (repr(float(v)) for v in scores))
+    C.console.print(f"wrote {len(scores):,} scores to {out}")
+
+
+@app.command()
+def export(
+    model: Path = ModelOpt,
+    fmt: ExportFormat = typer.Option(..., "--format", help="Target format."),
+    out: Path = typer.Option(..., "--out", help="File to write."),
+) -> None:
+    """Export a model to another tool's format (RankLib's LambdaMART text format)."""
+    from ranklearn.io import load_model
+    from ranklearn.io.ranklib import export_ranklib
+
+    export_ranklib(load_model(model), out)
+    C.console.print(f"wrote {out} ({fmt.value})")
+
+
+@app.command()
+def demo() -> None:
+    """Train every available model on built-in synthetic data and compare them on a test set."""
+    from ranklearn.cli._train import run_demo
+
+    run_demo()
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Entry point of the ``ranklearn`` console script."""
+    try:
+        app(args=argv, prog_name="ranklearn")
+    except USER_ERRORS as exc:
+        typer.echo(f"ranklearn: error: {C.one_line(exc)}", err=True)
+        sys.exit(2)

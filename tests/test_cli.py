@@ -1,0 +1,331 @@
+"""The ranklearn command line, run in-process through its console-script entry point."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ranklearn.cli.main import main
+from test_metrics import DATA, MQ_TEST, _mq2008_labels_and_groups, brute_ndcg
+
+COMMANDS = ["info", "evaluate", "convert", "train", "predict", "export", "demo"]
+
+
+def run(capsys, *args: str) -> tuple[int, str, str]:
+    """Run ``ranklearn ARGS``; return (exit status, stdout, stderr)."""
+    with pytest.raises(SystemExit) as exit_info:
+        main([str(a) for a in args])
+    out = capsys.readouterr()
+    code = exit_info.value.code
+    return (0 if code is None else code), out.out, out.err
+
+
+def assert_one_line_error(code: int, err: str, *fragments: str) -> None:
+    assert code == 2
+    assert err.startswith("ranklearn: error: ") and err.count("\n") == 1, err
+    assert "Traceback" not in err
+    for fragment in fragments:
+        assert fragment in err, (fragment, err)
+
+
+def write_scores(path: Path, scores) -> Path:
+    path.write_text("".join(f"{s}\n" for s in scores))
+    return path
+
+
+@pytest.fixture(scope="module")
+def mq2008():
+    if not MQ_TEST.exists():
+        pytest.skip(f"shared data not found at {MQ_TEST}")
+    return _mq2008_labels_and_groups()
+
+
+@pytest.fixture(scope="module")
+def small_files(tmp_path_factory):
+    """Small synthetic train/validation files written in the qid layout."""
+    from ranklearn.data import save_svmlight
+    from ranklearn.datasets import make_ranking_splits
+
+    root = tmp_path_factory.mktemp("small")
+    splits = make_ranking_splits((40, 15, 15), n_features=6, n_informative=4, random_state=3)
+    paths = {}
+    for name, ds in zip(("train", "vali", "test"), splits):
+        paths[name] = root / f"{name}.txt"
+        save_svmlight(ds, paths[name])
+    return paths
+
+
+# --- help ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("command", [None, *COMMANDS])
+def test_help(capsys, command):
+    code, out, _ = run(capsys, *([command] if command else []), "--help")
+    assert code == 0 and "Usage" in out
+
+
+def test_console_script_reports_errors_in_one_line(tmp_path):
+    exe = Path(sys.executable).with_name("ranklearn")
+    proc = subprocess.run([exe, "info", tmp_path / "missing.txt"], capture_output=True, text=True)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr == f"ranklearn: error: {tmp_path / 'missing.txt'}: No such file or directory\n"
+
+
+# --- evaluate -------------------------------------------------------------------------------------
+@pytest.mark.parametrize("empty", ["zero", "one", "skip"])
+def test_evaluate_json_matches_independent_ndcg(capsys, tmp_path, mq2008, empty):
+    y, ptr = mq2008
+    # integer scores 0..4: plenty of ties, resolved in file order
+    s = np.random.default_rng(5).integers(0, 5, len(y))
+    scores = write_scores(tmp_path / "scores.txt", s)
+    code, out, err = run(capsys, "evaluate", "--data", MQ_TEST, "--scores", scores, "--metric", "ndcg@10",
+                         "--empty", empty, "--json")  # fmt: skip
+    assert code == 0, err
+    result = json.loads(out)
+    assert list(result) == ["ndcg@10"]
+    expected = [v for v in brute_ndcg(y.tolist(), s.astype(float).tolist(), ptr.tolist(), 10, empty) if not math.isnan(v)]
+    assert result["ndcg@10"] == pytest.approx(sum(expected) / len(expected), abs=1e-9)
+
+
+def test_evaluate_conventions_move_mq2008(capsys, tmp_path, mq2008):
+    y, _ = mq2008
+    scores = write_scores(tmp_path / "s.txt", np.random.default_rng(0).random(len(y)))
+    means = {}
+    for empty in ("zero", "one"):
+        code, out, _ = run(capsys, "evaluate", "--data", MQ_TEST, "--scores", scores, "--empty", empty, "--json")
+        means[empty] = json.loads(out)["ndcg@10"]
+    # 51 of 156 test queries have no relevant document: the convention alone moves NDCG@10 by 51/156
+    assert means["one"] - means["zero"] == pytest.approx(51 / 156, abs=1e-9)
+
+
+def test_evaluate_per_query_json(capsys, tmp_path, mq2008):
+    y, ptr = mq2008
+    scores = write_scores(tmp_path / "s.txt", np.random.default_rng(1).random(len(y)))
+    code, out, _ = run(capsys, "evaluate", "--data", MQ_TEST, "--scores", scores, "--metric", "ndcg@10",
+                       "--metric", "err@10", "--empty", "skip", "--per-query", "--json")  # fmt: skip
+    assert code == 0
+    result = json.loads(out)
+    assert list(result) == ["ndcg@10", "err@10", "per_query"]
+    rows = result["per_query"]
+    assert len(rows) == len(ptr) - 1 and rows[0]["qid"] == 18219
+    kept = [r["ndcg@10"] for r in rows if r["ndcg@10"] is not None]
+    assert len(kept) == 156 - 51
+    assert result["ndcg@10"] == pytest.approx(sum(kept) / len(kept), abs=1e-12)
+
+
+def test_evaluate_table_states_conventions(capsys, tmp_path, mq2008):
+    y, _ = mq2008
+    scores = write_scores(tmp_path / "s.txt", np.zeros(len(y)))
+    code, out, _ = run(capsys, "evaluate", "--data", MQ_TEST, "--scores", scores, "--metric", "map",
+                       "--ties", "pessimistic", "--gain", "linear", "--per-query")  # fmt: skip
+    assert code == 0
+    assert "conventions: relevant=label>0, empty queries=0, ties=pessimistic" in out
+    assert "18219" in out and "mean over 156 of 156 queries" in out
+
+
+def test_evaluate_bad_scores(capsys, tmp_path, mq2008):
+    short = write_scores(tmp_path / "short.txt", [1, 2, 3])
+    assert_one_line_error(*run(capsys, "evaluate", "--data", MQ_TEST, "--scores", short)[::2], "3 scores", "2874 rows")
+    bad = tmp_path / "bad.txt"
+    bad.write_text("0.5\n1e3\nhigh\n")
+    assert_one_line_error(*run(capsys, "evaluate", "--data", MQ_TEST, "--scores", bad)[::2], f"{bad}:3:", "'high'")
+    nan = write_scores(tmp_path / "nan.txt", ["1", "nan"])
+    assert_one_line_error(*run(capsys, "evaluate", "--data", MQ_TEST, "--scores", nan)[::2], f"{nan}:2:")
+    good = write_scores(tmp_path / "good.txt", np.zeros(2874))
+    code, out, err = run(capsys, "evaluate", "--data", MQ_TEST, "--scores", good, "--metric", "ndcg@0")
+    assert_one_line_error(code, err, "ndcg@0")
+    assert out == ""
+    assert_one_line_error(*run(capsys, "evaluate", "--data", tmp_path, "--scores", good)[::2], "directory")
+    assert_one_line_error(*run(capsys, "evaluate", "--data", MQ_TEST, "--scores", tmp_path)[::2], "directory")
+
+
+# --- info -------------------------------------------------------------------------------------------
+def test_info_mq2008(capsys, mq2008):
+    code, out, _ = run(capsys, "info", MQ_TEST)
+    assert code == 0
+    for fragment in ("2,874", "156", "46", "0: 2,319", "min 6", "max 119", "51 (32.7%)"):
+        assert fragment in out, fragment
+
+
+@pytest.mark.parametrize(
+    "relative, fragments",
+    [
+        ("MSLR-sample/msn1.fold1.train.5k.txt", ["5,000", "136"]),  # CRLF + trailing spaces
+        ("lightgbm-example/rank.test", ["768", "50", "300"]),  # groups from rank.test.query
+        ("MQ2008-crlf/vali.txt", ["46"]),
+    ],
+)
+def test_info_other_layouts(capsys, relative, fragments):
+    path = DATA / relative
+    if not path.exists():
+        pytest.skip(f"{path} not found")
+    code, out, err = run(capsys, "info", path)
+    assert code == 0, err
+    for fragment in fragments:
+        assert fragment in out
+
+
+MALFORMED = {
+    "null_value": (b"1 qid:1 1:0.5 2:0.1\n0 qid:1 1:0.2 2:NULL\n", ":2:"),
+    "missing_qid": (b"1 qid:1 1:0.5\n0 1:0.2\n", ":2:"),
+    "fid_zero": (b"1 qid:1 1:0.5\n0 qid:1 0:0.2\n", ":2:"),
+    "fid_negative": (b"1 qid:1 1:0.5\n0 qid:1 -3:0.2\n", ":2:"),
+    "duplicate_fid": (b"1 qid:1 1:0.5\n0 qid:1 2:0.2 2:0.3\n", ":2:"),
+    "bad_label": (b"1 qid:1 1:0.5\nhigh qid:1 1:0.2\n", ":2:"),
+    "empty_file": (b"", "empty"),
+    "binary_garbage": (bytes(range(256)) * 4, ":1:"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED))
+def test_info_malformed(capsys, tmp_path, case):
+    content, fragment = MALFORMED[case]
+    path = tmp_path / f"{case}.txt"
+    path.write_bytes(content)
+    code, out, err = run(capsys, "info", path)
+    assert_one_line_error(code, err, str(path), fragment)
+    assert out == ""
+
+
+# --- convert ------------------------------------------------------------------------------------------
+def test_convert_round_trip(capsys, tmp_path, small_files):
+    from ranklearn.data import load_svmlight
+
+    lgb_file, back = tmp_path / "train.lgb", tmp_path / "back.txt"
+    assert run(capsys, "convert", small_files["train"], lgb_file, "--to", "lightgbm")[0] == 0
+    assert b"qid:" not in lgb_file.read_bytes()
+    assert run(capsys, "convert", lgb_file, back, "--to", "qid")[0] == 0
+    original, via_lgb, again = (load_svmlight(p) for p in (small_files["train"], lgb_file, back))
+    np.testing.assert_array_equal(via_lgb.query_sizes, original.query_sizes)
+    assert (tmp_path / "train.lgb.query").read_text().split() == [str(n) for n in original.query_sizes]
+    for ds in (via_lgb, again):
+        np.testing.assert_array_equal(ds.X, original.X)
+        np.testing.assert_array_equal(ds.y, original.y)
+        np.testing.assert_array_equal(ds.ptr, original.ptr)
+
+
+def test_convert_lightgbm_example(capsys, tmp_path):
+    src = DATA / "lightgbm-example" / "rank.test"
+    if not src.exists():
+        pytest.skip(f"{src} not found")
+    mid, out = tmp_path / "rank.qid", tmp_path / "rank.lgb"
+    assert run(capsys, "convert", src, mid, "--to", "qid")[0] == 0
+    assert run(capsys, "convert", mid, out, "--to", "lightgbm")[0] == 0
+    sizes = lambda p: [int(v) for v in Path(f"{p}.query").read_text().split()]  # noqa: E731
+    assert sizes(out) == sizes(src)
+
+
+# --- train / predict / export ------------------------------------------------------------------------
+def test_train_predict_export(capsys, tmp_path, small_files):
+    from ranklearn.data import load_svmlight
+    from ranklearn.io import load_model
+
+    model = tmp_path / "m.json"
+    code, out, err = run(capsys, "train", "--train", small_files["train"], "--validate", small_files["vali"],
+                         "--test", small_files["test"], "--model", "lambdamart", "--trees", 5, "--leaves", 4,
+                         "--min-leaf-samples", 5, "--metric", "err@5", "--early-stopping", 3, "--seed", 1,
+                         "--save", model)  # fmt: skip
+    assert code == 0, err
+    for fragment in ("train", "validate", "test", "ndcg@10", "err@5", "conventions:"):
+        assert fragment in out
+    scores = tmp_path / "scores.txt"
+    code, _, err = run(capsys, "predict", "--model", model, "--data", small_files["test"], "--out", scores)
+    assert code == 0, err
+    written = [float(line) for line in scores.read_text().splitlines()]
+    expected = load_model(model).predict(load_svmlight(small_files["test"]).X)
+    assert written == expected.tolist()  # repr round-trips exactly
+    exported = tmp_path / "m.ranklib"
+    code, _, err = run(capsys, "export", "--model", model, "--format", "ranklib", "--out", exported)
+    assert code == 0, err
+    assert exported.stat().st_size > 0
+
+
+def test_train_neural(capsys, tmp_path, small_files):
+    pytest.importorskip("torch")
+    model = tmp_path / "rn.json"
+    code, out, err = run(capsys, "train", "--train", small_files["train"], "--validate", small_files["vali"],
+                         "--model", "ranknet", "--hidden", "8", "--epochs", 2, "--optimizer", "sgd",
+                         "--batch-queries", 4, "--seed", 0, "--save", model)  # fmt: skip
+    assert code == 0, err
+    assert model.exists() and "validate" in out
+
+
+@pytest.mark.parametrize(
+    "model, option, fragment",
+    [
+        ("lambdamart", ["--epochs", "3"], "--epochs does not apply to lambdamart"),
+        ("lambdamart", ["--hidden", "8"], "--hidden does not apply to lambdamart"),
+        ("ranknet", ["--trees", "3"], "--trees does not apply to ranknet"),
+        ("lambdarank", ["--hidden", "8,x"], "--hidden"),
+        ("lambdamart", ["--early-stopping", "3"], "--validate"),
+        ("lambdamart", ["--learning-rate", "-1"], "learning_rate"),
+    ],
+)
+def test_train_bad_options(capsys, tmp_path, small_files, model, option, fragment):
+    code, out, err = run(capsys, "train", "--train", small_files["train"], "--model", model, *option,
+                         "--save", tmp_path / "m.json")  # fmt: skip
+    assert_one_line_error(code, err, fragment)
+    assert not (tmp_path / "m.json").exists()
+
+
+def test_train_interrupt_saves_best_model(capsys, tmp_path, small_files, monkeypatch):
+    import ranklearn.cli._train as train_cli
+
+    class Interrupted:
+        """Stands in for an estimator whose fit is interrupted after two iterations."""
+
+        def __init__(self, **params):
+            self.params = params
+
+        def get_params(self):
+            return {"n_estimators": 10, "metric": "ndcg@10", **self.params}
+
+        def fit(self, X, y, qid, eval_set=None, eval_names=None, callbacks=()):
+            for it in (1, 2):
+                for cb in callbacks:
+                    cb(it, 10, {})
+            raise KeyboardInterrupt
+
+        def save(self, path):
+            Path(path).write_text("best so far")
+
+    monkeypatch.setattr(train_cli, "model_class", lambda name: Interrupted)
+    model = tmp_path / "m.json"
+    code, _, err = run(capsys, "train", "--train", small_files["train"], "--model", "lambdamart", "--save", model)
+    assert code == 130
+    assert model.read_text() == "best so far"
+    assert err.strip().splitlines()[-1] == f"ranklearn: interrupted; saved the best model so far to {model}"
+
+
+def test_bad_model_files(capsys, tmp_path, small_files):
+    garbage = tmp_path / "garbage.json"
+    garbage.write_bytes(b"\x00\x01 not a model")
+    out = tmp_path / "s.txt"
+    assert_one_line_error(*run(capsys, "predict", "--model", garbage, "--data", small_files["test"], "--out", out)[::2],
+                          str(garbage))  # fmt: skip
+    assert_one_line_error(*run(capsys, "predict", "--model", tmp_path, "--data", small_files["test"], "--out", out)[::2],
+                          "directory")  # fmt: skip
+    assert_one_line_error(*run(capsys, "export", "--model", tmp_path / "none.json", "--format", "ranklib",
+                               "--out", out)[::2])  # fmt: skip
+    assert not out.exists()
+
+
+# --- demo -----------------------------------------------------------------------------------------------
+def test_demo_trains_every_model(capsys, monkeypatch):
+    import ranklearn.cli._train as train_cli
+
+    # the real settings take about a minute per model; the wiring is the same with tiny ones
+    tiny = {
+        "lambdamart": dict(n_estimators=3, num_leaves=4, random_state=0),
+        "ranknet": dict(hidden=(4,), epochs=1, random_state=0),
+        "lambdarank": dict(hidden=(4,), epochs=1, random_state=0),
+    }
+    monkeypatch.setattr(train_cli, "DEMO_SETTINGS", tiny)
+    code, out, err = run(capsys, "demo")
+    assert code == 0, err
+    for fragment in ("lambdamart", "ranknet", "lambdarank", "ndcg@1", "ndcg@5", "err@10", "map", "conventions:"):
+        assert fragment in out
