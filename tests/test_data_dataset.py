@@ -45,6 +45,14 @@ def test_defaults_and_dtypes():
     assert RankingDataset(np.ones((1, 1)), [0], [0, 1]).X.dtype == np.float64  # float64 kept
 
 
+def test_sparse_input_is_made_canonical_without_touching_the_callers_matrix():
+    X = sp.csr_matrix((np.array([1.0, 2.0, 3.0]), np.array([2, 0, 2]), np.array([0, 3])), shape=(1, 3))
+    ds = RankingDataset(X, [1], [0, 1])
+    assert ds.X.has_canonical_format
+    np.testing.assert_array_equal(ds.X.toarray(), [[2, 0, 4]])
+    np.testing.assert_array_equal(X.indices, [2, 0, 2])
+
+
 def test_query_and_iteration():
     ds = small()
     q = ds.query(1)

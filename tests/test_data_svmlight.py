@@ -275,6 +275,14 @@ def test_malformed_input(tmp_path, content, line, token, fragment):
     assert repr(token) in message
 
 
+def test_float32_range_boundary(tmp_path):
+    top = np.finfo(np.float32).max
+    ds = load_svmlight(write(tmp_path, "1 qid:1 1:3.4028235e38 2:-3.40282356e38\n"))
+    np.testing.assert_array_equal(ds.X[0], [top, -top])  # round to the largest float32, not inf
+    with pytest.raises(DataFormatError, match="overflows float32"):
+        load_svmlight(write(tmp_path, "1 qid:1 1:3.4028236e38\n"))  # rounds to inf
+
+
 def test_value_in_float64_range_is_fine_with_float64(tmp_path):
     ds = load_svmlight(write(tmp_path, "1 qid:1 1:1e39\n"), dtype=np.float64)
     assert ds.X[0, 0] == 1e39
@@ -398,6 +406,16 @@ def test_save_refuses_what_cannot_be_read_back(tmp_path):
     with pytest.raises(ValueError, match="several lines"):
         save_svmlight(RankingDataset([[1]], [1], [0, 1], comments=["a\nb"]), path)
     assert not path.exists()
+
+
+def test_save_extremes_round_trip(tmp_path):
+    f32 = np.finfo(np.float32)
+    X = np.array([[f32.max, -f32.max, f32.tiny, f32.smallest_subnormal, np.float32(16777215)]], dtype=np.float32)
+    ds = RankingDataset(X, [1e300], [0, 1])
+    save_svmlight(ds, tmp_path / "x.txt")
+    back = load_svmlight(tmp_path / "x.txt")
+    np.testing.assert_array_equal(back.X, X)
+    assert back.y[0] == 1e300
 
 
 def test_save_is_atomic_and_leaves_no_temp_files(tmp_path):

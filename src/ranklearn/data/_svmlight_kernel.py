@@ -179,7 +179,7 @@ def count_rows_and_entries(buf):
 def parse_svmlight(
     buf,
     n_features_limit,
-    max_abs,
+    overflow_at,
     labels,
     qid_int,
     qid_span,
@@ -198,8 +198,8 @@ def parse_svmlight(
         The whole (decompressed) file.
     n_features_limit : int
         Largest allowed feature id, 0 for no limit (up to ``MAX_FID``).
-    max_abs : float
-        Largest finite magnitude of the output dtype; larger values are errors.
+    overflow_at : float
+        Smallest magnitude that overflows the output dtype; such values are errors.
     labels, qid_int : float64 / int64 arrays, one slot per possible row
     qid_span, comment_span : int64 arrays (rows, 2)
         Byte span of each row's qid value and comment text (-1, -1 when absent).
@@ -356,7 +356,7 @@ def parse_svmlight(
                 slow[n_slow, 1] = ts
                 slow[n_slow, 2] = te
                 n_slow += 1
-            elif abs(v) > max_abs:
+            elif abs(v) >= overflow_at:
                 return 0, 0, 0, 0, 0, 0, E_VALUE_RANGE, line, ts, te, 0
             indices[nnz] = fid - 1
             values[nnz] = v

@@ -32,7 +32,8 @@ class RankingDataset:
     ----------
     X : ndarray or scipy sparse matrix, shape (n_samples, n_features)
         Features. float32 and float64 are kept; other dtypes become float32.
-        Sparse input becomes CSR. NaN marks a missing value.
+        Sparse input becomes CSR in canonical form (sorted, unique column indices).
+        NaN marks a missing value.
     y : array-like of shape (n_samples,)
         Relevance labels, any finite real values (stored as float64).
     ptr : array-like of int, shape (n_queries + 1,)
@@ -65,6 +66,9 @@ class RankingDataset:
             X = X.tocsr()
             if X.dtype not in (np.float32, np.float64):
                 X = X.astype(np.float32)
+            if not X.has_canonical_format:  # sorted, unique column indices; never edit the caller's matrix
+                X = X.copy()
+                X.sum_duplicates()
         else:
             X = np.asarray(X)
             if X.dtype not in (np.float32, np.float64):

@@ -80,7 +80,7 @@ def group_ptr(qid: ArrayLike) -> np.ndarray:
     if dup is not None:
         earlier, later = dup
         raise DataFormatError(
-            f"qid {q[ptr[later]]!r} reappears at row {ptr[later]} after other queries "
+            f"qid {q[ptr[later] : ptr[later] + 1].tolist()[0]!r} reappears at row {ptr[later]} after other queries "
             f"(its first block starts at row {ptr[earlier]}); rows of a query must be contiguous, "
             "or regroup them (stable) first"
         )

@@ -25,9 +25,8 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit, prange
+from numba import njit
 from numpy.typing import ArrayLike
-from sklearn.exceptions import NotFittedError
 
 SUM = 0
 ZSCORE = 1
@@ -37,61 +36,65 @@ METHODS = {"sum": SUM, "zscore": ZSCORE, "linear": LINEAR}
 _PARAM_NAMES = {SUM: ("scale", None), ZSCORE: ("mean", "std"), LINEAR: ("min", "max")}
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def _stats(X, ptr, method):
-    """Per-(query, feature) parameters ``a``, ``b`` of the method (see module docstring)."""
+    """Per-(query, feature) parameters ``a``, ``b`` of the method (see module docstring).
+
+    Loops run row by row (X is row-major) so that large matrices stream through the cache.
+    """
     n_queries = ptr.shape[0] - 1
     n_features = X.shape[1]
     a = np.zeros((n_queries, n_features))
     b = np.zeros((n_queries, n_features))
-    # flat loop over (query, feature) pairs so the global mode (one query) is parallel too
-    for t in prange(n_queries * n_features):
-        q = t // n_features
-        j = t % n_features
+    count = np.zeros(n_features, dtype=np.int64)
+    for q in range(n_queries):
         lo = ptr[q]
         hi = ptr[q + 1]
         if method == SUM:
-            s = 0.0
             for r in range(lo, hi):
-                x = X[r, j]
-                if not np.isnan(x):
-                    s += abs(x)
-            a[q, j] = s
-        elif method == ZSCORE:
-            s = 0.0
-            count = 0
-            for r in range(lo, hi):
-                x = X[r, j]
-                if not np.isnan(x):
-                    s += x
-                    count += 1
-            if count > 1:
-                mean = s / count
-                ss = 0.0
-                for r in range(lo, hi):
+                for j in range(n_features):
                     x = X[r, j]
                     if not np.isnan(x):
-                        ss += (x - mean) * (x - mean)
-                a[q, j] = mean
-                b[q, j] = np.sqrt(ss / (count - 1))
-        else:
-            lo_v = np.inf
-            hi_v = -np.inf
+                        a[q, j] += abs(x)
+        elif method == ZSCORE:
+            count[:] = 0
             for r in range(lo, hi):
-                x = X[r, j]
-                if not np.isnan(x):
-                    lo_v = min(lo_v, x)
-                    hi_v = max(hi_v, x)
-            if lo_v <= hi_v:  # at least one non-NaN value
-                a[q, j] = lo_v
-                b[q, j] = hi_v
+                for j in range(n_features):
+                    x = X[r, j]
+                    if not np.isnan(x):
+                        a[q, j] += x
+                        count[j] += 1
+            for j in range(n_features):
+                if count[j] > 0:
+                    a[q, j] /= count[j]
+            for r in range(lo, hi):
+                for j in range(n_features):
+                    x = X[r, j]
+                    if not np.isnan(x):
+                        b[q, j] += (x - a[q, j]) * (x - a[q, j])
+            for j in range(n_features):
+                # sample std; 0 (feature left unchanged) when undefined for < 2 values
+                b[q, j] = np.sqrt(b[q, j] / (count[j] - 1)) if count[j] > 1 else 0.0
+        else:
+            a[q, :] = np.inf
+            b[q, :] = -np.inf
+            for r in range(lo, hi):
+                for j in range(n_features):
+                    x = X[r, j]
+                    if not np.isnan(x):
+                        a[q, j] = min(a[q, j], x)
+                        b[q, j] = max(b[q, j], x)
+            for j in range(n_features):
+                if a[q, j] > b[q, j]:  # no non-NaN value
+                    a[q, j] = 0.0
+                    b[q, j] = 0.0
     return a, b
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def _apply(X, row_query, a, b, method, out):
     """Normalize row ``r`` with the parameters of its query ``row_query[r]`` into ``out``."""
-    for r in prange(X.shape[0]):
+    for r in range(X.shape[0]):
         q = row_query[r]
         for j in range(X.shape[1]):
             x = X[r, j]
@@ -183,6 +186,8 @@ class Normalizer:
             row_query = np.repeat(np.arange(p.shape[0] - 1), np.diff(p))
         else:
             if not hasattr(self, "params_"):
+                from sklearn.exceptions import NotFittedError  # lazy: importing sklearn takes seconds
+
                 raise NotFittedError("this global Normalizer is not fitted; call fit first")
             if X.shape[1] != self.n_features_in_:
                 raise ValueError(f"X has {X.shape[1]} features, the normalizer was fitted on {self.n_features_in_}")

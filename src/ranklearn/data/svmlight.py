@@ -70,6 +70,20 @@ def _read_bytes(source: PathOrFile) -> tuple[bytes, str]:
     return raw, name
 
 
+def _overflow_threshold(dtype: np.dtype) -> float:
+    """Smallest float64 magnitude that rounds to inf in ``dtype``.
+
+    Halfway between the largest finite value and the next power of two: a tie rounds to
+    even, which is upwards there. For float64 the sum itself rounds to inf.
+    """
+    info = np.finfo(dtype)
+    return float(info.max) + 2.0 ** (info.maxexp - info.nmant - 2)
+
+
+def _overflow_message(dtype: np.dtype) -> str:
+    return f"feature value overflows {dtype}: expected a magnitude of at most {np.finfo(dtype).max}"
+
+
 def _token_text(raw: bytes, start: int, end: int) -> str:
     return raw[start:end].decode("utf-8", errors="backslashreplace")
 
@@ -166,9 +180,9 @@ def load_svmlight(
     indices = np.empty(entry_cap, dtype=np.int32)
     values = np.empty(entry_cap, dtype=np.float64)
     slow = np.empty((row_cap + entry_cap, 3), dtype=np.int64)
-    max_abs = float(np.finfo(dtype).max)
+    overflow_at = _overflow_threshold(dtype)
     (n_rows, nnz, n_slow, max_fid, has_qid, all_int, err, err_line, err_s, err_e, aux) = K.parse_svmlight(
-        buf, n_features or 0, max_abs, labels, qid_int, qid_span, row_ptr, row_line, comment_span,
+        buf, n_features or 0, overflow_at, labels, qid_int, qid_span, row_ptr, row_line, comment_span,
         indices, values, slow,
     )  # fmt: skip
     if err:
@@ -176,7 +190,7 @@ def load_svmlight(
     if n_rows == 0:
         raise DataFormatError("no data lines (the file is empty or has only blank/comment lines)", path=name)
     labels, row_line, row_ptr = labels[:n_rows], row_line[:n_rows], row_ptr[: n_rows + 1]
-    _convert_slow_numbers(raw, name, slow[:n_slow], labels, values, row_ptr, row_line, max_abs, dtype)
+    _convert_slow_numbers(raw, name, slow[:n_slow], labels, values, row_ptr, row_line, overflow_at, dtype)
 
     if has_qid:
         if query_file is not None:
@@ -185,24 +199,7 @@ def load_svmlight(
                 path=name,
             )
         qid = _qids(raw, name, qid_int, qid_span, n_rows, all_int, row_line)
-        ptr = block_ptr(qid)
-        dup = first_reappearance(qid, ptr)
-        order = None
-        if dup is not None:
-            if not regroup:
-                earlier, later = dup
-                raise DataFormatError(
-                    f"qid {qid[ptr[later]]!r} reappears on line {row_line[ptr[later]]} after other queries "
-                    f"(its rows start on line {row_line[ptr[earlier]]}); rows of a query must be "
-                    "contiguous, or pass regroup=True",
-                    path=name,
-                    line=int(row_line[ptr[later]]),
-                    token=f"qid:{qid[ptr[later]]}",
-                )
-            order = regroup_order(qid)
-            qid = qid[order]
-            ptr = block_ptr(qid)
-        query_ids = qid[ptr[:-1]]
+        ptr, query_ids, order = _query_blocks(qid, regroup, name, row_line)
     else:
         if query_file is None and isinstance(path_or_file, (str, PathLike)):
             candidate = Path(f"{path_or_file}.query")
@@ -234,6 +231,30 @@ def load_svmlight(
     )
 
 
+def _query_blocks(
+    qid: np.ndarray, regroup: bool, name: str, row_line: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Boundaries, query ids and the regrouping row order (None if not needed) of per-row qids."""
+    ptr = block_ptr(qid)
+    dup = first_reappearance(qid, ptr)
+    if dup is None:
+        return ptr, qid[ptr[:-1]], None
+    if not regroup:
+        earlier, later = (int(ptr[b]) for b in dup)
+        token = f"qid:{qid[later : later + 1].tolist()[0]}"
+        raise DataFormatError(
+            f"{token} reappears on line {row_line[later]} after other queries (its rows start on line "
+            f"{row_line[earlier]}); rows of a query must be contiguous, or pass regroup=True",
+            path=name,
+            line=int(row_line[later]),
+            token=token,
+        )
+    order = regroup_order(qid)
+    qid = qid[order]
+    ptr = block_ptr(qid)
+    return ptr, qid[ptr[:-1]], order
+
+
 def _raise_parse_error(
     err: int, raw: bytes, name: str, line: int, start: int, end: int, aux: int, dtype: np.dtype
 ) -> None:
@@ -245,7 +266,7 @@ def _raise_parse_error(
             else f"feature id too large: expected at most {K.MAX_FID}"
         )
     elif err == K.E_VALUE_RANGE:
-        msg = f"feature value overflows {dtype}: expected a magnitude of at most {np.finfo(dtype).max}"
+        msg = _overflow_message(dtype)
     elif err == K.E_DUPLICATE_FID:
         msg = f"duplicate feature id {aux} in one line: expected each id at most once"
     elif err == K.E_QID_MISSING:
@@ -265,7 +286,7 @@ def _convert_slow_numbers(
     values: np.ndarray,
     row_ptr: np.ndarray,
     row_line: np.ndarray,
-    max_abs: float,
+    overflow_at: float,
     dtype: np.dtype,
 ) -> None:
     """Exact conversion, by Python's float, of the numbers the fast path left out."""
@@ -280,10 +301,10 @@ def _convert_slow_numbers(
                 )
             labels[row] = value
         else:
-            if abs(value) > max_abs:
+            if abs(value) >= overflow_at:
                 row = int(np.searchsorted(row_ptr, target, side="right")) - 1
                 raise DataFormatError(
-                    f"feature value overflows {dtype}: expected a magnitude of at most {np.finfo(dtype).max}",
+                    _overflow_message(dtype),
                     path=name,
                     line=int(row_line[row]),
                     token=text,
@@ -358,8 +379,7 @@ def save_svmlight(dataset: RankingDataset, path: str | PathLike[str]) -> None:
     """
     from ranklearn.io.model_file import atomic_write_bytes  # lazy: keeps data importable on its own
 
-    X = sp.csr_matrix(dataset.X)
-    X.sum_duplicates()
+    X = sp.csr_matrix(dataset.X)  # canonical: RankingDataset sorts and merges sparse entries
     keep = X.data != 0  # NaN != 0 is True: NaN entries are written
     if np.isinf(X.data).any():
         raise ValueError("X contains inf, which the SVMlight format does not allow")
