@@ -309,8 +309,13 @@ def test_bad_model_files(capsys, tmp_path, small_files):
                           str(garbage))  # fmt: skip
     assert_one_line_error(*run(capsys, "predict", "--model", tmp_path, "--data", small_files["test"], "--out", out)[::2],
                           "directory")  # fmt: skip
-    assert_one_line_error(*run(capsys, "export", "--model", tmp_path / "none.json", "--format", "ranklib",
-                               "--out", out)[::2])  # fmt: skip
+    assert not out.exists()
+
+
+def test_export_missing_model(capsys, tmp_path):
+    out = tmp_path / "m.ranklib"
+    code, _, err = run(capsys, "export", "--model", tmp_path / "none.json", "--format", "ranklib", "--out", out)
+    assert_one_line_error(code, err, "none.json")
     assert not out.exists()
 
 

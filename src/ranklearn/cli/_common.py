@@ -86,9 +86,9 @@ def conventions_line(metrics: Sequence[Metric]) -> str:
     return "conventions: " + "; ".join(f"{', '.join(names)}: {text}" for text, names in groups.items())
 
 
-def results_table(title: str | None, rows: dict[str, dict[str, float]], metric_names: Sequence[str]) -> Table:
-    """Table with one row per set/model and one column per metric (4 decimals)."""
-    table = Table(title=title)
+def results_table(rows: dict[str, dict[str, float]], metric_names: Sequence[str]) -> Table:
+    """Table with one row per query/set/model and one column per metric (4 decimals)."""
+    table = Table()
     table.add_column("", style="bold")
     for name in metric_names:
         table.add_column(name, justify="right")

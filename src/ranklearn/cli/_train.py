@@ -136,7 +136,8 @@ def run_train(
     if save is not None:
         estimator.save(save)
     metric_names = list(dict.fromkeys([REPORT_METRIC, estimator.get_params()["metric"]]))
-    _print_results(f"{model} ({'saved to ' + str(save) if save else 'not saved'})", evaluate_sets(estimator, sets, metric_names), metric_names)
+    saved = f"saved to {save}" if save is not None else "not saved (no --save)"
+    _print_results(f"{model}: {saved}; metrics on each set", evaluate_sets(estimator, sets, metric_names), metric_names)
 
 
 def _save_interrupted(estimator: Any, save: Path | None) -> None:
@@ -156,7 +157,8 @@ def _save_interrupted(estimator: Any, save: Path | None) -> None:
 def _print_results(title: str, rows: dict[str, dict[str, float]], metric_names: list[str]) -> None:
     from ranklearn.metrics import get_metric
 
-    C.console.print(C.results_table(title, rows, metric_names))
+    C.console.print(title)
+    C.console.print(C.results_table(rows, metric_names))
     C.console.print(C.conventions_line([get_metric(m) for m in metric_names]))
 
 
@@ -207,5 +209,5 @@ def run_demo(console: Console | None = None) -> dict[str, dict[str, float]]:
         out.print(f"{name}: trained in {time.perf_counter() - start:.1f}s")
         results[name] = evaluate_sets(estimator, {"test": test}, DEMO_METRICS)["test"]
     if results:
-        _print_results("test set", results, DEMO_METRICS)
+        _print_results("test set, every model:", results, DEMO_METRICS)
     return results

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import typer
+from rich.table import Table
 
 from ranklearn.cli import _common as C
 from ranklearn.exceptions import RanklearnError
@@ -73,6 +74,9 @@ class Device(str, Enum):
     cuda = "cuda"
 
 
+#: ``info`` lists the count of each label up to this many distinct labels, then summarizes.
+MAX_LISTED_LABELS = 32
+
 DataArg = typer.Argument(..., help="Ranking file: '<label> qid:<q> <fid>:<value> ...', or LightGBM layout with FILE.query.")
 
 
@@ -83,22 +87,20 @@ def info(file: Path = DataArg) -> None:
     sizes = ds.query_sizes
     has_relevant = np.maximum.reduceat(ds.y, ds.ptr[:-1]) > 0
     labels, counts = np.unique(ds.y, return_counts=True)
-    table = C.Table(title=str(file), show_header=False)
+    table = Table(title=str(file), show_header=False)
     table.add_column(style="bold")
     table.add_column()
     table.add_row("rows", f"{ds.n_samples:,}")
     table.add_row("queries", f"{ds.n_queries:,}")
     table.add_row("features", f"{ds.n_features:,}")
-    table.add_row(
-        "labels",
-        ", ".join(f"{label:g}: {count:,} ({100 * count / ds.n_samples:.1f}%)" for label, count in zip(labels, counts)),
-    )
+    if labels.shape[0] <= MAX_LISTED_LABELS:
+        label_text = ", ".join(f"{v:g}: {c:,} ({100 * c / ds.n_samples:.1f}%)" for v, c in zip(labels, counts))
+    else:  # continuous or many-graded labels
+        label_text = f"{labels.shape[0]:,} distinct values from {labels[0]:g} to {labels[-1]:g}, mean {ds.y.mean():.3g}"
+    table.add_row("labels", label_text)
     table.add_row("docs per query", f"min {sizes.min():,}, mean {sizes.mean():.1f}, max {sizes.max():,}")
     empty = int((~has_relevant).sum())
-    table.add_row(
-        "queries without a relevant doc",
-        f"{empty:,} ({100 * empty / ds.n_queries:.1f}%): scored 0, 1 or skipped depending on --empty",
-    )
+    table.add_row("queries without a relevant doc", f"{empty:,} ({100 * empty / ds.n_queries:.1f}%)")
     C.console.print(table)
 
 
@@ -140,12 +142,11 @@ def evaluate(
         C.print_json(out)
         return
     if per_query:
-        C.console.print(
-            C.results_table("per query", {str(qid): {n: v[q] for n, v in values.items()} for q, qid in enumerate(qids)}, list(values))
-        )
+        rows = {str(qid): {name: v[q] for name, v in values.items()} for q, qid in enumerate(qids)}
+        C.console.print(C.results_table(rows, list(values)))
     n_scored = int((~np.isnan(next(iter(values.values())))).sum())
     C.console.print(f"{data}: mean over {n_scored} of {ds.n_queries} queries")
-    C.console.print(C.results_table(None, {"mean": means}, list(means)))
+    C.console.print(C.results_table({"mean": means}, list(means)))
     C.console.print(C.conventions_line(metrics))
 
 
