@@ -157,7 +157,13 @@ def test_from_arrays_sparse_and_dtype():
 def test_from_frame():
     pd = pytest.importorskip("pandas")
     df = pd.DataFrame(
-        {"q": ["x", "x", "y"], "rel": [1, 0, 2], "bm25": [1.5, 2.0, 0.5], "len": [10, 20, 30], "doc": ["d1", "d2", "d3"]}
+        {
+            "q": ["x", "x", "y"],
+            "rel": [1, 0, 2],
+            "bm25": [1.5, 2.0, 0.5],
+            "len": [10, 20, 30],
+            "doc": ["d1", "d2", "d3"],
+        }
     )
     ds = from_frame(df, query_col="q", label_col="rel", comment_col="doc")
     assert ds.feature_names == ["bm25", "len"]

@@ -202,7 +202,10 @@ def test_query_file_sizes_must_sum_to_rows(tmp_path):
     assert exc.value.path.endswith("rank.train.query")
 
 
-@pytest.mark.parametrize(("content", "line", "token"), [("2\nx\n3\n", 2, "x"), ("2\n0\n3\n", 2, "0"), ("2.5\n", 1, "2.5"), ("-1\n", 1, "-1")])
+@pytest.mark.parametrize(
+    ("content", "line", "token"),
+    [("2\nx\n3\n", 2, "x"), ("2\n0\n3\n", 2, "0"), ("2.5\n", 1, "2.5"), ("-1\n", 1, "-1")],
+)
 def test_bad_query_file_token(tmp_path, content, line, token):
     path = write(tmp_path, LGB, "rank.train")
     write(tmp_path, content, "rank.train.query")
@@ -314,6 +317,12 @@ def test_random_binary_garbage_never_escapes_as_another_error(tmp_path):
         blob = rng.integers(0, 256, size=300, dtype=np.uint8).tobytes()
         with pytest.raises(DataFormatError):
             load_svmlight(write(tmp_path, blob, f"garbage{i}.bin"))
+
+
+def test_text_stream_over_binary_bytes(tmp_path):
+    path = write(tmp_path, b"1 qid:1 1:1 # \xff\xfe\n")
+    with open(path, encoding="utf-8") as fh, pytest.raises(DataFormatError, match="binary mode"):
+        load_svmlight(fh)
 
 
 def test_missing_file_is_file_not_found(tmp_path):
@@ -493,7 +502,9 @@ def test_lightgbm_example(shared_data, name, rows, queries):
     assert ds.X.nnz < 0.5 * rows * ds.n_features  # sparse rows
 
 
-@pytest.mark.parametrize(("name", "rows", "queries"), [("trec_news_2018.train", 782, 45), ("trec_news_2018.test", 41, 5)])
+@pytest.mark.parametrize(
+    ("name", "rows", "queries"), [("trec_news_2018.train", 782, 45), ("trec_news_2018.test", 41, 5)]
+)
 def test_trec_news(shared_data, name, rows, queries):
     from sklearn.datasets import load_svmlight_file
 

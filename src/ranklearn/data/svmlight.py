@@ -57,7 +57,13 @@ def _read_bytes(source: PathOrFile) -> tuple[bytes, str]:
             raw = fh.read()
     else:
         name = str(getattr(source, "name", "<stream>"))
-        raw = source.read()
+        try:
+            raw = source.read()
+        except UnicodeDecodeError as exc:  # a text-mode stream over bytes that are not text
+            raise DataFormatError(
+                f"cannot decode the stream as text ({exc.reason} at byte {exc.start}); open the file in binary mode",
+                path=name,
+            ) from None
         if isinstance(raw, str):
             raw = raw.encode("utf-8")
     if raw[:2] == _GZIP_MAGIC:  # by content, so misnamed files work too
