@@ -257,6 +257,8 @@ def test_convenience_functions_and_evaluate():
     assert ndcg_score(y[[0, 2, 1, 3]], s, ptr=ptr) == pytest.approx((1 / L3 + 1) / 2)
     with pytest.raises(ValueError, match="exactly one"):
         ndcg_score(y, s)
+    with pytest.raises(ValueError, match="lengths differ"):
+        ndcg_score(y, s[:3], qid)
     res = evaluate(y[[0, 2, 1, 3]], s, ptr, ["ndcg@10", "rr"], ties="pessimistic")
     assert res == pytest.approx({"ndcg@10": 1 / L3, "rr": 0.5})
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -46,7 +46,7 @@ class Metric:
     empty: str = "zero"
     ties: str = "stable"
     max_grade: float | None = None
-    _code: int = 0
+    _code: int = field(default=K.NDCG, repr=False)
 
     @property
     def conventions(self) -> str:
@@ -228,15 +228,16 @@ def _score(
     scores = np.asarray(scores)
     if qid is not None:
         q = np.asarray(qid).ravel()
-        if q.shape[0] != y.shape[0]:
-            raise ValueError(f"qid has {q.shape[0]} values but y has {y.shape[0]}")
+        if not q.shape[0] == y.shape[0] == scores.shape[0]:
+            raise ValueError(f"qid, y and scores lengths differ: {q.shape[0]}, {y.shape[0]}, {scores.shape[0]}")
         # A stable regrouping keeps input order within each query, so ties="stable" still holds.
         order = regroup_order(q)
-        y, scores, ptr = y[order], np.asarray(scores)[order], group_ptr(q[order])
+        y, scores, ptr = y[order], scores[order], group_ptr(q[order])
     spec = name if k is None else f"{name}@{k}"
     return get_metric(spec, **conventions).mean(y, scores, ptr)  # type: ignore[arg-type]
 
 
+# One docstring for the six shortcuts below, which differ only in the metric and its conventions.
 _SCORE_DOC = """Mean {title} over queries.
 
     Parameters
@@ -251,7 +252,7 @@ _SCORE_DOC = """Mean {title} over queries.
         Query boundaries, instead of ``qid``.
     k : int or None
         Cutoff; None = whole list.
-    gain, empty, ties{extra}
+    {conventions}
         Conventions, as in :func:`get_metric`.
 
     Returns
@@ -341,9 +342,13 @@ def rr_score(
     return _score("rr", k, y, scores, qid, ptr, dict(empty=empty, ties=ties))
 
 
-dcg_score.__doc__ = _SCORE_DOC.format(title="DCG@k", extra="")
-ndcg_score.__doc__ = _SCORE_DOC.format(title="NDCG@k", extra="")
-err_score.__doc__ = _SCORE_DOC.format(title="ERR@k", extra=", max_grade").replace("gain, ", "")
-map_score.__doc__ = _SCORE_DOC.format(title="average precision (MAP; AP@k divides by min(R, k))", extra="").replace("gain, ", "")
-precision_score.__doc__ = _SCORE_DOC.format(title="precision@k (divides by min(k, list length))", extra="").replace("gain, ", "")
-rr_score.__doc__ = _SCORE_DOC.format(title="reciprocal rank (MRR)", extra="").replace("gain, ", "")
+dcg_score.__doc__ = _SCORE_DOC.format(title="DCG@k", conventions="gain, empty, ties")
+ndcg_score.__doc__ = _SCORE_DOC.format(title="NDCG@k", conventions="gain, empty, ties")
+err_score.__doc__ = _SCORE_DOC.format(title="ERR@k", conventions="empty, ties, max_grade")
+map_score.__doc__ = _SCORE_DOC.format(
+    title="average precision (MAP; AP@k divides by min(R, k))", conventions="empty, ties"
+)
+precision_score.__doc__ = _SCORE_DOC.format(
+    title="precision@k (k capped at the list length)", conventions="empty, ties"
+)
+rr_score.__doc__ = _SCORE_DOC.format(title="reciprocal rank (MRR)", conventions="empty, ties")
