@@ -1,0 +1,105 @@
+"""The scoring network: an MLP (or, with ``hidden=()``, a linear scorer) f(x) -> s.
+
+The input standardization ``(x - mean) / scale`` is part of the module (as
+non-persistent buffers), so training, prediction and a reloaded model apply exactly the
+same transform. The statistics are saved in the model file's JSON config, the weights
+in its safetensors blob.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+from torch import nn
+
+ACTIVATIONS: dict[str, type[nn.Module]] = {
+    "relu": nn.ReLU,
+    "tanh": nn.Tanh,
+    "sigmoid": nn.Sigmoid,
+    "gelu": nn.GELU,
+    "elu": nn.ELU,
+    "leaky_relu": nn.LeakyReLU,
+    "selu": nn.SELU,
+}
+
+
+def check_architecture(hidden: Sequence[int] | int, activation: str, dropout: float) -> tuple[int, ...]:
+    """Validate the architecture parameters; return ``hidden`` as a tuple of ints."""
+    if isinstance(hidden, (int, np.integer)) and not isinstance(hidden, bool):
+        hidden = (int(hidden),)
+    try:
+        sizes = tuple(int(h) for h in hidden)
+    except (TypeError, ValueError):
+        raise ValueError(f"hidden must be a sequence of positive layer sizes, got {hidden!r}") from None
+    if any(h <= 0 for h in sizes) or any(float(h) != float(o) for h, o in zip(sizes, hidden)):
+        raise ValueError(f"hidden must be a sequence of positive layer sizes, got {hidden!r}")
+    if activation not in ACTIVATIONS:
+        raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}")
+    if not (isinstance(dropout, (int, float)) and 0.0 <= float(dropout) < 1.0):
+        raise ValueError(f"dropout must be in [0, 1), got {dropout!r}")
+    return sizes
+
+
+class MLPScorer(nn.Module):
+    """Feed-forward scorer: standardize, then Linear -> activation [-> dropout] ... -> Linear(1).
+
+    Parameters
+    ----------
+    n_features : int
+    hidden : sequence of int
+        Hidden layer sizes; ``()`` gives the linear scorer ``w0 + w . x``.
+    activation : str
+        One of :data:`ACTIVATIONS`.
+    dropout : float
+        Dropout after every hidden activation (training mode only).
+    """
+
+    def __init__(
+        self,
+        n_features: int,
+        hidden: Sequence[int] = (),
+        activation: str = "relu",
+        dropout: float = 0.0,
+    ) -> None:
+        super().__init__()
+        sizes = check_architecture(hidden, activation, dropout)
+        layers: list[nn.Module] = []
+        width = int(n_features)
+        for h in sizes:
+            layers.append(nn.Linear(width, h))
+            layers.append(ACTIVATIONS[activation]())
+            if dropout > 0:
+                layers.append(nn.Dropout(float(dropout)))
+            width = h
+        layers.append(nn.Linear(width, 1))
+        self.net = nn.Sequential(*layers)
+        self.n_features = int(n_features)
+        self.register_buffer("mean", None, persistent=False)
+        self.register_buffer("scale", None, persistent=False)
+
+    def set_standardization(self, mean: np.ndarray | None, scale: np.ndarray | None) -> None:
+        """Install (or, with ``None``, remove) the input standardization ``(x - mean) / scale``."""
+        device = self.net[0].weight.device
+        if mean is None or scale is None:
+            self.mean = None
+            self.scale = None
+            return
+        self.mean = torch.as_tensor(np.asarray(mean, dtype=np.float32), device=device)
+        self.scale = torch.as_tensor(np.asarray(scale, dtype=np.float32), device=device)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Scores of the rows of ``x`` (n, n_features) -> (n,)."""
+        if self.mean is not None:
+            x = (x - self.mean) / self.scale
+        return self.net(x).squeeze(-1)
+
+
+def standardization_stats(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-feature mean and scale (standard deviation; 1 for constant features), float64."""
+    X64 = np.asarray(X, dtype=np.float64)
+    mean = X64.mean(axis=0)
+    std = X64.std(axis=0)
+    scale = np.where(std > 1e-12 * np.maximum(1.0, np.abs(mean)), std, 1.0)
+    return mean, scale
