@@ -155,7 +155,7 @@ class LambdaMART(RankerMixin, BaseEstimator):
         sigma: float = 1.0,
         lambda_metric: str | None = None,
         truncation_level: int | None = None,
-        lambda_normalize: bool = False,
+        lambda_normalize: bool = True,
         gain: str = "exp2",
         max_depth: int | None = None,
         min_sum_hessian: float = 1e-3,

@@ -29,11 +29,6 @@ Z_KINDS = {"ndcg": Z_NDCG, "err": Z_ERR, "map": Z_MAP, "none": Z_NONE}
 
 
 @njit(cache=True)
-def _cut_discount(position: int, k: int) -> float:
-    return discount(position) if position < k else 0.0
-
-
-@njit(cache=True)
 def _query_lambdas(
     sc: np.ndarray,
     lab: np.ndarray,
@@ -51,13 +46,27 @@ def _query_lambdas(
     n = sc.shape[0]
     if n < 2:
         return
-    lo_label = lab.min()
-    if lo_label == lab.max():
+    if lab.min() == lab.max():
         return
     order = np.argsort(-sc, kind="mergesort")
     kk = min(k, n)
-
+    # Everything the pair loop needs, in rank order: no pow/log2 inside it.
+    # e_r = exp(sigma * (s_r - s_top)) in (0, 1]: one exp per document, and for a pair
+    # exp(sigma * (s_hi - s_lo)) = e_hi / e_lo.
+    s_r = np.empty(n)
+    e_r = np.empty(n)
+    l_r = np.empty(n)
+    s_top = sc[order[0]]
+    for r in range(n):
+        s_r[r] = sc[order[r]]
+        e_r[r] = np.exp(sigma * (s_r[r] - s_top))
+        l_r[r] = lab[order[r]]
+    w_r = np.zeros(n)  # per-position weight: gain for NDCG, R for ERR, relevance count for AP
+    d_r = np.zeros(n)  # per-position discount (NDCG) or 1/(rank+1) terms (ERR, AP)
     inv_norm = 1.0  # 1/ideal DCG@k for NDCG, 1/#relevant for AP
+    p_before = np.empty(0)
+    t_cum = np.empty(0)
+    q_cum = np.empty(0)
     if kind == Z_NDCG:
         ideal = np.sort(lab)[::-1]
         idcg = 0.0
@@ -66,54 +75,52 @@ def _query_lambdas(
         if idcg <= 0.0:
             return
         inv_norm = 1.0 / idcg
-    # Prefix arrays in ranked order for O(1) swap deltas of ERR and AP.
-    big_r = np.empty(n)
-    p_before = np.empty(n + 1)
-    t_cum = np.empty(n + 1)
-    rel_cnt = np.empty(n)
-    q_cum = np.empty(n + 1)
-    if kind == Z_ERR:
+        for r in range(n):
+            w_r[r] = gain(l_r[r], gain_kind)
+            if r < kk:
+                d_r[r] = discount(r)
+    elif kind == Z_ERR:
+        # Prefix products and sums give each swap's ERR change in O(1).
         scale = 2.0**max_grade
+        p_before = np.empty(n + 1)
+        t_cum = np.empty(n + 1)
         p_before[0] = 1.0
         t_cum[0] = 0.0
         for r in range(n):
-            rr = (2.0 ** lab[order[r]] - 1.0) / scale
-            big_r[r] = rr
+            rr = (2.0 ** l_r[r] - 1.0) / scale
+            w_r[r] = rr
             term = rr * p_before[r] / (r + 1.0) if r < kk else 0.0
             t_cum[r + 1] = t_cum[r] + term
             p_before[r + 1] = p_before[r] * (1.0 - rr)
     elif kind == Z_MAP:
+        q_cum = np.empty(n + 1)
         cnt = 0.0
         q_cum[0] = 0.0
         for r in range(n):
-            is_rel = lab[order[r]] > 0
+            is_rel = l_r[r] > 0
             if is_rel:
                 cnt += 1.0
-            rel_cnt[r] = cnt
+            w_r[r] = cnt
             q_cum[r + 1] = q_cum[r] + (1.0 / (r + 1.0) if is_rel else 0.0)
         if cnt == 0.0:
             return
         inv_norm = 1.0 / cnt
 
+    g_r = np.zeros(n)
+    h_r = np.zeros(n)
     sum_lambdas = 0.0
     top = min(truncation, n)
     for a in range(top):
-        i = order[a]
+        la = l_r[a]
         for b in range(a + 1, n):
-            j = order[b]
-            li = lab[i]
-            lj = lab[j]
-            if li == lj:
+            lb = l_r[b]
+            if la == lb:
                 continue
             if kind == Z_NDCG:
-                delta = (
-                    abs(gain(li, gain_kind) - gain(lj, gain_kind))
-                    * abs(_cut_discount(a, kk) - _cut_discount(b, kk))
-                    * inv_norm
-                )
+                delta = abs(w_r[a] - w_r[b]) * (d_r[a] - d_r[b]) * inv_norm
             elif kind == Z_ERR:
-                ra = big_r[a]
-                rb = big_r[b]
+                ra = w_r[a]
+                rb = w_r[b]
                 ratio = (1.0 - rb) / (1.0 - ra)
                 d = rb * p_before[a] / (a + 1.0) - (t_cum[a + 1] - t_cum[a])
                 d += (ratio - 1.0) * (t_cum[b] - t_cum[a + 1])
@@ -121,40 +128,43 @@ def _query_lambdas(
                     d += ra * p_before[b] * ratio / (b + 1.0) - (t_cum[b + 1] - t_cum[b])
                 delta = abs(d)
             elif kind == Z_MAP:
-                rel_a = li > 0
-                rel_b = lj > 0
-                if rel_a == rel_b:
+                rel_a = la > 0
+                if rel_a == (lb > 0):
                     continue
                 between = q_cum[b] - q_cum[a + 1]
                 if rel_a:
-                    d = rel_cnt[b] / (b + 1.0) - rel_cnt[a] / (a + 1.0) - between
+                    d = w_r[b] / (b + 1.0) - w_r[a] / (a + 1.0) - between
                 else:
-                    d = (rel_cnt[a] + 1.0) / (a + 1.0) - rel_cnt[b] / (b + 1.0) + between
+                    d = (w_r[a] + 1.0) / (a + 1.0) - w_r[b] / (b + 1.0) + between
                 delta = abs(d) * inv_norm
             else:
                 delta = 1.0
             if delta == 0.0:
                 continue
-            if li > lj:
-                hi = i
-                lo = j
+            if la > lb:
+                hi = a
+                lo = b
             else:
-                hi = j
-                lo = i
-            rho = 1.0 / (1.0 + np.exp(sigma * (sc[hi] - sc[lo])))
+                hi = b
+                lo = a
+            if e_r[lo] > 1e-300:
+                rho = e_r[lo] / (e_r[lo] + e_r[hi])
+            else:  # far below the top: exp underflowed, compute the pair directly
+                rho = 1.0 / (1.0 + np.exp(sigma * (s_r[hi] - s_r[lo])))
             lam = -sigma * rho * delta
-            g[hi] += lam
-            g[lo] -= lam
+            g_r[hi] += lam
+            g_r[lo] -= lam
             hw = sigma * sigma * rho * (1.0 - rho) * delta
-            h[hi] += hw
-            h[lo] += hw
+            h_r[hi] += hw
+            h_r[lo] += hw
             sum_lambdas -= 2.0 * lam
+    factor = 1.0
     if normalize and sum_lambdas > 0.0:
         # LightGBM's lambdarank_norm: damp queries with many large lambdas.
         factor = np.log2(1.0 + sum_lambdas) / sum_lambdas
-        for r in range(n):
-            g[r] *= factor
-            h[r] *= factor
+    for r in range(n):
+        g[order[r]] = g_r[r] * factor
+        h[order[r]] = h_r[r] * factor
 
 
 @njit(parallel=True, cache=True)

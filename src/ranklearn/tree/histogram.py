@@ -18,6 +18,10 @@ def new_histogram(n_features: int) -> np.ndarray:
     return np.empty((n_features, N_HIST_BINS, 3), dtype=np.float64)
 
 
+_ROW_BLOCK = 4096  # rows per block: their gradients (64 KiB) stay in cache across a chunk's features
+_FEATURE_CHUNKS = 16  # parallel tasks; fixed so results never depend on the thread count
+
+
 @njit(parallel=True, cache=True)
 def build_histogram(
     binned: np.ndarray,
@@ -36,31 +40,41 @@ def build_histogram(
     grad, hess : float64 per row
     features : int64 features to build (the tree's feature subsample)
     hist : float64 (n_features, 256, 3), written for ``features`` only
+
+    Each feature's bins are summed by one task in row order, so the sums are the same
+    whatever the number of threads.
     """
     m = samples.shape[0]
-    # Gather once so the per-feature loops stream through contiguous memory.
-    g = np.empty(m)
-    h = np.empty(m)
+    # Gather once, interleaved, so every feature pass streams one small array.
+    gh = np.empty((m, 2))
     for r in range(m):
         i = samples[r]
-        g[r] = grad[i]
-        h[r] = hess[i]
-    for fi in prange(features.shape[0]):
-        f = features[fi]
-        hf = hist[f]
-        hf[:, :] = 0.0
-        col = binned[f]
-        for r in range(m):
-            b = col[samples[r]]
-            hf[b, 0] += g[r]
-            hf[b, 1] += h[r]
-            hf[b, 2] += 1.0
+        gh[r, 0] = grad[i]
+        gh[r, 1] = hess[i]
+    nf = features.shape[0]
+    n_chunks = min(nf, _FEATURE_CHUNKS)
+    for c in prange(n_chunks):
+        f_lo = c * nf // n_chunks
+        f_hi = (c + 1) * nf // n_chunks
+        for fi in range(f_lo, f_hi):
+            hist[features[fi]][:, :] = 0.0
+        for r0 in range(0, m, _ROW_BLOCK):
+            r1 = min(m, r0 + _ROW_BLOCK)
+            for fi in range(f_lo, f_hi):
+                f = features[fi]
+                hf = hist[f]
+                col = binned[f]
+                for r in range(r0, r1):
+                    b = col[samples[r]]
+                    hf[b, 0] += gh[r, 0]
+                    hf[b, 1] += gh[r, 1]
+                    hf[b, 2] += 1.0
 
 
-@njit(parallel=True, cache=True)
+@njit(cache=True)
 def subtract_histogram(parent: np.ndarray, child: np.ndarray, features: np.ndarray, out: np.ndarray) -> None:
-    """``out = parent - child`` for the given features (``out`` may be ``parent``)."""
-    for fi in prange(features.shape[0]):
+    """``out = parent - child`` for the given features (``out`` may be ``parent``); serial: it is tiny."""
+    for fi in range(features.shape[0]):
         f = features[fi]
         for b in range(parent.shape[1]):
             for c in range(3):

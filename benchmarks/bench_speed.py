@@ -1,0 +1,139 @@
+"""LambdaMART speed against LightGBM lambdarank, measured in the same run.
+
+Synthetic 200,000 documents x 136 features (1,600 queries x 125 documents, from
+ranklearn.datasets.make_ranking), 50 trees, 31 leaves, 255 bins, 2 threads. Both libraries
+are warmed up first (numba compilation for ranklearn); each timing is the best of
+``--repeats`` runs. Ratios are ranklearn / LightGBM: below 1 means ranklearn is faster.
+The machines are shared and noisy, so read the ratios, not the seconds.
+
+    .venv/bin/python benchmarks/bench_speed.py [--repeats 3] [--threads 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+
+import numpy as np
+from _common import group_sizes
+
+TREES, LEAVES, BINS, LR, MIN_LEAF = 50, 31, 255, 0.1, 20
+
+
+def best_of(repeats: int, fn) -> tuple[float, object]:
+    best, out = np.inf, None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t0)
+    return best, out
+
+
+def lgb_params(threads: int) -> dict:
+    return {
+        "objective": "lambdarank",
+        "num_leaves": LEAVES,
+        "max_bin": BINS,
+        "learning_rate": LR,
+        "min_data_in_leaf": MIN_LEAF,
+        "num_threads": threads,
+        "verbose": -1,
+        "seed": 0,
+    }
+
+
+def cold_start_seconds() -> tuple[float, float]:
+    """Wall time of a tiny fit+predict in a fresh process: empty numba cache, then warm cache."""
+    code = textwrap.dedent(
+        """
+        from ranklearn import LambdaMART
+        from ranklearn.datasets import make_ranking
+        X, y, q = make_ranking(50, 10, random_state=0, return_X_y=True)
+        LambdaMART(n_estimators=3).fit(X, y, q, eval_set=[(X, y, q)]).predict(X)
+        """
+    )
+    out = []
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        for _ in range(2):
+            t0 = time.perf_counter()
+            subprocess.run([sys.executable, "-c", code], env=env, check=True)
+            out.append(time.perf_counter() - t0)
+    return out[0], out[1]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--queries", type=int, default=1600)
+    ap.add_argument("--docs", type=int, default=125)
+    ap.add_argument("--features", type=int, default=136)
+    ap.add_argument("--no-cold-start", action="store_true")
+    args = ap.parse_args()
+
+    import lightgbm as lgb
+
+    from ranklearn import LambdaMART
+    from ranklearn.datasets import make_ranking
+    from ranklearn.models.lambdamart import numba_threads
+    from ranklearn.tree.binning import BinMapper
+
+    X, y, qid = make_ranking(
+        args.queries, args.features, n_informative=20, docs_per_query=(args.docs, args.docs),
+        random_state=0, return_X_y=True,
+    )
+    groups = group_sizes(qid)
+    print(f"data: {X.shape[0]:,} rows x {X.shape[1]} features, {len(groups)} queries; "
+          f"{TREES} trees, {LEAVES} leaves, {BINS} bins, {args.threads} threads", flush=True)
+
+    def ours_fit():
+        return LambdaMART(n_estimators=TREES, num_leaves=LEAVES, max_bins=BINS, learning_rate=LR,
+                          min_samples_leaf=MIN_LEAF, n_jobs=args.threads, random_state=0).fit(X, y, qid)
+
+    def lgb_dataset():
+        return lgb.Dataset(X, y, group=groups, params={"max_bin": BINS, "verbose": -1,
+                                                      "num_threads": args.threads}).construct()
+
+    def lgb_fit():
+        return lgb.train(lgb_params(args.threads), lgb_dataset(), num_boost_round=TREES)
+
+    def ours_bin():
+        with numba_threads(args.threads):
+            return BinMapper(BINS).fit_transform(X)
+
+    # warm-up: compile ranklearn's kernels, load LightGBM's library
+    small = slice(0, 20 * args.docs)
+    LambdaMART(n_estimators=2, n_jobs=args.threads).fit(X[small], y[small], qid[small]).predict(X[small])
+    lgb.train(lgb_params(args.threads), lgb.Dataset(X[small], y[small], group=groups[:20]), 2)
+
+    rows = []
+    t_ob, _ = best_of(args.repeats, ours_bin)
+    t_lb, _ = best_of(args.repeats, lgb_dataset)
+    rows.append(("binning (fit bins + bin the data)", t_ob, t_lb))
+    t_of, model = best_of(args.repeats, ours_fit)
+    t_lf, booster = best_of(args.repeats, lgb_fit)
+    rows.append((f"training {TREES} trees, binning included", t_of, t_lf))
+    rows.append((f"training {TREES} trees, binning excluded", t_of - t_ob, t_lf - t_lb))
+    t_op, _ = best_of(args.repeats, lambda: model.predict(X))
+    t_lp, _ = best_of(args.repeats, lambda: booster.predict(X, num_threads=args.threads))
+    rows.append((f"prediction ({X.shape[0]:,} rows)", t_op, t_lp))
+
+    print("\n| step | ranklearn (s) | LightGBM (s) | ratio ranklearn/LightGBM |")
+    print("|---|---|---|---|")
+    for name, a, b in rows:
+        print(f"| {name} | {a:.3f} | {b:.3f} | **{a / b:.2f}x** |")
+    if not args.no_cold_start:
+        cold, warm = cold_start_seconds()
+        print(f"\nCold start (fresh process, tiny fit + predict): {cold:.1f} s with an empty numba cache, "
+              f"{warm:.1f} s with the cache filled by the first run.")
+    print(f"\nRegenerate: .venv/bin/python benchmarks/bench_speed.py --repeats {args.repeats} --threads {args.threads}")
+
+
+if __name__ == "__main__":
+    main()
