@@ -169,27 +169,42 @@ def test_continuous_and_many_level_labels():
         np.testing.assert_allclose(h, rh, rtol=1e-9, atol=1e-300)
 
 
-def test_normalization_rescales_per_query():
-    labels = np.array([0, 1, 2, 0, 3.0])
-    scores = np.array([0.3, 0.1, -0.2, 0.5, 0.0])
-    ptr = np.array([0, 5])
-    g, h = LambdaObjective("ndcg", k=10).gradients(scores, labels, ptr)
-    gn, hn = LambdaObjective("ndcg", k=10, normalize=True).gradients(scores, labels, ptr)
-    # LightGBM's factor log2(1 + S) / S, S = sum over pairs of 2 |lambda_ij|
+def _lightgbm_normalized_reference(scores, labels):
+    """LightGBM's lambdarank_norm written out pair by pair (one query, NDCG over the whole list)."""
+    n = len(labels)
     ideal = sum((2.0**l - 1) / math.log2(r + 2) for r, l in enumerate(sorted(labels, reverse=True)))
     order = list(np.argsort(-scores, kind="stable"))
-    total = 0.0
-    for a in range(5):
-        for b in range(a + 1, 5):
+    by_distance = scores.max() != scores.min()
+    g, h, total = np.zeros(n), np.zeros(n), 0.0
+    for a in range(n):
+        for b in range(a + 1, n):
             i, j = order[a], order[b]
             if labels[i] == labels[j]:
                 continue
             hi, lo = (i, j) if labels[i] > labels[j] else (j, i)
             delta = abs((2.0 ** labels[i] - 2.0 ** labels[j]) * (1 / math.log2(a + 2) - 1 / math.log2(b + 2))) / ideal
-            total += 2 * delta / (1 + math.exp(scores[hi] - scores[lo]))
+            if by_distance:
+                delta /= 0.01 + abs(scores[i] - scores[j])
+            rho = 1 / (1 + math.exp(scores[hi] - scores[lo]))
+            g[hi] -= rho * delta
+            g[lo] += rho * delta
+            h[hi] += rho * (1 - rho) * delta
+            h[lo] += rho * (1 - rho) * delta
+            total += 2 * rho * delta
     factor = math.log2(1 + total) / total
-    np.testing.assert_allclose(gn, g * factor)
-    np.testing.assert_allclose(hn, h * factor)
+    return g * factor, h * factor
+
+
+@pytest.mark.parametrize("scores", [[0.3, 0.1, -0.2, 0.5, 0.0], [0.0] * 5, [2.0, -1.0, 0.5, 0.5, 7.0]])
+def test_normalization_follows_lightgbm(scores):
+    labels = np.array([0, 1, 2, 0, 3.0])
+    scores = np.array(scores)
+    g, h = LambdaObjective("ndcg", k=None, normalize=True, distance_weight=True).gradients(
+        scores, labels, np.array([0, 5])
+    )
+    rg, rh = _lightgbm_normalized_reference(scores, labels)
+    np.testing.assert_allclose(g, rg, rtol=1e-12)
+    np.testing.assert_allclose(h, rh, rtol=1e-12)
 
 
 @pytest.mark.parametrize(

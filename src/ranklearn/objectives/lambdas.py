@@ -39,6 +39,7 @@ def _query_lambdas(
     gain_kind: int,
     max_grade: float,
     normalize: bool,
+    distance_weight: bool,
     g: np.ndarray,
     h: np.ndarray,
 ) -> None:
@@ -109,6 +110,9 @@ def _query_lambdas(
     g_r = np.zeros(n)
     h_r = np.zeros(n)
     sum_lambdas = 0.0
+    # LightGBM weights each pair by 1 / (0.01 + |s_i - s_j|), focusing on pairs the model
+    # cannot yet tell apart (skipped while all scores are equal).
+    by_distance = distance_weight and s_r[0] != s_r[n - 1]
     top = min(truncation, n)
     for a in range(top):
         la = l_r[a]
@@ -141,6 +145,8 @@ def _query_lambdas(
                 delta = 1.0
             if delta == 0.0:
                 continue
+            if by_distance:
+                delta /= 0.01 + abs(s_r[a] - s_r[b])
             if la > lb:
                 hi = a
                 lo = b
@@ -179,6 +185,7 @@ def lambda_gradients(
     gain_kind: int,
     max_grade: float,
     normalize: bool,
+    distance_weight: bool,
     grad: np.ndarray,
     hess: np.ndarray,
 ) -> None:
@@ -198,6 +205,7 @@ def lambda_gradients(
             gain_kind,
             max_grade,
             normalize,
+            distance_weight,
             grad[s:e],
             hess[s:e],
         )
@@ -222,7 +230,11 @@ class LambdaObjective:
     max_grade : float or None
         ERR's maximum grade (None: the largest training label, set by :meth:`prepare`).
     normalize : bool
-        LightGBM-style per-query lambda normalization.
+        Multiply each query's lambdas and hessians by ``log2(1 + S) / S``, S the sum over
+        pairs of ``2 |lambda_ij|`` (damps queries with many pairs).
+    distance_weight : bool
+        Divide each pair's |ΔZ| by ``0.01 + |s_i - s_j|`` unless all of the query's scores are
+        equal. LightGBM's ``lambdarank_norm`` is ``normalize`` and ``distance_weight`` together.
     """
 
     def __init__(
@@ -234,6 +246,7 @@ class LambdaObjective:
         gain: str = "exp2",
         max_grade: float | None = None,
         normalize: bool = False,
+        distance_weight: bool = False,
     ) -> None:
         from ranklearn.metrics._gain import gain_code
 
@@ -253,6 +266,7 @@ class LambdaObjective:
         self.gain_kind = gain_code(gain)
         self.max_grade = max_grade
         self.normalize = bool(normalize)
+        self.distance_weight = bool(distance_weight)
 
     def prepare(self, y: np.ndarray) -> None:
         """Fix data-dependent conventions (ERR's maximum grade) from the training labels."""
@@ -289,6 +303,7 @@ class LambdaObjective:
             self.gain_kind,
             max_grade,
             self.normalize,
+            self.distance_weight,
             grad,
             hess,
         )

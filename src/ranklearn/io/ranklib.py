@@ -1,0 +1,209 @@
+"""RankLib's LambdaMART text format: export (for the Elasticsearch, OpenSearch and Solr LTR
+plugins, and RankLib itself) and import.
+
+The format is a few ``## key = value`` header lines and an XML ensemble::
+
+    <ensemble>
+        <tree id="1" weight="0.1">
+            <split>
+                <feature> 3 </feature>           (1-based)
+                <threshold> 0.25 </threshold>    (x <= threshold goes left)
+                <split pos="left"> <output> -0.5 </output> </split>
+                <split pos="right"> ... </split>
+            </split>
+        </tree>
+    </ensemble>
+
+A document's score is ``sum(weight * output)``. ranklearn's thresholds are float32 values seen
+in the training data, so RankLib's float comparison sends every document down the same branch
+as ranklearn's. Leaf outputs are written with tree weight 1 and the exact (shrunk) value;
+RankLib parses them as 32-bit floats, so its scores equal ranklearn's to float32 precision.
+RankLib has no missing values: NaN compares false and goes right. On data without NaN the
+export is exact; for a model trained on data with NaN, whose splits may send missing values
+left, export warns that the exported model routes NaN differently.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+import xml.etree.ElementTree as ET
+from os import PathLike
+from pathlib import Path
+
+import numpy as np
+
+from ranklearn.exceptions import ModelFormatError
+from ranklearn.io.model_file import atomic_write_bytes
+
+
+def _fmt32(x: float) -> str:
+    """Shortest text that parses back to the same float32 (thresholds are float32 values)."""
+    return repr(float(np.float32(x))) if np.float32(x) == x else repr(float(x))
+
+
+def export_ranklib(model, path: str | PathLike[str]) -> None:
+    """Write a fitted :class:`~ranklearn.LambdaMART` in RankLib's LambdaMART format (atomically).
+
+    Raises
+    ------
+    ValueError
+        If the model is not a fitted LambdaMART.
+    """
+    from ranklearn.models.lambdamart import LambdaMART
+
+    if not isinstance(model, LambdaMART) or not hasattr(model, "trees_"):
+        raise ValueError("export to RankLib needs a fitted LambdaMART model")
+    if getattr(model, "trained_with_missing_", False) and any(
+        np.any(t.missing_left[t.feature >= 0]) for t in model.trees_
+    ):
+        warnings.warn(
+            "the model was trained with missing values and some splits send them left; RankLib sends "
+            "NaN right, so exported scores differ from ranklearn's on rows with missing values",
+            stacklevel=2,
+        )
+    lines = [
+        "## LambdaMART",
+        f"## No. of trees = {len(model.trees_)}",
+        f"## No. of leaves = {model.num_leaves}",
+        f"## No. of threshold candidates = {model.max_bins}",
+        f"## Learning rate = {model.learning_rate}",
+        f"## Stop early = {model.early_stopping_rounds or 0}",
+        "## Exported by ranklearn: leaf outputs include the learning rate, tree weights are 1.",
+        "",
+        "<ensemble>",
+    ]
+    for t_id, tree in enumerate(model.trees_, start=1):
+        lines.append(f'\t<tree id="{t_id}" weight="1.0">')
+        _write_node(tree, 0, 2, lines)
+        lines.append("\t</tree>")
+    lines.append("</ensemble>")
+    atomic_write_bytes(path, ("\n".join(lines) + "\n").encode())
+
+
+def _write_node(tree, node: int, depth: int, lines: list[str], pos: str | None = None) -> None:
+    ind = "\t" * depth
+    head = f'{ind}<split pos="{pos}">' if pos else f"{ind}<split>"
+    if tree.feature[node] < 0:
+        lines.append(f"{head}")
+        lines.append(f"{ind}\t<output> {repr(float(tree.value[node]))} </output>")
+        lines.append(f"{ind}</split>")
+        return
+    lines.append(head)
+    lines.append(f"{ind}\t<feature> {int(tree.feature[node]) + 1} </feature>")
+    lines.append(f"{ind}\t<threshold> {_fmt32(tree.threshold[node])} </threshold>")
+    _write_node(tree, int(tree.left[node]), depth + 1, lines, "left")
+    _write_node(tree, int(tree.right[node]), depth + 1, lines, "right")
+    lines.append(f"{ind}</split>")
+
+
+_HEADER = re.compile(r"^\s*##")
+
+
+def import_ranklib(path: str | PathLike[str], n_features: int | None = None):
+    """Read a RankLib LambdaMART model (RankLib's own or ranklearn's export) into a LambdaMART.
+
+    Parameters
+    ----------
+    path : file path
+    n_features : int, optional
+        Width of the data the model will score (default: the largest feature id it uses).
+
+    Returns
+    -------
+    LambdaMART
+        Fitted for prediction (no bin mapper: it cannot be trained further).
+
+    Raises
+    ------
+    ModelFormatError
+        If the file is unreadable, not a RankLib ensemble, or malformed.
+    """
+    from ranklearn.models.lambdamart import LambdaMART
+    from ranklearn.tree.grower import Tree
+
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ModelFormatError(f"cannot read RankLib model: {exc}", path=p) from None
+    body = "\n".join(line for line in text.splitlines() if not _HEADER.match(line))
+    if "<!DOCTYPE" in body or "<!ENTITY" in body:
+        raise ModelFormatError("RankLib models have no DOCTYPE/ENTITY declarations", path=p)
+    try:
+        root = ET.fromstring(body)
+    except ET.ParseError as exc:
+        raise ModelFormatError(f"not a RankLib ensemble (XML error: {exc})", path=p) from None
+    if root.tag != "ensemble":
+        raise ModelFormatError(f"expected an <ensemble> element, found <{root.tag}>", path=p)
+    trees = []
+    max_feature = 0
+    for t_el in root:
+        if t_el.tag != "tree":
+            raise ModelFormatError(f"unexpected <{t_el.tag}> inside <ensemble>", path=p)
+        try:
+            weight = float(t_el.get("weight", "1"))
+        except ValueError:
+            raise ModelFormatError(f"tree {t_el.get('id')!r} has a non-numeric weight", path=p) from None
+        splits = [c for c in t_el if c.tag == "split"]
+        if len(splits) != 1:
+            raise ModelFormatError(f"tree {t_el.get('id')!r} must hold exactly one root <split>", path=p)
+        nodes: list[list] = []  # feature, threshold, left, right, value
+        try:
+            _read_node(splits[0], weight, nodes, p)
+        except RecursionError:
+            raise ModelFormatError("a tree is nested too deeply to be a real model", path=p) from None
+        arr = np.array(nodes, dtype=object).reshape(-1, 5)
+        feature = arr[:, 0].astype(np.int32)
+        max_feature = max(max_feature, int(feature.max()) + 1)
+        n = len(nodes)
+        trees.append(
+            Tree(
+                feature=feature,
+                bin_threshold=np.zeros(n, dtype=np.int32),
+                threshold=arr[:, 1].astype(np.float64),
+                missing_left=np.zeros(n, dtype=np.bool_),
+                left=arr[:, 2].astype(np.int32),
+                right=arr[:, 3].astype(np.int32),
+                value=arr[:, 4].astype(np.float64),
+                gain=np.zeros(n),
+                count=np.zeros(n, dtype=np.int64),
+            )
+        )
+    if not trees:
+        raise ModelFormatError("the ensemble holds no trees", path=p)
+    if n_features is not None and n_features < max_feature:
+        raise ValueError(f"n_features={n_features} but the model uses feature {max_feature}")
+    model = LambdaMART()
+    model.trees_ = trees
+    model.n_features_in_ = n_features or max_feature
+    model.bin_mapper_ = None
+    model.evals_result_ = {}
+    model.best_iteration_ = None
+    model.interrupted_ = False
+    model._predictor = None
+    return model
+
+
+def _read_node(el: ET.Element, weight: float, nodes: list[list], path: Path) -> int:
+    me = len(nodes)
+    nodes.append([-1, 0.0, -1, -1, 0.0])
+    out = el.find("output")
+    try:
+        if out is not None:
+            nodes[me][4] = weight * float(out.text)
+            return me
+        feat = int(el.find("feature").text)
+        thr = float(el.find("threshold").text)
+    except (AttributeError, TypeError, ValueError):
+        raise ModelFormatError("a <split> needs <output>, or <feature> and <threshold> numbers", path=path) from None
+    if feat < 1:
+        raise ModelFormatError(f"feature ids are 1-based, got {feat}", path=path)
+    children = {c.get("pos"): c for c in el if c.tag == "split"}
+    if set(children) != {"left", "right"}:
+        raise ModelFormatError('a <split> with a feature needs pos="left" and pos="right" children', path=path)
+    nodes[me][0] = feat - 1
+    nodes[me][1] = thr
+    nodes[me][2] = _read_node(children["left"], weight, nodes, path)
+    nodes[me][3] = _read_node(children["right"], weight, nodes, path)
+    return me

@@ -1,0 +1,286 @@
+"""LambdaMART: training behaviour, persistence, RankLib export, scikit-learn integration."""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+
+from ranklearn import LambdaMART
+from ranklearn.data.groups import group_ptr
+from ranklearn.datasets import make_ranking, make_ranking_splits
+from ranklearn.exceptions import ModelFormatError
+from ranklearn.io import load_model
+from ranklearn.io.ranklib import export_ranklib, import_ranklib
+from ranklearn.metrics import get_metric
+
+NDCG10 = get_metric("ndcg@10")
+
+
+@pytest.fixture(scope="module")
+def splits():
+    s = make_ranking_splits((200, 60, 60), n_features=12, random_state=0)
+    return [(d.X, d.y, d.qid) for d in (s.train, s.vali, s.test)]
+
+
+@pytest.fixture(scope="module")
+def fitted(splits):
+    tr, va, _ = splits
+    return LambdaMART(n_estimators=40, num_leaves=15, random_state=0).fit(*tr, eval_set=[va])
+
+
+def _ndcg(model, data):
+    X, y, q = data
+    return NDCG10.mean(y, model.predict(X), group_ptr(q))
+
+
+def test_learns_well_beyond_random(fitted, splits):
+    _, _, te = splits
+    rng = np.random.default_rng(0)
+    random_ndcg = NDCG10.mean(te[1], rng.normal(size=len(te[1])), group_ptr(te[2]))
+    assert _ndcg(fitted, te) > random_ndcg + 0.2
+    assert fitted.score(*te) == pytest.approx(_ndcg(fitted, te))
+    hist = fitted.evals_result_["valid_0"]["ndcg@10"]
+    assert len(hist) == 40 and hist[-1] > hist[0]
+
+
+def test_save_load_gives_identical_scores(fitted, splits, tmp_path):
+    path = tmp_path / "m.json"
+    fitted.save(path)
+    again = LambdaMART.load(path)
+    X = splits[2][0]
+    np.testing.assert_array_equal(again.predict(X), fitted.predict(X))
+    assert again.get_params() == fitted.get_params()
+    assert again.evals_result_ == fitted.evals_result_
+    np.testing.assert_array_equal(again.bin_mapper_.transform(X), fitted.bin_mapper_.transform(X))
+    assert isinstance(load_model(path), LambdaMART)
+
+
+def test_corrupted_or_foreign_model_files_are_named(fitted, tmp_path):
+    path = tmp_path / "m.json"
+    fitted.save(path)
+    text = path.read_text()
+    (tmp_path / "trunc.json").write_text(text[: len(text) // 2])
+    (tmp_path / "edit.json").write_text(text.replace('"value":[', '"value":[1.5,', 1))
+    (tmp_path / "foreign.json").write_text(json.dumps({"hello": 1}))
+    newer = json.loads(text)
+    newer["format_version"] = 99
+    (tmp_path / "newer.json").write_text(json.dumps(newer))
+    for name, pattern in [
+        ("trunc.json", "not valid JSON"),
+        ("edit.json", "checksum"),
+        ("foreign.json", "not a ranklearn model"),
+        ("newer.json", "newer"),
+        ("missing.json", "cannot read"),
+    ]:
+        with pytest.raises(ModelFormatError, match=pattern) as info:
+            load_model(tmp_path / name)
+        assert name in str(info.value)
+
+
+def test_deterministic_for_a_seed_and_any_thread_count(splits):
+    tr = splits[0]
+    kw = dict(n_estimators=8, num_leaves=7, feature_fraction=0.7, bagging_fraction=0.8, random_state=3)
+    a = LambdaMART(n_jobs=1, **kw).fit(*tr).predict(tr[0])
+    b = LambdaMART(n_jobs=2, **kw).fit(*tr).predict(tr[0])
+    np.testing.assert_array_equal(a, b)
+    c = LambdaMART(n_jobs=1, **{**kw, "random_state": 4}).fit(*tr).predict(tr[0])
+    assert not np.array_equal(a, c)
+
+
+def test_early_stopping_rolls_back_to_best_iteration(splits):
+    tr, va, _ = splits
+    m = LambdaMART(n_estimators=300, learning_rate=0.5, num_leaves=31, min_samples_leaf=5,
+                   early_stopping_rounds=10, random_state=0).fit(*tr, eval_set=[va])
+    hist = m.evals_result_["valid_0"]["ndcg@10"]
+    assert len(hist) < 300  # it stopped
+    assert m.best_iteration_ == int(np.argmax(hist)) + 1
+    assert len(hist) == m.best_iteration_ + 10
+    assert len(m.trees_) == m.best_iteration_
+    # the kept model scores the validation set exactly as recorded at its best iteration
+    assert _ndcg(m, va) == pytest.approx(max(hist), abs=1e-12)
+
+
+def test_rows_of_a_query_can_come_in_any_order(splits):
+    X, y, q = splits[0]
+    perm = np.random.default_rng(1).permutation(len(y))
+    m1 = LambdaMART(n_estimators=5, random_state=0, bin_subsample=None).fit(X, y, q)
+    m2 = LambdaMART(n_estimators=5, random_state=0, bin_subsample=None).fit(X[perm], y[perm], q[perm])
+    assert NDCG10.mean(y, m1.predict(X), group_ptr(q)) == pytest.approx(NDCG10.mean(y, m2.predict(X), group_ptr(q)), abs=0.05)
+
+
+def test_missing_values_are_learned(splits):
+    X, y, q = (a.copy() for a in splits[0])
+    rng = np.random.default_rng(0)
+    X[rng.random(X.shape) < 0.2] = np.nan
+    m = LambdaMART(n_estimators=10, random_state=0).fit(X, y, q)
+    s = m.predict(X)
+    assert np.all(np.isfinite(s)) and m.trained_with_missing_
+    assert any(t.missing_left[t.feature >= 0].any() for t in m.trees_)
+
+
+@pytest.mark.parametrize(
+    "params,match",
+    [
+        ({"n_estimators": 0}, "n_estimators"),
+        ({"num_leaves": 1}, "num_leaves"),
+        ({"learning_rate": -0.1}, "learning_rate"),
+        ({"max_bins": 300}, "max_bins"),
+        ({"metric": "ndcg@0"}, "ndcg@0"),
+        ({"metric": "foo@3"}, "foo"),
+        ({"lambda_metric": "auc"}, "lambda_metric"),
+        ({"feature_fraction": 0}, "feature_fraction"),
+        ({"n_jobs": 0}, "n_jobs"),
+    ],
+)
+def test_bad_parameters_raise_naming_them(splits, params, match):
+    with pytest.raises(ValueError, match=match):
+        LambdaMART(n_estimators=params.pop("n_estimators", 2), **params).fit(*splits[0])
+
+
+def test_bad_inputs(fitted, splits):
+    X, y, q = splits[0]
+    with pytest.raises(ValueError, match="qid"):
+        LambdaMART().fit(X, y)
+    with pytest.raises(ValueError, match="lengths differ"):
+        LambdaMART().fit(X, y[:-1], q)
+    with pytest.raises(ValueError, match="features"):
+        fitted.predict(X[:, :5])
+    bad = X.copy()
+    bad[3, 2] = np.inf
+    with pytest.raises(ValueError, match="inf"):
+        fitted.predict(bad)
+    with pytest.raises(ValueError, match="finite"):
+        LambdaMART().fit(X, np.where(np.arange(len(y)) == 5, np.nan, y), q)
+
+
+def test_feature_importances(fitted):
+    imp = fitted.feature_importances_
+    assert imp.shape == (12,) and imp.sum() == pytest.approx(1.0)
+    splits = fitted.feature_importance("split")
+    assert splits.sum() == sum(int((t.feature >= 0).sum()) for t in fitted.trees_)
+    # make_ranking's informative features come first; noise features should matter less
+    assert imp[:8].sum() > imp[8:].sum()
+
+
+# ---------------------------------------------------------------- RankLib format
+def ranklib_reference_scores(path, X):
+    """Score as RankLib does: parse outputs, weights and thresholds as Java floats, x <= t goes left."""
+    body = "\n".join(l for l in open(path) if not l.lstrip().startswith("##"))
+    root = ET.fromstring(body)
+    f32 = np.float32
+    out = np.zeros(X.shape[0])
+
+    def ev(node, x):
+        o = node.find("output")
+        if o is not None:
+            return float(f32(o.text.strip()))
+        f = int(node.find("feature").text) - 1
+        thr = f32(node.find("threshold").text.strip())
+        kids = {c.get("pos"): c for c in node if c.tag == "split"}
+        return ev(kids["left"] if f32(x[f]) <= thr else kids["right"], x)
+
+    for tree in root:
+        w = float(f32(tree.get("weight")))
+        split = tree.find("split")
+        out += np.array([w * ev(split, x) for x in X])
+    return out
+
+
+def test_ranklib_export_follows_format_and_round_trips(fitted, splits, tmp_path):
+    path = tmp_path / "model.txt"
+    export_ranklib(fitted, path)
+    text = path.read_text()
+    assert text.startswith("## LambdaMART\n")
+    assert re.search(r"## No\. of trees = 40\n", text)
+    X = splits[2][0][:300]
+    ours = fitted.predict(X)
+    # our importer is exact; RankLib's float32 parsing agrees to float32 precision
+    np.testing.assert_array_equal(import_ranklib(path, n_features=X.shape[1]).predict(X), ours)
+    np.testing.assert_allclose(ranklib_reference_scores(path, X), ours, rtol=1e-5, atol=1e-6)
+
+
+def test_ranklib_import_of_a_ranklib_trained_model(tmp_path):
+    path = tmp_path / "rl.txt"
+    path.write_text(
+        "## LambdaMART\n## No. of trees = 2\n<ensemble>\n"
+        '<tree id="1" weight="0.1"><split><feature> 2 </feature><threshold> 0.5 </threshold>'
+        '<split pos="left"><output> -1.0 </output></split><split pos="right"><output> 2.0 </output></split>'
+        "</split></tree>\n"
+        '<tree id="2" weight="0.1"><split><output> 0.5 </output></split></tree>\n</ensemble>\n'
+    )
+    m = import_ranklib(path, n_features=3)
+    X = np.array([[0, 0.5, 0], [9, 0.6, 9]], dtype=np.float32)
+    np.testing.assert_allclose(m.predict(X), [0.1 * -1 + 0.05, 0.1 * 2 + 0.05])
+
+
+@pytest.mark.parametrize(
+    "content,match",
+    [
+        ("", "XML"),
+        ("<ensemble><tree><split><feature>x</feature></split></tree></ensemble>", "split"),
+        ("<ensemble><tree><split><feature>0</feature><threshold>1</threshold></split></tree></ensemble>", "1-based"),
+        ("<forest/>", "ensemble"),
+        ("<ensemble></ensemble>", "no trees"),
+        ('<!DOCTYPE x [<!ENTITY a "b">]><ensemble/>', "DOCTYPE"),
+    ],
+)
+def test_ranklib_import_rejects_malformed_files(tmp_path, content, match):
+    path = tmp_path / "bad.txt"
+    path.write_text(content)
+    with pytest.raises(ModelFormatError, match=match):
+        import_ranklib(path)
+
+
+def test_ranklib_export_scores_mq2008_like_predict(shared_data, tmp_path):
+    from ranklearn.data import load_svmlight
+
+    fold = shared_data / "MQ2008" / "Fold1"
+    tr = load_svmlight(fold / "train.txt")
+    te = load_svmlight(fold / "test.txt")
+    m = LambdaMART(n_estimators=30, random_state=0).fit(tr.X, tr.y, tr.qid)
+    path = tmp_path / "mq.txt"
+    export_ranklib(m, path)
+    X = np.asarray(te.X.todense() if hasattr(te.X, "todense") else te.X)
+    ours = m.predict(X)
+    np.testing.assert_array_equal(import_ranklib(path, n_features=X.shape[1]).predict(X), ours)
+    ref = ranklib_reference_scores(path, X)
+    np.testing.assert_allclose(ref, ours, rtol=1e-5, atol=1e-6)
+    assert NDCG10.mean(te.y, ref, te.ptr) == pytest.approx(NDCG10.mean(te.y, ours, te.ptr), abs=1e-4)
+
+
+# --------------------------------------------------------- scikit-learn and peers
+def test_clone_and_grid_search_with_query_groups(splits):
+    import sklearn
+    from sklearn.base import clone
+    from sklearn.model_selection import GridSearchCV, GroupKFold
+
+    X, y, q = splits[0]
+    est = LambdaMART(n_estimators=5, random_state=0)
+    assert clone(est).get_params() == est.get_params()
+    with sklearn.config_context(enable_metadata_routing=True):
+        est = est.set_fit_request(qid=True).set_score_request(qid=True)
+        gs = GridSearchCV(est, {"num_leaves": [3, 15]}, cv=GroupKFold(n_splits=3))
+        gs.fit(X, y, qid=q, groups=q)
+    assert gs.best_params_["num_leaves"] in (3, 15)
+    assert np.all(np.isfinite(gs.cv_results_["mean_test_score"]))
+    assert 0 < gs.best_score_ <= 1
+
+
+def test_quality_close_to_lightgbm(splits):
+    """With LightGBM's lambda conventions (whole-list ΔNDCG, top-30 truncation, its
+    normalization) the two engines must reach the same quality."""
+    lgb = pytest.importorskip("lightgbm")
+    tr, va, te = splits
+    ours = LambdaMART(
+        n_estimators=60, num_leaves=15, random_state=0, lambda_metric="ndcg", truncation_level=30,
+        lambda_normalize=True, lambda_distance_weight=True,
+    ).fit(*tr)
+    theirs = lgb.LGBMRanker(n_estimators=60, num_leaves=15, min_child_samples=20, verbose=-1, random_state=0)
+    theirs.fit(tr[0], tr[1], group=np.diff(group_ptr(tr[2])))
+    a = _ndcg(ours, te)
+    b = NDCG10.mean(te[1], theirs.predict(te[0]), group_ptr(te[2]))
+    assert abs(a - b) < 0.02, (a, b)
