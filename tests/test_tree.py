@@ -44,6 +44,24 @@ def test_bins_are_quantiles_of_data_values_and_nan_has_its_own():
     assert counts.max() < 3 * counts.mean()  # quantile bins are roughly balanced
 
 
+def test_has_missing_finds_a_single_nan():
+    from ranklearn.tree.binning import has_missing
+
+    X, _, _ = _data()
+    m = BinMapper().fit(X)
+    assert not has_missing(m.transform(X))
+    X[1234, 5] = np.nan
+    assert has_missing(m.transform(X))
+
+
+def test_subsampled_edges_come_from_the_subsample_rows():
+    X, _, _ = _data(n=5000)
+    m = BinMapper(max_bins=255, subsample=1000, random_state=0).fit(X)
+    rows = np.sort(np.random.default_rng(0).choice(5000, size=1000, replace=False))
+    full = BinMapper(max_bins=255, subsample=None).fit(X[rows])
+    np.testing.assert_array_equal(m.edges_, full.edges_)
+
+
 def test_bin_mapper_round_trips_through_dict_and_checks_width():
     X, _, _ = _data()
     m = BinMapper(max_bins=16).fit(X)

@@ -23,7 +23,7 @@ from sklearn.utils import check_random_state
 
 from ranklearn.models._base import RankerMixin, check_ranking_data
 from ranklearn.objectives.lambdas import Z_KINDS, LambdaObjective
-from ranklearn.tree.binning import BinMapper
+from ranklearn.tree.binning import BinMapper, has_missing
 from ranklearn.tree.grower import Tree, TreeGrower
 from ranklearn.tree.predictor import TreePredictor
 
@@ -288,7 +288,7 @@ class LambdaMART(RankerMixin, BaseEstimator):
             self.bin_mapper_ = BinMapper(self.max_bins, self.bin_subsample, rng.randint(2**31 - 1)).fit(X)
             binned = self.bin_mapper_.transform(X)
             self.n_features_in_ = X.shape[1]
-            self.trained_with_missing_ = bool(np.isnan(X).any())
+            self.trained_with_missing_ = has_missing(binned)
             for name, es in zip(names, eval_set or []):
                 if len(es) != 3:
                     raise ValueError(f"each eval_set entry must be (X, y, qid); {name!r} is not")

@@ -74,6 +74,30 @@ def _fit_edges(columns: np.ndarray, max_bins: int) -> tuple[np.ndarray, np.ndarr
 
 
 @njit(parallel=True, cache=True)
+def _gather_columns(X: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """``X[rows].T`` as a contiguous (n_features, len(rows)) array, in one copy."""
+    out = np.empty((X.shape[1], rows.shape[0]), dtype=X.dtype)
+    for r in prange(rows.shape[0]):
+        i = rows[r]
+        for f in range(X.shape[1]):
+            out[f, r] = X[i, f]
+    return out
+
+
+@njit(parallel=True, cache=True)
+def has_missing(binned: np.ndarray) -> bool:
+    """Whether any value of a binned matrix is missing (no temporary the size of the data)."""
+    found = 0
+    for f in prange(binned.shape[0]):
+        col = binned[f]
+        for i in range(col.shape[0]):
+            if col[i] == MISSING_BIN:
+                found += 1
+                break
+    return found > 0
+
+
+@njit(parallel=True, cache=True)
 def _bin_rows(X: np.ndarray, edges: np.ndarray, n_edges: np.ndarray, out: np.ndarray) -> None:
     """Bin row-major ``X`` (n, F) into feature-major ``out`` (F, n), block by block of rows."""
     n, n_features = X.shape
@@ -130,14 +154,14 @@ class BinMapper:
 
     def fit(self, X: ArrayLike) -> BinMapper:
         """Find the bin edges of every feature of ``X`` (n_samples, n_features)."""
-        X = np.asarray(X, dtype=np.float32)
+        X = np.ascontiguousarray(X, dtype=np.float32)
         n = X.shape[0]
-        rows = X
         if self.subsample is not None and n > self.subsample:
             rng = np.random.default_rng(self.random_state)
-            rows = X[np.sort(rng.choice(n, size=self.subsample, replace=False))]
-        columns = np.ascontiguousarray(rows.T)
-        self.edges_, self.n_edges_ = _fit_edges(columns, self.max_bins)
+            rows = np.sort(rng.choice(n, size=self.subsample, replace=False))
+        else:
+            rows = np.arange(n)
+        self.edges_, self.n_edges_ = _fit_edges(_gather_columns(X, rows), self.max_bins)
         return self
 
     @property
