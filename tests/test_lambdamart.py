@@ -112,6 +112,20 @@ def test_rows_of_a_query_can_come_in_any_order(splits):
     assert NDCG10.mean(y, m1.predict(X), group_ptr(q)) == pytest.approx(NDCG10.mean(y, m2.predict(X), group_ptr(q)), abs=0.05)
 
 
+def test_sample_weights(splits):
+    X, y, q = splits[0]
+    kw = dict(n_estimators=6, num_leaves=7, min_sum_hessian=0.0, random_state=0)
+    base = LambdaMART(**kw).fit(X, y, q).predict(X)
+    # Newton steps are invariant to a uniform weight: the same trees, the same scores
+    twice = LambdaMART(**kw).fit(X, y, q, sample_weight=np.full(len(y), 2.0)).predict(X)
+    np.testing.assert_allclose(twice, base, rtol=1e-9, atol=1e-12)
+    # per-query weights are the query's weight on each of its rows; they change the model
+    qw = np.where(q % 2 == 0, 3.0, 0.2)
+    assert not np.allclose(LambdaMART(**kw).fit(X, y, q, sample_weight=qw).predict(X), base)
+    with pytest.raises(ValueError, match="sample_weight"):
+        LambdaMART(**kw).fit(X, y, q, sample_weight=-np.ones(len(y)))
+
+
 def test_missing_values_are_learned(splits):
     X, y, q = (a.copy() for a in splits[0])
     rng = np.random.default_rng(0)
