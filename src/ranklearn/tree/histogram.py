@@ -18,7 +18,6 @@ def new_histogram(n_features: int) -> np.ndarray:
     return np.empty((n_features, N_HIST_BINS, 3), dtype=np.float64)
 
 
-_ROW_BLOCK = 4096  # rows per block: their gradients (64 KiB) stay in cache across a chunk's features
 _FEATURE_CHUNKS = 16  # parallel tasks; fixed so results never depend on the thread count
 
 
@@ -45,7 +44,7 @@ def build_histogram(
     whatever the number of threads.
     """
     m = samples.shape[0]
-    # Gather once, interleaved, so every feature pass streams one small array.
+    # Gather once, interleaved, so every feature pass streams one array.
     gh = np.empty((m, 2))
     for r in range(m):
         i = samples[r]
@@ -54,21 +53,22 @@ def build_histogram(
     nf = features.shape[0]
     n_chunks = min(nf, _FEATURE_CHUNKS)
     for c in prange(n_chunks):
-        f_lo = c * nf // n_chunks
-        f_hi = (c + 1) * nf // n_chunks
-        for fi in range(f_lo, f_hi):
-            hist[features[fi]][:, :] = 0.0
-        for r0 in range(0, m, _ROW_BLOCK):
-            r1 = min(m, r0 + _ROW_BLOCK)
-            for fi in range(f_lo, f_hi):
-                f = features[fi]
-                hf = hist[f]
-                col = binned[f]
-                for r in range(r0, r1):
-                    b = col[samples[r]]
-                    hf[b, 0] += gh[r, 0]
-                    hf[b, 1] += gh[r, 1]
-                    hf[b, 2] += 1.0
+        # A task-local accumulator padded to 32 bytes a bin: aligned, and hot in L1.
+        acc = np.empty((N_HIST_BINS, 4))
+        for fi in range(c * nf // n_chunks, (c + 1) * nf // n_chunks):
+            f = features[fi]
+            col = binned[f]
+            acc[:, :] = 0.0
+            for r in range(m):
+                b = col[samples[r]]
+                acc[b, 0] += gh[r, 0]
+                acc[b, 1] += gh[r, 1]
+                acc[b, 2] += 1.0
+            hf = hist[f]
+            for b in range(N_HIST_BINS):
+                hf[b, 0] = acc[b, 0]
+                hf[b, 1] = acc[b, 1]
+                hf[b, 2] = acc[b, 2]
 
 
 @njit(cache=True)
