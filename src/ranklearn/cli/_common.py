@@ -25,17 +25,35 @@ console = Console()
 _QID_TOKEN = re.compile(rb"^(\S+) qid:\S+", re.MULTILINE)
 
 
-def load_data(path: Path, *, regroup: bool = False) -> RankingDataset:
+def load_data(path: Path, *, regroup: bool = False, sparse: bool = False) -> RankingDataset:
     """Load a ranking file (qid layout, or LightGBM layout with ``<path>.query``).
 
     ``regroup=False`` keeps the file's row order (needed where rows line up with a score
     file); a qid that reappears after another query is then an error naming the line.
+    ``sparse=True`` keeps ``X`` sparse (for commands that do not need dense features).
     """
     from ranklearn.data import load_svmlight
 
     if path.is_dir():
         raise IsADirectoryError(21, "is a directory, not a data file", str(path))
-    return load_svmlight(path, regroup=regroup)
+    return load_svmlight(path, regroup=regroup, sparse=sparse)
+
+
+def check_output_path(path: Path) -> None:
+    """Fail early, before any long work, when ``path`` cannot be written as a file.
+
+    Raises
+    ------
+    OSError
+        If ``path`` is a directory, or its folder does not exist or is not a folder.
+    """
+    import errno
+
+    if path.is_dir():
+        raise IsADirectoryError(errno.EISDIR, "is a directory, not a file", str(path))
+    folder = path.parent
+    if not folder.is_dir():
+        raise FileNotFoundError(errno.ENOENT, f"cannot write here (no such directory: {folder})", str(path))
 
 
 def read_scores(path: Path, n_rows: int, data_path: Path) -> np.ndarray:

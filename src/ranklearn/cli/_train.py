@@ -91,6 +91,34 @@ def evaluate_sets(estimator: Any, sets: dict[str, RankingDataset], metric_names:
     }
 
 
+def check_labels_for_metrics(ds: RankingDataset, path: Path) -> None:
+    """``train`` reports metrics on every set: refuse labels they cannot take before training.
+
+    Raises
+    ------
+    DataFormatError
+        Naming the file and row of a negative label, or of a label too large for the gain
+        2^rel-1 (the estimators themselves train on any finite labels; from Python).
+    """
+    import numpy as np
+
+    from ranklearn.exceptions import DataFormatError
+    from ranklearn.metrics._api import MAX_EXP2_LABEL
+
+    if (ds.y < 0).any():
+        row = int(np.flatnonzero(ds.y < 0)[0])
+        raise DataFormatError(
+            f"labels must be >= 0 for the metrics that train reports (row {row} has {ds.y[row]:g}); "
+            "shift the labels",
+            path=path,
+        )
+    if ds.y.max() > MAX_EXP2_LABEL:
+        raise DataFormatError(
+            f"labels above {MAX_EXP2_LABEL} overflow the gain 2^rel-1 of the reported NDCG (largest {ds.y.max():g})",
+            path=path,
+        )
+
+
 def _total(estimator: Any) -> int | None:
     """Planned iterations (trees) or epochs, for the progress bar."""
     params = estimator.get_params()
@@ -116,12 +144,21 @@ def run_train(
 
     if params.get("early_stopping_rounds") is not None and validate is None:
         raise ValueError("--early-stopping needs a --validate set to watch")
+    if save is not None:
+        C.check_output_path(save)  # before training, not after hours of it
     estimator = model_class(model)(**params)
-    sets = {"train": C.load_data(train, regroup=True)}
-    if validate is not None:
-        sets["validate"] = C.load_data(validate, regroup=True)
-    if test is not None:
-        sets["test"] = C.load_data(test, regroup=True)
+    try:
+        sets = {"train": C.load_data(train, regroup=True)}
+        if validate is not None:
+            sets["validate"] = C.load_data(validate, regroup=True)
+        if test is not None:
+            sets["test"] = C.load_data(test, regroup=True)
+    except KeyboardInterrupt:
+        typer.echo("ranklearn: interrupted while loading data; nothing trained, nothing saved", err=True)
+        raise typer.Exit(130) from None
+    paths = {"train": train, "validate": validate, "test": test}
+    for name, ds in sets.items():
+        check_labels_for_metrics(ds, paths[name])
     tr = sets["train"]
     eval_set = [(sets["validate"].X, sets["validate"].y, sets["validate"].qid)] if validate is not None else None
     try:

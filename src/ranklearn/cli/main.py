@@ -17,7 +17,7 @@ import typer
 from rich.table import Table
 
 from ranklearn.cli import _common as C
-from ranklearn.exceptions import RanklearnError
+from ranklearn.exceptions import DataFormatError, RanklearnError
 
 app = typer.Typer(
     name="ranklearn",
@@ -83,7 +83,7 @@ DataArg = typer.Argument(..., help="Ranking file: '<label> qid:<q> <fid>:<value>
 @app.command()
 def info(file: Path = DataArg) -> None:
     """Summarize a ranking file: rows, queries, features, labels, query sizes, empty queries."""
-    ds = C.load_data(file, regroup=True)
+    ds = C.load_data(file, regroup=True, sparse=True)  # sparse: any feature ids, little memory
     sizes = ds.query_sizes
     has_relevant = np.maximum.reduceat(ds.y, ds.ptr[:-1]) > 0
     labels, counts = np.unique(ds.y, return_counts=True)
@@ -130,7 +130,10 @@ def evaluate(
     # ERR's top grade is fixed from the whole file so that the stated convention is exact.
     top = max(1.0, float(ds.y.max()))
     metrics = [get_metric(m, gain=gain.value, empty=empty.value, ties=ties.value, max_grade=top) for m in metric]
-    values = {m.name: m.per_query(ds.y, s, ds.ptr) for m in metrics}
+    try:
+        values = {m.name: m.per_query(ds.y, s, ds.ptr) for m in metrics}
+    except ValueError as exc:  # labels the metrics cannot take (negative, too large): name the file
+        raise DataFormatError(f"{exc} (data row numbers count from 0)", path=data) from None
     means = {name: query_mean(v) for name, v in values.items()}
     qids = ds.query_ids.tolist()
     if as_json:
@@ -159,6 +162,7 @@ def convert(
     """Convert between the qid layout and LightGBM's query-file layout (rows of a query are gathered, stably)."""
     from ranklearn.data import RankingDataset, save_svmlight
 
+    C.check_output_path(target)
     ds = C.load_data(source, regroup=True)
     if to is Layout.qid:
         save_svmlight(ds, target)
@@ -227,6 +231,7 @@ def predict(
     """Score every row of a ranking file; the file is written atomically, floats exactly (repr)."""
     from ranklearn.io import load_model
 
+    C.check_output_path(out)
     estimator = load_model(model)
     ds = C.load_data(data)
     scores = estimator.predict(ds.X)
@@ -244,6 +249,7 @@ def export(
     from ranklearn.io import load_model
     from ranklearn.io.ranklib import export_ranklib
 
+    C.check_output_path(out)
     export_ranklib(load_model(model), out)
     C.console.print(f"wrote {out} ({fmt.value})")
 
@@ -262,4 +268,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         app(args=argv, prog_name="ranklearn")
     except USER_ERRORS as exc:
         typer.echo(f"ranklearn: error: {C.one_line(exc)}", err=True)
+        sys.exit(2)
+    except MemoryError as exc:  # e.g. data far too large for this machine: say so in one line
+        typer.echo(f"ranklearn: error: out of memory ({C.one_line(exc)})", err=True)
         sys.exit(2)

@@ -13,6 +13,31 @@ from ranklearn.data.groups import block_ptr, first_reappearance, group_ptr, regr
 from ranklearn.exceptions import DataFormatError
 
 
+#: A dense ``X`` bigger than this (bytes) must hold at least 1 / DENSE_MAX_EMPTY_RATIO
+#: stored values per cell; otherwise it is almost all zeros (a stray feature id such as
+#: 1000000000:1) and building it silently could exhaust memory.
+DENSE_MIN_CHECKED_BYTES = 256 * 2**20
+DENSE_MAX_EMPTY_RATIO = 1000
+
+
+def dense_size_problem(n_rows: int, n_cols: int, nnz: int, itemsize: int) -> str | None:
+    """Why a dense (n_rows, n_cols) matrix with only ``nnz`` stored values should not be built.
+
+    Returns None when it is fine: small (at most ``DENSE_MIN_CHECKED_BYTES``), or not mostly
+    empty (at least one stored value per ``DENSE_MAX_EMPTY_RATIO`` cells). Real ranking
+    features are far denser than that; a giant, almost empty matrix comes from a stray
+    huge feature id.
+    """
+    cells = int(n_rows) * int(n_cols)
+    size = cells * int(itemsize)
+    if size <= DENSE_MIN_CHECKED_BYTES or cells <= DENSE_MAX_EMPTY_RATIO * max(int(nnz), int(n_rows), 1):
+        return None
+    return (
+        f"a dense {n_rows:,} x {n_cols:,} matrix would take {size / 2**30:.1f} GiB for {nnz:,} stored "
+        f"values (almost all zeros)"
+    )
+
+
 class Query(NamedTuple):
     """The rows of one query, as yielded by :meth:`RankingDataset.query` and iteration."""
 

@@ -12,6 +12,37 @@ from numpy.typing import ArrayLike
 from ranklearn.exceptions import DataFormatError
 
 
+def check_qid(qid: ArrayLike) -> np.ndarray:
+    """Per-row query ids as a 1-D array whose values can be compared and sorted.
+
+    Raises
+    ------
+    DataFormatError
+        If a qid is NaN or None, or ids of incomparable types are mixed (e.g. None and 1).
+    """
+    q = np.asarray(qid)
+    if q.ndim != 1:
+        raise DataFormatError(f"qid must be one-dimensional, got shape {q.shape}")
+    if q.dtype.kind in "fc":
+        missing = np.isnan(q)
+    elif q.dtype.kind == "O":
+        missing = np.fromiter((v is None or (isinstance(v, float) and v != v) for v in q.tolist()), bool, q.shape[0])
+    else:
+        return q
+    if missing.any():
+        bad = int(np.flatnonzero(missing)[0])
+        raise DataFormatError(f"qid must not be missing; row {bad} has {q[bad : bad + 1].tolist()[0]}")
+    if q.dtype.kind == "O":
+        try:
+            np.unique(q)
+        except TypeError:
+            kinds = sorted({type(v).__name__ for v in q.tolist()})
+            raise DataFormatError(
+                f"qid values must be mutually comparable (all numbers or all strings), got {', '.join(kinds)}"
+            ) from None
+    return q
+
+
 def block_ptr(qid: ArrayLike) -> np.ndarray:
     """Boundaries of the runs of equal consecutive qids, without checking that runs are unique.
 

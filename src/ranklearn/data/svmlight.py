@@ -26,7 +26,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ranklearn.data import _svmlight_kernel as K
-from ranklearn.data.dataset import RankingDataset
+from ranklearn.data.dataset import RankingDataset, dense_size_problem
 from ranklearn.data.groups import block_ptr, first_reappearance, regroup_order, sizes_to_ptr
 from ranklearn.exceptions import DataFormatError
 
@@ -152,6 +152,9 @@ def load_svmlight(
         dtype of ``X``. Values are parsed exactly as float64 first.
     sparse : bool, default False
         Return ``X`` as a scipy CSR matrix (entries as written, explicit zeros kept).
+        Dense loading refuses a giant, almost empty matrix (more than 256 MiB with under
+        one stored value per 1000 cells, as a stray id like ``1000000000:1`` makes) with a
+        ``DataFormatError`` naming the line; ``sparse=True`` loads such files.
 
     Returns
     -------
@@ -165,7 +168,8 @@ def load_svmlight(
     ------
     DataFormatError
         For any malformed input, naming the file, the 1-based line, the offending token
-        and what was expected. Nothing is silently dropped.
+        and what was expected. Nothing is silently dropped. Also when a dense ``X`` would
+        be giant and almost empty (see ``sparse``).
     FileNotFoundError
         If the file does not exist.
     """
@@ -225,6 +229,8 @@ def load_svmlight(
         order = None
 
     n_cols = n_features if n_features is not None else max_fid
+    if not sparse:
+        _check_dense_size(name, n_rows, n_cols, nnz, dtype, n_features, indices[:nnz], row_ptr, row_line)
     X = sp.csr_matrix(
         (values[:nnz].astype(dtype), indices[:nnz], row_ptr), shape=(n_rows, n_cols), copy=False
     )
@@ -234,6 +240,33 @@ def load_svmlight(
         comments = None if comments is None else comments[order]
     return RankingDataset(
         X if sparse else X.toarray(), labels, ptr, query_ids=query_ids, comments=comments
+    )
+
+
+def _check_dense_size(
+    name: str,
+    n_rows: int,
+    n_cols: int,
+    nnz: int,
+    dtype: np.dtype,
+    n_features: int | None,
+    indices: np.ndarray,
+    row_ptr: np.ndarray,
+    row_line: np.ndarray,
+) -> None:
+    """Refuse to build a giant, almost empty dense ``X`` (a stray huge feature id) silently."""
+    problem = dense_size_problem(n_rows, n_cols, nnz, dtype.itemsize)
+    if problem is None:
+        return
+    advice = "load with sparse=True if the file really is that sparse"
+    if n_features is not None:
+        raise DataFormatError(f"n_features={n_features:,}: {problem}; {advice}", path=name)
+    entry = int(np.argmax(indices))
+    row = int(np.searchsorted(row_ptr, entry, side="right")) - 1
+    raise DataFormatError(
+        f"feature id {n_cols:,} is far beyond the other features: {problem}; fix the id, or {advice}",
+        path=name,
+        line=int(row_line[row]),
     )
 
 

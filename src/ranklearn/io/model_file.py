@@ -11,6 +11,7 @@ file is detected before any of it is used.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -29,19 +30,31 @@ def atomic_write_bytes(path: str | PathLike[str], data: bytes) -> None:
     """Write ``data`` to ``path`` so that readers see either the old file or the whole new one."""
     target = Path(path)
     directory = target.parent if str(target.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    if target.is_dir():
+        raise IsADirectoryError(errno.EISDIR, "is a directory, not a file", str(target))
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    except OSError as exc:  # name the file asked for, not the temporary one
+        what = "no such directory" if isinstance(exc, FileNotFoundError) else (exc.strerror or str(exc))
+        raise type(exc)(exc.errno, f"cannot write here ({what}: {directory})", str(target)) from None
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
+        if isinstance(exc, OSError) and exc.filename == tmp:
+            raise type(exc)(exc.errno, exc.strerror or str(exc), str(target)) from None
         raise
+
+
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"{name} is not valid in a model file")
 
 
 def _canonical(payload: dict[str, Any]) -> bytes:
@@ -85,16 +98,16 @@ def read_model_file(path: str | PathLike[str]) -> tuple[str, dict[str, Any]]:
     except OSError as exc:
         raise ModelFormatError(f"cannot read model file: {exc.strerror or exc}", path=p) from None
     try:
-        envelope = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        envelope = json.loads(raw, parse_constant=_reject_constant)
+    except (ValueError, RecursionError):  # JSONDecodeError, UnicodeDecodeError, huge integers
         raise ModelFormatError(
             "not a ranklearn model file (not valid JSON; truncated or corrupted?)", path=p
         ) from None
     if not isinstance(envelope, dict) or envelope.get("format") != FORMAT_NAME:
         raise ModelFormatError("not a ranklearn model file (no 'ranklearn-model' header)", path=p)
     version = envelope.get("format_version")
-    if not isinstance(version, int):
-        raise ModelFormatError("model file has no integer format_version", path=p)
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise ModelFormatError(f"model file has no valid format_version (got {version!r})", path=p)
     if version > FORMAT_VERSION:
         raise ModelFormatError(
             f"model format version {version} is newer than this ranklearn supports "
@@ -105,6 +118,10 @@ def read_model_file(path: str | PathLike[str]) -> tuple[str, dict[str, Any]]:
     model_type = envelope.get("model_type")
     if not isinstance(payload, dict) or not isinstance(model_type, str):
         raise ModelFormatError("model file lacks a model_type or payload", path=p)
-    if hashlib.sha256(_canonical(payload)).hexdigest() != envelope.get("sha256"):
+    try:
+        body = _canonical(payload)
+    except (ValueError, RecursionError):  # non-finite numbers (1e999) cannot have been written by us
+        raise ModelFormatError("model payload holds non-finite numbers: the model file is corrupted", path=p) from None
+    if hashlib.sha256(body).hexdigest() != envelope.get("sha256"):
         raise ModelFormatError("checksum mismatch: the model file is corrupted", path=p)
     return model_type, payload

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ranklearn.data.groups import group_ptr, regroup_order
+from ranklearn.data.groups import check_qid, group_ptr, regroup_order
 from ranklearn.metrics import _kernels as K
 from ranklearn.metrics._gain import gain_code
 
@@ -23,6 +23,8 @@ _METRICS = {
 _TIES = {"stable": K.TIES_STABLE, "pessimistic": K.TIES_PESSIMISTIC, "average": K.TIES_AVERAGE}
 _EMPTY = {"zero": K.EMPTY_ZERO, "one": K.EMPTY_ONE, "skip": K.EMPTY_SKIP}
 _EMPTY_TEXT = {"zero": "empty queries=0", "one": "empty queries=1", "skip": "empty queries skipped"}
+#: Largest label the exp2 gain takes: 2^1000 leaves room to sum millions of gains in float64.
+MAX_EXP2_LABEL = 1000
 _SPEC = re.compile(r"^\s*([a-z]+)\s*(?:@\s*([+-]?\d+))?\s*$")
 
 
@@ -68,7 +70,10 @@ class Metric:
         Parameters
         ----------
         y : array-like of shape (n_samples,)
-            Relevance labels (non-negative; integer or continuous).
+            Relevance labels: finite and >= 0, integer or continuous. Negative labels are
+            rejected (a negative gain breaks NDCG's [0, 1] range and ERR's probabilities);
+            the estimators train on any real labels, so shift such labels before evaluating.
+            With gain 2^rel-1, DCG/NDCG take labels up to ``MAX_EXP2_LABEL`` (1000).
         scores : array-like of shape (n_samples,)
             Predicted scores; higher ranks first. NaN is rejected.
         ptr : array-like of int, shape (n_queries + 1,)
@@ -78,8 +83,20 @@ class Metric:
         -------
         ndarray of float64, shape (n_queries,)
             NaN for queries skipped under ``empty="skip"``.
+
+        Raises
+        ------
+        ValueError
+            Lengths that differ, boundaries that are not integers rising from 0 to
+            ``len(y)``, NaN scores, labels that are negative, not finite, or too large for
+            the gain, or (ERR) a label above ``max_grade``.
         """
         labels, s, p = _check_inputs(y, scores, ptr)
+        if self._code in (K.DCG, K.NDCG) and self.gain == "exp2" and labels.size and labels.max() > MAX_EXP2_LABEL:
+            raise ValueError(
+                f"{self.name}: label {labels.max():g} is too large for gain 2^rel-1 (it overflows float64 "
+                f"above {MAX_EXP2_LABEL}); use gain='linear'"
+            )
         top = self.max_grade
         if self._code == K.ERR:
             largest = float(labels.max()) if labels.size else 0.0
@@ -90,7 +107,8 @@ class Metric:
                     f"{self.name}: label {largest:g} exceeds max_grade={top:g} "
                     "(stop probabilities would exceed 1)"
                 )
-        return K.per_query_values(
+        kernel = K.per_query_values if labels.size >= K.PARALLEL_MIN_DOCS else K.per_query_values_serial
+        return kernel(
             labels,
             s,
             p,
@@ -169,9 +187,16 @@ def get_metric(
 def _check_inputs(
     y: ArrayLike, scores: ArrayLike, ptr: ArrayLike
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    labels = np.ascontiguousarray(y, dtype=np.float64).ravel()
-    s = np.ascontiguousarray(scores, dtype=np.float64).ravel()
-    p = np.ascontiguousarray(ptr, dtype=np.int64).ravel()
+    try:
+        labels = np.ascontiguousarray(y, dtype=np.float64).ravel()
+        s = np.ascontiguousarray(scores, dtype=np.float64).ravel()
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"y and scores must be numeric: {exc}") from None
+    p_in = np.asarray(ptr)
+    integral = p_in.dtype.kind in "iu" or (p_in.dtype.kind == "f" and np.array_equal(p_in, np.round(p_in)))
+    if not integral:
+        raise ValueError(f"ptr must hold integer query boundaries, got dtype {p_in.dtype}")
+    p = np.ascontiguousarray(p_in, dtype=np.int64).ravel()
     if labels.shape != s.shape:
         raise ValueError(f"y has {labels.size} values but scores has {s.size}")
     if p.size == 0 or p[0] != 0 or p[-1] != labels.size or np.any(np.diff(p) < 0):
@@ -227,7 +252,7 @@ def _score(
     y = np.asarray(y)
     scores = np.asarray(scores)
     if qid is not None:
-        q = np.asarray(qid).ravel()
+        q = check_qid(np.asarray(qid).ravel())
         if not q.shape[0] == y.shape[0] == scores.shape[0]:
             raise ValueError(f"qid, y and scores lengths differ: {q.shape[0]}, {y.shape[0]}, {scores.shape[0]}")
         # A stable regrouping keeps input order within each query, so ties="stable" still holds.

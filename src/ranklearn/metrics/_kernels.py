@@ -214,7 +214,10 @@ def _query_value(labels, scores, metric, k, gain_kind, ties, max_grade, empty):
     if metric == DCG:
         return _dcg(labels, order, group_end, kq, gain_kind)
     if metric == NDCG:
-        return _dcg(labels, order, group_end, kq, gain_kind) / _ideal_dcg(labels, kq, gain_kind)
+        ideal = _ideal_dcg(labels, kq, gain_kind)
+        if ideal <= 0.0:  # relevant labels so small that 2^rel - 1 underflows to 0: an empty query
+            return 1.0 if empty == EMPTY_ONE else (np.nan if empty == EMPTY_SKIP else 0.0)
+        return _dcg(labels, order, group_end, kq, gain_kind) / ideal
     if metric == ERR:
         return _err(labels, order, group_end, kq, max_grade)
     if metric == AP:
@@ -240,6 +243,34 @@ def per_query_values(
     n_queries = ptr.shape[0] - 1
     out = np.empty(n_queries)
     for q in prange(n_queries):
+        lo, hi = ptr[q], ptr[q + 1]
+        out[q] = _query_value(
+            labels[lo:hi], scores[lo:hi], metric, k, gain_kind, ties, max_grade, empty
+        )
+    return out
+
+
+#: Below this many documents a call runs :func:`per_query_values_serial`: starting the
+#: parallel region costs more than it saves, up to milliseconds when the cores are busy.
+PARALLEL_MIN_DOCS = 50_000
+
+
+@njit(cache=True)
+def per_query_values_serial(
+    labels: np.ndarray,
+    scores: np.ndarray,
+    ptr: np.ndarray,
+    metric: int,
+    k: int,
+    gain_kind: int,
+    ties: int,
+    max_grade: float,
+    empty: int,
+) -> np.ndarray:
+    """:func:`per_query_values` on one thread, for small inputs."""
+    n_queries = ptr.shape[0] - 1
+    out = np.empty(n_queries)
+    for q in range(n_queries):
         lo, hi = ptr[q], ptr[q + 1]
         out[q] = _query_value(
             labels[lo:hi], scores[lo:hi], metric, k, gain_kind, ties, max_grade, empty

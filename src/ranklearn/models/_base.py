@@ -5,7 +5,39 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ranklearn.data.groups import group_ptr, regroup_order
+from ranklearn.data.groups import check_qid, group_ptr, regroup_order
+
+
+def as_dense_features(X: ArrayLike) -> np.ndarray:
+    """``X`` as a 2-D float32 ndarray; a sparse matrix is densified unless that would be absurd.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not 2-D, or is a sparse matrix whose dense form would be giant and
+        almost all zeros (see :func:`ranklearn.data.dataset.dense_size_problem`).
+    """
+    import scipy.sparse as sp
+
+    from ranklearn.data.dataset import dense_size_problem
+
+    if sp.issparse(X):
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-D (n_samples, n_features), got shape {X.shape}")
+        problem = dense_size_problem(X.shape[0], X.shape[1], X.nnz, 4)
+        if problem is not None:
+            raise ValueError(
+                f"X is sparse with {X.shape[1]:,} columns and the models need dense features: {problem}; "
+                "drop the empty columns first"
+            )
+        X = X.toarray()
+    try:
+        X = np.asarray(X, dtype=np.float32)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"X must hold numbers: {exc}") from None
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D (n_samples, n_features), got shape {X.shape}")
+    return X
 
 
 def check_ranking_data(
@@ -22,18 +54,17 @@ def check_ranking_data(
         Row permutation applied to make queries contiguous (None when none was needed);
         apply it to per-row arrays such as sample weights.
     """
-    import scipy.sparse as sp
-
-    if sp.issparse(X):
-        X = X.toarray()
-    X = np.asarray(X, dtype=np.float32)
-    if X.ndim != 2:
-        raise ValueError(f"X must be 2-D (n_samples, n_features), got shape {X.shape}")
-    y = np.asarray(y, dtype=np.float64).ravel()
-    q = np.asarray(qid).ravel()
+    X = as_dense_features(X)
+    try:
+        y = np.asarray(y, dtype=np.float64).ravel()
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"y must hold numeric relevance labels: {exc}") from None
+    q = check_qid(np.asarray(qid).ravel())
     n = X.shape[0]
     if n == 0:
         raise ValueError("X is empty: need at least one query with documents")
+    if X.shape[1] == 0:
+        raise ValueError("X has no features (shape (n_samples, 0)): nothing to rank by")
     if y.shape[0] != n or q.shape[0] != n:
         raise ValueError(
             f"X, y and qid lengths differ: X has {n} rows, y has {y.shape[0]}, qid has {q.shape[0]}"
