@@ -298,3 +298,89 @@ def test_quality_close_to_lightgbm(splits):
     a = _ndcg(ours, te)
     b = NDCG10.mean(te[1], theirs.predict(te[0]), group_ptr(te[2]))
     assert abs(a - b) < 0.02, (a, b)
+
+
+# ------------------------------------------------------- hostile model files, bad labels
+def _forge(path, tmp_path, edit):
+    """A model file with a valid checksum but an edited payload (a buggy writer, or an attacker)."""
+    import hashlib
+
+    from ranklearn.io.model_file import _canonical
+
+    env = json.loads(path.read_text())
+    edit(env["payload"]["trees"][0])
+    env["sha256"] = hashlib.sha256(_canonical(env["payload"])).hexdigest()
+    out = tmp_path / "forged.json"
+    out.write_text(json.dumps(env))
+    return out
+
+
+def _set(key, index, value):
+    def edit(t):
+        t[key][index] = value
+    return edit
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        _set("left", 0, 0),  # a cycle: predict would loop forever
+        _set("feature", 0, 10**9),  # feature beyond the data: out-of-bounds read
+        _set("left", 0, 10**9),  # child outside the tree
+        _set("feature", 0, -5),  # neither a split nor a leaf
+        lambda t: t.__setitem__("value", t["value"][:1]),  # arrays of different lengths
+        lambda t: t.__setitem__("right", [t["left"][0]] + t["right"][1:]),  # a node with two parents
+    ],
+)
+def test_structurally_invalid_trees_are_model_format_errors(fitted, tmp_path, edit):
+    import subprocess
+    import sys
+
+    path = tmp_path / "m.json"
+    fitted.save(path)
+    bad = _forge(path, tmp_path, edit)
+    with pytest.raises(ModelFormatError, match="forged.json"):
+        load_model(bad)
+    # and in a fresh process nothing walks the broken tree (a hang or crash would show here)
+    code = (
+        "import numpy as np\nfrom ranklearn.io import load_model\nfrom ranklearn.exceptions import ModelFormatError\n"
+        f"try:\n    load_model({str(bad)!r}).predict(np.zeros((3, 12)))\nexcept ModelFormatError:\n    print('refused')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "refused" in proc.stdout, proc.stderr[-500:]
+
+
+def test_labels_gain_lambdas_cannot_use_are_refused(splits):
+    X, y, q = splits[0]
+    big = y.copy()
+    big[5] = 2000.0
+    with pytest.raises(ValueError, match="gain='linear'"):
+        LambdaMART(n_estimators=2).fit(X, big, q)
+    assert np.any(LambdaMART(n_estimators=2, gain="linear").fit(X, big, q).predict(X) != 0)
+    with pytest.raises(ValueError, match="labels must be >= 0"):
+        LambdaMART(n_estimators=2).fit(X, y - 1, q)
+    # RankNet lambdas only compare labels: any real labels work
+    assert np.any(LambdaMART(n_estimators=2, lambda_metric="none").fit(X, y - 1, q).predict(X) != 0)
+
+
+def test_interrupt_keeps_the_best_iteration(splits):
+    tr, va, _ = splits
+
+    def stop(it, total, results):
+        if it == 40:
+            raise KeyboardInterrupt
+
+    m = LambdaMART(n_estimators=200, min_samples_leaf=5, learning_rate=0.5, random_state=0)
+    with pytest.raises(KeyboardInterrupt):
+        m.fit(*tr, eval_set=[va], callbacks=[stop])
+    assert m.interrupted_ and m.best_iteration_ <= 40
+    assert len(m.trees_) == m.best_iteration_
+    assert _ndcg(m, va) == pytest.approx(max(m.evals_result_["valid_0"]["ndcg@10"]), abs=1e-12)
+
+
+def test_predict_refuses_giant_sparse_input(fitted):
+    import scipy.sparse as sp
+
+    giant = sp.csr_matrix((np.ones(3), ([0, 1, 2], [0, 1, 2])), shape=(40, 10**9))
+    with pytest.raises(ValueError, match="columns"):
+        fitted.predict(giant)

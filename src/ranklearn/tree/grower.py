@@ -88,6 +88,37 @@ class Tree:
     def to_dict(self) -> dict:
         return {name: getattr(self, name).tolist() for name in self.__dataclass_fields__}
 
+    def validate(self, n_features: int) -> None:
+        """Check the structure of a tree read from a file before any kernel walks it.
+
+        Raises
+        ------
+        ValueError
+            On arrays of different lengths, a feature out of range, a child that does not
+            point forward (a cycle), a node with two parents, or a non-finite value.
+        """
+        n = self.feature.shape[0]
+        if n == 0:
+            raise ValueError("a tree has no nodes")
+        for name in self.__dataclass_fields__:
+            if getattr(self, name).shape != (n,):
+                raise ValueError(f"tree arrays differ in length ('{name}' vs 'feature')")
+        internal = self.feature >= 0
+        if np.any(self.feature[~internal] != -1):
+            raise ValueError("a leaf must have feature -1")
+        if np.any(self.feature[internal] >= n_features):
+            raise ValueError(f"a split uses feature {int(self.feature.max())}, the model has {n_features}")
+        idx = np.flatnonzero(internal)
+        kids = np.concatenate((self.left[idx], self.right[idx]))
+        parents = np.concatenate((idx, idx))
+        # children after their parent (so no cycles) and inside the tree
+        if np.any(kids <= parents) or np.any(kids >= n):
+            raise ValueError("a child index points backwards or outside the tree")
+        if np.unique(kids).shape[0] != kids.shape[0] or kids.shape[0] != n - 1:
+            raise ValueError("the nodes do not form a tree (a node has two parents, or is unreachable)")
+        if not (np.all(np.isfinite(self.value)) and np.all(np.isfinite(self.threshold[internal]))):
+            raise ValueError("a tree holds a non-finite value or threshold")
+
     @classmethod
     def from_dict(cls, d: dict) -> Tree:
         dtypes = {

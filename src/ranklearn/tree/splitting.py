@@ -88,9 +88,10 @@ def find_best_split(
                         best_mleft[fi] = side == 1
                     else:
                         best_mleft[fi] = cL >= cR
-    # First best feature in feature order: deterministic whatever the thread count.
+    # First best feature in feature order. A gain within rounding of zero is no gain: such a
+    # split would only spend a leaf.
     win = -1
-    win_gain = min_gain
+    win_gain = min_gain + 1e-12 * abs(parent) + 1e-15
     for fi in range(nf):
         if best_gain[fi] > win_gain:
             win_gain = best_gain[fi]
