@@ -26,6 +26,8 @@ import sys
 import time
 from pathlib import Path
 
+from functools import partial
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -240,8 +242,14 @@ def test_unfitted_models_say_so():
 # ------------------------------------------------------------------------ negative labels
 @pytest.mark.parametrize("name,make", MODELS, ids=MODEL_IDS)
 def test_negative_labels_train_but_do_not_evaluate(name, make):
-    """Estimators train on any real labels; metrics (eval sets, score) need labels >= 0."""
+    """Estimators train on any real labels their lambdas can use; metrics (eval sets, score)
+    need labels >= 0. LambdaMART's gain-based lambdas (the default) refuse negative labels,
+    its RankNet lambdas only compare them."""
     X, y, qid = small_data()
+    if name == "lambdamart":
+        with pytest.raises(ValueError, match="labels must be >= 0 for ndcg lambdas"):
+            make().fit(X, y - 1.0, qid=qid)
+        make = partial(LambdaMART, **TINY_TREES, lambda_metric="none")
     model = make().fit(X, y - 1.0, qid=qid)
     assert np.isfinite(model.predict(X)).all()
     with pytest.raises(ValueError, match=r"labels must be finite and >= 0; row \d+ has -1"):
