@@ -854,18 +854,25 @@ def _interrupt_training(tmp_path: Path, data: Path, model: str, options: list[st
                 break
         assert proc.poll() is None, f"training ended before the interrupt: {seen[-500:]!r}"
         proc.send_signal(signal.SIGINT)
-        proc.communicate(timeout=120)
-        while True:
-            ready, _, _ = select.select([master], [], [], 0.5)
-            if not ready:
+        # Keep draining the terminal while the child shuts down: a full pty buffer would
+        # block its last writes (progress bar, message) and deadlock the test.
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.2)
+            if ready:
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:  # EIO: the other side is closed
+                    chunk = b""
+                seen += chunk
+                if chunk:
+                    continue
+            if proc.poll() is not None and not ready:
                 break
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:  # EIO: the other side is closed
+            if proc.poll() is not None and ready and not chunk:
                 break
-            if not chunk:
-                break
-            seen += chunk
+        proc.stdout.read()
+        proc.wait(timeout=5)
     finally:
         if proc.poll() is None:
             proc.kill()
