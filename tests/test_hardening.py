@@ -841,6 +841,9 @@ def _interrupt_training(tmp_path: Path, data: Path, model: str, options: list[st
     proc = subprocess.Popen(
         [RANKLEARN, "train", "--train", data, "--model", model, "--save", save, *options],
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave, env={**os.environ, "COLUMNS": "200"},
+        # A runner started in the background may ignore SIGINT, and children inherit that
+        # (Python then installs no KeyboardInterrupt handler): give the child the default.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )  # fmt: skip
     os.close(slave)
     seen = b""
