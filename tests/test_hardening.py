@@ -575,7 +575,9 @@ def test_cli_train_bad_options(capsys, files, tmp_path, model, options, fragment
         ("ok", ["--save-nowhere"], ["no such directory"]),
     ],
 )
-def test_cli_train_bad_inputs(capsys, files, tmp_path, train, extra, fragments):
+def test_cli_train_bad_inputs(capsys, files, tmp_path, monkeypatch, train, extra, fragments):
+    # bad input must be refused before any tree is grown
+    monkeypatch.setattr(LambdaMART, "_boost", lambda *a, **k: pytest.fail("training started on bad input"))
     args = ["train", "--train", files[train], "--model", "lambdamart", "--trees", "2"]
     if extra[:1] == ["--validate"]:
         args += ["--validate", files[extra[1]]]
@@ -585,11 +587,9 @@ def test_cli_train_bad_inputs(capsys, files, tmp_path, train, extra, fragments):
         args += ["--save", tmp_path / "no" / "such" / "m.json"]
     else:
         args += ["--save", tmp_path / "m.json"]
-    start = time.perf_counter()
     code, _, err = run(capsys, *args)
-    assert_one_line_error(code, err, *fragments)  # one line: also no progress bar, nothing trained
+    assert_one_line_error(code, err, *fragments)  # one line: also no progress bar
     assert not any(p.name.endswith(".tmp") for p in files["root"].iterdir())
-    assert time.perf_counter() - start < 20
 
 
 @needs_torch
