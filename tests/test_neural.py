@@ -476,6 +476,8 @@ def test_predict_numpy_in_numpy_out_and_input_checks():
         RankNet().fit(X, y)
     with pytest.raises(ValueError, match="mode"):
         RankNet(mode="listwise").fit(X, y, q)
+    with pytest.raises(ValueError, match="weight_decay"):
+        RankNet(weight_decay=-1.0).fit(X, y, q)
     with pytest.raises(ValueError, match="lambda_metric"):
         LambdaRank(lambda_metric="map").fit(X, y, q)
     if not torch.cuda.is_available():
