@@ -583,3 +583,30 @@ def test_import_without_torch():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert "IMPORTERROR" in out.stdout and "pip install 'ranklearn[neural]'" in out.stdout
+
+
+def test_lambdarank_refuses_labels_that_overflow_its_gain():
+    from ranklearn.models.neural import LambdaRank, RankNet
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = rng.integers(0, 3, 60).astype(float)
+    y[5] = 2000.0
+    qid = np.repeat(np.arange(6), 10)
+    with pytest.raises(ValueError, match="overflows"):
+        LambdaRank(hidden=(4,), epochs=2, random_state=0).fit(X, y, qid=qid)
+    # RankNet only compares labels: it trains and predicts finite scores
+    assert np.isfinite(RankNet(hidden=(4,), epochs=2, random_state=0).fit(X, y, qid=qid).predict(X)).all()
+
+
+def test_predict_refuses_giant_sparse_input():
+    import scipy.sparse as sp
+
+    from ranklearn.models.neural import RankNet
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    model = RankNet(hidden=(4,), epochs=1, random_state=0).fit(X, rng.integers(0, 2, 40), qid=np.repeat(np.arange(4), 10))
+    giant = sp.csr_matrix((np.ones(3), ([0, 1, 2], [0, 1, 2])), shape=(40, 10**9))
+    with pytest.raises(ValueError, match="columns"):
+        model.predict(giant)

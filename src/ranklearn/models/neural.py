@@ -28,7 +28,7 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
 from ranklearn.exceptions import ModelFormatError
-from ranklearn.models._base import RankerMixin, check_ranking_data
+from ranklearn.models._base import RankerMixin, as_dense_features, check_ranking_data
 
 __all__ = ["RankNet", "LambdaRank", "_from_payload"]
 
@@ -64,13 +64,7 @@ _DEFAULTS: dict[str, Any] = {
 
 
 def _check_X(X: ArrayLike, n_features: int | None = None) -> np.ndarray:
-    import scipy.sparse as sp
-
-    if sp.issparse(X):
-        X = X.toarray()
-    X = np.asarray(X, dtype=np.float32)
-    if X.ndim != 2:
-        raise ValueError(f"X must be 2-D (n_samples, n_features), got shape {X.shape}")
+    X = as_dense_features(X)  # refuses to densify a giant, nearly empty sparse matrix
     if n_features is not None and X.shape[1] != n_features:
         raise ValueError(f"X has {X.shape[1]} features, but the model was fitted with {n_features}")
     if np.isnan(X).any():
@@ -271,6 +265,9 @@ class RankNet(RankerMixin, BaseEstimator):
         sizes = self._check_params()
         device = self._torch_device()
         X, y, ptr, order = check_ranking_data(X, y, qid, allow_nan=False)
+        if self._lambda_spec()[0] is not None and y.max() > 1000:
+            # 2^rel overflows: the lambdas would be NaN and the model would learn nothing
+            raise ValueError(f"label {y.max():g} overflows the 2^rel-1 gain of LambdaRank's lambdas; rescale the labels")
         weight = self._sample_weight(sample_weight, order, X.shape[0])
 
         warm = bool(self.warm_start) and hasattr(self, "model_")
