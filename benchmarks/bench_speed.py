@@ -81,7 +81,7 @@ def main() -> None:
 
     from ranklearn import LambdaMART
     from ranklearn.datasets import make_ranking
-    from ranklearn.models.lambdamart import numba_threads
+    from ranklearn._threads import numba_threads
     from ranklearn.tree.binning import BinMapper
 
     X, y, qid = make_ranking(

@@ -315,3 +315,26 @@ def test_xgboost_ndcg_agrees(mq2008_random_scores):
     assert get_metric("ndcg@5", empty="one").mean(y, s, ptr) == pytest.approx(float(got["e-ndcg@5"]), abs=1e-6)
     # XGBoost's trailing "-" counts empty queries as 0
     assert get_metric("ndcg@10", empty="zero").mean(y, s, ptr) == pytest.approx(float(got["e-ndcg@10-"]), abs=1e-6)
+
+
+def test_large_inputs_use_threads_and_agree_with_small_calls():
+    """Above PARALLEL_MIN_DOCS the kernel runs on all threads; values equal those of small calls."""
+    import numba
+
+    from ranklearn.metrics import _kernels
+
+    rng = np.random.default_rng(5)
+    sizes = rng.integers(1, 60, size=2500)
+    ptr = np.concatenate([[0], np.cumsum(sizes)])
+    assert ptr[-1] >= _kernels.PARALLEL_MIN_DOCS
+    y = rng.integers(0, 4, size=ptr[-1]).astype(float)
+    s = rng.normal(size=ptr[-1])
+    before = numba.get_num_threads()
+    for spec in ("ndcg@10", "err", "map", "p@5"):
+        metric = get_metric(spec, ties="average")
+        whole = metric.per_query(y, s, ptr)
+        cut = int(ptr[1000])
+        parts = np.concatenate([metric.per_query(y[:cut], s[:cut], ptr[:1001]),
+                                metric.per_query(y[cut:], s[cut:], ptr[1000:] - cut)])
+        np.testing.assert_array_equal(whole, parts)
+    assert numba.get_num_threads() == before  # the thread setting is restored

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ranklearn._threads import numba_threads
 from ranklearn.data.groups import check_qid, group_ptr, regroup_order
 from ranklearn.metrics import _kernels as K
 from ranklearn.metrics._gain import gain_code
@@ -107,18 +108,18 @@ class Metric:
                     f"{self.name}: label {largest:g} exceeds max_grade={top:g} "
                     "(stop probabilities would exceed 1)"
                 )
-        kernel = K.per_query_values if labels.size >= K.PARALLEL_MIN_DOCS else K.per_query_values_serial
-        return kernel(
-            labels,
-            s,
-            p,
-            self._code,
-            -1 if self.k is None else self.k,
-            gain_code(self.gain),
-            _TIES[self.ties],
-            float(top or 0.0),
-            _EMPTY[self.empty],
-        )
+        with numba_threads(1 if labels.size < K.PARALLEL_MIN_DOCS else None):
+            return K.per_query_values(
+                labels,
+                s,
+                p,
+                self._code,
+                -1 if self.k is None else self.k,
+                gain_code(self.gain),
+                _TIES[self.ties],
+                float(top or 0.0),
+                _EMPTY[self.empty],
+            )
 
     def mean(self, y: ArrayLike, scores: ArrayLike, ptr: ArrayLike) -> float:
         """Mean over queries; skipped queries are excluded (NaN if every query is skipped)."""

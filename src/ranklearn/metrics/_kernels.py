@@ -250,29 +250,6 @@ def per_query_values(
     return out
 
 
-#: Below this many documents a call runs :func:`per_query_values_serial`: starting the
-#: parallel region costs more than it saves, up to milliseconds when the cores are busy.
+#: Below this many documents a call runs on one thread: waking the thread pool costs more
+#: than it saves, up to milliseconds when the cores are busy.
 PARALLEL_MIN_DOCS = 50_000
-
-
-@njit(cache=True)
-def per_query_values_serial(
-    labels: np.ndarray,
-    scores: np.ndarray,
-    ptr: np.ndarray,
-    metric: int,
-    k: int,
-    gain_kind: int,
-    ties: int,
-    max_grade: float,
-    empty: int,
-) -> np.ndarray:
-    """:func:`per_query_values` on one thread, for small inputs."""
-    n_queries = ptr.shape[0] - 1
-    out = np.empty(n_queries)
-    for q in range(n_queries):
-        lo, hi = ptr[q], ptr[q + 1]
-        out[q] = _query_value(
-            labels[lo:hi], scores[lo:hi], metric, k, gain_kind, ties, max_grade, empty
-        )
-    return out

@@ -9,9 +9,8 @@ the model is rolled back to its best iteration, as RankLib does.
 
 from __future__ import annotations
 
-import contextlib
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numba
@@ -21,6 +20,7 @@ from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 
+from ranklearn._threads import numba_threads
 from ranklearn.models._base import RankerMixin, as_dense_features, check_ranking_data
 from ranklearn.objectives.lambdas import Z_KINDS, LambdaObjective
 from ranklearn.tree.binning import BinMapper, has_missing
@@ -36,23 +36,6 @@ def _add_leaf_values(scores, samples, leaf_ranges, values):
         v = values[leaf_ranges[r, 0]]
         for p in range(leaf_ranges[r, 1], leaf_ranges[r, 2]):
             scores[samples[p]] += v
-
-
-@contextlib.contextmanager
-def numba_threads(n_jobs: int | None) -> Iterator[None]:
-    """Run numba's parallel loops on ``n_jobs`` threads (None or -1: all cores) inside the block."""
-    before = numba.get_num_threads()
-    if n_jobs is None or n_jobs == -1:
-        n = numba.config.NUMBA_NUM_THREADS
-    elif n_jobs < 1:
-        raise ValueError(f"n_jobs must be a positive number of threads, None or -1, got {n_jobs}")
-    else:
-        n = min(int(n_jobs), numba.config.NUMBA_NUM_THREADS)
-    numba.set_num_threads(n)
-    try:
-        yield
-    finally:
-        numba.set_num_threads(before)
 
 
 _SMALL = 10_000  # rows below which one thread is faster than starting parallel regions
