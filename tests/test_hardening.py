@@ -223,6 +223,10 @@ def test_lambdamart_bad_parameters(params, fragment):
         ({"dropout": 1.5}, "dropout"),
         ({"hidden": (0,)}, "hidden"),
         ({"optimizer": "rmsprop"}, "optimizer"),
+        ({"n_networks": 0}, "n_networks"),
+        ({"n_networks": 2.5}, "n_networks"),
+        ({"n_networks": True}, "n_networks"),
+        ({"n_networks": 3, "mode": "pairwise"}, "n_networks=1"),
     ],
 )
 def test_neural_bad_parameters(cls, params, fragment):

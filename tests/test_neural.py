@@ -303,7 +303,7 @@ SEED_QID = np.zeros(3, dtype=int)
 
 
 def _linear_at(m, w0, w):
-    lin = m.model_.net[0]
+    lin = m.model_.members[0][0]
     with torch.no_grad():
         lin.weight.copy_(torch.tensor([w], dtype=torch.float32))
         lin.bias.fill_(w0)
@@ -315,7 +315,7 @@ def test_seed_worked_update_factorized():
     np.testing.assert_allclose(lam.numpy(), [-0.10125, 0.00025, 0.101], atol=5e-6)
 
     m = RankNet(
-        hidden=(), standardize=False, optimizer="sgd", learning_rate=0.1, sigma=0.1, epochs=1,
+        hidden=(), n_networks=1, standardize=False, optimizer="sgd", learning_rate=0.1, sigma=0.1, epochs=1,
         batch_queries=1, early_stopping_rounds=None, warm_start=True, random_state=0,
     )
     m.fit(SEED_X, SEED_Y, SEED_QID)
@@ -335,7 +335,7 @@ def test_pairwise_mode_is_one_update_per_pair():
     X, y, q = SEED_X[:2], SEED_Y[:2], SEED_QID[:2]
     preds = []
     for mode in ("pairwise", "factorized"):
-        m = RankNet(hidden=(), standardize=False, optimizer="sgd", learning_rate=0.1, sigma=0.1, epochs=1,
+        m = RankNet(hidden=(), n_networks=1, standardize=False, optimizer="sgd", learning_rate=0.1, sigma=0.1, epochs=1,
                     mode=mode, early_stopping_rounds=None, warm_start=True, random_state=0)
         m.fit(X, y, q)
         _linear_at(m, 0.0, [-1.0, 1.0])
@@ -343,7 +343,7 @@ def test_pairwise_mode_is_one_update_per_pair():
         preds.append(m.predict(SEED_X))
     np.testing.assert_allclose(preds[0], preds[1], atol=1e-6)
     # three pairs: three sequential updates, each from the pair's own gradient
-    m = RankNet(hidden=(), standardize=False, optimizer="sgd", learning_rate=0.1, sigma=0.1, epochs=1,
+    m = RankNet(hidden=(), n_networks=1, standardize=False, optimizer="sgd", learning_rate=0.1, sigma=0.1, epochs=1,
                 mode="pairwise", early_stopping_rounds=None, warm_start=True, random_state=0)
     m.fit(SEED_X, SEED_Y, SEED_QID)
     lin = _linear_at(m, 0.0, [-1.0, 1.0])
@@ -440,7 +440,8 @@ def test_keyboard_interrupt_keeps_best_so_far():
 @pytest.mark.parametrize("mode", ["factorized", "pairwise"])
 def test_sample_weight_scales_lambdas(mode):
     X, y, q = make_queries(n_queries=6, seed=8)
-    kw = dict(hidden=(), standardize=False, optimizer="sgd", epochs=1, batch_queries=6, random_state=0, mode=mode)
+    kw = dict(hidden=(), n_networks=1, standardize=False, optimizer="sgd", epochs=1, batch_queries=6, random_state=0,
+              mode=mode)
     a = RankNet(learning_rate=0.02, **kw).fit(X, y, q, sample_weight=np.full(len(y), 2.0)).predict(X)
     b = RankNet(learning_rate=0.04, **kw).fit(X, y, q).predict(X)
     np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
@@ -520,6 +521,107 @@ def test_verbose_progress_bar(capfd):
     RankNet(epochs=2, verbose=1, random_state=0).fit(X, y, q, eval_set=[(X, y, q)])
     out, err = capfd.readouterr()
     assert "RankNet" in err and "ndcg@10" in err and out == ""
+
+
+# --------------------------------------------------------------------------- several networks
+@pytest.mark.parametrize("metric,k", [(None, None), ("ndcg", 5), ("err", None)])
+def test_networks_of_an_ensemble_train_as_independent_rankers(metric, k):
+    """Each network of an n_networks scorer gets exactly the update it would get alone."""
+    from ranklearn.data.groups import group_ptr
+    from ranklearn.neural.scorer import MLPScorer
+    from ranklearn.neural.training import LambdaConfig, QuerySet, factorized_epoch
+
+    X, y, q = make_queries(n_queries=14, seed=21)
+    data = QuerySet(X, y, group_ptr(q), torch.device("cpu"))
+    cfg = LambdaConfig(sigma=1.0, metric=metric, k=k, max_grade=3.0)
+    torch.manual_seed(0)
+    ens = MLPScorer(5, (6,), "tanh", 0.0, n_networks=3)
+    mean, scale = X.mean(0), X.std(0)
+    ens.set_standardization(mean, scale)
+    singles = []
+    for member in ens.members:
+        one = MLPScorer(5, (6,), "tanh", 0.0)
+        one.members[0].load_state_dict(member.state_dict())
+        one.set_standardization(mean, scale)
+        singles.append(one)
+    assert not torch.equal(ens.members[0][0].weight, ens.members[1][0].weight)  # own initializations
+    # SGD: Adam would turn the round-off-sized gradient of the output bias (lambdas sum to
+    # zero per query) into full steps, hiding the comparison in noise
+    opt = torch.optim.SGD(ens.parameters(), lr=0.05)
+    opts = [torch.optim.SGD(one.parameters(), lr=0.05) for one in singles]
+    order = np.random.default_rng(0).permutation(data.trainable_queries())
+    for _ in range(3):
+        cost = factorized_epoch(ens, opt, data, order, 4, cfg)
+        costs = [factorized_epoch(one, o, data, order, 4, cfg) for one, o in zip(singles, opts)]
+        assert cost == pytest.approx(np.mean(costs), rel=1e-5)
+    for member, one in zip(ens.members, singles):
+        for a, b in zip(member.parameters(), one.parameters()):
+            torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+    Xt = torch.as_tensor(X)
+    torch.testing.assert_close(ens(Xt), torch.stack([one(Xt) for one in singles], 1).mean(1), rtol=1e-5, atol=1e-6)
+
+
+def test_batch_lambdas_of_mixed_lengths_equal_per_query_lambdas():
+    """Batches are cut into runs of similar length (length_groups): same lambdas as one query at a time."""
+    from ranklearn.data.groups import group_ptr
+    from ranklearn.neural.scorer import MLPScorer
+    from ranklearn.neural.training import LambdaConfig, QuerySet, batch_lambdas, length_groups
+
+    rng = np.random.default_rng(3)
+    sizes = np.array([150, 3, 90, 7, 2, 60, 130, 11, 40, 5])
+    q = np.repeat(np.arange(len(sizes)), sizes)
+    X = rng.normal(size=(len(q), 5)).astype(np.float32)
+    y = rng.integers(0, 4, size=len(q)).astype(float)
+    data = QuerySet(X, y, group_ptr(q), torch.device("cpu"))
+    torch.manual_seed(0)
+    model = MLPScorer(5, (6,), "relu", 0.0, n_networks=2)
+    cfg = LambdaConfig(metric="ndcg", k=10, max_grade=3.0)
+    batch = data.batch(np.arange(len(sizes)))
+    assert len(batch.groups) > 1  # the mixed lengths were cut into runs
+    assert [g[2] for g in batch.groups] == [max(sizes[np.argsort(-sizes, kind="stable")][a:b]) for a, b, _ in batch.groups]
+    s, lam, loss = batch_lambdas(model, data, batch, cfg)
+    rows = batch.rows.numpy()
+    for qq in range(len(sizes)):
+        one = data.batch(np.array([qq]))
+        s1, lam1, loss1 = batch_lambdas(model, data, one, cfg)
+        sel = np.flatnonzero(np.isin(rows, one.rows.numpy()))
+        torch.testing.assert_close(lam[sel], lam1, rtol=1e-5, atol=1e-7)
+    assert length_groups(np.array([8, 8, 8])) == [(0, 3, 8)]  # small runs are not cut
+    assert length_groups(np.array([400, 20, 10])) == [(0, 2, 400), (2, 3, 10)]  # 2 x 400^2 <= 2 x real work
+
+
+def test_ensemble_scores_are_the_mean_of_its_networks():
+    X, y, q = make_queries(n_queries=20, seed=22)
+    m = LambdaRank(hidden=(8,), n_networks=4, epochs=3, random_state=0).fit(X, y, q)
+    with torch.no_grad():
+        per_net = m.model_.member_scores(torch.as_tensor(X)).numpy()
+    assert per_net.shape == (len(y), 4)
+    assert np.unique(per_net.round(6), axis=1).shape[1] == 4  # four different networks
+    np.testing.assert_allclose(m.predict(X), per_net.mean(1), rtol=1e-6, atol=1e-6)
+
+
+def test_version_1_model_files_still_load(tmp_path):
+    """Files written before n_networks existed (one network, weights named net.*) load as n_networks=1."""
+    import base64
+
+    from safetensors.torch import load as st_load
+    from safetensors.torch import save as st_save
+
+    from ranklearn.io.model_file import read_model_file, write_model_file
+
+    X, y, q = make_queries(n_queries=10, seed=23)
+    m = RankNet(hidden=(6,), n_networks=1, epochs=2, random_state=0).fit(X, y, q)
+    m.save(tmp_path / "v2.json")
+    model_type, payload = read_model_file(tmp_path / "v2.json")
+    state = st_load(base64.b64decode(payload["weights"]["data"]))
+    old = {k.replace("members.0.", "net.", 1): v for k, v in state.items()}
+    payload["weights"]["data"] = base64.b64encode(st_save(old)).decode("ascii")
+    payload["payload_version"] = 1
+    del payload["params"]["n_networks"]
+    write_model_file(tmp_path / "v1.json", model_type, payload)
+    r = RankNet.load(tmp_path / "v1.json")
+    assert r.n_networks == 1
+    assert np.array_equal(r.predict(X), m.predict(X))
 
 
 # --------------------------------------------------------------------------- persistence

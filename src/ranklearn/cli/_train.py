@@ -29,6 +29,7 @@ TRAIN_OPTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
     "seed": ("random_state", ALL),
     "sigma": ("sigma", ALL),
     "hidden": ("hidden", NEURAL),
+    "networks": ("n_networks", NEURAL),
     "epochs": ("epochs", NEURAL),
     "optimizer": ("optimizer", NEURAL),
     "batch_queries": ("batch_queries", NEURAL),

@@ -195,6 +195,7 @@ def train(
     seed: int | None = typer.Option(None, help="Random seed."),
     sigma: float | None = typer.Option(None, help="Steepness of the pairwise sigmoid."),
     hidden: str | None = typer.Option(None, help="[ranknet, lambdarank] Hidden layer sizes, e.g. 64,32."),
+    networks: int | None = typer.Option(None, help="[ranknet, lambdarank] Networks trained side by side and averaged."),
     epochs: int | None = typer.Option(None, help="[ranknet, lambdarank] Epochs (at most)."),
     optimizer: Optimizer | None = typer.Option(None, help="[ranknet, lambdarank] Optimizer."),
     batch_queries: int | None = typer.Option(None, help="[ranknet, lambdarank] Queries per update."),
@@ -212,7 +213,7 @@ def train(
     options = dict(
         trees=trees, leaves=leaves, learning_rate=learning_rate, min_leaf_samples=min_leaf_samples,
         max_bins=max_bins, metric=metric, early_stopping=early_stopping, threads=threads, seed=seed,
-        sigma=sigma, hidden=None if hidden is None else parse_hidden(hidden), epochs=epochs,
+        sigma=sigma, hidden=None if hidden is None else parse_hidden(hidden), networks=networks, epochs=epochs,
         optimizer=None if optimizer is None else optimizer.value, batch_queries=batch_queries,
         dropout=dropout, device=None if device is None else device.value,
     )  # fmt: skip

@@ -1,4 +1,5 @@
-"""The scoring network: an MLP (or, with ``hidden=()``, a linear scorer) f(x) -> s.
+"""The scoring network: an MLP (or, with ``hidden=()``, a linear scorer) f(x) -> s, or
+the mean of several such networks trained independently side by side.
 
 The input standardization ``(x - mean) / scale`` is part of the module (as
 non-persistent buffers), so training, prediction and a reloaded model apply exactly the
@@ -45,6 +46,10 @@ def check_architecture(hidden: Sequence[int] | int, activation: str, dropout: fl
 class MLPScorer(nn.Module):
     """Feed-forward scorer: standardize, then Linear -> activation [-> dropout] ... -> Linear(1).
 
+    With ``n_networks > 1`` it holds that many independently initialized networks of the
+    same shape; the score is their mean. Each network is trained on the lambdas of its own
+    scores (:meth:`member_scores`), so they are independent rankers averaged at the end.
+
     Parameters
     ----------
     n_features : int
@@ -54,6 +59,8 @@ class MLPScorer(nn.Module):
         One of :data:`ACTIVATIONS`.
     dropout : float
         Dropout after every hidden activation (training mode only).
+    n_networks : int
+        Networks averaged into the score.
     """
 
     def __init__(
@@ -62,26 +69,26 @@ class MLPScorer(nn.Module):
         hidden: Sequence[int] = (),
         activation: str = "relu",
         dropout: float = 0.0,
+        n_networks: int = 1,
     ) -> None:
         super().__init__()
         sizes = check_architecture(hidden, activation, dropout)
-        layers: list[nn.Module] = []
-        width = int(n_features)
-        for h in sizes:
-            layers.append(nn.Linear(width, h))
-            layers.append(ACTIVATIONS[activation]())
-            if dropout > 0:
-                layers.append(nn.Dropout(float(dropout)))
-            width = h
-        layers.append(nn.Linear(width, 1))
-        self.net = nn.Sequential(*layers)
+        if isinstance(n_networks, bool) or not isinstance(n_networks, (int, np.integer)) or n_networks < 1:
+            raise ValueError(f"n_networks must be a positive integer, got {n_networks!r}")
+        self.members = nn.ModuleList(
+            _mlp(int(n_features), sizes, activation, float(dropout)) for _ in range(int(n_networks))
+        )
         self.n_features = int(n_features)
         self.register_buffer("mean", None, persistent=False)
         self.register_buffer("scale", None, persistent=False)
 
+    @property
+    def n_networks(self) -> int:
+        return len(self.members)
+
     def set_standardization(self, mean: np.ndarray | None, scale: np.ndarray | None) -> None:
         """Install (or, with ``None``, remove) the input standardization ``(x - mean) / scale``."""
-        device = self.net[0].weight.device
+        device = self.members[0][0].weight.device
         if mean is None or scale is None:
             self.mean = None
             self.scale = None
@@ -89,11 +96,29 @@ class MLPScorer(nn.Module):
         self.mean = torch.as_tensor(np.asarray(mean, dtype=np.float32), device=device)
         self.scale = torch.as_tensor(np.asarray(scale, dtype=np.float32), device=device)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """Scores of the rows of ``x`` (n, n_features) -> (n,)."""
+    def member_scores(self, x: torch.Tensor) -> torch.Tensor:
+        """Scores of every network for the rows of ``x`` (n, n_features) -> (n, n_networks)."""
         if self.mean is not None:
             x = (x - self.mean) / self.scale
-        return self.net(x).squeeze(-1)
+        return torch.cat([net(x) for net in self.members], dim=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Scores (the networks' mean) of the rows of ``x`` (n, n_features) -> (n,)."""
+        s = self.member_scores(x)
+        return s[:, 0] if s.shape[1] == 1 else s.mean(dim=1)
+
+
+def _mlp(n_features: int, sizes: tuple[int, ...], activation: str, dropout: float) -> nn.Sequential:
+    layers: list[nn.Module] = []
+    width = n_features
+    for h in sizes:
+        layers.append(nn.Linear(width, h))
+        layers.append(ACTIVATIONS[activation]())
+        if dropout > 0:
+            layers.append(nn.Dropout(dropout))
+        width = h
+    layers.append(nn.Linear(width, 1))
+    return nn.Sequential(*layers)
 
 
 def standardization_stats(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
