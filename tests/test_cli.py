@@ -340,3 +340,18 @@ def test_demo_trains_every_model(capsys, monkeypatch):
     assert code == 0, err
     for fragment in ("lambdamart", "ranknet", "lambdarank", "ndcg@1", "ndcg@5", "err@10", "map", "conventions:"):
         assert fragment in out
+
+
+def test_train_and_predict_neural_on_cuda(capsys, tmp_path, small_files):
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    model = tmp_path / "lr.json"
+    code, out, err = run(capsys, "train", "--train", small_files["train"], "--validate", small_files["vali"],
+                         "--model", "lambdarank", "--hidden", "8", "--epochs", 3, "--device", "cuda",
+                         "--seed", 0, "--save", model)  # fmt: skip
+    assert code == 0, err
+    scores = tmp_path / "scores.txt"
+    code, _, err = run(capsys, "predict", "--model", model, "--data", small_files["vali"], "--out", scores)
+    assert code == 0, err
+    assert len(scores.read_text().split()) > 0

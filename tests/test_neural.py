@@ -712,3 +712,65 @@ def test_predict_refuses_giant_sparse_input():
     giant = sp.csr_matrix((np.ones(3), ([0, 1, 2], [0, 1, 2])), shape=(40, 10**9))
     with pytest.raises(ValueError, match="columns"):
         model.predict(giant)
+
+
+# --------------------------------------------------------------------------- CUDA
+# CI has no GPU: these run where one exists (they were run on an H100 lent to a session).
+needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+
+
+@needs_cuda
+@pytest.mark.parametrize("metric,k,trunc", [(None, None, None), ("ndcg", None, None), ("ndcg", 5, 8), ("err", 4, None)])
+def test_cuda_lambdas_equal_cpu_lambdas(metric, k, trunc):
+    rng = np.random.default_rng(30)
+    queries = random_queries(rng, ties=True)
+    S, Y, M = padded(queries)
+    kw = dict(sigma=1.5, metric=metric, k=k, truncation_level=trunc, max_grade=3.0, return_loss=True)
+    lam_cpu, loss_cpu = compute_lambdas(S, Y, M, **kw)
+    lam_gpu, loss_gpu = compute_lambdas(S.cuda(), Y.cuda(), M.cuda(), **kw)
+    assert lam_gpu.device.type == "cuda"
+    np.testing.assert_allclose(lam_gpu.cpu().numpy(), lam_cpu.numpy(), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(loss_gpu.cpu().numpy(), loss_cpu.numpy(), rtol=1e-9, atol=1e-12)
+
+
+@needs_cuda
+@pytest.mark.parametrize(
+    "cls,kw",
+    [(RankNet, {}), (LambdaRank, {"lambda_metric": "err@5", "truncation_level": 6, "dropout": 0.2}),
+     (RankNet, {"mode": "pairwise", "n_networks": 1, "hidden": (4,), "epochs": 1})],
+)
+def test_cuda_fit_predict_save_load(tmp_path, cls, kw):
+    X, y, q = make_queries(n_queries=30, seed=31)
+    Xv, yv, qv = make_queries(n_queries=10, seed=32)
+    params = {"epochs": 5, "random_state": 0, **kw}
+    m = cls(device="cuda", **params).fit(X, y, q, eval_set=[(Xv, yv, qv)])
+    assert all(p.device.type == "cuda" for p in m.model_.parameters())
+    p = m.predict(X)
+    assert isinstance(p, np.ndarray) and p.dtype == np.float64 and np.isfinite(p).all()
+    assert m.score(Xv, yv, qv) == pytest.approx(m.evals_result_["valid_0"]["ndcg@10"][m.best_iteration_ - 1], abs=1e-12)
+    # a fixed seed gives the same model on the same device
+    assert np.array_equal(cls(device="cuda", **params).fit(X, y, q, eval_set=[(Xv, yv, qv)]).predict(X), p)
+    m.save(tmp_path / "m.json")
+    on_gpu = cls.load(tmp_path / "m.json", device="cuda")
+    assert next(on_gpu.model_.parameters()).device.type == "cuda"
+    assert np.array_equal(on_gpu.predict(X), p)
+    on_cpu = cls.load(tmp_path / "m.json", device="cpu")
+    assert next(on_cpu.model_.parameters()).device.type == "cpu"
+    np.testing.assert_allclose(on_cpu.predict(X), p, rtol=1e-5, atol=1e-5)
+
+
+@needs_cuda
+@pytest.mark.parametrize("cls", [RankNet, LambdaRank])
+def test_cuda_training_follows_cpu_training(cls):
+    """Same seed, no dropout: the GPU takes the same steps as the CPU, up to float32 rounding.
+
+    Scores are compared up to a constant: the output bias gets a gradient of zero (the lambdas
+    of a query sum to zero) plus rounding noise, which Adam turns into steps of about the
+    learning rate in either direction, differently on each device. A shift of every score
+    by one constant changes no ranking.
+    """
+    X, y, q = make_queries(n_queries=30, seed=33)
+    kw = dict(hidden=(8,), n_networks=2, epochs=3, batch_queries=4, random_state=5)
+    cpu = cls(device="cpu", **kw).fit(X, y, q).predict(X)
+    gpu = cls(device="cuda", **kw).fit(X, y, q).predict(X)
+    np.testing.assert_allclose(gpu - gpu.mean(), cpu - cpu.mean(), rtol=0, atol=1e-4)
