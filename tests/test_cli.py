@@ -249,13 +249,14 @@ def test_train_neural(capsys, tmp_path, small_files):
     model = tmp_path / "rn.json"
     code, out, err = run(capsys, "train", "--train", small_files["train"], "--validate", small_files["vali"],
                          "--model", "ranknet", "--hidden", "8", "--networks", 3, "--epochs", 2, "--optimizer", "sgd",
-                         "--batch-queries", 4, "--seed", 0, "--save", model)  # fmt: skip
+                         "--batch-queries", 4, "--lambda-norm", "pairs", "--seed", 0, "--save", model)  # fmt: skip
     assert code == 0, err
     assert model.exists() and "validate" in out
     from ranklearn.io import load_model
 
     loaded = load_model(model)
     assert loaded.n_networks == 3 and loaded.hidden == (8,) and loaded.optimizer == "sgd"
+    assert loaded.lambda_normalization == "pairs"
 
 
 @pytest.mark.parametrize(
@@ -263,6 +264,7 @@ def test_train_neural(capsys, tmp_path, small_files):
     [
         ("lambdamart", ["--epochs", "3"], "--epochs does not apply to lambdamart"),
         ("lambdamart", ["--hidden", "8"], "--hidden does not apply to lambdamart"),
+        ("lambdamart", ["--lambda-norm", "docs"], "--lambda-norm does not apply to lambdamart"),
         ("lambdamart", ["--networks", "3"], "--networks does not apply to lambdamart"),
         ("ranknet", ["--networks", "0"], "n_networks"),
         ("ranknet", ["--trees", "3"], "--trees does not apply to ranknet"),

@@ -310,24 +310,69 @@ def _linear_at(m, w0, w):
     return lin
 
 
-def test_seed_worked_update_factorized():
-    lam = compute_lambdas(torch.tensor([-0.5, -0.3, -0.2], dtype=torch.float64), torch.tensor(SEED_Y), sigma=0.1)
-    np.testing.assert_allclose(lam.numpy(), [-0.10125, 0.00025, 0.101], atol=5e-6)
-
+def _seed_update(lambda_normalization):
+    """One factorized SGD update of the seed's linear scorer from w = (0, -1, 1); returns (dw, model)."""
     m = RankNet(
         hidden=(), n_networks=1, standardize=False, optimizer="sgd", learning_rate=0.1, sigma=0.1, epochs=1,
         batch_queries=1, early_stopping_rounds=None, warm_start=True, random_state=0,
+        lambda_normalization=lambda_normalization,
     )
     m.fit(SEED_X, SEED_Y, SEED_QID)
     lin = _linear_at(m, 0.0, [-1.0, 1.0])
     np.testing.assert_allclose(m.predict(SEED_X), [-0.5, -0.3, -0.2], atol=1e-6)
     m.fit(SEED_X, SEED_Y, SEED_QID)  # one epoch = one query = one factorized update
-    dw0 = lin.bias.item() - 0.0
-    dw1, dw2 = (lin.weight[0].detach().numpy().astype(np.float64) - [-1.0, 1.0]).tolist()
-    assert abs(dw0) < 1e-7
-    assert round(dw1, 6) == 0.030325
-    assert round(dw2, 5) == 0.02729
+    dw = np.array([lin.bias.item(), *lin.weight[0].tolist()], dtype=np.float64) - [0.0, -1.0, 1.0]
+    return dw, m
+
+
+def test_seed_worked_update_factorized():
+    lam = compute_lambdas(torch.tensor([-0.5, -0.3, -0.2], dtype=torch.float64), torch.tensor(SEED_Y), sigma=0.1)
+    np.testing.assert_allclose(lam.numpy(), [-0.10125, 0.00025, 0.101], atol=5e-6)
+
+    dw, m = _seed_update("none")  # the plain summed pair cost of the seed
+    assert abs(dw[0]) < 1e-7
+    assert round(dw[1], 6) == 0.030325
+    assert round(dw[2], 5) == 0.02729
     np.testing.assert_allclose(m.predict(SEED_X), [-0.2256, -0.0777, -0.0902], atol=5e-5)
+
+
+@pytest.mark.parametrize("norm,divisor", [("docs", 3.0), ("pairs", 3.0)])
+def test_lambda_normalization_divides_the_query_update(norm, divisor):
+    # the seed's query has 3 documents and 3 pairs: the update is the seed's divided by 3
+    plain, _ = _seed_update("none")
+    dw, _ = _seed_update(norm)
+    np.testing.assert_allclose(dw, plain / divisor, rtol=1e-5, atol=1e-7)
+
+
+def test_lambda_normalization_weighs_each_query_by_its_count():
+    """Factorized lambdas with normalization == the plain lambdas divided per query (docs or pairs)."""
+    from ranklearn.data.groups import group_ptr
+    from ranklearn.neural.scorer import MLPScorer
+    from ranklearn.neural.training import LambdaConfig, QuerySet, batch_lambdas
+
+    X, y, q = make_queries(n_queries=7, docs=(2, 15), seed=40)
+    ptr = group_ptr(q)
+    torch.manual_seed(0)
+    model = MLPScorer(X.shape[1], (4,))
+    w = np.random.default_rng(1).uniform(0.5, 2.0, len(y))
+    cfg = LambdaConfig(sigma=1.0)
+    plain = QuerySet(X, y, ptr, torch.device("cpu"))
+    queries = np.arange(len(ptr) - 1)
+    batch = plain.batch(queries)
+    rows = batch.rows.numpy()
+    lam0 = batch_lambdas(model, plain, batch, cfg)[1][:, 0].detach().numpy()
+    sizes = np.diff(ptr)
+    qrow = np.repeat(queries, sizes)[rows]
+    for norm in ("docs", "pairs"):
+        data = QuerySet(X, y, ptr, torch.device("cpu"), w, lambda_normalization=norm)
+        lam = batch_lambdas(model, data, data.batch(queries), cfg)[1][:, 0].detach().numpy()
+        pairs = np.array([
+            sum(1 for i in range(a, b) for j in range(a, b) if y[i] > y[j]) for a, b in zip(ptr[:-1], ptr[1:])
+        ])  # fmt: skip
+        count = sizes if norm == "docs" else np.maximum(pairs, 1)
+        np.testing.assert_allclose(lam, lam0 * w[rows] / count[qrow], rtol=1e-5, atol=1e-7)
+    with pytest.raises(ValueError, match="lambda_normalization"):
+        RankNet(lambda_normalization="query").fit(X, y, q)
 
 
 def test_pairwise_mode_is_one_update_per_pair():
@@ -336,7 +381,7 @@ def test_pairwise_mode_is_one_update_per_pair():
     preds = []
     for mode in ("pairwise", "factorized"):
         m = RankNet(hidden=(), n_networks=1, standardize=False, optimizer="sgd", learning_rate=0.1, sigma=0.1, epochs=1,
-                    mode=mode, early_stopping_rounds=None, warm_start=True, random_state=0)
+                    mode=mode, early_stopping_rounds=None, warm_start=True, random_state=0, lambda_normalization="none")
         m.fit(X, y, q)
         _linear_at(m, 0.0, [-1.0, 1.0])
         m.fit(X, y, q)
@@ -344,7 +389,7 @@ def test_pairwise_mode_is_one_update_per_pair():
     np.testing.assert_allclose(preds[0], preds[1], atol=1e-6)
     # three pairs: three sequential updates, each from the pair's own gradient
     m = RankNet(hidden=(), n_networks=1, standardize=False, optimizer="sgd", learning_rate=0.1, sigma=0.1, epochs=1,
-                mode="pairwise", early_stopping_rounds=None, warm_start=True, random_state=0)
+                mode="pairwise", early_stopping_rounds=None, warm_start=True, random_state=0, lambda_normalization="none")
     m.fit(SEED_X, SEED_Y, SEED_QID)
     lin = _linear_at(m, 0.0, [-1.0, 1.0])
     m.fit(SEED_X, SEED_Y, SEED_QID)

@@ -34,6 +34,7 @@ TRAIN_OPTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
     "optimizer": ("optimizer", NEURAL),
     "batch_queries": ("batch_queries", NEURAL),
     "dropout": ("dropout", NEURAL),
+    "lambda_norm": ("lambda_normalization", NEURAL),
     "device": ("device", NEURAL),
 }
 

@@ -69,6 +69,12 @@ class Optimizer(str, Enum):
     sgd = "sgd"
 
 
+class LambdaNorm(str, Enum):
+    docs = "docs"
+    pairs = "pairs"
+    none = "none"
+
+
 class Device(str, Enum):
     cpu = "cpu"
     cuda = "cuda"
@@ -200,6 +206,9 @@ def train(
     optimizer: Optimizer | None = typer.Option(None, help="[ranknet, lambdarank] Optimizer."),
     batch_queries: int | None = typer.Option(None, help="[ranknet, lambdarank] Queries per update."),
     dropout: float | None = typer.Option(None, help="[ranknet, lambdarank] Dropout after each hidden layer."),
+    lambda_norm: LambdaNorm | None = typer.Option(
+        None, "--lambda-norm", help="[ranknet, lambdarank] Divide each query's lambdas by its documents or pairs."
+    ),
     device: Device | None = typer.Option(None, help="[ranknet, lambdarank] torch device."),
 ) -> None:
     """Train a ranker, save it, and print NDCG@10 and the watched metric on every given set.
@@ -215,7 +224,8 @@ def train(
         max_bins=max_bins, metric=metric, early_stopping=early_stopping, threads=threads, seed=seed,
         sigma=sigma, hidden=None if hidden is None else parse_hidden(hidden), networks=networks, epochs=epochs,
         optimizer=None if optimizer is None else optimizer.value, batch_queries=batch_queries,
-        dropout=dropout, device=None if device is None else device.value,
+        dropout=dropout, lambda_norm=None if lambda_norm is None else lambda_norm.value,
+        device=None if device is None else device.value,
     )  # fmt: skip
     run_train(model.value, estimator_params(model.value, options), train, validate, test, save)
 

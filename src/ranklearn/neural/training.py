@@ -71,10 +71,17 @@ def length_groups(sizes: np.ndarray, max_waste: float = 2.0, min_elements: int =
     return groups
 
 
+LAMBDA_NORMALIZATIONS = ("none", "docs", "pairs")
+
+
 class QuerySet:
     """Training data held on the device, addressed by query boundaries ``ptr``.
 
-    ``sample_weight`` (per row, optional) multiplies each document's lambda.
+    Every document's lambda is multiplied by ``scale``: its ``sample_weight`` (optional)
+    times its query's ``lambda_normalization`` factor, 1 / (documents in the query) for
+    ``"docs"``, 1 / (pairs with different labels in the query) for ``"pairs"``, 1 for ``"none"``.
+    The summed pair cost weighs a query by its number of pairs, which grows with the square
+    of its length; ``"pairs"`` makes every query count the same, ``"docs"`` lies between.
     """
 
     def __init__(
@@ -84,15 +91,23 @@ class QuerySet:
         ptr: np.ndarray,
         device: torch.device,
         sample_weight: np.ndarray | None = None,
+        lambda_normalization: str = "none",
     ) -> None:
+        if lambda_normalization not in LAMBDA_NORMALIZATIONS:
+            raise ValueError(f"lambda_normalization must be one of {LAMBDA_NORMALIZATIONS}, got {lambda_normalization!r}")
         self.device = torch.device(device)
         self.X = torch.as_tensor(np.ascontiguousarray(X, dtype=np.float32)).to(self.device)
         self.y_np = np.asarray(y, dtype=np.float64)
         self.y = torch.as_tensor(self.y_np, dtype=torch.float32).to(self.device)
         self.ptr = np.asarray(ptr, dtype=np.int64)
         self.sizes = np.diff(self.ptr)
-        self.w_np = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
-        self.w = None if sample_weight is None else torch.as_tensor(self.w_np, dtype=torch.float32).to(self.device)
+        scale = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+        if lambda_normalization != "none":
+            count = self.sizes if lambda_normalization == "docs" else self.pairs_per_query()
+            per_row = np.repeat(1.0 / np.maximum(count, 1), self.sizes)
+            scale = per_row if scale is None else scale * per_row
+        self.scale_np = scale
+        self.scale = None if scale is None else torch.as_tensor(scale, dtype=torch.float32).to(self.device)
 
     @property
     def n_queries(self) -> int:
@@ -104,19 +119,22 @@ class QuerySet:
             return np.zeros(0, dtype=np.int64)
         starts = self.ptr[:-1]
         ok = np.maximum.reduceat(self.y_np, starts) > np.minimum.reduceat(self.y_np, starts)
-        if self.w_np is not None:
-            ok &= np.maximum.reduceat(self.w_np, starts) > 0
+        if self.scale_np is not None:
+            ok &= np.maximum.reduceat(self.scale_np, starts) > 0
         return np.flatnonzero(ok)
+
+    def pairs_per_query(self) -> np.ndarray:
+        """Number of document pairs with different labels, per query (int64)."""
+        out = np.zeros(self.n_queries, dtype=np.int64)
+        for q in range(self.n_queries):
+            _, counts = np.unique(self.y_np[self.ptr[q] : self.ptr[q + 1]], return_counts=True)
+            out[q] = (int(counts.sum()) ** 2 - int((counts**2).sum())) // 2
+        return out
 
     def n_pairs(self, queries: np.ndarray | None = None) -> int:
         """Number of pairs with different labels in ``queries`` (default: all)."""
-        if queries is None:
-            queries = np.arange(self.n_queries)
-        total = 0
-        for q in queries:
-            _, counts = np.unique(self.y_np[self.ptr[q] : self.ptr[q + 1]], return_counts=True)
-            total += (int(counts.sum()) ** 2 - int((counts**2).sum())) // 2
-        return total
+        per_query = self.pairs_per_query()
+        return int(per_query.sum() if queries is None else per_query[np.asarray(queries, dtype=np.int64)].sum())
 
     def batch(self, queries: np.ndarray) -> Batch:
         """Padded [B, Lmax] layout of the given queries, longest first (see :func:`length_groups`)."""
@@ -171,8 +189,8 @@ def batch_lambdas(
         losses.append(loss_g)
     loss = torch.cat(losses)
     lam = lam[:, batch.mask].T
-    if data.w is not None:
-        lam = lam * data.w[batch.rows, None]
+    if data.scale is not None:
+        lam = lam * data.scale[batch.rows, None]
     return s, lam, loss
 
 
@@ -252,9 +270,9 @@ def pairwise_epoch(
         if dz is not None:
             coef *= dz[pi, pj][:, None]
         cost_w = np.abs(coef[:, 0]).copy()
-        if data.w_np is not None:
-            coef[:, 0] *= data.w_np[pi + lo]
-            coef[:, 1] *= data.w_np[pj + lo]
+        if data.scale_np is not None:
+            coef[:, 0] *= data.scale_np[pi + lo]
+            coef[:, 1] *= data.scale_np[pj + lo]
         pair_rows = torch.as_tensor(np.stack([pi + lo, pj + lo], axis=1)).to(data.device)
         pair_coef = torch.as_tensor(coef, dtype=torch.float32).to(data.device)
         for p in range(pi.shape[0]):
