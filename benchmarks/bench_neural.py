@@ -14,7 +14,7 @@ ties in input order) of RankNet() and LambdaRank() with their defaults (early st
 the fold's validation NDCG@10), on every fold, and the 5-fold mean.
 
     .venv/bin/python benchmarks/bench_neural.py [--part speed|quality|all] [--folds 1,2,3,4,5]
-        [--seeds 0] [--pairs 3000] [--threads 1]
+        [--seeds 0,1,2,3,4] [--pairs 3000] [--threads 1]
 """
 
 from __future__ import annotations
@@ -168,7 +168,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--part", choices=("speed", "quality", "all"), default="all")
     ap.add_argument("--folds", default="1,2,3,4,5")
-    ap.add_argument("--seeds", default="0", help="comma-separated random_state values (quality)")
+    ap.add_argument("--seeds", default="0,1,2,3,4", help="comma-separated random_state values (quality)")
     ap.add_argument("--pairs", type=int, default=3000, help="pairs timed for per-pair SGD (then extrapolated)")
     ap.add_argument("--threads", type=int, default=1, help="torch intra-op threads")
     args = ap.parse_args()
