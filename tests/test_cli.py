@@ -68,6 +68,20 @@ def test_help(capsys, command):
     assert code == 0 and "Usage" in out
 
 
+@pytest.mark.parametrize(
+    "command, texts",
+    [("train", ["[lambdamart] Number of trees", "[ranknet, lambdarank] Hidden layer sizes", "--lambda-norm"]),
+     ("evaluate", ["map[@k], p@k, rr[@k]"])],
+)
+def test_help_keeps_bracketed_text(capsys, monkeypatch, command, texts):
+    # rich reads "[...]" in help texts as markup and drops it unless it is escaped
+    monkeypatch.setenv("COLUMNS", "200")
+    code, out, _ = run(capsys, command, "--help")
+    assert code == 0
+    for text in texts:
+        assert text in out, text
+
+
 def test_console_script_reports_errors_in_one_line(tmp_path):
     exe = Path(sys.executable).with_name("ranklearn")
     proc = subprocess.run([exe, "info", tmp_path / "missing.txt"], capture_output=True, text=True)

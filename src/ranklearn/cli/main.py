@@ -115,7 +115,7 @@ def evaluate(
     data: Path = typer.Option(..., "--data", help="Ranking file with the labels."),
     scores: Path = typer.Option(..., "--scores", help="One score per line, in the row order of --data."),
     metric: list[str] = typer.Option(
-        ["ndcg@10"], "--metric", help="Metric spec (repeatable): ndcg@k, dcg@k, err@k, map[@k], p@k, rr[@k]."
+        ["ndcg@10"], "--metric", help="Metric spec (repeatable): ndcg@k, dcg@k, err@k, map\\[@k], p@k, rr\\[@k]."
     ),
     empty: Empty = typer.Option(Empty.zero, help="Queries without a relevant document count 0, 1, or are skipped."),
     gain: Gain = typer.Option(Gain.exp2, help="DCG/NDCG gain: 2^rel-1 (exp2) or rel (linear)."),
@@ -190,26 +190,26 @@ def train(
     test: Path | None = typer.Option(None, "--test", help="Test file: reported at the end only."),
     model: ModelName = typer.Option(..., "--model", help="Which ranker to train."),
     save: Path | None = typer.Option(None, "--save", help="Where to write the model file."),
-    trees: int | None = typer.Option(None, help="[lambdamart] Number of trees (at most)."),
-    leaves: int | None = typer.Option(None, help="[lambdamart] Leaves per tree."),
+    trees: int | None = typer.Option(None, help="\\[lambdamart] Number of trees (at most)."),
+    leaves: int | None = typer.Option(None, help="\\[lambdamart] Leaves per tree."),
     learning_rate: float | None = typer.Option(None, "--learning-rate", help="Shrinkage (trees) or step size (neural)."),
-    min_leaf_samples: int | None = typer.Option(None, help="[lambdamart] Minimum documents per leaf."),
-    max_bins: int | None = typer.Option(None, help="[lambdamart] Histogram bins per feature."),
+    min_leaf_samples: int | None = typer.Option(None, help="\\[lambdamart] Minimum documents per leaf."),
+    max_bins: int | None = typer.Option(None, help="\\[lambdamart] Histogram bins per feature."),
     metric: str | None = typer.Option(None, help="Metric watched on --validate, e.g. ndcg@10, err@10, map."),
     early_stopping: int | None = typer.Option(None, help="Stop after this many rounds without improvement on --validate."),
-    threads: int | None = typer.Option(None, help="[lambdamart] Threads."),
+    threads: int | None = typer.Option(None, help="\\[lambdamart] Threads."),
     seed: int | None = typer.Option(None, help="Random seed."),
     sigma: float | None = typer.Option(None, help="Steepness of the pairwise sigmoid."),
-    hidden: str | None = typer.Option(None, help="[ranknet, lambdarank] Hidden layer sizes, e.g. 64,32."),
-    networks: int | None = typer.Option(None, help="[ranknet, lambdarank] Networks trained side by side and averaged."),
-    epochs: int | None = typer.Option(None, help="[ranknet, lambdarank] Epochs (at most)."),
-    optimizer: Optimizer | None = typer.Option(None, help="[ranknet, lambdarank] Optimizer."),
-    batch_queries: int | None = typer.Option(None, help="[ranknet, lambdarank] Queries per update."),
-    dropout: float | None = typer.Option(None, help="[ranknet, lambdarank] Dropout after each hidden layer."),
+    hidden: str | None = typer.Option(None, help="\\[ranknet, lambdarank] Hidden layer sizes, e.g. 64,32."),
+    networks: int | None = typer.Option(None, help="\\[ranknet, lambdarank] Networks trained side by side and averaged."),
+    epochs: int | None = typer.Option(None, help="\\[ranknet, lambdarank] Epochs (at most)."),
+    optimizer: Optimizer | None = typer.Option(None, help="\\[ranknet, lambdarank] Optimizer."),
+    batch_queries: int | None = typer.Option(None, help="\\[ranknet, lambdarank] Queries per update."),
+    dropout: float | None = typer.Option(None, help="\\[ranknet, lambdarank] Dropout after each hidden layer."),
     lambda_norm: LambdaNorm | None = typer.Option(
-        None, "--lambda-norm", help="[ranknet, lambdarank] Divide each query's lambdas by its documents or pairs."
+        None, "--lambda-norm", help="\\[ranknet, lambdarank] Divide each query's lambdas by its documents or pairs."
     ),
-    device: Device | None = typer.Option(None, help="[ranknet, lambdarank] torch device."),
+    device: Device | None = typer.Option(None, help="\\[ranknet, lambdarank] torch device."),
 ) -> None:
     """Train a ranker, save it, and print NDCG@10 and the watched metric on every given set.
 
