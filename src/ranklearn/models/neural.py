@@ -49,15 +49,17 @@ _PAYLOAD_VERSION = 2  # 2: n_networks (version 1 files hold one network)
 # and scoring on the whole validation set: hidden (16,), (32,), (128, 64), dropout 0.2-0.5,
 # lr 3e-4 / 3e-3, 1-32 queries per update, tanh, sigma 0.5 / 2 were all within +-0.004.
 # lambda_normalization (RankNet "docs", LambdaRank "none"): the protocol above reads S5 (Fold2's
-# validation part) which is Fold1's test part, so it was chosen with a second protocol that never
+# validation part), which is Fold1's test part, so it was chosen with a second protocol that never
 # reads S5: 4 inner folds of S1-S4 (train on three parts, early stopping on half of the fourth,
-# NDCG@10 on its other half), seeds 0-2, 5 networks. RankNet "docs" 0.5112 vs "none" 0.5080 (the
-# protocol above, seeds 0-1: 0.5042 vs 0.5012; "pairs" 0.4995); LambdaRank "docs" 0.5067 vs "none" 0.5106.
-# Nothing else moved RankNet by more than noise in either protocol (dropout 0.2: +0.002 / -0.004,
-# no standardization: +0.003 / 0.000, sigma 0.5: +0.002 / -0.002, early stopping on full NDCG or
-# MAP, lr 3e-4 / 3e-3, 1 or 64 queries per update, (32,), (128,), (256, 128), 10 networks: not higher).
-# LambdaRank, same S5-free protocol (local run): default 0.5100, |dNDCG@10| lambdas 0.5065, LightGBM's
-# log2(1 + S) / S query normalization 0.5094 (RankNet with it: 0.5116); neither was kept.
+# NDCG@10 on its other half), seeds 0-2, 5 networks: `benchmarks/tune_neural.py --protocol inner`.
+# RankNet "docs" 0.5112 vs "none" 0.5080; LambdaRank "docs" 0.5067 vs "none" 0.5106. With
+# `--protocol folds --seeds 0,1` (the protocol above): RankNet "docs" 0.5042, "none" 0.5012, "pairs"
+# 0.4995 (a prototype that also rescaled by the batch's mean pair count). Nothing else moved RankNet by more than noise in either protocol (dropout 0.2: +0.002 /
+# -0.004, no standardization: +0.003 / 0.000, sigma 0.5: +0.002 / -0.002, early stopping on full
+# NDCG or MAP, lr 3e-4 / 3e-3, 1 or 64 queries per update, (32,), (128,), (256, 128), 10 networks:
+# not higher). These ran on 15 CPU processes of a lent GPU machine (torch 2.11). LambdaRank, inner
+# protocol, on this 2-core machine (torch 2.13): default 0.5100, |dNDCG@10| lambdas 0.5065,
+# LightGBM's log2(1 + S) / S query normalization 0.5094 (RankNet with it: 0.5116); neither kept.
 _DEFAULTS: dict[str, Any] = {
     "hidden": (64, 32),
     "n_networks": 5,
