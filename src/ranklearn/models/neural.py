@@ -54,10 +54,11 @@ _PAYLOAD_VERSION = 2  # 2: n_networks (version 1 files hold one network)
 # NDCG@10 on its other half), seeds 0-2, 5 networks: `benchmarks/tune_neural.py --protocol inner`.
 # RankNet "docs" 0.5112 vs "none" 0.5080; LambdaRank "docs" 0.5067 vs "none" 0.5106. With
 # `--protocol folds --seeds 0,1` (the protocol above): RankNet "docs" 0.5042, "none" 0.5012, "pairs"
-# 0.4995 (a prototype that also rescaled by the batch's mean pair count). Nothing else moved RankNet by more than noise in either protocol (dropout 0.2: +0.002 /
-# -0.004, no standardization: +0.003 / 0.000, sigma 0.5: +0.002 / -0.002, early stopping on full
-# NDCG or MAP, lr 3e-4 / 3e-3, 1 or 64 queries per update, (32,), (128,), (256, 128), 10 networks:
-# not higher). These ran on 15 CPU processes of a lent GPU machine (torch 2.11). LambdaRank, inner
+# 0.4995 (a prototype that also rescaled by the batch's mean pair count). Nothing else moved
+# RankNet by more than noise in either protocol (dropout 0.2: +0.002 / -0.004, no
+# standardization: +0.003 / 0.000, sigma 0.5: +0.002 / -0.002, early stopping on full NDCG or
+# MAP, lr 3e-4 / 3e-3, 1 or 64 queries per update, (32,), (128,), (256, 128), 10 networks: not
+# higher). These ran on 15 CPU processes of a lent GPU machine (torch 2.11). LambdaRank, inner
 # protocol, on this 2-core machine (torch 2.13): default 0.5100, |dNDCG@10| lambdas 0.5065,
 # LightGBM's log2(1 + S) / S query normalization 0.5094 (RankNet with it: 0.5116); neither kept.
 _DEFAULTS: dict[str, Any] = {
@@ -256,12 +257,9 @@ class RankNet(RankerMixin, BaseEstimator):
         esr = self.early_stopping_rounds
         if esr is not None and (isinstance(esr, bool) or not isinstance(esr, (int, np.integer)) or esr < 1):
             raise ValueError(f"early_stopping_rounds must be a positive integer or None, got {esr!r}")
-        from ranklearn.neural.training import LAMBDA_NORMALIZATIONS
+        from ranklearn.neural.training import check_lambda_normalization
 
-        if self.lambda_normalization not in LAMBDA_NORMALIZATIONS:
-            raise ValueError(
-                f"lambda_normalization must be one of {LAMBDA_NORMALIZATIONS}, got {self.lambda_normalization!r}"
-            )
+        check_lambda_normalization(self.lambda_normalization)
         self._lambda_spec()  # validates the LambdaRank parameters
         return sizes
 

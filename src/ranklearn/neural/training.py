@@ -16,6 +16,7 @@ computations.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import torch
@@ -74,6 +75,13 @@ def length_groups(sizes: np.ndarray, max_waste: float = 2.0, min_elements: int =
 LAMBDA_NORMALIZATIONS = ("none", "docs", "pairs")
 
 
+def check_lambda_normalization(value: str) -> str:
+    """Return ``value`` if it is one of :data:`LAMBDA_NORMALIZATIONS`, else raise ValueError."""
+    if value not in LAMBDA_NORMALIZATIONS:
+        raise ValueError(f"lambda_normalization must be one of {LAMBDA_NORMALIZATIONS}, got {value!r}")
+    return value
+
+
 class QuerySet:
     """Training data held on the device, addressed by query boundaries ``ptr``.
 
@@ -93,8 +101,7 @@ class QuerySet:
         sample_weight: np.ndarray | None = None,
         lambda_normalization: str = "none",
     ) -> None:
-        if lambda_normalization not in LAMBDA_NORMALIZATIONS:
-            raise ValueError(f"lambda_normalization must be one of {LAMBDA_NORMALIZATIONS}, got {lambda_normalization!r}")
+        check_lambda_normalization(lambda_normalization)
         self.device = torch.device(device)
         self.X = torch.as_tensor(np.ascontiguousarray(X, dtype=np.float32)).to(self.device)
         self.y_np = np.asarray(y, dtype=np.float64)
@@ -103,7 +110,7 @@ class QuerySet:
         self.sizes = np.diff(self.ptr)
         scale = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
         if lambda_normalization != "none":
-            count = self.sizes if lambda_normalization == "docs" else self.pairs_per_query()
+            count = self.sizes if lambda_normalization == "docs" else self.pairs_per_query
             per_row = np.repeat(1.0 / np.maximum(count, 1), self.sizes)
             scale = per_row if scale is None else scale * per_row
         self.scale_np = scale
@@ -123,17 +130,19 @@ class QuerySet:
             ok &= np.maximum.reduceat(self.scale_np, starts) > 0
         return np.flatnonzero(ok)
 
+    @cached_property
     def pairs_per_query(self) -> np.ndarray:
-        """Number of document pairs with different labels, per query (int64)."""
-        out = np.zeros(self.n_queries, dtype=np.int64)
-        for q in range(self.n_queries):
-            _, counts = np.unique(self.y_np[self.ptr[q] : self.ptr[q + 1]], return_counts=True)
-            out[q] = (int(counts.sum()) ** 2 - int((counts**2).sum())) // 2
-        return out
+        """Number of document pairs with different labels, per query (int64): (n^2 - sum of
+        the squared label counts) / 2."""
+        query = np.repeat(np.arange(self.n_queries), self.sizes)
+        groups, counts = np.unique(np.column_stack([query, self.y_np]), axis=0, return_counts=True)
+        squares = counts.astype(np.float64) ** 2
+        same = np.bincount(groups[:, 0].astype(np.int64), weights=squares, minlength=self.n_queries)
+        return (self.sizes**2 - same.astype(np.int64)) // 2
 
     def n_pairs(self, queries: np.ndarray | None = None) -> int:
         """Number of pairs with different labels in ``queries`` (default: all)."""
-        per_query = self.pairs_per_query()
+        per_query = self.pairs_per_query
         return int(per_query.sum() if queries is None else per_query[np.asarray(queries, dtype=np.int64)].sum())
 
     def batch(self, queries: np.ndarray) -> Batch:
