@@ -11,7 +11,9 @@ epoch's pair count (said so in the table); the factorized epochs are timed in fu
 
 Quality: MQ2008 test NDCG@10 (gain 2^rel-1, queries without relevant documents count 0,
 ties in input order) of RankNet() and LambdaRank() with their defaults (early stopping on
-the fold's validation NDCG@10), on every fold, and the 5-fold mean.
+the fold's validation NDCG@10), on every fold, and the 5-fold mean; then a paired comparison
+of the two over the test queries (each query's NDCG@10 averaged over the seeds): the mean
+difference, a 95% bootstrap interval and a paired t-test's p-value.
 
     .venv/bin/python benchmarks/bench_neural.py [--part speed|quality|all] [--folds 1,2,3,4,5]
         [--seeds 0,1,2,3,4] [--pairs 3000] [--threads 1]
@@ -123,6 +125,7 @@ def quality(args, root) -> None:
     folds = [int(f) for f in args.folds.split(",")]
     seeds = [int(s) for s in args.seeds.split(",")]
     res: dict[str, dict[int, list[tuple[float, int, float]]]] = {"RankNet": {}, "LambdaRank": {}}
+    per_query: dict[str, dict[int, list[np.ndarray]]] = {"RankNet": {}, "LambdaRank": {}}
     for fold in folds:
         d = root / "MQ2008" / f"Fold{fold}"
         tr, va, te = (load_letor(d / f"{part}.txt") for part in ("train", "vali", "test"))
@@ -132,8 +135,10 @@ def quality(args, root) -> None:
                 t0 = time.perf_counter()
                 m = cls(random_state=seed).fit(*tr, eval_set=[va], eval_names=["vali"])
                 secs = time.perf_counter() - t0
-                score = float(ndcg.mean(te[1], m.predict(te[0]), te_ptr))
+                values = ndcg.per_query(te[1], m.predict(te[0]), te_ptr)
+                score = float(values.mean())  # empty="zero": no query is skipped
                 res[cls.__name__].setdefault(fold, []).append((score, m.best_iteration_, secs))
+                per_query[cls.__name__].setdefault(fold, []).append(values)
                 print(
                     f"  fold {fold} {cls.__name__} seed {seed}: test {score:.4f} "
                     f"(best epoch {m.best_iteration_} of {m.n_epochs_}, {secs:.1f} s)",
@@ -162,6 +167,25 @@ def quality(args, root) -> None:
         means = {k: np.mean([np.mean([s for s, _, _ in v[f]]) for f in folds]) for k, v in res.items()}
         print(f"| {len(folds)}-fold mean | {means['RankNet']:.4f} | {means['LambdaRank']:.4f} | | |")
     print(f"\nReference: RankLib RankNet with its defaults, Fold1: {RANKLIB_RANKNET_FOLD1}.")
+    print("\nLambdaRank - RankNet, paired over test queries (per-query NDCG@10 averaged over the seeds):\n")
+    print("| test queries | queries | mean difference | 95% bootstrap interval | paired t-test p |")
+    print("|---|---:|---:|---:|---:|")
+    for label, chosen in [(f"Fold{f}", [f]) for f in folds] + ([(f"Folds {args.folds}", folds)] if len(folds) > 1 else []):
+        diff = np.concatenate(
+            [np.mean(per_query["LambdaRank"][f], axis=0) - np.mean(per_query["RankNet"][f], axis=0) for f in chosen]
+        )
+        lo, hi, p = paired_stats(diff)
+        print(f"| {label} | {diff.size} | {diff.mean():+.4f} | [{lo:+.4f}, {hi:+.4f}] | {p:.2f} |")
+
+
+def paired_stats(diff: np.ndarray, n_boot: int = 10_000, seed: int = 0) -> tuple[float, float, float]:
+    """95% percentile-bootstrap interval of the mean of paired differences, and the t-test's p."""
+    from scipy import stats
+
+    rng = np.random.default_rng(seed)
+    means = diff[rng.integers(0, diff.size, size=(n_boot, diff.size))].mean(axis=1)
+    lo, hi = np.quantile(means, [0.025, 0.975])
+    return float(lo), float(hi), float(stats.ttest_1samp(diff, 0.0).pvalue)
 
 
 def main() -> None:

@@ -61,6 +61,10 @@ _PAYLOAD_VERSION = 2  # 2: n_networks (version 1 files hold one network)
 # higher). These ran on 15 CPU processes of a lent GPU machine (torch 2.11). LambdaRank, inner
 # protocol, on this 2-core machine (torch 2.13): default 0.5100, |dNDCG@10| lambdas 0.5065,
 # LightGBM's log2(1 + S) / S query normalization 0.5094 (RankNet with it: 0.5116); neither kept.
+# Nor any of these (same protocol and machine, 2026-11-23): 4 / 64 queries per update 0.5045 /
+# 0.5079, lr 3e-3 0.5042, weight decay 0.01 0.5090, sigma 2 0.5084, (128, 64) 0.5076, (32,)
+# 0.5058, (256, 128, 64) 0.5082, tanh 0.5095, gelu 0.5043, 10 networks 0.5068, "pairs" 0.4994,
+# |dERR| lambdas 0.5019, early stopping after 40 epochs without gain 0.5051.
 _DEFAULTS: dict[str, Any] = {
     "hidden": (64, 32),
     "n_networks": 5,
