@@ -64,7 +64,9 @@ _PAYLOAD_VERSION = 2  # 2: n_networks (version 1 files hold one network)
 # Nor any of these (same protocol and machine, 2026-11-23): 4 / 64 queries per update 0.5045 /
 # 0.5079, lr 3e-3 0.5042, weight decay 0.01 0.5090, sigma 2 0.5084, (128, 64) 0.5076, (32,)
 # 0.5058, (256, 128, 64) 0.5082, tanh 0.5095, gelu 0.5043, 10 networks 0.5068, "pairs" 0.4994,
-# |dERR| lambdas 0.5019, early stopping after 40 epochs without gain 0.5051.
+# |dERR| lambdas 0.5019, early stopping after 40 epochs without gain 0.5051, the learning rate
+# multiplied by 0.9 / 0.95 after every epoch (a trial patch, not a parameter) 0.5073 / 0.5104
+# (RankNet with 0.9: 0.5111 against 0.5112).
 _DEFAULTS: dict[str, Any] = {
     "hidden": (64, 32),
     "n_networks": 5,
