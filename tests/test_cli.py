@@ -285,6 +285,9 @@ def test_train_neural(capsys, tmp_path, small_files):
         ("lambdarank", ["--hidden", "8,x"], "--hidden"),
         ("lambdamart", ["--early-stopping", "3"], "--validate"),
         ("lambdamart", ["--learning-rate", "-1"], "learning_rate"),
+        ("lambdamart", ["--device", "cpu"], "--device does not apply to lambdamart"),
+        ("ranknet", ["--device", "tpu9"], "not a torch device"),
+        ("lambdarank", ["--device", "cuda:99"], "CUDA"),  # no CUDA here, or fewer than 100 GPUs
     ],
 )
 def test_train_bad_options(capsys, tmp_path, small_files, model, option, fragment):

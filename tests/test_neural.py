@@ -531,6 +531,8 @@ def test_predict_numpy_in_numpy_out_and_input_checks():
             RankNet(device="cuda").fit(X, y, q)
     with pytest.raises(ValueError, match="device"):
         RankNet(device="tpu9").fit(X, y, q)
+    with pytest.raises(ValueError, match="CUDA"):  # not available, or no 100th device
+        RankNet(device="cuda:99").fit(X, y, q)
     from sklearn.exceptions import NotFittedError
 
     with pytest.raises(NotFittedError):

@@ -75,11 +75,6 @@ class LambdaNorm(str, Enum):
     none = "none"
 
 
-class Device(str, Enum):
-    cpu = "cpu"
-    cuda = "cuda"
-
-
 #: ``info`` lists the count of each label up to this many distinct labels, then summarizes.
 MAX_LISTED_LABELS = 32
 
@@ -209,7 +204,7 @@ def train(
     lambda_norm: LambdaNorm | None = typer.Option(
         None, "--lambda-norm", help="\\[ranknet, lambdarank] Divide each query's lambdas by its documents or pairs."
     ),
-    device: Device | None = typer.Option(None, help="\\[ranknet, lambdarank] torch device."),
+    device: str | None = typer.Option(None, help="\\[ranknet, lambdarank] torch device: cpu, cuda or cuda:N."),
 ) -> None:
     """Train a ranker, save it, and print NDCG@10 and the watched metric on every given set.
 
@@ -225,7 +220,7 @@ def train(
         sigma=sigma, hidden=None if hidden is None else parse_hidden(hidden), networks=networks, epochs=epochs,
         optimizer=None if optimizer is None else optimizer.value, batch_queries=batch_queries,
         dropout=dropout, lambda_norm=None if lambda_norm is None else lambda_norm.value,
-        device=None if device is None else device.value,
+        device=device,
     )  # fmt: skip
     run_train(model.value, estimator_params(model.value, options), train, validate, test, save)
 

@@ -274,9 +274,14 @@ class RankNet(RankerMixin, BaseEstimator):
         try:
             dev = torch.device(self.device)
         except (RuntimeError, TypeError):
-            raise ValueError(f"device {self.device!r} is not a torch device (use 'cpu' or 'cuda')") from None
-        if dev.type == "cuda" and not torch.cuda.is_available():
-            raise ValueError(f"device={self.device!r} but CUDA is not available here; use device='cpu'")
+            raise ValueError(f"device {self.device!r} is not a torch device (use 'cpu', 'cuda' or 'cuda:N')") from None
+        if dev.type == "cuda":
+            if not torch.cuda.is_available():
+                raise ValueError(f"device={self.device!r} but CUDA is not available here; use device='cpu'")
+            if dev.index is not None and dev.index >= torch.cuda.device_count():
+                raise ValueError(
+                    f"device={self.device!r} but this machine has {torch.cuda.device_count()} CUDA device(s)"
+                )
         return dev
 
     # ------------------------------------------------------------------ fitting
