@@ -288,6 +288,7 @@ def test_train_neural(capsys, tmp_path, small_files):
         ("lambdamart", ["--device", "cpu"], "--device does not apply to lambdamart"),
         ("ranknet", ["--device", "tpu9"], "not a torch device"),
         ("lambdarank", ["--device", "cuda:99"], "CUDA"),  # no CUDA here, or fewer than 100 GPUs
+        ("ranknet", ["--optimizer", "sgd", "--learning-rate", "1e8", "--hidden", "8"], "diverged"),
     ],
 )
 def test_train_bad_options(capsys, tmp_path, small_files, model, option, fragment):

@@ -13,7 +13,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("safetensors")
 
 import ranklearn.metrics  # noqa: E402
-from ranklearn.exceptions import ModelFormatError  # noqa: E402
+from ranklearn.exceptions import ModelFormatError, TrainingDivergedError  # noqa: E402
 from ranklearn.models.neural import LambdaRank, RankNet, _from_payload  # noqa: E402
 from ranklearn.neural.lambdas import compute_lambdas, pair_weight_matrix  # noqa: E402
 
@@ -537,6 +537,15 @@ def test_predict_numpy_in_numpy_out_and_input_checks():
 
     with pytest.raises(NotFittedError):
         RankNet().predict(X)
+
+
+@pytest.mark.parametrize("cls, mode", [(RankNet, "factorized"), (RankNet, "pairwise"), (LambdaRank, "factorized")])
+def test_divergence_is_a_clear_error(cls, mode):
+    X, y, q = make_queries(n_queries=20, seed=0)
+    model = cls(optimizer="sgd", learning_rate=1e8, epochs=5, mode=mode, hidden=(8,), n_networks=1, random_state=0)
+    # before the check, the NaN weights surfaced as "scores contain NaN" from the evaluation
+    with pytest.raises(TrainingDivergedError, match=r"diverged in epoch \d.*learning_rate=100000000\.0"):
+        model.fit(X, y, q, eval_set=[(X, y, q)])
 
 
 def test_unsorted_qids_are_regrouped():

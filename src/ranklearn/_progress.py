@@ -25,7 +25,7 @@ class TrainingProgress:
 
     Call it as a training callback, ``progress(iteration, total, results)``, after every
     iteration (``iteration`` = iterations completed, 1-based); ``close()`` (or leaving a ``with`` block) ends the display, also
-    after early stopping or an interrupt. It draws on stderr so that stdout stays clean
+    after early stopping or an interrupt; leaving a ``with`` block on an error erases it. It draws on stderr so that stdout stays clean
     for results.
 
     Parameters
@@ -60,10 +60,16 @@ class TrainingProgress:
             self._started = True
         self._progress.update(self._task, completed=iteration, total=total, results=format_results(results))
 
-    def close(self) -> None:
-        """Stop the live display (idempotent)."""
+    def close(self, *, clear: bool = False) -> None:
+        """Stop the live display (idempotent); ``clear=True`` also erases the bar."""
         if self._started:
-            self._progress.stop()
+            if clear:
+                # Live.stop erases a transient display; Progress.stop would add an empty
+                # line on a non-interactive console.
+                self._progress.live.transient = True
+                self._progress.live.stop()
+            else:
+                self._progress.stop()
             self._started = False
 
     def __enter__(self) -> TrainingProgress:
@@ -75,4 +81,6 @@ class TrainingProgress:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self.close()
+        # An error erases the bar, so that the error is all that is left (the CLI's one line);
+        # after Ctrl-C the bar stays and shows how far training got.
+        self.close(clear=exc_type is not None and issubclass(exc_type, Exception))

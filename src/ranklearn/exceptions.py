@@ -58,3 +58,7 @@ class ModelFormatError(RanklearnError, ValueError):
         self.path = None if path is None else str(path)
         self.reason = message
         super().__init__(f"{self.path}: {message}" if self.path else message)
+
+
+class TrainingDivergedError(RanklearnError, FloatingPointError):
+    """Training produced non-finite losses or weights (usually a learning rate that is too high)."""

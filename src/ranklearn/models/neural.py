@@ -27,7 +27,7 @@ from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
-from ranklearn.exceptions import ModelFormatError
+from ranklearn.exceptions import ModelFormatError, TrainingDivergedError
 from ranklearn.models._base import RankerMixin, as_dense_features, check_ranking_data
 
 __all__ = ["RankNet", "LambdaRank", "_from_payload"]
@@ -465,6 +465,12 @@ class RankNet(RankerMixin, BaseEstimator):
                     loss = factorized_epoch(self.model_, optimizer, data, epoch_order, int(self.batch_queries), cfg)
                 else:
                     loss, _ = pairwise_epoch(self.model_, optimizer, data, epoch_order, cfg, rng)
+                if not (math.isfinite(loss) and _all_finite(self.model_)):
+                    raise TrainingDivergedError(
+                        f"{self._display_name} training diverged in epoch {epoch}: the loss or the weights are "
+                        f"not finite (optimizer={self.optimizer!r}, learning_rate={self.learning_rate!r}); "
+                        "lower learning_rate"
+                    )
                 self.train_loss_.append(loss / n_pairs)
                 self.n_epochs_ = epoch
                 results = self._evaluate(evals, metric)
@@ -667,6 +673,12 @@ def _require_torch():
 
 def _clone_state(module) -> dict[str, Any]:
     return {k: v.detach().clone() for k, v in module.state_dict().items()}
+
+
+def _all_finite(module) -> bool:
+    import torch
+
+    return bool(torch.stack([torch.isfinite(p).all() for p in module.parameters()]).all())
 
 
 def _from_payload(model_type: str, payload: dict[str, Any], *, device: str | None = None) -> RankNet:
