@@ -58,6 +58,7 @@ def _init() -> None:
 def run_one(setting: dict, protocol: str, fold: int, seed: int, half: int) -> tuple[float, int]:
     """Validation NDCG@10 of one fit, and its best epoch."""
     from ranklearn.data.groups import group_ptr
+    from ranklearn.exceptions import TrainingDivergedError
     from ranklearn.metrics import get_metric
     from ranklearn.models.neural import LambdaRank, RankNet
 
@@ -68,7 +69,10 @@ def run_one(setting: dict, protocol: str, fold: int, seed: int, half: int) -> tu
     stop_on = tuple(v[halves[half]] for v in vali)
     score_on = tuple(v[halves[1 - half]] for v in vali)
     cls = {"ranknet": RankNet, "lambdarank": LambdaRank}[setting["model"]]
-    model = cls(random_state=seed, **setting.get("params", {})).fit(*train, eval_set=[stop_on])
+    try:
+        model = cls(random_state=seed, **setting.get("params", {})).fit(*train, eval_set=[stop_on])
+    except TrainingDivergedError:
+        return float("nan"), 0  # a learning rate too high for this setting: reported as diverged
     ndcg = get_metric("ndcg@10", gain="exp2", empty="zero", ties="stable")
     return float(ndcg.mean(score_on[1], model.predict(score_on[0]), group_ptr(score_on[2]))), model.best_iteration_
 
@@ -112,6 +116,10 @@ def main() -> None:
     print("|---|---:|" + "---:|" * len(folds) + "---:|")
     for i, s in enumerate(settings):
         r = results[i]
+        n_diverged = sum(np.isnan(v) for _, v, _ in r)
+        if n_diverged:
+            print(f"| `{json.dumps(s)}` | diverged in {n_diverged} of {len(r)} fits |" + " |" * (len(folds) + 1))
+            continue
         per_fold = [np.mean([v for f, v, _ in r if f == fold]) for fold in folds]
         print(
             f"| `{json.dumps(s)}` | {np.mean([v for _, v, _ in r]):.4f} | "
