@@ -66,7 +66,9 @@ _PAYLOAD_VERSION = 2  # 2: n_networks (version 1 files hold one network)
 # 0.5058, (256, 128, 64) 0.5082, tanh 0.5095, gelu 0.5043, 10 networks 0.5068, "pairs" 0.4994,
 # |dERR| lambdas 0.5019, early stopping after 40 epochs without gain 0.5051, the learning rate
 # multiplied by 0.9 / 0.95 after every epoch (a trial patch, not a parameter) 0.5073 / 0.5104
-# (RankNet with 0.9: 0.5111 against 0.5112).
+# (RankNet with 0.9: 0.5111 against 0.5112). Nor, 2026-11-23 later: SGD with lr 0.01 0.5055 (0.03
+# and 0.1 diverge), 32 queries per update 0.5061, truncation_level 20 0.5085, |dNDCG@20| 0.5092; 8
+# queries per update gave 0.5112, but on seeds 3-5 0.5060 against the default's 0.5085.
 _DEFAULTS: dict[str, Any] = {
     "hidden": (64, 32),
     "n_networks": 5,
