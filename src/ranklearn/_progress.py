@@ -24,9 +24,10 @@ class TrainingProgress:
     """Progress bar for iterations or epochs, showing the latest evaluation results.
 
     Call it as a training callback, ``progress(iteration, total, results)``, after every
-    iteration (``iteration`` = iterations completed, 1-based); ``close()`` (or leaving a ``with`` block) ends the display, also
-    after early stopping or an interrupt; leaving a ``with`` block on an error erases it. It draws on stderr so that stdout stays clean
-    for results.
+    iteration (``iteration`` = iterations completed, 1-based); ``close()`` (or leaving a
+    ``with`` block) ends the display, also after early stopping or an interrupt; leaving a
+    ``with`` block on an error erases it. It draws on stderr so that stdout stays clean for
+    results.
 
     Parameters
     ----------
