@@ -119,7 +119,7 @@ def speed(args, root) -> None:
 def quality(args, root) -> None:
     from ranklearn.data.groups import group_ptr
     from ranklearn.metrics import get_metric
-    from ranklearn.models.neural import LambdaRank, RankNet
+    from ranklearn.models import LambdaRank, RankNet
 
     ndcg = get_metric("ndcg@10", gain="exp2", empty="zero", ties="stable")
     folds = [int(f) for f in args.folds.split(",")]

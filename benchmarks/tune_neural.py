@@ -60,7 +60,7 @@ def run_one(setting: dict, protocol: str, fold: int, seed: int, half: int) -> tu
     from ranklearn.data.groups import group_ptr
     from ranklearn.exceptions import TrainingDivergedError
     from ranklearn.metrics import get_metric
-    from ranklearn.models.neural import LambdaRank, RankNet
+    from ranklearn.models import LambdaRank, RankNet
 
     train, vali = split(protocol, fold)
     queries = np.unique(vali[2])

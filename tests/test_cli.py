@@ -280,11 +280,11 @@ def test_train_neural(capsys, tmp_path, small_files):
         ("lambdamart", ["--hidden", "8"], "--hidden does not apply to lambdamart"),
         ("lambdamart", ["--lambda-norm", "docs"], "--lambda-norm does not apply to lambdamart"),
         ("lambdamart", ["--networks", "3"], "--networks does not apply to lambdamart"),
-        ("ranknet", ["--networks", "0"], "n_networks"),
+        ("ranknet", ["--networks", "0"], "--networks must be"),
         ("ranknet", ["--trees", "3"], "--trees does not apply to ranknet"),
         ("lambdarank", ["--hidden", "8,x"], "--hidden"),
         ("lambdamart", ["--early-stopping", "3"], "--validate"),
-        ("lambdamart", ["--learning-rate", "-1"], "learning_rate"),
+        ("lambdamart", ["--learning-rate", "-1"], "--learning-rate must be"),
         ("lambdamart", ["--device", "cpu"], "--device does not apply to lambdamart"),
         ("ranknet", ["--device", "tpu9"], "not a torch device"),
         ("lambdarank", ["--device", "cuda:99"], "CUDA"),  # no CUDA here, or fewer than 100 GPUs
@@ -298,33 +298,44 @@ def test_train_bad_options(capsys, tmp_path, small_files, model, option, fragmen
     assert not (tmp_path / "m.json").exists()
 
 
+def _interrupted_at(iteration: int):
+    """LambdaMART whose fit is interrupted (Ctrl-C) while growing tree ``iteration``."""
+    from ranklearn.models import LambdaMART
+
+    class Interrupted(LambdaMART):
+        def _fit_step(self, it):
+            if it == iteration:
+                raise KeyboardInterrupt
+            super()._fit_step(it)
+
+    return Interrupted
+
+
 def test_train_interrupt_saves_best_model(capsys, tmp_path, small_files, monkeypatch):
     import ranklearn.cli._train as train_cli
+    from ranklearn.io import load_model
 
-    class Interrupted:
-        """Stands in for an estimator whose fit is interrupted after two iterations."""
-
-        def __init__(self, **params):
-            self.params = params
-
-        def get_params(self):
-            return {"n_estimators": 10, "metric": "ndcg@10", **self.params}
-
-        def fit(self, X, y, qid, eval_set=None, eval_names=None, callbacks=()):
-            for it in (1, 2):
-                for cb in callbacks:
-                    cb(it, 10, {})
-            raise KeyboardInterrupt
-
-        def save(self, path):
-            Path(path).write_text("best so far")
-
-    monkeypatch.setattr(train_cli, "model_class", lambda name: Interrupted)
+    monkeypatch.setattr(train_cli, "model_class", lambda name: _interrupted_at(3))
     model = tmp_path / "m.json"
     code, _, err = run(capsys, "train", "--train", small_files["train"], "--model", "lambdamart", "--save", model)
     assert code == 130
-    assert model.read_text() == "best so far"
     assert err.strip().splitlines()[-1] == f"ranklearn: interrupted; saved the best model so far to {model}"
+    saved = load_model(model)
+    assert len(saved.trees_) == 2 and saved.n_iter_ == 2
+    assert saved.interrupted_  # stored in the file
+
+
+def test_train_interrupt_before_first_iteration_saves_nothing(capsys, tmp_path, small_files, monkeypatch):
+    import ranklearn.cli._train as train_cli
+
+    monkeypatch.setattr(train_cli, "model_class", lambda name: _interrupted_at(1))
+    model = tmp_path / "m.json"
+    code, _, err = run(capsys, "train", "--train", small_files["train"], "--model", "lambdamart", "--save", model)
+    assert code == 130
+    assert err.strip().splitlines()[-1] == (
+        "ranklearn: interrupted before the first iteration finished; nothing trained, nothing saved"
+    )
+    assert not model.exists()
 
 
 def test_bad_model_files(capsys, tmp_path, small_files):
@@ -347,7 +358,9 @@ def test_export_missing_model(capsys, tmp_path):
 
 # --- demo -----------------------------------------------------------------------------------------------
 def test_demo_trains_every_model(capsys, monkeypatch):
-    import ranklearn.cli._train as train_cli
+    import dataclasses
+
+    from ranklearn.registry import REGISTRY
 
     # the real settings take about a minute per model; the wiring is the same with tiny ones
     tiny = {
@@ -355,7 +368,8 @@ def test_demo_trains_every_model(capsys, monkeypatch):
         "ranknet": dict(hidden=(4,), epochs=1, random_state=0),
         "lambdarank": dict(hidden=(4,), epochs=1, random_state=0),
     }
-    monkeypatch.setattr(train_cli, "DEMO_SETTINGS", tiny)
+    for name, params in tiny.items():
+        monkeypatch.setitem(REGISTRY, name, dataclasses.replace(REGISTRY[name], demo=params))
     code, out, err = run(capsys, "demo")
     assert code == 0, err
     for fragment in ("lambdamart", "ranknet", "lambdarank", "ndcg@1", "ndcg@5", "err@10", "map", "conventions:"):

@@ -42,7 +42,7 @@ def test_learns_well_beyond_random(fitted, splits):
     rng = np.random.default_rng(0)
     random_ndcg = NDCG10.mean(te[1], rng.normal(size=len(te[1])), group_ptr(te[2]))
     assert _ndcg(fitted, te) > random_ndcg + 0.2
-    assert fitted.score(*te) == pytest.approx(_ndcg(fitted, te))
+    assert fitted.score(te[0], te[1], qid=te[2]) == pytest.approx(_ndcg(fitted, te))
     hist = fitted.evals_result_["valid_0"]["ndcg@10"]
     assert len(hist) == 40 and hist[-1] > hist[0]
 
@@ -291,7 +291,7 @@ def test_quality_close_to_lightgbm(splits):
     tr, va, te = splits
     ours = LambdaMART(
         n_estimators=60, num_leaves=15, random_state=0, lambda_metric="ndcg", truncation_level=30,
-        lambda_normalize=True, lambda_distance_weight=True,
+        lambda_normalization="lightgbm", lambda_distance_weight=True,
     ).fit(*tr)
     theirs = lgb.LGBMRanker(n_estimators=60, num_leaves=15, min_child_samples=20, verbose=-1, random_state=0)
     theirs.fit(tr[0], tr[1], group=np.diff(group_ptr(tr[2])))

@@ -14,7 +14,7 @@ pytest.importorskip("safetensors")
 
 import ranklearn.metrics  # noqa: E402
 from ranklearn.exceptions import ModelFormatError, TrainingDivergedError  # noqa: E402
-from ranklearn.models.neural import LambdaRank, RankNet, _from_payload  # noqa: E402
+from ranklearn.models import LambdaMART, LambdaRank, RankNet  # noqa: E402
 from ranklearn.neural.lambdas import compute_lambdas, pair_weight_matrix  # noqa: E402
 
 
@@ -407,7 +407,7 @@ def test_training_learns_and_lambdarank_runs():
     Xv, yv, qv = make_queries(n_queries=20, seed=2)
     for m in (RankNet(epochs=15, random_state=0), LambdaRank(epochs=15, random_state=0, lambda_metric="err@5", truncation_level=5)):
         m.fit(X, y, q, eval_set=[(Xv, yv, qv)])
-        assert m.score(Xv, yv, qv) > 0.8
+        assert m.score(Xv, yv, qid=qv) > 0.8
         assert m.train_loss_[-1] < m.train_loss_[0]
         assert m.n_features_in_ == 5
         assert list(m.evals_result_) == ["valid_0"]
@@ -446,7 +446,7 @@ def test_early_stopping_restores_best_epoch():
     assert m.n_epochs_ < 40 and len(hist) == m.n_epochs_
     assert m.n_epochs_ == best + 3
     assert hist[best - 1] == max(hist) and hist[-1] < max(hist)
-    assert m.score(Xv, yv, qv) == pytest.approx(hist[best - 1], abs=1e-12)
+    assert m.score(Xv, yv, qid=qv) == pytest.approx(hist[best - 1], abs=1e-12)
     assert np.array_equal(m.predict(X), _retrain(RankNet, kw, best, X, y, q))
     assert [s[0] for s in seen] == list(range(1, m.n_epochs_ + 1)) and all(s[1] == 40 for s in seen)
     assert seen[-1][2] == {"vali": {"ndcg@10": hist[-1]}}
@@ -459,7 +459,7 @@ def test_without_early_stopping_the_last_epoch_is_kept():
     m = RankNet(**kw).fit(X, y, q, eval_set=[(Xv, yv, qv)])
     hist = m.evals_result_["valid_0"]["ndcg@10"]
     assert m.n_epochs_ == 6 and hist[m.best_iteration_ - 1] == max(hist)
-    assert m.score(Xv, yv, qv) == pytest.approx(hist[-1], abs=1e-12)
+    assert m.score(Xv, yv, qid=qv) == pytest.approx(hist[-1], abs=1e-12)
     assert RankNet(**kw).fit(X, y, q).best_iteration_ is None
 
 
@@ -697,9 +697,9 @@ def test_save_load_identical_scores(tmp_path, cls, kw):
     assert r.evals_result_ == m.evals_result_ and r.best_iteration_ == m.best_iteration_
     assert r.n_features_in_ == m.n_features_in_
     model_type, payload = read_model_file(path)
-    assert model_type == cls._model_type
+    assert model_type == cls._model_name
     assert payload["n_features"] == 5
-    assert np.array_equal(_from_payload(model_type, payload).predict(X), m.predict(X))
+    assert np.array_equal(cls._from_payload(payload).predict(X), m.predict(X))
     assert np.array_equal(RankNet.load(path).predict(X), m.predict(X))  # the base class loads both
 
 
@@ -718,9 +718,9 @@ def test_load_rejects_bad_files(tmp_path):
     with pytest.raises(ModelFormatError, match="checksum"):
         RankNet.load(path)
     with pytest.raises(ModelFormatError):
-        _from_payload("ranknet", {**env["payload"], "weights": {"format": "safetensors", "encoding": "base64", "data": "AAAA"}})
+        RankNet._from_payload({**env["payload"], "weights": {"format": "safetensors", "encoding": "base64", "data": "AAAA"}})
     with pytest.raises(ModelFormatError):
-        _from_payload("lambdamart", env["payload"])
+        LambdaMART._from_payload(env["payload"])  # a RankNet payload is no LambdaMART
 
 
 def test_import_without_torch():
@@ -731,8 +731,9 @@ def test_import_without_torch():
         "        if name == 'torch' or name.startswith('torch.'):\n"
         "            raise ImportError(f'No module named {name!r} (blocked)')\n"
         "sys.meta_path.insert(0, Block())\n"
-        "import ranklearn, ranklearn.models.neural as n\n"
-        "m = n.RankNet(epochs=1)\n"
+        "import ranklearn\n"
+        "from ranklearn.models.ranknet import RankNet\n"
+        "m = RankNet(epochs=1)\n"
         "try:\n"
         "    m.fit([[0.0], [1.0]], [0, 1], [1, 1])\n"
         "except ImportError as e:\n"
@@ -744,7 +745,7 @@ def test_import_without_torch():
 
 
 def test_lambdarank_refuses_labels_that_overflow_its_gain():
-    from ranklearn.models.neural import LambdaRank, RankNet
+    from ranklearn.models import LambdaRank, RankNet
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(60, 3))
@@ -760,7 +761,7 @@ def test_lambdarank_refuses_labels_that_overflow_its_gain():
 def test_predict_refuses_giant_sparse_input():
     import scipy.sparse as sp
 
-    from ranklearn.models.neural import RankNet
+    from ranklearn.models import RankNet
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(40, 3))
@@ -803,7 +804,7 @@ def test_cuda_fit_predict_save_load(tmp_path, cls, kw):
     assert all(p.device.type == "cuda" for p in m.model_.parameters())
     p = m.predict(X)
     assert isinstance(p, np.ndarray) and p.dtype == np.float64 and np.isfinite(p).all()
-    assert m.score(Xv, yv, qv) == pytest.approx(m.evals_result_["valid_0"]["ndcg@10"][m.best_iteration_ - 1], abs=1e-12)
+    assert m.score(Xv, yv, qid=qv) == pytest.approx(m.evals_result_["valid_0"]["ndcg@10"][m.best_iteration_ - 1], abs=1e-12)
     # a fixed seed gives the same model on the same device
     assert np.array_equal(cls(device="cuda", **params).fit(X, y, q, eval_set=[(Xv, yv, qv)]).predict(X), p)
     m.save(tmp_path / "m.json")

@@ -295,8 +295,8 @@ def test_ranknet_trees_do_not_depend_on_training_row_order(data, normalize):
     # splits can then have exactly the same gain, and the rounding of the histogram sums
     # (which follows the row order) picks one: a tie-break, not a dependence on the order.
     weight = np.random.default_rng(len(y)).uniform(0.5, 1.5, len(y))
-    a = _model(lambda_metric="none", lambda_normalize=normalize).fit(X, y, qid=qid, sample_weight=weight)
-    b = _model(lambda_metric="none", lambda_normalize=normalize).fit(
+    a = _model(lambda_metric="none", lambda_normalization="lightgbm" if normalize else "none").fit(X, y, qid=qid, sample_weight=weight)
+    b = _model(lambda_metric="none", lambda_normalization="lightgbm" if normalize else "none").fit(
         X[within], y[within], qid=qid[within], sample_weight=weight[within]
     )
     # Equal up to rounding. The trees need not be identical: in a small node two features

@@ -24,7 +24,9 @@ class TrainingProgress:
     """Progress bar for iterations or epochs, showing the latest evaluation results.
 
     Call it as a training callback, ``progress(iteration, total, results)``, after every
-    iteration (``iteration`` = iterations completed, 1-based); ``close()`` (or leaving a
+    iteration (``iteration`` = iterations completed, 1-based); the training driver calls
+    ``end(message)`` when training ends (early stopping, the last iteration, Ctrl-C), which
+    prints where it stopped and which iteration was kept; ``close()`` (or leaving a
     ``with`` block) ends the display, also after early stopping or an interrupt; leaving a
     ``with`` block on an error erases it. It draws on stderr so that stdout stays clean for
     results.
@@ -51,6 +53,7 @@ class TrainingProgress:
             console=console if console is not None else Console(stderr=True),
         )
         self._task = self._progress.add_task(description, total=total, results="")
+        self._description = description
         self._started = False
 
     def __call__(self, iteration: int, total: int, results: dict[str, dict[str, float]]) -> None:
@@ -60,6 +63,11 @@ class TrainingProgress:
             self._progress.start()
             self._started = True
         self._progress.update(self._task, completed=iteration, total=total, results=format_results(results))
+
+    def end(self, message: str) -> None:
+        """Stop the bar and say where training stopped and which iteration was kept."""
+        self.close()
+        self._progress.console.print(f"{self._description}: {message}", highlight=False, markup=False)
 
     def close(self, *, clear: bool = False) -> None:
         """Stop the live display (idempotent); ``clear=True`` also erases the bar."""

@@ -1,29 +1,102 @@
-"""How many threads numba's parallel loops use, set around a block of work."""
+"""One thread policy for every model: what ``n_jobs`` means, for numba and for torch.
+
+``n_jobs`` is the number of threads a fit or a prediction uses: a positive integer, or
+``None`` / ``-1`` for every CPU this process may run on. "May run on" honours the CPU
+affinity mask (``taskset``, ``os.sched_setaffinity``) and a cgroup CPU quota (containers,
+``docker --cpus``), so that a fit in a 2-CPU container does not start 64 threads that
+then wait for each other. Metrics evaluated inside a fit run on the fit's threads.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import math
+import os
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import numba
 
 
+def _cgroup_cpu_limit() -> int | None:
+    """CPUs allowed by a cgroup quota (v2 ``cpu.max``, v1 ``cfs_quota_us``), or None."""
+    candidates = (
+        (Path("/sys/fs/cgroup/cpu.max"), None),
+        (Path("/sys/fs/cgroup/cpu/cpu.cfs_quota_us"), Path("/sys/fs/cgroup/cpu/cpu.cfs_period_us")),
+    )
+    for quota_path, period_path in candidates:
+        try:
+            if period_path is None:
+                quota_text, _, period_text = quota_path.read_text().strip().partition(" ")
+            else:
+                quota_text, period_text = quota_path.read_text().strip(), period_path.read_text().strip()
+        except OSError:
+            continue
+        if quota_text in ("max", "-1"):
+            return None
+        try:
+            quota, period = int(quota_text), int(period_text)
+        except ValueError:
+            continue
+        if quota > 0 and period > 0:
+            return max(1, math.ceil(quota / period))
+    return None
+
+
+def available_cpus() -> int:
+    """CPUs this process may use: the affinity mask, capped by a cgroup quota."""
+    if hasattr(os, "sched_getaffinity"):
+        n = len(os.sched_getaffinity(0))
+    else:  # macOS, Windows
+        n = os.cpu_count() or 1
+    limit = _cgroup_cpu_limit()
+    return max(1, min(n, limit) if limit is not None else n)
+
+
+def resolve_n_jobs(n_jobs: int | None) -> int:
+    """Threads for ``n_jobs`` (None or -1: :func:`available_cpus`), never above numba's pool.
+
+    Raises
+    ------
+    ValueError
+        If ``n_jobs`` is not None, -1 or a positive integer.
+    """
+    if n_jobs is None or n_jobs == -1:
+        n = available_cpus()
+    elif isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs < 1:
+        raise ValueError(f"n_jobs must be a positive number of threads, None or -1, got {n_jobs!r}")
+    else:
+        n = int(n_jobs)
+    return max(1, min(n, numba.config.NUMBA_NUM_THREADS))
+
+
 @contextlib.contextmanager
 def numba_threads(n_jobs: int | None) -> Iterator[None]:
-    """Run numba's parallel loops on ``n_jobs`` threads (None or -1: all cores) inside the block.
+    """Run numba's parallel loops on ``n_jobs`` threads (see :func:`resolve_n_jobs`) inside the block.
 
     One thread runs a ``prange`` loop as a plain loop: on small inputs that avoids waking
     the thread pool, which costs milliseconds when the cores are busy with other work.
     """
     before = numba.get_num_threads()
-    if n_jobs is None or n_jobs == -1:
-        n = numba.config.NUMBA_NUM_THREADS
-    elif n_jobs < 1:
-        raise ValueError(f"n_jobs must be a positive number of threads, None or -1, got {n_jobs}")
-    else:
-        n = min(int(n_jobs), numba.config.NUMBA_NUM_THREADS)
-    numba.set_num_threads(n)
+    numba.set_num_threads(resolve_n_jobs(n_jobs))
     try:
         yield
     finally:
         numba.set_num_threads(before)
+
+
+@contextlib.contextmanager
+def thread_limit(n_jobs: int | None) -> Iterator[None]:
+    """numba's and (when torch is loaded) torch's intra-op threads set to ``n_jobs`` inside the block."""
+    n = resolve_n_jobs(n_jobs)
+    torch = sys.modules.get("torch")  # never import torch just to set its threads
+    before = torch.get_num_threads() if torch is not None else None
+    if torch is not None:
+        torch.set_num_threads(n)
+    try:
+        with numba_threads(n):
+            yield
+    finally:
+        if torch is not None:
+            torch.set_num_threads(before)

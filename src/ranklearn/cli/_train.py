@@ -2,85 +2,136 @@
 
 from __future__ import annotations
 
+import inspect
+import re
+from collections.abc import Callable
+from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
 from ranklearn.cli import _common as C
+from ranklearn.registry import Option
 
 if TYPE_CHECKING:
     from ranklearn.data import RankingDataset
 
-TREE = ("lambdamart",)
-NEURAL = ("ranknet", "lambdarank")
-ALL = TREE + NEURAL
-
-#: command-line option -> (estimator parameter, the models it applies to)
-TRAIN_OPTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "trees": ("n_estimators", TREE),
-    "leaves": ("num_leaves", TREE),
-    "learning_rate": ("learning_rate", ALL),
-    "min_leaf_samples": ("min_samples_leaf", TREE),
-    "max_bins": ("max_bins", TREE),
-    "metric": ("metric", ALL),
-    "early_stopping": ("early_stopping_rounds", ALL),
-    "threads": ("n_jobs", TREE),
-    "seed": ("random_state", ALL),
-    "sigma": ("sigma", ALL),
-    "hidden": ("hidden", NEURAL),
-    "networks": ("n_networks", NEURAL),
-    "epochs": ("epochs", NEURAL),
-    "optimizer": ("optimizer", NEURAL),
-    "batch_queries": ("batch_queries", NEURAL),
-    "dropout": ("dropout", NEURAL),
-    "lambda_norm": ("lambda_normalization", NEURAL),
-    "device": ("device", NEURAL),
-}
-
 #: what the final tables report (besides the training metric)
 REPORT_METRIC = "ndcg@10"
 
+#: options of ``train`` that are not model parameters
+_FIXED = ("train", "validate", "test", "model", "save")
+
+
+def merged_options() -> dict[str, tuple[Option, list[str]]]:
+    """Every registered model option by flag, with the models it applies to."""
+    from ranklearn.registry import REGISTRY
+
+    merged: dict[str, tuple[Option, list[str]]] = {}
+    for spec in REGISTRY.values():
+        for opt in spec.options:
+            merged.setdefault(opt.flag, (opt, []))[1].append(spec.name)
+    return merged
+
 
 def estimator_params(model: str, options: dict[str, Any]) -> dict[str, Any]:
-    """Estimator keyword arguments from the options the user gave (None = not given).
+    """Estimator keyword arguments from the options the user gave (``{flag: value}``, None = not given).
 
     Options left out are not passed, so every model keeps its own defaults.
 
     Raises
     ------
     ValueError
-        If a given option does not apply to ``model``.
+        If a given option does not apply to ``model``, or its value does not parse.
     """
+    merged = merged_options()
     params = {}
-    for option, value in options.items():
+    for flag, value in options.items():
         if value is None:
             continue
-        param, models = TRAIN_OPTIONS[option]
+        opt, models = merged[flag]
         if model not in models:
-            raise ValueError(
-                f"--{option.replace('_', '-')} does not apply to {model} (it applies to {', '.join(models)})"
-            )
-        params[param] = value
+            raise ValueError(f"{flag} does not apply to {model} (it applies to {', '.join(models)})")
+        params[opt.param] = opt.parse(value) if opt.parse is not None else value
     return params
 
 
-def parse_hidden(text: str) -> tuple[int, ...]:
-    """``"64,32"`` -> ``(64, 32)``; an empty string gives a linear scorer ``()``."""
-    parts = [p.strip() for p in text.split(",") if p.strip()]
-    if not all(p.isdigit() and int(p) > 0 for p in parts):
-        raise ValueError(f"--hidden must be comma-separated positive layer sizes such as 64,32; got {text!r}")
-    return tuple(int(p) for p in parts)
+def build_train_command() -> Callable[..., None]:
+    """The ``train`` command, its options and ``--model`` choices read from the registry."""
+    import typer
+
+    from ranklearn.registry import REGISTRY
+
+    merged = merged_options()
+    model_enum = Enum("ModelName", [(name, name) for name in REGISTRY], type=str)  # type: ignore[misc]
+    fixed = [
+        ("train", Path, typer.Option(..., "--train", help="Training file.")),
+        ("validate", Path | None, typer.Option(None, "--validate", help="Validation file: progress and early stopping.")),
+        ("test", Path | None, typer.Option(None, "--test", help="Test file: reported at the end only.")),
+        ("model", model_enum, typer.Option(..., "--model", help="Which ranker to train.")),
+        ("save", Path | None, typer.Option(None, "--save", help="Where to write the model file.")),
+    ]
+    params, annotations, flags = [], {}, {}
+    for name, annotation, default in fixed:
+        params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation))
+        annotations[name] = annotation
+    for flag, (opt, models) in merged.items():
+        name = flag.lstrip("-").replace("-", "_")
+        flags[name] = flag
+        kind: Any = opt.type
+        if opt.choices:
+            kind = Enum(name.title().replace("_", ""), [(c, c) for c in opt.choices], type=str)  # type: ignore[misc]
+        tag = "" if len(models) == len(REGISTRY) else f"\\[{', '.join(models)}] "
+        default = typer.Option(None, flag, help=tag + opt.help)
+        params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=kind | None))
+        annotations[name] = kind | None
+
+    def train(**kwargs: Any) -> None:
+        model = kwargs.pop("model").value
+        fixed_values = {k: kwargs.pop(k) for k in _FIXED if k != "model"}
+        given = {flags[k]: (v.value if isinstance(v, Enum) else v) for k, v in kwargs.items()}
+        run_train(model, estimator_params(model, given), **fixed_values)
+
+    train.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    train.__annotations__ = annotations
+    train.__doc__ = TRAIN_HELP
+    return train
+
+
+TRAIN_HELP = """Train a ranker, save it, and print NDCG@10 and the watched metric on every given set.
+
+    Only the options you give are passed on, so each model keeps its own defaults; an
+    option of another model is an error. Ctrl-C keeps the best model so far, saves it
+    (with --save) and exits with status 130.
+    """
+
+
+_SKLEARN_MESSAGE = re.compile(r"The '(\w+)' parameter of \w+ must be (.*)\. Got (.*) instead\.$", re.S)
+
+
+def option_message(message: str, model: str) -> str:
+    """A parameter error in the words of the command line: ``--trees must be ...; got 0``."""
+    from ranklearn.registry import get_spec
+
+    flags = {opt.param: opt.flag for opt in get_spec(model).options}
+    match = _SKLEARN_MESSAGE.match(message)
+    if match and match.group(1) in flags:
+        return f"{flags[match.group(1)]} must be {match.group(2)}; got {match.group(3)}"
+    for param, flag in flags.items():  # our own messages name the parameter first
+        if message.startswith(f"{param} "):
+            return flag + message[len(param) :]
+    return message
 
 
 def model_class(name: str) -> type:
-    """The estimator class, or a one-line error when its module or torch is missing."""
-    from ranklearn.models import get_model_class
+    """The estimator class, or a one-line error when its module or a dependency (torch) is missing."""
+    from ranklearn.registry import get_model_class
 
     try:
         return get_model_class(name)
     except ImportError as exc:
-        raise ValueError(f"model {name} is not available here ({exc}); install ranklearn[neural] for torch") from None
+        raise ValueError(f"model {name} is not available here ({exc})") from None
 
 
 def evaluate_sets(estimator: Any, sets: dict[str, RankingDataset], metric_names: list[str]) -> dict[str, dict[str, float]]:
@@ -122,9 +173,8 @@ def check_labels_for_metrics(ds: RankingDataset, path: Path) -> None:
 
 
 def _total(estimator: Any) -> int | None:
-    """Planned iterations (trees) or epochs, for the progress bar."""
-    params = estimator.get_params()
-    return params.get("n_estimators", params.get("epochs"))
+    """Planned iterations (trees, epochs...), for the progress bar."""
+    return estimator.get_params().get(estimator._total_param)
 
 
 def run_train(
@@ -149,6 +199,10 @@ def run_train(
     if save is not None:
         C.check_output_path(save)  # before training, not after hours of it
     estimator = model_class(model)(**params)
+    try:
+        estimator.check_params()  # before loading data, in the options' own names
+    except ValueError as exc:
+        raise ValueError(option_message(str(exc), model)) from None
     try:
         sets = {"train": C.load_data(train, regroup=True)}
         if validate is not None:
@@ -182,14 +236,13 @@ def run_train(
 def _save_interrupted(estimator: Any, save: Path | None) -> None:
     import typer
 
+    if not estimator.__sklearn_is_fitted__():
+        typer.echo("ranklearn: interrupted before the first iteration finished; nothing trained, nothing saved", err=True)
+        return
     if save is None:
         typer.echo("ranklearn: interrupted; nothing saved (no --save given)", err=True)
         return
-    try:
-        estimator.save(save)
-    except Exception as exc:  # e.g. interrupted before the first iteration: nothing to save
-        typer.echo(f"ranklearn: interrupted before a model could be saved ({C.one_line(exc)})", err=True)
-        return
+    estimator.save(save)
     typer.echo(f"ranklearn: interrupted; saved the best model so far to {save}", err=True)
 
 
@@ -202,13 +255,6 @@ def _print_results(title: str, rows: dict[str, dict[str, float]], metric_names: 
 
 
 # ------------------------------------------------------------------------------------- demo
-#: Settings that train each model on the demo data in well under a minute on 2 cores.
-DEMO_SETTINGS: dict[str, dict[str, Any]] = {
-    "lambdamart": dict(n_estimators=150, learning_rate=0.1, num_leaves=15, min_samples_leaf=10,
-                       early_stopping_rounds=20, random_state=0),
-    "ranknet": dict(hidden=(32,), epochs=20, learning_rate=3e-3, early_stopping_rounds=10, random_state=0),
-    "lambdarank": dict(hidden=(32,), epochs=20, learning_rate=3e-3, early_stopping_rounds=10, random_state=0),
-}  # fmt: skip
 DEMO_METRICS = ["ndcg@1", "ndcg@5", "ndcg@10", "err@10", "map"]
 
 
@@ -232,7 +278,10 @@ def run_demo(console: Console | None = None) -> dict[str, dict[str, float]]:
         f"{train.n_features} features"
     )
     results: dict[str, dict[str, float]] = {}
-    for name, params in DEMO_SETTINGS.items():
+    from ranklearn.registry import REGISTRY
+
+    for name, spec in list(REGISTRY.items()):
+        params = spec.demo
         try:
             cls = model_class(name)
         except ValueError as exc:

@@ -58,23 +58,6 @@ class ExportFormat(str, Enum):
     ranklib = "ranklib"
 
 
-class ModelName(str, Enum):
-    lambdamart = "lambdamart"
-    ranknet = "ranknet"
-    lambdarank = "lambdarank"
-
-
-class Optimizer(str, Enum):
-    adam = "adam"
-    sgd = "sgd"
-
-
-class LambdaNorm(str, Enum):
-    docs = "docs"
-    pairs = "pairs"
-    none = "none"
-
-
 #: ``info`` lists the count of each label up to this many distinct labels, then summarizes.
 MAX_LISTED_LABELS = 32
 
@@ -178,53 +161,6 @@ def convert(
     C.console.print(f"wrote {target} and {query_file}: {ds.n_samples:,} rows, {ds.n_queries:,} queries")
 
 
-@app.command()
-def train(
-    train: Path = typer.Option(..., "--train", help="Training file."),
-    validate: Path | None = typer.Option(None, "--validate", help="Validation file: progress and early stopping."),
-    test: Path | None = typer.Option(None, "--test", help="Test file: reported at the end only."),
-    model: ModelName = typer.Option(..., "--model", help="Which ranker to train."),
-    save: Path | None = typer.Option(None, "--save", help="Where to write the model file."),
-    trees: int | None = typer.Option(None, help="\\[lambdamart] Number of trees (at most)."),
-    leaves: int | None = typer.Option(None, help="\\[lambdamart] Leaves per tree."),
-    learning_rate: float | None = typer.Option(None, "--learning-rate", help="Shrinkage (trees) or step size (neural)."),
-    min_leaf_samples: int | None = typer.Option(None, help="\\[lambdamart] Minimum documents per leaf."),
-    max_bins: int | None = typer.Option(None, help="\\[lambdamart] Histogram bins per feature."),
-    metric: str | None = typer.Option(None, help="Metric watched on --validate, e.g. ndcg@10, err@10, map."),
-    early_stopping: int | None = typer.Option(None, help="Stop after this many rounds without improvement on --validate."),
-    threads: int | None = typer.Option(None, help="\\[lambdamart] Threads."),
-    seed: int | None = typer.Option(None, help="Random seed."),
-    sigma: float | None = typer.Option(None, help="Steepness of the pairwise sigmoid."),
-    hidden: str | None = typer.Option(None, help="\\[ranknet, lambdarank] Hidden layer sizes, e.g. 64,32."),
-    networks: int | None = typer.Option(None, help="\\[ranknet, lambdarank] Networks trained side by side and averaged."),
-    epochs: int | None = typer.Option(None, help="\\[ranknet, lambdarank] Epochs (at most)."),
-    optimizer: Optimizer | None = typer.Option(None, help="\\[ranknet, lambdarank] Optimizer."),
-    batch_queries: int | None = typer.Option(None, help="\\[ranknet, lambdarank] Queries per update."),
-    dropout: float | None = typer.Option(None, help="\\[ranknet, lambdarank] Dropout after each hidden layer."),
-    lambda_norm: LambdaNorm | None = typer.Option(
-        None, "--lambda-norm", help="\\[ranknet, lambdarank] Divide each query's lambdas by its documents or pairs."
-    ),
-    device: str | None = typer.Option(None, help="\\[ranknet, lambdarank] torch device: cpu, cuda or cuda:N."),
-) -> None:
-    """Train a ranker, save it, and print NDCG@10 and the watched metric on every given set.
-
-    Only the options you give are passed on, so each model keeps its own defaults; an
-    option of another model is an error. Ctrl-C keeps the best model so far, saves it
-    (with --save) and exits with status 130.
-    """
-    from ranklearn.cli._train import estimator_params, parse_hidden, run_train
-
-    options = dict(
-        trees=trees, leaves=leaves, learning_rate=learning_rate, min_leaf_samples=min_leaf_samples,
-        max_bins=max_bins, metric=metric, early_stopping=early_stopping, threads=threads, seed=seed,
-        sigma=sigma, hidden=None if hidden is None else parse_hidden(hidden), networks=networks, epochs=epochs,
-        optimizer=None if optimizer is None else optimizer.value, batch_queries=batch_queries,
-        dropout=dropout, lambda_norm=None if lambda_norm is None else lambda_norm.value,
-        device=device,
-    )  # fmt: skip
-    run_train(model.value, estimator_params(model.value, options), train, validate, test, save)
-
-
 ModelOpt = typer.Option(..., "--model", help="A ranklearn model file (from train --save).")
 
 
@@ -268,9 +204,18 @@ def demo() -> None:
     run_demo()
 
 
+def _register_train_command() -> None:
+    """(Re)build ``train`` from the model registry, so that every registered ranker is a choice."""
+    from ranklearn.cli._train import build_train_command
+
+    app.registered_commands = [c for c in app.registered_commands if c.name != "train"]
+    app.command(name="train")(build_train_command())
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point of the ``ranklearn`` console script."""
     try:
+        _register_train_command()
         app(args=argv, prog_name="ranklearn")
     except USER_ERRORS as exc:
         typer.echo(f"ranklearn: error: {C.one_line(exc)}", err=True)

@@ -11,28 +11,31 @@ from ranklearn.io.model_file import read_model_file, write_model_file
 __all__ = ["load_model", "read_model_file", "write_model_file"]
 
 
-def load_model(path: str | PathLike[str]) -> Any:
-    """Load any ranklearn model file (LambdaMART, RankNet, LambdaRank).
+def load_model(path: str | PathLike[str], **load_options: Any) -> Any:
+    """Load any ranklearn model file; the model type says which registered ranker reads it.
+
+    Parameters
+    ----------
+    path : file path
+    **load_options
+        Passed to the ranker's loader (the neural models take ``device=``).
 
     Raises
     ------
     ModelFormatError
         If the file is missing, corrupted, foreign, of an unknown model type or malformed.
     """
+    from ranklearn.registry import REGISTRY
+
     model_type, payload = read_model_file(path)
+    spec = REGISTRY.get(model_type)
+    if spec is None:
+        raise ModelFormatError(f"unknown model type {model_type!r} (known: {', '.join(REGISTRY)})", path=path)
     try:
-        if model_type == "lambdamart":
-            from ranklearn.models.lambdamart import LambdaMART
-
-            return LambdaMART._from_payload(payload)
-        if model_type in ("ranknet", "lambdarank"):
-            from ranklearn.models.neural import _from_payload
-
-            return _from_payload(model_type, payload)
-    except ModelFormatError:
-        raise
+        return spec.load_class()._from_payload(payload, **load_options)
+    except ModelFormatError as exc:
+        raise ModelFormatError(exc.reason, path=path) from None
     except ImportError as exc:
         raise ModelFormatError(f"cannot load a {model_type} model: {exc}", path=path) from None
     except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
         raise ModelFormatError(f"malformed {model_type} model payload ({type(exc).__name__}: {exc})", path=path) from None
-    raise ModelFormatError(f"unknown model type {model_type!r}", path=path)

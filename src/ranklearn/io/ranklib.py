@@ -119,7 +119,7 @@ def import_ranklib(path: str | PathLike[str], n_features: int | None = None):
     ModelFormatError
         If the file is unreadable, not a RankLib ensemble, or malformed.
     """
-    from ranklearn.models.lambdamart import LambdaMART
+    from ranklearn.registry import get_model_class
     from ranklearn.tree.grower import Tree
 
     p = Path(path)
@@ -174,15 +174,7 @@ def import_ranklib(path: str | PathLike[str], n_features: int | None = None):
         raise ModelFormatError("the ensemble holds no trees", path=p)
     if n_features is not None and n_features < max_feature:
         raise ValueError(f"n_features={n_features} but the model uses feature {max_feature}")
-    model = LambdaMART()
-    model.trees_ = trees
-    model.n_features_in_ = n_features or max_feature
-    model.bin_mapper_ = None
-    model.evals_result_ = {}
-    model.best_iteration_ = None
-    model.interrupted_ = False
-    model._predictor = None
-    return model
+    return get_model_class("lambdamart")._from_trees(trees, n_features or max_feature)
 
 
 def _read_node(el: ET.Element, weight: float, nodes: list[list], path: Path) -> int:

@@ -1,30 +1,17 @@
-"""The estimators: LambdaMART (trees) and the neural RankNet / LambdaRank."""
+"""The rankers: LambdaMART (trees), RankNet and LambdaRank (neural, torch imported lazily).
+
+Every ranker derives from :class:`ranklearn.models.base.BaseRanker` and is listed in
+:mod:`ranklearn.registry`.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from ranklearn.models.lambdamart import LambdaMART
+from ranklearn.registry import get_model_class, model_names
 
-MODEL_NAMES = ("lambdamart", "ranknet", "lambdarank")
-
-__all__ = ["LambdaMART", "RankNet", "LambdaRank", "get_model_class", "MODEL_NAMES"]
-
-
-def get_model_class(name: str) -> type:
-    """The estimator class for a model name used on the command line."""
-    key = name.lower()
-    if key == "lambdamart":
-        return LambdaMART
-    if key == "ranknet":
-        from ranklearn.models.neural import RankNet
-
-        return RankNet
-    if key == "lambdarank":
-        from ranklearn.models.neural import LambdaRank
-
-        return LambdaRank
-    raise ValueError(f"unknown model {name!r}; choose one of {', '.join(MODEL_NAMES)}")
+__all__ = ["LambdaMART", "RankNet", "LambdaRank", "get_model_class", "model_names"]
 
 
 def __getattr__(name: str) -> Any:

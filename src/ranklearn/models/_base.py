@@ -1,4 +1,4 @@
-"""What every ranklearn estimator shares: input checking and the ranking ``score``."""
+"""Input checking shared by every ranker: features as float32, labels, queries made contiguous."""
 
 from __future__ import annotations
 
@@ -55,6 +55,25 @@ def _first_cell(X: np.ndarray, test) -> tuple[int, int] | None:
     return None
 
 
+def check_feature_values(X: np.ndarray, *, allow_nan: bool) -> None:
+    """Refuse inf anywhere, and NaN unless the model learns where missing values go.
+
+    Raises
+    ------
+    ValueError
+        Naming the row and feature of the first bad value.
+    """
+    bad = _first_cell(X, np.isinf)
+    if bad is not None:
+        raise ValueError(f"X contains inf at row {bad[0]}, feature {bad[1]}")
+    bad = None if allow_nan else _first_cell(X, np.isnan)
+    if bad is not None:
+        raise ValueError(
+            f"X contains NaN at row {bad[0]}, feature {bad[1]}; this model does not accept "
+            "missing values (impute them, or use LambdaMART, which learns where NaN goes)"
+        )
+
+
 def check_ranking_data(
     X: ArrayLike, y: ArrayLike, qid: ArrayLike, *, allow_nan: bool = True
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
@@ -87,15 +106,7 @@ def check_ranking_data(
     if not np.all(np.isfinite(y)):
         bad = int(np.flatnonzero(~np.isfinite(y))[0])
         raise ValueError(f"y must be finite; row {bad} has label {y[bad]}")
-    bad = _first_cell(X, np.isinf)
-    if bad is not None:
-        raise ValueError(f"X contains inf at row {bad[0]}, feature {bad[1]}")
-    bad = None if allow_nan else _first_cell(X, np.isnan)
-    if bad is not None:
-        raise ValueError(
-            f"X contains NaN at row {bad[0]}, feature {bad[1]}; this model does not accept "
-            "missing values (impute them, or use LambdaMART, which learns where NaN goes)"
-        )
+    check_feature_values(X, allow_nan=allow_nan)
     order = None
     starts = np.flatnonzero(q[1:] != q[:-1]) + 1
     heads = q[np.concatenate(([0], starts))]
@@ -103,17 +114,3 @@ def check_ranking_data(
         order = regroup_order(q)
         X, y, q = X[order], y[order], q[order]
     return X, y, group_ptr(q), order
-
-
-class RankerMixin:
-    """Adds ``score`` (mean NDCG@10, exp2 gain, queries without relevant documents count 0)."""
-
-    _estimator_type = "ranker"
-
-    def score(self, X: ArrayLike, y: ArrayLike, qid: ArrayLike) -> float:
-        """Mean NDCG@10 of ``predict(X)`` (gain 2^rel-1, empty queries count 0, stable ties)."""
-        from ranklearn.metrics import get_metric
-
-        X, y, ptr, order = check_ranking_data(X, y, qid)
-        scores = self.predict(X)  # type: ignore[attr-defined]
-        return float(get_metric("ndcg@10").mean(y, scores, ptr))

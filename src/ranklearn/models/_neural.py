@@ -1,0 +1,412 @@
+"""What RankNet and LambdaRank share: the torch scorer, its training epochs and its file.
+
+torch is imported lazily: importing this module works without it; fitting or loading
+raises ``ImportError`` saying ``pip install 'ranklearn[neural]'``.
+
+The scorer is an MLP (``hidden=()`` gives a linear scorer) on standardized inputs (mean and
+standard deviation of the training rows, saved with the model), or the mean of
+``n_networks`` such MLPs. Training is the factorized RankNet of Burges et al. (Burges,
+Ragno, Le, "Learning to Rank with Nonsmooth Cost Functions", NIPS 2006; Burges, MSR-TR-2010-82):
+a batch of queries is scored in one forward pass, every document gets lambda_i = dC/ds_i
+summed over its pairs, and one backward pass with the lambdas as upstream gradient gives the
+update. ``mode="pairwise"`` is the original per-pair SGD of Burges et al., "Learning to Rank
+using Gradient Descent", ICML 2005 (one update per document pair), kept to measure the
+speed-up. How the defaults were chosen: benchmarks/RESULTS.md.
+
+Sign convention: lambda_i = dC/ds_i (negative = push up), as in docs/DESIGN.md.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import math
+from collections.abc import Iterator, Sequence
+from numbers import Integral, Real
+from typing import Any, ClassVar
+
+import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ranklearn.exceptions import ModelFormatError, TrainingDivergedError
+from ranklearn.metrics import Metric
+from ranklearn.models.base import N_JOBS, BaseRanker, EvalSet, FitData
+
+_PAYLOAD_VERSION_NETWORKS = 2  # payload 1 held one network stored as "net.*"
+
+
+def _require_torch():
+    from ranklearn.neural import require_torch
+
+    return require_torch()
+
+
+class NeuralRanker(BaseRanker):
+    """Base of :class:`~ranklearn.models.ranknet.RankNet` and :class:`~ranklearn.models.lambdarank.LambdaRank`.
+
+    Parameters
+    ----------
+    hidden : tuple of int, default=(64, 32)
+        Hidden layer sizes. ``()`` gives a linear scorer ``w0 + w . x``.
+    n_networks : int or "auto", default="auto"
+        Networks of this shape trained side by side, each from its own initialization and on
+        the lambdas of its own ranking; the score is their mean. Averaging independent
+        networks lowers the variance of the model; training costs about ``n_networks``
+        times one network. Early stopping watches the averaged score. "auto": 5 with
+        ``mode="factorized"``, 1 with ``mode="pairwise"`` (which trains a single network).
+    activation : {"relu", "tanh", "sigmoid", "gelu", "elu", "leaky_relu", "selu"}, default="relu"
+    dropout : float, default=0.0
+        Dropout after every hidden activation.
+    mode : {"factorized", "pairwise"}, default="factorized"
+        ``"factorized"``: one weight update per batch of ``batch_queries`` queries, from the
+        per-document lambdas (back-propagated once). ``"pairwise"``: the original per-pair
+        SGD, one update per document pair (slow; for fidelity and timing).
+    optimizer : {"adam", "sgd"}, default="adam"
+    learning_rate : float, default=1e-3
+    weight_decay : float, default=0.0
+        Decoupled weight decay (AdamW) with ``optimizer="adam"``, an L2 penalty with ``"sgd"``.
+    lambda_normalization : {"docs", "pairs", "none"}, default="docs" (LambdaRank: "none")
+        Divide each query's lambdas by its number of documents (``"docs"``) or of pairs with
+        different labels (``"pairs"``: every query counts the same). With ``"none"`` the
+        cost is the plain sum of pair costs, in which a query weighs its number of pairs,
+        about the square of its length, so long queries dominate.
+    epochs : int, default=100
+        Passes over the training queries (fewer with early stopping).
+    batch_queries : int, default=16
+        Queries per update in factorized mode (1 = the paper's per-query mini-batch).
+    sigma : float, default=1.0
+        Shape of the pair sigmoid, P_ij = 1 / (1 + exp(-sigma (s_i - s_j))).
+    metric : str or Metric, default="ndcg@10"
+        Metric evaluated on ``eval_set`` after every epoch, used for early stopping and by
+        ``score`` (``ranklearn.metrics.get_metric`` spec: gain 2^rel-1, queries without
+        relevant documents count 0, stable ties; or a Metric with other conventions).
+    early_stopping_rounds : int, "auto" or None, default="auto"
+        Stop when the metric on the watched eval set has not improved for this many epochs,
+        and restore the best epoch's weights. "auto": 20 when an ``eval_set`` is given, off
+        otherwise. An integer needs an ``eval_set``.
+    standardize : bool, default=True
+        Standardize features with the training mean and standard deviation (saved with the model).
+    device : str, default="cpu"
+        torch device, e.g. ``"cuda"`` or ``"cuda:1"``.
+    n_jobs : int or None, default=None
+        torch's intra-op threads (None or -1: every CPU this process may use).
+    random_state : int or None
+        Seeds initialization, query order, pair order and dropout; a fixed seed gives the same
+        model on the same device.
+    verbose : int, default=0
+        0 silent; 1 a progress bar with the evaluation metric (rich, on stderr).
+    warm_start : bool, default=False
+        Continue from the current weights (and standardization) on the next ``fit``.
+
+    Attributes
+    ----------
+    model_ : torch.nn.Module
+        The trained scorer (:class:`ranklearn.neural.scorer.MLPScorer`).
+    feature_mean_, feature_scale_ : ndarray or None
+        The input standardization (None with ``standardize=False``).
+    train_loss_ : list of float
+        Mean pair cost per epoch (|dZ|-weighted for LambdaRank, before sample weights).
+    n_features_in_, feature_names_in_, evals_result_, best_iteration_, best_score_, n_iter_, interrupted_, max_grade_
+        See :class:`ranklearn.models.base.BaseRanker` (iterations are epochs).
+    """
+
+    _unit = "epoch"
+    _total_param = "epochs"
+    _auto_early_stopping = 20
+    _parameter_constraints: ClassVar[dict] = {
+        "hidden": ["array-like", Interval(Integral, 1, None, closed="left")],
+        "n_networks": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
+        "activation": [str],
+        "dropout": [Interval(Real, 0, 1, closed="left")],
+        "mode": [StrOptions({"factorized", "pairwise"})],
+        "optimizer": [StrOptions({"adam", "sgd"})],
+        "learning_rate": [Interval(Real, 0, np.inf, closed="neither")],
+        "weight_decay": [Interval(Real, 0, np.inf, closed="left")],
+        "lambda_normalization": [StrOptions({"docs", "pairs", "none"})],
+        "epochs": [Interval(Integral, 1, None, closed="left")],
+        "batch_queries": [Interval(Integral, 1, None, closed="left")],
+        "sigma": [Interval(Real, 0, np.inf, closed="neither")],
+        "metric": [str, Metric],
+        "early_stopping_rounds": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}), None],
+        "standardize": ["boolean"],
+        "device": [str],
+        "n_jobs": N_JOBS,
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+        "warm_start": ["boolean"],
+    }
+
+    def __init__(
+        self,
+        hidden: Sequence[int] = (64, 32),
+        n_networks: int | str = "auto",
+        activation: str = "relu",
+        dropout: float = 0.0,
+        mode: str = "factorized",
+        optimizer: str = "adam",
+        learning_rate: float = 1e-3,
+        weight_decay: float = 0.0,
+        lambda_normalization: str = "docs",
+        epochs: int = 100,
+        batch_queries: int = 16,
+        sigma: float = 1.0,
+        metric: str | Metric = "ndcg@10",
+        early_stopping_rounds: int | str | None = "auto",
+        standardize: bool = True,
+        device: str = "cpu",
+        n_jobs: int | None = None,
+        random_state: int | None = None,
+        verbose: int = 0,
+        warm_start: bool = False,
+    ) -> None:
+        self.hidden = hidden
+        self.n_networks = n_networks
+        self.activation = activation
+        self.dropout = dropout
+        self.mode = mode
+        self.optimizer = optimizer
+        self.learning_rate = learning_rate
+        self.weight_decay = weight_decay
+        self.lambda_normalization = lambda_normalization
+        self.epochs = epochs
+        self.batch_queries = batch_queries
+        self.sigma = sigma
+        self.metric = metric
+        self.early_stopping_rounds = early_stopping_rounds
+        self.standardize = standardize
+        self.device = device
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+        self.warm_start = warm_start
+
+    # ------------------------------------------------------------------ configuration
+    def _lambda_spec(self) -> tuple[str | None, int | None, int | None]:
+        """(metric name, k, truncation level) of the |dZ| weighting; RankNet: none."""
+        return None, None, None
+
+    def _n_nets(self) -> int:
+        if self.n_networks == "auto":
+            return 5 if self.mode == "factorized" else 1
+        return int(self.n_networks)
+
+    def _check_params(self) -> None:
+        _require_torch()  # says how to install it
+        from ranklearn.neural.scorer import check_architecture
+
+        self._sizes = check_architecture(self.hidden, self.activation, self.dropout)
+        if self.mode == "pairwise" and self._n_nets() != 1:
+            raise ValueError("mode='pairwise' trains a single network: set n_networks=1 (or 'auto')")
+        self._lambda_spec()  # validates the LambdaRank parameters
+        self._torch_device()
+
+    def _torch_device(self):
+        torch = _require_torch()
+        try:
+            dev = torch.device(self.device)
+        except (RuntimeError, TypeError):
+            raise ValueError(f"device {self.device!r} is not a torch device (use 'cpu', 'cuda' or 'cuda:N')") from None
+        if dev.type == "cuda":
+            if not torch.cuda.is_available():
+                raise ValueError(f"device={self.device!r} but CUDA is not available here; use device='cpu'")
+            if dev.index is not None and dev.index >= torch.cuda.device_count():
+                raise ValueError(
+                    f"device={self.device!r} but this machine has {torch.cuda.device_count()} CUDA device(s)"
+                )
+        return dev
+
+    def _check_labels(self, y: np.ndarray) -> None:
+        if self._lambda_spec()[0] is not None and y.max() > 1000:
+            # 2^rel overflows: the lambdas would be NaN and the model would learn nothing
+            raise ValueError(f"label {y.max():g} overflows the 2^rel-1 gain of LambdaRank's lambdas; rescale the labels")
+
+    def _seed(self) -> int:
+        rs = self.random_state
+        if rs is None:
+            return int(np.random.SeedSequence().generate_state(1)[0])
+        if isinstance(rs, np.random.RandomState):
+            return int(rs.randint(0, 2**31 - 1))
+        if isinstance(rs, np.random.Generator):
+            return int(rs.integers(0, 2**31 - 1))
+        return int(rs)
+
+    @property
+    def n_epochs_(self) -> int:
+        """Epochs run (the same as ``n_iter_``)."""
+        return self.n_iter_
+
+    # ------------------------------------------------------------------ fitting hooks
+    @contextlib.contextmanager
+    def _fit_context(self) -> Iterator[None]:
+        # A seeded fit leaves the caller's torch random state as it was.
+        torch = _require_torch()
+        device = self._torch_device()
+        devices = [device.index if device.index is not None else torch.cuda.current_device()] if device.type == "cuda" else []
+        with torch.random.fork_rng(devices=devices):
+            seed = self._seed()
+            torch.manual_seed(seed)
+            self._rng = np.random.default_rng(seed)
+            yield
+
+    def _begin_fit(self, data: FitData, evals: list[EvalSet]) -> None:
+        import torch
+
+        from ranklearn.neural.scorer import MLPScorer, standardization_stats
+        from ranklearn.neural.training import LambdaConfig, QuerySet
+
+        device = self._torch_device()
+        warm = bool(self.warm_start) and hasattr(self, "model_") and getattr(self, "_fitted_features", None) == data.X.shape[1]
+        if bool(self.warm_start) and hasattr(self, "model_") and not warm:
+            raise ValueError(
+                f"warm_start: X has {data.X.shape[1]} features, the model was fitted with {self._fitted_features}"
+            )
+        if warm:
+            self.model_.to(device)
+        else:
+            if self.standardize:
+                self.feature_mean_, self.feature_scale_ = standardization_stats(data.X)
+            else:
+                self.feature_mean_ = self.feature_scale_ = None
+            model = MLPScorer(data.X.shape[1], self._sizes, self.activation, float(self.dropout), self._n_nets())
+            model.to(device)
+            model.set_standardization(self.feature_mean_, self.feature_scale_)
+            self.model_ = model
+        self._fitted_features = data.X.shape[1]
+        name, k, trunc = self._lambda_spec()
+        self._cfg = LambdaConfig(sigma=float(self.sigma), metric=name, k=k, truncation_level=trunc, max_grade=self.max_grade_)
+        self._queryset = QuerySet(data.X, data.y, data.ptr, device, data.weight, self.lambda_normalization)
+        self._queries = self._queryset.trainable_queries()
+        self._n_pairs = max(1, self._queryset.n_pairs(self._queries))
+        self._optimizer = self._make_optimizer(self.model_.parameters())
+        self._eval_X = [torch.as_tensor(e.X).to(device) for e in evals]
+        self.train_loss_ = []
+
+    def _make_optimizer(self, params):
+        torch = _require_torch()
+        lr, wd = float(self.learning_rate), float(self.weight_decay)
+        if self.optimizer == "adam":
+            if wd == 0.0:
+                return torch.optim.Adam(params, lr=lr)
+            return torch.optim.AdamW(params, lr=lr, weight_decay=wd)
+        return torch.optim.SGD(params, lr=lr, weight_decay=wd)
+
+    def _fit_step(self, iteration: int) -> None:
+        from ranklearn.neural.training import factorized_epoch, pairwise_epoch
+
+        order = self._rng.permutation(self._queries)
+        if self.mode == "factorized":
+            loss = factorized_epoch(self.model_, self._optimizer, self._queryset, order, int(self.batch_queries), self._cfg)
+        else:
+            loss, _ = pairwise_epoch(self.model_, self._optimizer, self._queryset, order, self._cfg, self._rng)
+        if not (math.isfinite(loss) and _all_finite(self.model_)):
+            raise TrainingDivergedError(
+                f"{self._display_name} training diverged in epoch {iteration}: the loss or the weights are "
+                f"not finite (optimizer={self.optimizer!r}, learning_rate={self.learning_rate!r}); "
+                "lower learning_rate"
+            )
+        self.train_loss_.append(loss / self._n_pairs)
+
+    def _eval_scores(self, index: int) -> np.ndarray:
+        from ranklearn.neural.training import predict_scores
+
+        X = self._eval_X[index]
+        return predict_scores(self.model_, X, X.device)
+
+    def _snapshot(self) -> dict[str, Any]:
+        return {k: v.detach().clone() for k, v in self.model_.state_dict().items()}
+
+    def _restore(self, state: dict[str, Any]) -> None:
+        self.model_.load_state_dict(state)
+
+    def _end_fit(self) -> None:
+        for name in ("_cfg", "_queryset", "_queries", "_n_pairs", "_optimizer", "_eval_X", "_rng"):
+            self.__dict__.pop(name, None)
+        self.model_.eval()
+
+    def _predict_raw(self, X: np.ndarray) -> np.ndarray:
+        from ranklearn.neural.training import predict_scores
+
+        return predict_scores(self.model_, X, next(self.model_.parameters()).device)
+
+    # ------------------------------------------------------------------ persistence
+    @classmethod
+    def _upgrade_params(cls, params: dict[str, Any], version: int, *, device: str | None = None) -> dict[str, Any]:
+        if version < _PAYLOAD_VERSION_NETWORKS:
+            params.setdefault("n_networks", 1)
+        params.setdefault("lambda_normalization", "none")  # files from before it existed trained without
+        if device is not None:
+            params["device"] = device
+        elif params.get("device", "cpu") != "cpu":
+            torch = _require_torch()
+            if not torch.cuda.is_available():
+                params["device"] = "cpu"
+        return params
+
+    def _state_to_payload(self) -> dict[str, Any]:
+        _require_torch()
+        from safetensors.torch import save as st_save
+
+        state = {k: v.detach().cpu().contiguous() for k, v in self.model_.state_dict().items()}
+        blob = st_save(state, metadata={"format": "pt", "model_type": self._model_name})
+        std = None
+        if self.feature_mean_ is not None:
+            std = {"mean": [float(v) for v in self.feature_mean_], "scale": [float(v) for v in self.feature_scale_]}
+        return {
+            "standardization": std,
+            "train_loss": [v if math.isfinite(v) else None for v in map(float, self.train_loss_)],
+            "weights": {"format": "safetensors", "encoding": "base64", "data": base64.b64encode(blob).decode("ascii")},
+        }
+
+    def _state_from_payload(self, payload: dict[str, Any], version: int, *, device: str | None = None) -> None:
+        _require_torch()
+        from safetensors import SafetensorError
+        from safetensors.torch import load as st_load
+
+        from ranklearn.neural.scorer import MLPScorer
+
+        n_features = self.n_features_in_
+        std = payload["standardization"]
+        if std is None:
+            mean = scale = None
+        else:
+            mean = np.asarray(std["mean"], dtype=np.float64)
+            scale = np.asarray(std["scale"], dtype=np.float64)
+            if mean.shape != (n_features,) or scale.shape != (n_features,):
+                raise ModelFormatError("standardization statistics do not match the feature count")
+        weights = payload["weights"]
+        if weights.get("format") != "safetensors" or weights.get("encoding") != "base64":
+            raise ModelFormatError("weights must be base64-encoded safetensors")
+        try:
+            state = st_load(base64.b64decode(weights["data"], validate=True))
+        except SafetensorError as exc:
+            raise ModelFormatError(f"malformed {self._model_name} weights: {exc}") from None
+        if version < _PAYLOAD_VERSION_NETWORKS:
+            state = {k.replace("net.", "members.0.", 1): v for k, v in state.items()}
+        model = MLPScorer(n_features, self._sizes, self.activation, float(self.dropout), self._n_nets())
+        try:
+            model.load_state_dict(state, strict=True)
+        except RuntimeError as exc:
+            raise ModelFormatError(f"malformed {self._model_name} weights: {exc}") from None
+        model.to(self._torch_device())
+        model.set_standardization(mean, scale)
+        model.eval()
+        self.model_ = model
+        self._fitted_features = n_features
+        self.feature_mean_, self.feature_scale_ = mean, scale
+        if version < 3:
+            self.max_grade_ = float(payload.get("max_grade", 1.0))
+        self.train_loss_ = [math.nan if v is None else float(v) for v in payload.get("train_loss", [])]
+
+    def _saved_iterations(self, payload: dict[str, Any]) -> int:
+        return int(payload.get("n_epochs", len(payload.get("train_loss", []))))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = self.random_state is None
+        return tags
+
+
+def _all_finite(module) -> bool:
+    import torch
+
+    return bool(torch.stack([torch.isfinite(p).all() for p in module.parameters()]).all())

@@ -1,0 +1,572 @@
+"""The base estimator every ranker derives from: one ``fit``, ``predict``, ``score``, ``save``.
+
+:class:`BaseRanker` owns everything the rankers share, so that they cannot drift apart:
+parameter validation (declarative ``_parameter_constraints``, as scikit-learn's estimators),
+query ids or group sizes, sample weights, feature names, evaluation sets, the metric, the
+thread policy (:mod:`ranklearn._threads`), the training loop (:mod:`ranklearn.models.driver`:
+early stopping, rollback, Ctrl-C, callbacks, progress), the ranking ``score`` and the model
+file (versioned payloads, one policy for unknown saved parameters).
+
+A ranker implements the hooks:
+
+* ``_begin_fit(data, evals)`` -- set up the model from the training data and prepare the
+  evaluation sets' rows (bin them, move them to a device...);
+* ``_fit_step(iteration)``, ``_eval_scores(index)``, ``_snapshot()``, ``_restore(snapshot)``
+  -- one iteration and the rollback, for the driver;
+* ``_predict_raw(X)`` -- scores of a checked float32 matrix;
+* ``_state_to_payload()`` / ``_state_from_payload(payload, version)`` -- its learned state
+  in the model file (parameters and the shared fitted attributes are handled here);
+
+and optionally ``_check_params()`` (rules across parameters), ``_check_labels(y)``,
+``_fit_threads(n_rows)``, ``_fit_context()`` and ``_end_fit()`` (free the training buffers, build the predictor).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from numbers import Integral
+from os import PathLike
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import ArrayLike
+from sklearn.base import BaseEstimator
+from sklearn.exceptions import NotFittedError
+from sklearn.utils.validation import validate_data
+
+from ranklearn._threads import thread_limit
+from ranklearn.exceptions import ModelFormatError
+from ranklearn.metrics import Metric, get_metric, query_mean
+from ranklearn.models._base import as_dense_features, check_feature_values, check_ranking_data
+from ranklearn.models.driver import Callback, EvalData, run_training
+
+__all__ = ["BaseRanker", "FitData", "EvalSet", "resolve_qid", "N_JOBS"]
+
+
+def _n_jobs_constraint() -> list:
+    from sklearn.utils._param_validation import Interval, Options
+
+    return [Interval(Integral, 1, None, closed="left"), Options(Integral, {-1}), None]
+
+
+#: the ``_parameter_constraints`` entry of ``n_jobs`` (see :mod:`ranklearn._threads`)
+N_JOBS = _n_jobs_constraint()
+
+
+@dataclass
+class FitData:
+    """Checked training data: queries contiguous (``ptr``), rows reordered if they were not."""
+
+    X: np.ndarray
+    y: np.ndarray
+    ptr: np.ndarray
+    weight: np.ndarray | None
+
+
+@dataclass
+class EvalSet:
+    """A checked evaluation set (features as float32; the model prepares its own copy)."""
+
+    name: str
+    X: np.ndarray
+    y: np.ndarray
+    ptr: np.ndarray
+
+
+def resolve_qid(qid: ArrayLike | None, group: ArrayLike | None, n_rows: int, what: str = "X") -> np.ndarray:
+    """Per-row query ids from ``qid`` or from ``group`` (query sizes, as LightGBM and XGBoost take).
+
+    Raises
+    ------
+    ValueError
+        If neither or both are given, or the group sizes are not positive integers adding
+        up to the number of rows.
+    """
+    if qid is None and group is None:
+        raise ValueError(
+            f"qid is required for {what} (a query id per row), or group= (query sizes): "
+            "ranking models learn from queries"
+        )
+    if qid is not None and group is not None:
+        raise ValueError(f"give qid= or group= for {what}, not both")
+    if qid is not None:
+        return np.asarray(qid).ravel()
+    sizes = np.asarray(group).ravel()
+    if sizes.dtype.kind not in "iu" and not (sizes.dtype.kind == "f" and np.array_equal(sizes, np.round(sizes))):
+        raise ValueError(f"group must hold integer query sizes, got dtype {sizes.dtype}")
+    sizes = sizes.astype(np.int64)
+    if sizes.size == 0 or (sizes < 1).any():
+        raise ValueError("group sizes must be positive integers (one per query, in row order)")
+    if int(sizes.sum()) != n_rows:
+        raise ValueError(f"group sizes add up to {int(sizes.sum())} rows, {what} has {n_rows}")
+    return np.repeat(np.arange(sizes.size), sizes)
+
+
+def _check_weight(sample_weight: ArrayLike | None, n: int, order: np.ndarray | None) -> np.ndarray | None:
+    if sample_weight is None:
+        return None
+    w = np.asarray(sample_weight, dtype=np.float64).ravel()
+    if w.shape[0] != n:
+        raise ValueError(f"sample_weight has {w.shape[0]} values for {n} rows")
+    if not np.all(np.isfinite(w)) or (w < 0).any():
+        raise ValueError("sample_weight must be finite and non-negative")
+    return w if order is None else w[order]
+
+
+def _finite_or_none(v: float) -> float | None:
+    v = float(v)
+    return v if math.isfinite(v) else None
+
+
+def metric_to_json(metric: str | Metric) -> str | dict[str, Any]:
+    """A ``metric`` parameter as JSON: the spec string, or a Metric's spec and conventions."""
+    if isinstance(metric, Metric):
+        return {"spec": metric.name, "gain": metric.gain, "empty": metric.empty, "ties": metric.ties,
+                "max_grade": metric.max_grade}  # fmt: skip
+    return metric
+
+
+def metric_from_json(value: str | dict[str, Any]) -> str | Metric:
+    """Inverse of :func:`metric_to_json`."""
+    if isinstance(value, dict):
+        spec = value["spec"]
+        return get_metric(spec, **{k: v for k, v in value.items() if k != "spec"})
+    return value
+
+
+class BaseRanker(BaseEstimator):
+    """Base class of ranklearn's rankers (not used directly).
+
+    Fitted attributes shared by every ranker: ``n_features_in_``, ``feature_names_in_`` (when
+    fitted on a data frame with string column names), ``evals_result_`` (``{set: {metric:
+    [value per iteration]}}``), ``best_iteration_`` (iterations of the best model on the
+    watched set, 1-based; None without evaluation sets), ``best_score_`` (the watched set's
+    metric at ``best_iteration_``), ``n_iter_`` (iterations run), ``interrupted_`` (fit
+    stopped by Ctrl-C; the best model so far was kept) and ``max_grade_`` (the largest
+    training label, at least 1: ERR's top grade, fixed at fit).
+    """
+
+    #: name in the registry and in model files
+    _model_name: ClassVar[str] = ""
+    _display_name: ClassVar[str] = ""
+    #: what one iteration is called in messages, and the parameter that bounds them
+    _unit: ClassVar[str] = "iteration"
+    _total_param: ClassVar[str] = "n_estimators"
+    _allow_nan: ClassVar[bool] = False
+    #: what ``early_stopping_rounds="auto"`` means when an evaluation set is given
+    _auto_early_stopping: ClassVar[int | None] = None
+    _parameter_constraints: ClassVar[dict] = {}
+
+    # ------------------------------------------------------------------ parameters
+    def _validate_params(self) -> None:
+        # scikit-learn's integer intervals accept True and False; a flag is never a count.
+        from sklearn.utils._param_validation import InvalidParameterError
+
+        for name, constraints in self._parameter_constraints.items():
+            value = getattr(self, name)
+            if isinstance(value, (bool, np.bool_)) and not {"boolean", "verbose"} & {c for c in constraints if isinstance(c, str)}:
+                raise InvalidParameterError(
+                    f"The {name!r} parameter of {type(self).__name__} must be a number, not a boolean. Got {value!r} instead."
+                )
+        super()._validate_params()
+
+    def check_params(self) -> None:
+        """Check every parameter (as ``fit`` does first), without data.
+
+        Raises
+        ------
+        ValueError
+            Naming the parameter (scikit-learn's ``InvalidParameterError`` for a value
+            outside its ``_parameter_constraints``).
+        """
+        self._validate_params()
+        if isinstance(self.metric, str):
+            get_metric(self.metric)
+        self._check_params()
+
+    def _check_params(self) -> None:
+        """Rules across parameters (beyond ``_parameter_constraints``); raise ValueError."""
+
+    def _metric(self) -> Metric:
+        """The evaluation metric; ERR's top grade fixed from the training labels."""
+        if isinstance(self.metric, Metric):
+            return self.metric
+        return get_metric(self.metric, max_grade=getattr(self, "max_grade_", None))
+
+    def _early_stopping(self, n_evals: int) -> int | None:
+        rounds = self.early_stopping_rounds
+        if isinstance(rounds, str):  # "auto"
+            return self._auto_early_stopping if n_evals else None
+        if rounds is not None and n_evals == 0:
+            raise ValueError(
+                f"early_stopping_rounds={rounds} needs an evaluation set to watch: pass eval_set=[(X, y, qid)]"
+            )
+        return rounds
+
+    # ------------------------------------------------------------------ fit
+    def fit(
+        self,
+        X: ArrayLike,
+        y: ArrayLike,
+        qid: ArrayLike | None = None,
+        *,
+        group: ArrayLike | None = None,
+        sample_weight: ArrayLike | None = None,
+        eval_set: Sequence[tuple] | None = None,
+        eval_group: Sequence[ArrayLike] | None = None,
+        eval_names: Sequence[str] | None = None,
+        early_stopping_set: str | None = None,
+        callbacks: Sequence[Callback] | None = None,
+    ) -> BaseRanker:
+        """Fit the ranker on queries.
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix or data frame, (n_samples, n_features)
+        y : array-like (n_samples,), relevance labels
+        qid : array-like (n_samples,), optional
+            Query id of each row (the rows of a query need not be contiguous).
+        group : array-like, optional
+            Query sizes in row order, instead of ``qid`` (as LightGBM and XGBoost take).
+        sample_weight : array-like (n_samples,), optional
+            Multiplies each document's gradient (and hessian).
+        eval_set : list of (X, y, qid), or of (X, y) with ``eval_group``
+            Scored with ``metric`` after every iteration.
+        eval_group : list of array-like, optional
+            Query sizes of each evaluation set.
+        eval_names : list of str, optional
+            Distinct names of the evaluation sets (default ``valid_0``, ``valid_1``, ...).
+        early_stopping_set : str, optional
+            Name of the set that early stopping and ``best_iteration_`` watch. Default: the
+            last evaluation set, as XGBoost does.
+        callbacks : list of callables
+            Called as ``cb(iteration, total, {set: {metric: value}})`` after every iteration.
+
+        Returns
+        -------
+        self
+        """
+        self.check_params()
+        q = resolve_qid(qid, group, _n_rows(X))
+        Xc, yc, ptr, order = check_ranking_data(X, y, q, allow_nan=self._allow_nan)
+        data = FitData(Xc, yc, ptr, _check_weight(sample_weight, Xc.shape[0], order))
+        self._check_labels(yc)
+        was_fitted = self.__sklearn_is_fitted__()
+        validate_data(self, X, reset=True, skip_check_array=True)  # n_features_in_, feature_names_in_
+        evals = self._check_eval_sets(eval_set, eval_group, eval_names)
+        rounds = self._early_stopping(len(evals))
+        watch = self._watched(evals, early_stopping_set)
+        self.max_grade_ = float(max(1.0, yc.max()))
+        metric = self._metric()
+        callbacks = list(callbacks or [])
+        progress = None
+        if self.verbose:
+            from ranklearn._progress import TrainingProgress
+
+            progress = TrainingProgress(self._total(), description=self._display_name)
+            callbacks.append(progress)
+        try:
+            with thread_limit(self._fit_threads(Xc.shape[0])), self._fit_context():
+                self._begin_fit(data, evals)
+                outcome = run_training(
+                    self,
+                    total=self._total(),
+                    evals=[EvalData(e.name, e.y, e.ptr) for e in evals],
+                    metric=metric,
+                    early_stopping_rounds=rounds,
+                    watch=watch,
+                    callbacks=callbacks,
+                    unit=self._unit,
+                )
+        except KeyboardInterrupt as exc:
+            outcome = getattr(exc, "outcome", None)
+            if outcome is not None and (outcome.n_iter > 0 or not was_fitted):
+                self._set_outcome(outcome)
+            if self.__sklearn_is_fitted__():
+                self._end_fit()
+            raise
+        finally:
+            if progress is not None:
+                progress.close()
+        self._set_outcome(outcome)
+        self._end_fit()
+        return self
+
+    def _set_outcome(self, outcome) -> None:
+        self.evals_result_ = outcome.evals_result
+        self.best_iteration_ = outcome.best_iteration
+        self.best_score_ = outcome.best_score
+        self.n_iter_ = outcome.n_iter
+        self.interrupted_ = outcome.interrupted
+
+    def _total(self) -> int:
+        return int(getattr(self, self._total_param))
+
+    def _check_labels(self, y: np.ndarray) -> None:
+        """Refuse labels the model cannot learn from (ValueError)."""
+
+    def _fit_context(self) -> contextlib.AbstractContextManager:
+        """Entered around the whole training (e.g. a seeded random state)."""
+        return contextlib.nullcontext()
+
+    def _fit_threads(self, n_rows: int) -> int | None:
+        return self.n_jobs
+
+    def _end_fit(self) -> None:
+        """Called when a fit ends with a model (also after Ctrl-C): free training buffers,
+        build what ``predict`` needs (so that ``predict`` never changes the estimator)."""
+
+    def _check_eval_sets(
+        self, eval_set: Sequence[tuple] | None, eval_group: Sequence[ArrayLike] | None, eval_names: Sequence[str] | None
+    ) -> list[EvalSet]:
+        if eval_set is None:
+            if eval_group is not None or eval_names is not None:
+                raise ValueError("eval_group / eval_names given without eval_set")
+            return []
+        if isinstance(eval_set, tuple) and len(eval_set) in (2, 3) and not isinstance(eval_set[0], tuple):
+            eval_set = [eval_set]  # one set given bare
+        eval_set = list(eval_set)
+        names = [f"valid_{i}" for i in range(len(eval_set))] if eval_names is None else [str(n) for n in eval_names]
+        if len(names) != len(eval_set):
+            raise ValueError(f"eval_names has {len(names)} names for {len(eval_set)} evaluation sets")
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        if repeated:
+            raise ValueError(f"evaluation set names must be distinct; repeated: {', '.join(map(repr, repeated))}")
+        groups = [None] * len(eval_set) if eval_group is None else list(eval_group)
+        if len(groups) != len(eval_set):
+            raise ValueError(f"eval_group has {len(groups)} entries for {len(eval_set)} evaluation sets")
+        out = []
+        for name, item, grp in zip(names, eval_set, groups):
+            if not isinstance(item, (tuple, list)) or len(item) not in (2, 3):
+                raise ValueError(f"evaluation set {name!r} must be (X, y, qid), or (X, y) with eval_group")
+            Xe, ye = item[0], item[1]
+            qe = item[2] if len(item) == 3 else None
+            q = resolve_qid(qe, grp, _n_rows(Xe), what=f"evaluation set {name!r}")
+            Xc, yc, pc, _ = check_ranking_data(Xe, ye, q, allow_nan=self._allow_nan)
+            if Xc.shape[1] != self.n_features_in_:
+                raise ValueError(
+                    f"evaluation set {name!r} has {Xc.shape[1]} features, the training data has {self.n_features_in_}"
+                )
+            validate_data(self, Xe, reset=False, skip_check_array=True)  # same feature names as the training data
+            out.append(EvalSet(name, Xc, yc, pc))
+        return out
+
+    @staticmethod
+    def _watched(evals: list[EvalSet], early_stopping_set: str | None) -> int | None:
+        if not evals:
+            if early_stopping_set is not None:
+                raise ValueError(f"early_stopping_set={early_stopping_set!r} but no eval_set was given")
+            return None
+        if early_stopping_set is None:
+            return len(evals) - 1
+        names = [e.name for e in evals]
+        if early_stopping_set not in names:
+            raise ValueError(f"early_stopping_set={early_stopping_set!r} is not one of the evaluation sets {names}")
+        return names.index(early_stopping_set)
+
+    # ------------------------------------------------------------------ predict / score
+    def __sklearn_is_fitted__(self) -> bool:
+        return getattr(self, "n_iter_", 0) > 0
+
+    def _check_fitted(self) -> None:
+        if not self.__sklearn_is_fitted__():
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet: call fit() or load a model first")
+
+    def predict(self, X: ArrayLike) -> np.ndarray:
+        """Scores of the rows of ``X`` (float64; higher ranks first). No query ids needed.
+
+        Raises
+        ------
+        ValueError
+            If ``X`` has another number of features (or other feature names) than the
+            training data, or holds values the model cannot score.
+        """
+        self._check_fitted()
+        Xc = as_dense_features(X)
+        if Xc.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {Xc.shape[1]} features, the model was trained on {self.n_features_in_}")
+        validate_data(self, X, reset=False, skip_check_array=True)
+        check_feature_values(Xc, allow_nan=self._allow_nan)
+        with thread_limit(self._fit_threads(Xc.shape[0])):
+            return self._predict_raw(Xc)
+
+    def score(
+        self,
+        X: ArrayLike,
+        y: ArrayLike,
+        sample_weight: ArrayLike | None = None,
+        *,
+        qid: ArrayLike | None = None,
+        group: ArrayLike | None = None,
+    ) -> float:
+        """Mean of the model's ``metric`` over the queries of ``X`` (with the metric's conventions).
+
+        ``sample_weight`` (per row) weights each query by the mean weight of its documents.
+        """
+        self._check_fitted()
+        if qid is None and group is None and sample_weight is not None:
+            raise ValueError(
+                "score needs the queries as qid= or group=; its third positional argument is "
+                "sample_weight, as in scikit-learn"
+            )
+        q = resolve_qid(qid, group, _n_rows(X))
+        scores = self.predict(X)
+        _, yc, ptr, order = check_ranking_data(scores[:, None], y, q)
+        if order is not None:
+            scores = scores[order]
+        values = self._metric().per_query(yc, scores, ptr)
+        weight = _check_weight(sample_weight, yc.shape[0], order)
+        if weight is None:
+            return query_mean(values)
+        qw = np.add.reduceat(weight, ptr[:-1]) / np.diff(ptr)
+        keep = ~np.isnan(values)
+        if not keep.any() or qw[keep].sum() == 0:
+            return math.nan
+        return float(np.average(values[keep], weights=qw[keep]))
+
+    # ------------------------------------------------------------------ persistence
+    def _json_params(self) -> dict[str, Any]:
+        out = {}
+        for key, val in self.get_params(deep=False).items():
+            if isinstance(val, np.generic):
+                val = val.item()
+            if isinstance(val, tuple):
+                val = list(val)
+            if key == "random_state" and not (val is None or (isinstance(val, Integral) and not isinstance(val, bool))):
+                val = None  # a RandomState / Generator object is not serializable
+            if key == "metric":
+                val = metric_to_json(val)
+            out[key] = val
+        return out
+
+    def _to_payload(self) -> dict[str, Any]:
+        from ranklearn.registry import get_spec
+
+        self._check_fitted()
+        names = getattr(self, "feature_names_in_", None)
+        return {
+            "payload_version": get_spec(self._model_name).payload_version,
+            "params": self._json_params(),
+            "n_features": int(self.n_features_in_),
+            "feature_names": None if names is None else [str(n) for n in names],
+            "max_grade": self.max_grade_,
+            "evals_result": {
+                s: {m: [_finite_or_none(v) for v in vals] for m, vals in d.items()} for s, d in self.evals_result_.items()
+            },
+            "best_iteration": self.best_iteration_,
+            "best_score": None if self.best_score_ is None else _finite_or_none(self.best_score_),
+            "n_iter": int(self.n_iter_),
+            "interrupted": bool(self.interrupted_),
+            **self._state_to_payload(),
+        }
+
+    @classmethod
+    def _upgrade_params(cls, params: dict[str, Any], version: int) -> dict[str, Any]:
+        """Parameters saved by an older payload version, in today's names."""
+        return params
+
+    @classmethod
+    def _from_payload(cls, payload: dict[str, Any], **load_options: Any) -> BaseRanker:
+        """Rebuild a fitted model from a model-file payload.
+
+        Unknown saved parameters are refused (a file from a newer ranklearn), and so is a
+        payload version newer than this ranklearn writes.
+
+        Raises
+        ------
+        ModelFormatError
+        """
+        from ranklearn.registry import get_spec
+
+        newest = get_spec(cls._model_name).payload_version
+        version = payload.get("payload_version", 1)
+        if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+            raise ModelFormatError(f"{cls._model_name} payload has no valid payload_version (got {version!r})")
+        if version > newest:
+            raise ModelFormatError(
+                f"{cls._model_name} payload version {version} is newer than this ranklearn reads ({newest}); "
+                "upgrade ranklearn"
+            )
+        params = cls._upgrade_params(dict(payload["params"]), version)
+        unknown = sorted(set(params) - set(cls._get_param_names()))
+        if unknown:
+            raise ModelFormatError(
+                f"{cls._model_name} model saved with parameters this ranklearn does not know: {', '.join(unknown)}; "
+                "upgrade ranklearn"
+            )
+        if "metric" in params:
+            params["metric"] = metric_from_json(params["metric"])
+        if isinstance(params.get("hidden"), list):
+            params["hidden"] = tuple(params["hidden"])
+        model = cls(**params)
+        model.check_params()
+        model.n_features_in_ = int(payload["n_features"])
+        if model.n_features_in_ < 1:
+            raise ModelFormatError("n_features must be at least 1")
+        names = payload.get("feature_names")
+        if names is not None:
+            if len(names) != model.n_features_in_:
+                raise ModelFormatError(f"{len(names)} feature names for {model.n_features_in_} features")
+            model.feature_names_in_ = np.asarray(names, dtype=object)
+        model.max_grade_ = float(payload.get("max_grade") or 1.0)
+        model.evals_result_ = {
+            s: {m: [math.nan if v is None else float(v) for v in vals] for m, vals in d.items()}
+            for s, d in payload.get("evals_result", {}).items()
+        }
+        best = payload.get("best_iteration")
+        model.best_iteration_ = None if best is None else int(best)
+        model.best_score_ = payload.get("best_score")
+        model.interrupted_ = bool(payload.get("interrupted", False))
+        model._state_from_payload(payload, version, **load_options)
+        model.n_iter_ = int(payload.get("n_iter", model._saved_iterations(payload)))
+        return model
+
+    def _saved_iterations(self, payload: dict[str, Any]) -> int:
+        """Iterations of a model file that predates ``n_iter``."""
+        raise KeyError("n_iter")
+
+    def save(self, path: str | PathLike[str]) -> None:
+        """Write the model as a versioned, checksummed JSON file (atomically)."""
+        from ranklearn.io.model_file import write_model_file
+
+        write_model_file(path, self._model_name, self._to_payload())
+
+    @classmethod
+    def load(cls, path: str | PathLike[str], **load_options: Any) -> BaseRanker:
+        """Read a model written by :meth:`save`.
+
+        Raises
+        ------
+        ModelFormatError
+            If the file is not a ranklearn model of this class.
+        """
+        from ranklearn.io import load_model
+
+        model = load_model(path, **load_options)
+        if not isinstance(model, cls):
+            raise ModelFormatError(
+                f"model file holds a model_type {model._model_name!r} model, not a {cls._model_name!r} model", path=path
+            )
+        return model
+
+    # ------------------------------------------------------------------ scikit-learn
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = self._allow_nan
+        tags.input_tags.sparse = True
+        tags.target_tags.required = True
+        return tags
+
+
+def _n_rows(X: Any) -> int:
+    shape = getattr(X, "shape", None)
+    if shape is not None and len(shape) >= 1:
+        return int(shape[0])
+    try:
+        return len(X)
+    except TypeError:
+        raise ValueError(f"X must be a 2-D array of features, got {type(X).__name__}") from None
+

@@ -1,0 +1,168 @@
+"""The training driver every iterative ranker runs through.
+
+It owns what all of them share: the metric on every evaluation set after each iteration
+(a tree, an epoch, a boosting round), early stopping with patience on one named set,
+rollback to the best iteration, Ctrl-C rollback, callbacks, the progress bar and the
+fitted attributes ``evals_result_``, ``best_iteration_``, ``best_score_``, ``n_iter_`` and
+``interrupted_``. A model supplies the hooks of :class:`Trainable` and nothing of the loop.
+
+Rules
+-----
+* Iterations count from 1; ``best_iteration_`` is the number of iterations of the best
+  model (``evals_result_[watch][metric][best_iteration_ - 1]`` is its score).
+* The watched set is the last evaluation set unless one is named (XGBoost's rule).
+* With early stopping the model is rolled back to its best iteration at the end. Without
+  it the last iteration is kept (its scores are in ``evals_result_``).
+* Ctrl-C keeps the best model so far (the last completed iteration without evaluation
+  sets), sets ``interrupted_`` and re-raises. Interrupted before the first iteration
+  finished, the model is left unfitted: there is nothing to keep.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+Callback = Callable[[int, int, dict[str, dict[str, float]]], Any]
+
+
+class Trainable(Protocol):
+    """The hooks a model gives the driver."""
+
+    def _fit_step(self, iteration: int) -> None:
+        """Run iteration ``iteration`` (1-based): grow a tree, train an epoch..."""
+
+    def _eval_scores(self, index: int) -> np.ndarray:
+        """Current scores of evaluation set ``index`` (as prepared by the model)."""
+
+    def _snapshot(self) -> Any:
+        """Whatever :meth:`_restore` needs to return to the current model."""
+
+    def _restore(self, snapshot: Any) -> None:
+        """Return to a model saved by :meth:`_snapshot`."""
+
+
+@dataclass
+class EvalData:
+    """An evaluation set: its name, labels and query boundaries (the rows live in the model)."""
+
+    name: str
+    y: np.ndarray
+    ptr: np.ndarray
+
+
+@dataclass
+class Outcome:
+    """What a run did: the fitted attributes and how it ended."""
+
+    evals_result: dict[str, dict[str, list[float]]]
+    best_iteration: int | None
+    best_score: float | None
+    n_iter: int
+    interrupted: bool
+    message: str
+
+
+def run_training(
+    model: Trainable,
+    *,
+    total: int,
+    evals: Sequence[EvalData],
+    metric: Any,
+    early_stopping_rounds: int | None,
+    watch: int | None,
+    callbacks: Sequence[Callback] = (),
+    unit: str = "iteration",
+) -> Outcome:
+    """Run up to ``total`` iterations of ``model`` and return the :class:`Outcome`.
+
+    Parameters
+    ----------
+    model : Trainable
+    total : int
+        Iterations at most.
+    evals : list of EvalData
+        Scored with ``metric`` after every iteration, in this order.
+    metric : ranklearn.metrics.Metric
+    early_stopping_rounds : int or None
+        Stop after this many iterations without a gain on the watched set, and roll back.
+    watch : int or None
+        Index of the watched evaluation set (None: no evaluation sets).
+    callbacks : list of callables
+        Called as ``cb(iteration, total, {set: {metric: value}})`` after every iteration; a
+        callback with an ``end(message)`` method is also told how the run ended.
+    unit : str
+        What an iteration is called in the end message ("tree", "epoch").
+
+    The outcome is also the model's state when ``KeyboardInterrupt`` propagates: the caller
+    sets the fitted attributes from ``exc.outcome`` (see :class:`Interrupted`).
+    """
+    name = metric.name
+    history: dict[str, dict[str, list[float]]] = {e.name: {name: []} for e in evals}
+    best_value = -math.inf
+    best_iter: int | None = None
+    snapshot: Any = None  # the model to return to: the best so far, or the last iteration
+    n_iter = 0
+    stopped_early = False
+    watched = evals[watch].name if watch is not None else None
+    try:
+        for it in range(1, total + 1):
+            model._fit_step(it)
+            n_iter = it
+            results = {}
+            for i, e in enumerate(evals):
+                value = float(metric.mean(e.y, model._eval_scores(i), e.ptr))
+                history[e.name][name].append(value)
+                results[e.name] = {name: value}
+            if watched is None:
+                snapshot = model._snapshot()
+            elif results[watched][name] > best_value or best_iter is None:
+                best_value, best_iter = results[watched][name], it
+                snapshot = model._snapshot()
+            for cb in callbacks:
+                cb(it, total, results)
+            if early_stopping_rounds is not None and best_iter is not None and it - best_iter >= early_stopping_rounds:
+                stopped_early = True
+                break
+    except KeyboardInterrupt as exc:
+        if snapshot is not None:
+            model._restore(snapshot)
+        kept = best_iter if watched is not None else (n_iter or None)
+        message = f"interrupted after {n_iter} {unit}s; " + (
+            f"kept {unit} {kept}" + _best_text(watched, name, best_value, best_iter) if kept else "nothing to keep"
+        )
+        exc.outcome = Outcome(history, best_iter, _score(best_value, best_iter), n_iter, True, message)  # type: ignore[attr-defined]
+        if n_iter:  # before the first iteration the caller says that nothing was trained
+            _tell_end(callbacks, message)
+        raise
+    if early_stopping_rounds is not None and best_iter is not None and best_iter < n_iter:
+        model._restore(snapshot)
+    kept = best_iter if (early_stopping_rounds is not None and best_iter is not None) else n_iter
+    if stopped_early:
+        how = f"stopped early after {n_iter} {unit}s ({early_stopping_rounds} without a gain on {watched!r})"
+    else:
+        how = f"ran all {n_iter} {unit}s"
+    message = f"{how}; kept {unit} {kept}" + _best_text(watched, name, best_value, best_iter)
+    _tell_end(callbacks, message)
+    return Outcome(history, best_iter, _score(best_value, best_iter), n_iter, False, message)
+
+
+def _score(value: float, best_iter: int | None) -> float | None:
+    return None if best_iter is None else value
+
+
+def _best_text(watched: str | None, metric: str, value: float, best_iter: int | None) -> str:
+    if watched is None or best_iter is None:
+        return ""
+    return f" (best: {watched} {metric}={value:.4f} at {best_iter})"
+
+
+def _tell_end(callbacks: Sequence[Callback], message: str) -> None:
+    for cb in callbacks:
+        end = getattr(cb, "end", None)
+        if callable(end):
+            end(message)

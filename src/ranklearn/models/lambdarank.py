@@ -1,0 +1,89 @@
+"""LambdaRank: RankNet's lambdas scaled by |dZ_ij|, the change of the metric Z from swapping i and j.
+
+Burges, Ragno, Le, "Learning to Rank with Nonsmooth Cost Functions", NIPS 2006; Burges, "From
+RankNet to LambdaRank to LambdaMART: An Overview", MSR-TR-2010-82, section 4. lambda_ij =
+-sigma |dZ_ij| / (1 + exp(sigma (s_i - s_j))), with Z = NDCG (Järvelin & Kekäläinen 2002) or ERR
+(Chapelle, Metzler, Zhang, Grinspan 2009).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from numbers import Integral
+from typing import ClassVar
+
+from sklearn.utils._param_validation import Interval
+
+from ranklearn.metrics import Metric
+from ranklearn.models._neural import NeuralRanker
+from ranklearn.models.ranknet import RankNet
+
+__all__ = ["LambdaRank"]
+
+
+class LambdaRank(RankNet):
+    """LambdaRank: RankNet's lambdas scaled by |dZ_ij|, the metric change of swapping i and j.
+
+    A RankNet (it derives from it) with the same parameters (``lambda_normalization``
+    defaults to "none": |dNDCG| is already divided by each query's ideal DCG), plus
+
+    lambda_metric : str, default="ndcg"
+        ``"ndcg"`` (NDCG over the whole list), ``"ndcg@k"``, ``"err"`` or ``"err@k"``:
+        |dNDCG| uses gain 2^rel - 1, discount 1/log2(rank + 2) and the query's ideal DCG;
+        |dERR| uses R = (2^rel - 1) / 2^max_label with max_label the largest training label.
+    truncation_level : int or None, default=None
+        Keep only pairs with at least one document in the current top ``truncation_level`` by
+        score (None: all pairs).
+    """
+
+    _model_name = "lambdarank"
+    _display_name = "LambdaRank"
+    _parameter_constraints: ClassVar[dict] = {
+        **NeuralRanker._parameter_constraints,
+        "lambda_metric": [str],
+        "truncation_level": [Interval(Integral, 1, None, closed="left"), None],
+    }
+
+    def __init__(
+        self,
+        hidden: Sequence[int] = (64, 32),
+        n_networks: int | str = "auto",
+        activation: str = "relu",
+        dropout: float = 0.0,
+        mode: str = "factorized",
+        optimizer: str = "adam",
+        learning_rate: float = 1e-3,
+        weight_decay: float = 0.0,
+        lambda_normalization: str = "none",
+        epochs: int = 100,
+        batch_queries: int = 16,
+        sigma: float = 1.0,
+        metric: str | Metric = "ndcg@10",
+        early_stopping_rounds: int | str | None = "auto",
+        standardize: bool = True,
+        device: str = "cpu",
+        n_jobs: int | None = None,
+        random_state: int | None = None,
+        verbose: int = 0,
+        warm_start: bool = False,
+        lambda_metric: str = "ndcg",
+        truncation_level: int | None = None,
+    ) -> None:
+        super().__init__(
+            hidden=hidden, n_networks=n_networks, activation=activation, dropout=dropout, mode=mode,
+            optimizer=optimizer, learning_rate=learning_rate, weight_decay=weight_decay,
+            lambda_normalization=lambda_normalization, epochs=epochs, batch_queries=batch_queries, sigma=sigma,
+            metric=metric, early_stopping_rounds=early_stopping_rounds, standardize=standardize, device=device,
+            n_jobs=n_jobs, random_state=random_state, verbose=verbose, warm_start=warm_start,
+        )  # fmt: skip
+        self.lambda_metric = lambda_metric
+        self.truncation_level = truncation_level
+
+    def _lambda_spec(self) -> tuple[str | None, int | None, int | None]:
+        from ranklearn.neural.lambdas import parse_lambda_metric
+
+        name, k = parse_lambda_metric(self.lambda_metric)
+        if name is None:
+            raise ValueError("lambda_metric must be 'ndcg', 'ndcg@k', 'err' or 'err@k', got None")
+        t = self.truncation_level
+        return name, k, None if t is None else int(t)

@@ -1,0 +1,241 @@
+"""The model registry: every ranker declared once.
+
+A :class:`ModelSpec` names a ranker on the command line (``--model``), says where its class
+lives (imported only when needed, so ``import ranklearn`` and the CLI stay fast and torch is
+loaded only for the neural models), its command-line options, the version of its model-file
+payload and its demo settings. ``ranklearn.io.load_model``, the CLI's ``--model`` choices and
+option checks, ``ranklearn demo`` and the README's model table all read :data:`REGISTRY`.
+
+Adding a ranker is one module (the estimator, a :class:`ranklearn.models.base.BaseRanker`)
+and one :func:`register` call here. This module imports no model: ``io`` and ``cli`` depend
+on it, and the models on ``io``, without a cycle.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Option", "ModelSpec", "REGISTRY", "register", "unregister", "get_spec", "get_model_class", "model_names"]
+
+
+@dataclass(frozen=True)
+class Option:
+    """A command-line option of ``ranklearn train`` and the estimator parameter it sets.
+
+    Parameters
+    ----------
+    flag : str
+        The option as typed, e.g. ``"--trees"``.
+    param : str
+        The estimator parameter, e.g. ``"n_estimators"``.
+    type : type
+        ``int``, ``float`` or ``str`` (what the command line parses).
+    help : str
+        One line for ``--help`` (the CLI adds the models it applies to).
+    choices : tuple of str, optional
+        Allowed values of a ``str`` option.
+    parse : callable, optional
+        Turns the parsed value into the parameter value (e.g. ``"64,32"`` -> ``(64, 32)``);
+        raises ValueError naming the option on bad input.
+    """
+
+    flag: str
+    param: str
+    type: type
+    help: str
+    choices: tuple[str, ...] | None = None
+    parse: Callable[[Any], Any] | None = None
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One ranker: its CLI name, class, options, file payload version and demo settings.
+
+    Parameters
+    ----------
+    name : str
+        Name on the command line and ``model_type`` in model files.
+    target : str
+        ``"module:Class"`` of the estimator, imported on first use.
+    summary : str
+        One line for the README and ``--help``.
+    options : tuple of Option
+        Options ``ranklearn train`` accepts for this model.
+    payload_version : int
+        Version of the model-file payload this ranklearn writes; files with a higher version
+        are refused.
+    demo : dict
+        Estimator parameters for ``ranklearn demo`` (train in seconds on the demo data).
+    extra : str or None
+        The pip extra the model needs (``"neural"`` for torch), named in errors.
+    ranklib : int or None
+        RankLib's ``-ranker`` number of the same method.
+    """
+
+    name: str
+    target: str
+    summary: str
+    options: tuple[Option, ...] = ()
+    payload_version: int = 1
+    demo: dict[str, Any] = field(default_factory=dict)
+    extra: str | None = None
+    ranklib: int | None = None
+
+    def load_class(self) -> type:
+        """Import and return the estimator class.
+
+        Raises
+        ------
+        ImportError
+            Saying which extra to install when a dependency (torch) is missing.
+        """
+        module_name, _, attr = self.target.partition(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            hint = f"; install it with: pip install 'ranklearn[{self.extra}]'" if self.extra else ""
+            raise ImportError(f"model {self.name} needs a package that is missing ({exc}){hint}") from exc
+        return getattr(module, attr)
+
+
+REGISTRY: dict[str, ModelSpec] = {}
+
+
+def register(spec: ModelSpec) -> ModelSpec:
+    """Add a ranker. Its name must be new, and an option flag shared with another model must
+    set the same parameter with the same type.
+
+    Raises
+    ------
+    ValueError
+        On a repeated name or a conflicting option.
+    """
+    if spec.name in REGISTRY:
+        raise ValueError(f"a model named {spec.name!r} is registered already")
+    for other in REGISTRY.values():
+        for a in spec.options:
+            for b in other.options:
+                if a.flag == b.flag and (a.param, a.type, a.choices) != (b.param, b.type, b.choices):
+                    raise ValueError(
+                        f"option {a.flag} of {spec.name} conflicts with {other.name}'s "
+                        f"({a.param}: {a.type.__name__} vs {b.param}: {b.type.__name__})"
+                    )
+    REGISTRY[spec.name] = spec
+    return spec
+
+
+def unregister(name: str) -> None:
+    """Remove a ranker (for tests that register a model of their own)."""
+    REGISTRY.pop(name, None)
+
+
+def model_names() -> list[str]:
+    """Registered model names, in registration order."""
+    return list(REGISTRY)
+
+
+def get_spec(name: str) -> ModelSpec:
+    """The spec of a model name (case-insensitive).
+
+    Raises
+    ------
+    ValueError
+        Naming the unknown model and the known ones.
+    """
+    spec = REGISTRY.get(str(name).lower())
+    if spec is None:
+        raise ValueError(f"unknown model {name!r}; choose one of {', '.join(REGISTRY)}")
+    return spec
+
+
+def get_model_class(name: str) -> type:
+    """The estimator class of a model name (imports it)."""
+    return get_spec(name).load_class()
+
+
+# ------------------------------------------------------------------------------ the rankers
+def _parse_hidden(value: str) -> tuple[int, ...]:
+    """``"64,32"`` -> ``(64, 32)``; an empty string gives a linear scorer ``()``."""
+    parts = [p.strip() for p in str(value).split(",") if p.strip()]
+    if not all(p.isdigit() and int(p) > 0 for p in parts):
+        raise ValueError(f"--hidden must be comma-separated positive layer sizes such as 64,32; got {value!r}")
+    return tuple(int(p) for p in parts)
+
+
+# Options several models share are defined once.
+_LEARNING_RATE = Option("--learning-rate", "learning_rate", float, "Shrinkage (trees) or step size (neural).")
+_METRIC = Option("--metric", "metric", str, "Metric watched on --validate, e.g. ndcg@10, err@10, map.")
+_EARLY = Option("--early-stopping", "early_stopping_rounds", int, "Stop after this many rounds without improvement on --validate.")
+_SEED = Option("--seed", "random_state", int, "Random seed.")
+_SIGMA = Option("--sigma", "sigma", float, "Steepness of the pairwise sigmoid.")
+_THREADS = Option("--threads", "n_jobs", int, "Threads (default: every CPU this process may use).")
+_TREE_OPTIONS = (
+    Option("--trees", "n_estimators", int, "Number of trees (at most)."),
+    Option("--leaves", "num_leaves", int, "Leaves per tree."),
+    _LEARNING_RATE,
+    Option("--min-leaf-samples", "min_samples_leaf", int, "Minimum documents per leaf."),
+    Option("--max-bins", "max_bins", int, "Histogram bins per feature."),
+    _METRIC,
+    _EARLY,
+    _THREADS,
+    _SEED,
+    _SIGMA,
+    Option("--objective", "objective", str, "Tree objective: lambdarank, ranknet, squared_error or xendcg."),
+)
+_NEURAL_OPTIONS = (
+    _LEARNING_RATE,
+    _METRIC,
+    _EARLY,
+    _THREADS,
+    _SEED,
+    _SIGMA,
+    Option("--hidden", "hidden", str, "Hidden layer sizes, e.g. 64,32 (empty: linear).", parse=_parse_hidden),
+    Option("--networks", "n_networks", int, "Networks trained side by side and averaged."),
+    Option("--epochs", "epochs", int, "Epochs (at most)."),
+    Option("--optimizer", "optimizer", str, "Optimizer.", choices=("adam", "sgd")),
+    Option("--batch-queries", "batch_queries", int, "Queries per update."),
+    Option("--dropout", "dropout", float, "Dropout after each hidden layer."),
+    Option("--lambda-norm", "lambda_normalization", str, "Divide each query's lambdas by its documents or pairs.",
+           choices=("docs", "pairs", "none")),
+    Option("--device", "device", str, "torch device: cpu, cuda or cuda:N."),
+)  # fmt: skip
+_NEURAL_DEMO = dict(hidden=(32,), epochs=20, learning_rate=3e-3, early_stopping_rounds=10, random_state=0)
+
+register(
+    ModelSpec(
+        "lambdamart",
+        "ranklearn.models.lambdamart:LambdaMART",
+        "Gradient-boosted trees on LambdaRank gradients, Newton leaves, best-first growth.",
+        _TREE_OPTIONS,
+        payload_version=2,
+        demo=dict(n_estimators=150, learning_rate=0.1, num_leaves=15, min_samples_leaf=10,
+                  early_stopping_rounds=20, random_state=0),
+        ranklib=6,
+    )
+)  # fmt: skip
+register(
+    ModelSpec(
+        "ranknet",
+        "ranklearn.models.ranknet:RankNet",
+        "Neural scorer trained on pairwise cross-entropy, factorized per query.",
+        _NEURAL_OPTIONS,
+        payload_version=3,
+        demo=_NEURAL_DEMO,
+        extra="neural",
+        ranklib=1,
+    )
+)
+register(
+    ModelSpec(
+        "lambdarank",
+        "ranklearn.models.lambdarank:LambdaRank",
+        "RankNet with each pair's gradient scaled by the |ΔNDCG| of swapping it.",
+        _NEURAL_OPTIONS,
+        payload_version=3,
+        demo=_NEURAL_DEMO,
+        extra="neural",
+    )
+)
