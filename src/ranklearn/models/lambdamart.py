@@ -24,8 +24,9 @@ from ranklearn._threads import numba_threads
 from ranklearn.models._base import RankerMixin, as_dense_features, check_ranking_data
 from ranklearn.objectives.lambdas import Z_KINDS, LambdaObjective
 from ranklearn.tree.binning import BinMapper, has_missing
-from ranklearn.tree.grower import Tree, TreeGrower
+from ranklearn.tree.grower import TreeGrower
 from ranklearn.tree.predictor import TreePredictor
+from ranklearn.tree.tree import Tree
 
 Callback = Callable[[int, int, dict[str, dict[str, float]]], None]
 
