@@ -22,7 +22,8 @@ from sklearn.utils import check_random_state
 
 from ranklearn._threads import numba_threads
 from ranklearn.models._base import RankerMixin, as_dense_features, check_ranking_data
-from ranklearn.objectives.lambdas import Z_KINDS, LambdaObjective
+from ranklearn.objectives.lambdas import LambdaObjective
+from ranklearn.objectives.lambdas import parse_lambda_metric as _parse_lambda_metric
 from ranklearn.tree.binning import BinMapper, has_missing
 from ranklearn.tree.grower import TreeGrower
 from ranklearn.tree.predictor import TreePredictor
@@ -45,25 +46,6 @@ _SMALL = 10_000  # rows below which one thread is faster than starting parallel 
 def _threads_for(n_rows: int, n_jobs: int | None) -> int | None:
     """Threads to use: one for small inputs (results do not depend on the thread count)."""
     return 1 if n_rows < _SMALL else n_jobs
-
-
-def _parse_lambda_metric(lambda_metric: str | None, metric: str) -> tuple[str, int | None]:
-    """(Z kind, k) of the swap change weighting the lambdas; by default the evaluation metric's."""
-    spec = (lambda_metric or metric).lower()
-    name, _, k_text = spec.partition("@")
-    if lambda_metric is None and name not in Z_KINDS:
-        name = "ndcg"  # P@k, RR@k... have no smooth swap change; NDCG at the same depth stands in
-    if name not in Z_KINDS:
-        raise ValueError(f"lambda_metric must be one of ndcg@k, err@k, map, none; got {lambda_metric!r}")
-    if not k_text:
-        return name, None
-    try:
-        k = int(k_text)
-    except ValueError:
-        raise ValueError(f"bad cut-off in lambda metric {spec!r}") from None
-    if k <= 0:
-        raise ValueError(f"the cut-off of {spec!r} must be positive")
-    return name, k
 
 
 class LambdaMART(RankerMixin, BaseEstimator):
