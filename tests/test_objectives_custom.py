@@ -79,3 +79,14 @@ def test_bad_output_is_a_value_error_naming_the_objective(out, match):
 def test_an_object_without_gradients_is_refused():
     with pytest.raises(TypeError, match="no gradients"):
         CustomObjective(object())
+
+
+def test_an_unnamed_subclass_is_named_by_its_class():
+    class Unnamed(Objective):
+        def gradients(self, scores, y, ptr, grad=None, hess=None):
+            return np.zeros_like(scores), -np.ones_like(scores)
+
+    obj = get_objective(Unnamed())
+    assert obj.get_params()["name"] == "Unnamed"
+    with pytest.raises(ValueError, match="'Unnamed' returned negative hessians"):
+        obj.gradients(S, Y, PTR)

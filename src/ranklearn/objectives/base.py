@@ -20,8 +20,9 @@ class Objective(ABC):
     once per iteration with the current scores.
     """
 
-    name: str = "objective"
-    """Short name, as :func:`ranklearn.objectives.get_objective` takes it."""
+    name: str
+    """Short name (a class attribute or property of every implementation), as
+    :func:`ranklearn.objectives.get_objective` takes it and a saved model records it."""
 
     def prepare(self, y: np.ndarray, ptr: np.ndarray) -> None:
         """Fix data-dependent conventions (a maximum grade, a random seed) for one fit.
