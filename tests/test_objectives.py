@@ -298,3 +298,24 @@ def test_saved_description_records_the_objective_and_what_prepare_fixed():
     params = obj.get_params()
     assert params["name"] == "lambdarank" and params["lambda_metric"] == "err" and params["max_grade"] == 3.0
     assert get_objective("squared_error").get_params() == {"name": "squared_error"}
+
+
+@pytest.mark.parametrize(
+    "z,gain,labels,match",
+    [
+        ("ndcg", "exp2", [0.0, -1.0], "labels must be >= 0 for ndcg lambdas"),
+        ("map", "linear", [2.0, -0.5], "labels must be >= 0 for map lambdas"),
+        ("ndcg", "exp2", [0.0, 1001.0], "label 1001 overflows"),
+        ("err", "linear", [0.0, 1001.0], "label 1001 overflows"),
+    ],
+)
+def test_prepare_refuses_labels_the_swap_change_cannot_weigh(z, gain, labels, match):
+    with pytest.raises(ValueError, match=match):
+        LambdaObjective(z, gain=gain).prepare(np.array(labels))
+
+
+def test_prepare_accepts_what_the_objective_can_weigh():
+    LambdaObjective("none").prepare(np.array([-3.0, 5000.0]))  # plain RankNet: any labels
+    obj = LambdaObjective("ndcg", gain="linear")
+    obj.prepare(np.array([0.0, 1001.0]))
+    assert obj.max_grade == 1001.0

@@ -311,7 +311,25 @@ class LambdaObjective(Objective):
         return "ranknet" if self.kind == Z_NONE else "lambdarank"
 
     def prepare(self, y: np.ndarray, ptr: np.ndarray | None = None) -> None:
-        """Fix data-dependent conventions (ERR's maximum grade) from the training labels."""
+        """Check the training labels and fix ERR's maximum grade (the largest label, at least 1)
+        unless it was given. ``ptr`` is not needed.
+
+        Raises
+        ------
+        ValueError
+            On negative labels (|ΔZ| needs labels >= 0; plain RankNet takes any), or a label
+            above 1000 under the ``2^rel - 1`` gain (NDCG with ``gain="exp2"``, ERR).
+        """
+        if self.kind != Z_NONE and y.size:
+            if y.min() < 0:
+                raise ValueError(
+                    f"labels must be >= 0 for {self.z} lambdas (got {y.min():g}); "
+                    "shift them, or use lambda_metric='none'"
+                )
+            if (self.gain == "exp2" or self.kind == Z_ERR) and y.max() > 1000:
+                raise ValueError(
+                    f"label {y.max():g} overflows the 2^rel-1 gain; use gain='linear' (with NDCG or AP lambdas)"
+                )
         if self.max_grade is None:
             self.max_grade = float(max(1.0, np.max(y))) if y.size else 1.0
 
