@@ -77,7 +77,6 @@ class _TwoWorkers(HistogramBuilder):
     def __init__(self, binned, grad, hess, parts):
         self.workers = [HistogramBuilder(binned, grad, hess, samples=p) for p in parts]
         self.features = self.workers[0].features
-        self.binned = binned  # only for n_features
 
     def root(self):
         sums = [w.root() for w in self.workers]
