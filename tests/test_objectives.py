@@ -1,4 +1,5 @@
-"""Lambda gradients against a brute-force O(n^2) reference and the seed's RankLib table."""
+"""Lambda gradients against a brute-force O(n^2) reference and the seed's RankLib table;
+``get_objective``: names, defaults and user objects."""
 
 from __future__ import annotations
 
@@ -7,7 +8,14 @@ import math
 import numpy as np
 import pytest
 
-from ranklearn.objectives.lambdas import LambdaObjective
+from ranklearn.objectives import (
+    OBJECTIVE_NAMES,
+    CustomObjective,
+    SquaredErrorObjective,
+    XENDCGObjective,
+    get_objective,
+)
+from ranklearn.objectives.lambdas import LambdaObjective, parse_lambda_metric
 
 
 # ---- independent reference: recompute Z on the swapped ranking for every pair -------------
@@ -214,3 +222,100 @@ def test_normalization_follows_lightgbm(scores):
 def test_bad_parameters_are_named(kwargs):
     with pytest.raises(ValueError):
         LambdaObjective(**kwargs)
+
+
+# ---- get_objective: names, defaults and user objects ---------------------------------------
+@pytest.mark.parametrize(
+    "lambda_metric,metric,expected",
+    [
+        (None, "ndcg@10", ("ndcg", 10)),
+        (None, "err@5", ("err", 5)),
+        (None, "map", ("map", None)),
+        (None, "p@5", ("ndcg", 5)),  # P@k has no swap change: NDCG at the same depth
+        (None, "rr@3", ("ndcg", 3)),
+        ("ERR@7", "ndcg@10", ("err", 7)),
+        ("none", "ndcg@10", ("none", None)),
+    ],
+)
+def test_lambda_metric_defaults_to_the_evaluation_metric(lambda_metric, metric, expected):
+    assert parse_lambda_metric(lambda_metric, metric) == expected
+
+
+@pytest.mark.parametrize("spec,match", [("p@5", "one of ndcg@k"), ("ndcg@x", "bad cut-off"), ("ndcg@0", "positive")])
+def test_bad_lambda_metric_is_named(spec, match):
+    with pytest.raises(ValueError, match=match):
+        parse_lambda_metric(spec, "ndcg@10")
+
+
+def test_names_resolve_to_their_objectives_with_the_settings():
+    lr = get_objective("lambdarank", metric="err@5", sigma=2.0, truncation_level=8, gain="linear")
+    assert (lr.name, lr.z, lr.k, lr.sigma, lr.truncation, lr.gain) == ("lambdarank", "err", 5, 2.0, 8, "linear")
+    assert lr.normalize and not lr.distance_weight  # LambdaMART's defaults
+    rn = get_objective("ranknet", lambda_normalization="none")
+    assert (rn.name, rn.z, rn.normalize) == ("ranknet", "none", False)
+    assert isinstance(get_objective("squared_error"), SquaredErrorObjective)
+    xe = get_objective("xendcg", random_state=3)
+    assert isinstance(xe, XENDCGObjective) and xe.random_state == 3
+    assert [get_objective(n).name for n in OBJECTIVE_NAMES] == list(OBJECTIVE_NAMES)
+
+
+def test_default_objective_gives_lambdamarts_lambdas():
+    rng = np.random.default_rng(0)
+    ptr = np.array([0, 7, 15])
+    y = rng.integers(0, 4, 15).astype(float)
+    s = rng.normal(size=15)
+    g, h = get_objective(metric="ndcg@5").gradients(s, y, ptr)
+    rg, rh = LambdaObjective("ndcg", k=5, normalize=True).gradients(s, y, ptr)
+    np.testing.assert_array_equal(g, rg)
+    np.testing.assert_array_equal(h, rh)
+
+
+def test_unknown_objective_lists_the_names():
+    with pytest.raises(ValueError, match="lambdarank, ranknet, squared_error, xendcg") as exc:
+        get_objective("lambdamart")
+    assert "'lambdamart'" in str(exc.value)
+    with pytest.raises(ValueError, match="'ranknet' has no"):
+        get_objective("ranknet", lambda_metric="ndcg@10")
+    with pytest.raises(TypeError, match="no gradients"):
+        get_objective(42)
+
+
+def test_objects_are_wrapped_and_builtins_kept():
+    class Mine:
+        def gradients(self, scores, y, ptr):
+            return scores - y, np.ones_like(scores)
+
+    wrapped = get_objective(Mine())
+    assert isinstance(wrapped, CustomObjective) and wrapped.name == "Mine"
+    xe = XENDCGObjective(random_state=1)
+    assert get_objective(xe) is xe
+
+
+def test_saved_description_records_the_objective_and_what_prepare_fixed():
+    obj = get_objective("lambdarank", metric="err@10")
+    assert obj.get_params()["max_grade"] is None
+    obj.prepare(np.array([0.0, 3.0, 1.0]), np.array([0, 3]))
+    params = obj.get_params()
+    assert params["name"] == "lambdarank" and params["lambda_metric"] == "err" and params["max_grade"] == 3.0
+    assert get_objective("squared_error").get_params() == {"name": "squared_error"}
+
+
+@pytest.mark.parametrize(
+    "z,gain,labels,match",
+    [
+        ("ndcg", "exp2", [0.0, -1.0], "labels must be >= 0 for ndcg lambdas"),
+        ("map", "linear", [2.0, -0.5], "labels must be >= 0 for map lambdas"),
+        ("ndcg", "exp2", [0.0, 1001.0], "label 1001 overflows"),
+        ("err", "linear", [0.0, 1001.0], "label 1001 overflows"),
+    ],
+)
+def test_prepare_refuses_labels_the_swap_change_cannot_weigh(z, gain, labels, match):
+    with pytest.raises(ValueError, match=match):
+        LambdaObjective(z, gain=gain).prepare(np.array(labels))
+
+
+def test_prepare_accepts_what_the_objective_can_weigh():
+    LambdaObjective("none").prepare(np.array([-3.0, 5000.0]))  # plain RankNet: any labels
+    obj = LambdaObjective("ndcg", gain="linear")
+    obj.prepare(np.array([0.0, 1001.0]))
+    assert obj.max_grade == 1001.0

@@ -120,7 +120,7 @@ def import_ranklib(path: str | PathLike[str], n_features: int | None = None):
         If the file is unreadable, not a RankLib ensemble, or malformed.
     """
     from ranklearn.registry import get_model_class
-    from ranklearn.tree.grower import Tree
+    from ranklearn.tree.tree import Tree
 
     p = Path(path)
     try:

@@ -9,20 +9,22 @@ the model is rolled back to its best iteration, as RankLib does.
 
 from __future__ import annotations
 
+import copy
 from numbers import Integral, Real
 from typing import Any, ClassVar
 
 import numpy as np
 from numba import njit
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from ranklearn.metrics import Metric
 from ranklearn.models.base import N_JOBS, BaseRanker, EvalSet, FitData
-from ranklearn.objectives.lambdas import Z_KINDS, LambdaObjective
+from ranklearn.objectives import OBJECTIVE_NAMES, Objective, get_objective
 from ranklearn.tree.binning import BinMapper, has_missing
-from ranklearn.tree.grower import Tree, TreeGrower
+from ranklearn.tree.grower import TreeGrower
 from ranklearn.tree.predictor import TreePredictor
+from ranklearn.tree.tree import Tree
 
 
 @njit(cache=True)
@@ -34,25 +36,6 @@ def _add_leaf_values(scores, samples, leaf_ranges, values):
 
 
 _SMALL = 10_000  # rows below which one thread is faster than starting parallel regions
-
-
-def _parse_lambda_metric(lambda_metric: str | None, metric: str) -> tuple[str, int | None]:
-    """(Z kind, k) of the swap change weighting the lambdas; by default the evaluation metric's."""
-    spec = (lambda_metric or metric).lower()
-    name, _, k_text = spec.partition("@")
-    if lambda_metric is None and name not in Z_KINDS:
-        name = "ndcg"  # P@k, RR@k... have no smooth swap change; NDCG at the same depth stands in
-    if name not in Z_KINDS:
-        raise ValueError(f"lambda_metric must be one of ndcg@k, err@k, map, none; got {lambda_metric!r}")
-    if not k_text:
-        return name, None
-    try:
-        k = int(k_text)
-    except ValueError:
-        raise ValueError(f"bad cut-off in lambda metric {spec!r}") from None
-    if k <= 0:
-        raise ValueError(f"the cut-off of {spec!r} must be positive")
-    return name, k
 
 
 class LambdaMART(BaseRanker):
@@ -86,6 +69,14 @@ class LambdaMART(BaseRanker):
         on one thread, which is faster there; results never depend on the number of threads.
     random_state : int or None
         Seed of binning subsample, feature subsampling and query bagging.
+    objective : str or object
+        What the trees minimise: "lambdarank" (RankNet's pair loss weighted by the |ΔZ| of
+        ``lambda_metric``; the LambdaMART of the papers), "ranknet" (no |ΔZ| weights),
+        "squared_error" (pointwise regression on the labels: RankLib's MART) or "xendcg"
+        (XE-NDCG, Bruch et al. 2019, LightGBM's ``rank_xendcg``); or an object with
+        ``gradients(scores, y, ptr) -> (grad, hess)`` (an :class:`ranklearn.objectives.Objective`,
+        or any object with that method), grad = dC/ds per document, hess >= 0. A model with
+        a user's objective saves and predicts, but the object itself is not saved.
     sigma : float
         Steepness of the RankNet sigmoid.
     lambda_metric : str or None
@@ -126,6 +117,8 @@ class LambdaMART(BaseRanker):
         The trees kept (after early stopping, ``best_iteration_`` of them).
     bin_mapper_ : BinMapper
     trained_with_missing_ : bool
+    objective_ : dict
+        The objective's name and settings, with what the fit fixed (ERR's top grade, a seed).
     n_features_in_, feature_names_in_, evals_result_, best_iteration_, best_score_, n_iter_, interrupted_, max_grade_
         See :class:`ranklearn.models.base.BaseRanker`.
     """
@@ -144,6 +137,7 @@ class LambdaMART(BaseRanker):
         "early_stopping_rounds": [Interval(Integral, 1, None, closed="left"), None],
         "n_jobs": N_JOBS,
         "random_state": ["random_state"],
+        "objective": [StrOptions({*OBJECTIVE_NAMES, "custom"}), HasMethods(["gradients"])],
         "sigma": [Interval(Real, 0, np.inf, closed="neither")],
         "lambda_metric": [str, None],
         "truncation_level": [Interval(Integral, 1, None, closed="left"), None],
@@ -171,6 +165,7 @@ class LambdaMART(BaseRanker):
         early_stopping_rounds: int | None = None,
         n_jobs: int | None = None,
         random_state: int | None = None,
+        objective: str | Objective = "lambdarank",
         sigma: float = 1.0,
         lambda_metric: str | None = None,
         truncation_level: int | None = None,
@@ -195,6 +190,7 @@ class LambdaMART(BaseRanker):
         self.early_stopping_rounds = early_stopping_rounds
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.objective = objective
         self.sigma = sigma
         self.lambda_metric = lambda_metric
         self.truncation_level = truncation_level
@@ -211,39 +207,36 @@ class LambdaMART(BaseRanker):
         self.verbose = verbose
 
     # ------------------------------------------------------------------ hooks of BaseRanker
-    def _lambda_spec(self) -> tuple[str, int | None]:
-        metric = self.metric.name if isinstance(self.metric, Metric) else self.metric
-        return _parse_lambda_metric(self.lambda_metric, metric)
+    def _make_objective(self) -> Objective:
+        if self.objective == "custom":
+            raise ValueError(
+                "this model was trained with a user's objective, which model files do not hold; "
+                "pass the object again as objective= to train"
+            )
+        objective = self.objective if isinstance(self.objective, str) else copy.deepcopy(self.objective)
+        return get_objective(
+            objective,
+            sigma=self.sigma,
+            lambda_metric=self.lambda_metric,
+            metric=self.metric.name if isinstance(self.metric, Metric) else self.metric,
+            truncation_level=self.truncation_level,
+            gain=self.gain,
+            lambda_normalization=self.lambda_normalization,
+            lambda_distance_weight=self.lambda_distance_weight,
+            random_state=self.random_state,
+        )
 
     def _check_params(self) -> None:
-        self._lambda_spec()
-
-    def _check_labels(self, y: np.ndarray) -> None:
-        z, _ = self._lambda_spec()
-        if z != "none" and y.min() < 0:
-            raise ValueError(
-                f"labels must be >= 0 for {z} lambdas (got {y.min():g}); shift them, or use lambda_metric='none'"
-            )
-        if z != "none" and (self.gain == "exp2" or z == "err") and y.max() > 1000:
-            raise ValueError(
-                f"label {y.max():g} overflows the 2^rel-1 gain; use gain='linear' (with NDCG or AP lambdas)"
-            )
+        if self.objective != "custom":
+            self._make_objective()
 
     def _fit_threads(self, n_rows: int) -> int | None:
         return 1 if n_rows < _SMALL else self.n_jobs  # results do not depend on the thread count
 
     def _begin_fit(self, data: FitData, evals: list[EvalSet]) -> None:
-        z, k = self._lambda_spec()
-        self._objective = LambdaObjective(
-            z=z,
-            k=k,
-            sigma=self.sigma,
-            truncation=self.truncation_level,
-            gain=self.gain,
-            max_grade=self.max_grade_,
-            normalize=self.lambda_normalization == "lightgbm",
-            distance_weight=self.lambda_distance_weight,
-        )
+        self._objective = self._make_objective()
+        self._objective.prepare(data.y, data.ptr)  # refuses labels the objective cannot take
+        self.objective_ = self._objective.get_params()
         self._rng = check_random_state(self.random_state)
         self.bin_mapper_ = BinMapper(self.max_bins, self.bin_subsample, self._rng.randint(2**31 - 1)).fit(data.X)
         self._binned = self.bin_mapper_.transform(data.X)
@@ -353,8 +346,15 @@ class LambdaMART(BaseRanker):
             params["lambda_normalization"] = "lightgbm" if params.pop("lambda_normalize") else "none"
         return params
 
+    def _json_params(self) -> dict[str, Any]:
+        params = super()._json_params()
+        if not isinstance(self.objective, str):
+            params["objective"] = "custom"  # the object cannot be saved; objective_ says what it was
+        return params
+
     def _state_to_payload(self) -> dict[str, Any]:
         return {
+            "objective": getattr(self, "objective_", None),
             "bin_mapper": self.bin_mapper_.to_dict() if self.bin_mapper_ is not None else None,
             "trained_with_missing": bool(getattr(self, "trained_with_missing_", False)),
             "trees": [t.to_dict() for t in self.trees_],
@@ -363,6 +363,7 @@ class LambdaMART(BaseRanker):
     def _state_from_payload(self, payload: dict[str, Any], version: int) -> None:
         self.bin_mapper_ = BinMapper.from_dict(payload["bin_mapper"]) if payload["bin_mapper"] else None
         self.trained_with_missing_ = bool(payload.get("trained_with_missing", False))
+        self.objective_ = payload.get("objective")
         self.trees_ = [Tree.from_dict(t) for t in payload["trees"]]
         for tree in self.trees_:
             tree.validate(self.n_features_in_)

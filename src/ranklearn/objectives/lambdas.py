@@ -19,6 +19,7 @@ import numpy as np
 from numba import njit, prange
 
 from ranklearn.metrics._gain import discount, gain
+from ranklearn.objectives.base import Objective, output_arrays
 
 Z_NDCG = 0
 Z_ERR = 1
@@ -26,6 +27,40 @@ Z_MAP = 2
 Z_NONE = 3
 
 Z_KINDS = {"ndcg": Z_NDCG, "err": Z_ERR, "map": Z_MAP, "none": Z_NONE}
+
+
+def parse_lambda_metric(lambda_metric: str | None, metric: str) -> tuple[str, int | None]:
+    """(Z kind, k) of the swap change weighting the lambdas; by default the evaluation metric's.
+
+    Parameters
+    ----------
+    lambda_metric : str or None
+        ``ndcg@k``, ``ndcg``, ``err@k``, ``err``, ``map`` or ``none`` (plain RankNet);
+        None: the evaluation metric's, with NDCG at the same depth standing in for a metric
+        that has no smooth swap change (P@k, RR@k...).
+    metric : str
+        The evaluation metric's spec.
+
+    Raises
+    ------
+    ValueError
+        On another name, or a cut-off that is not a positive integer.
+    """
+    spec = (lambda_metric or metric).lower()
+    name, _, k_text = spec.partition("@")
+    if lambda_metric is None and name not in Z_KINDS:
+        name = "ndcg"
+    if name not in Z_KINDS:
+        raise ValueError(f"lambda_metric must be one of ndcg@k, err@k, map, none; got {lambda_metric!r}")
+    if not k_text:
+        return name, None
+    try:
+        k = int(k_text)
+    except ValueError:
+        raise ValueError(f"bad cut-off in lambda metric {spec!r}") from None
+    if k <= 0:
+        raise ValueError(f"the cut-off of {spec!r} must be positive")
+    return name, k
 
 
 @njit(cache=True)
@@ -211,8 +246,10 @@ def lambda_gradients(
         )
 
 
-class LambdaObjective:
-    """Lambda gradients for one choice of Z and its conventions.
+class LambdaObjective(Objective):
+    """Lambda gradients for one choice of Z and its conventions: LambdaRank (Burges 2010,
+    "From RankNet to LambdaRank to LambdaMART: An Overview"), or RankNet's plain pairwise
+    cross-entropy when Z is "none" (Burges et al. 2005).
 
     Parameters
     ----------
@@ -263,15 +300,51 @@ class LambdaObjective:
         self.k = k
         self.sigma = float(sigma)
         self.truncation = truncation
+        self.gain = gain
         self.gain_kind = gain_code(gain)
         self.max_grade = max_grade
         self.normalize = bool(normalize)
         self.distance_weight = bool(distance_weight)
 
-    def prepare(self, y: np.ndarray) -> None:
-        """Fix data-dependent conventions (ERR's maximum grade) from the training labels."""
+    @property
+    def name(self) -> str:
+        return "ranknet" if self.kind == Z_NONE else "lambdarank"
+
+    def prepare(self, y: np.ndarray, ptr: np.ndarray | None = None) -> None:
+        """Check the training labels and fix ERR's maximum grade (the largest label, at least 1)
+        unless it was given. ``ptr`` is not needed.
+
+        Raises
+        ------
+        ValueError
+            On negative labels (|ΔZ| needs labels >= 0; plain RankNet takes any), or a label
+            above 1000 under the ``2^rel - 1`` gain (NDCG with ``gain="exp2"``, ERR).
+        """
+        if self.kind != Z_NONE and y.size:
+            if y.min() < 0:
+                raise ValueError(
+                    f"labels must be >= 0 for {self.z} lambdas (got {y.min():g}); "
+                    "shift them, or use lambda_metric='none'"
+                )
+            if (self.gain == "exp2" or self.kind == Z_ERR) and y.max() > 1000:
+                raise ValueError(
+                    f"label {y.max():g} overflows the 2^rel-1 gain; use gain='linear' (with NDCG or AP lambdas)"
+                )
         if self.max_grade is None:
             self.max_grade = float(max(1.0, np.max(y))) if y.size else 1.0
+
+    def get_params(self) -> dict:
+        return {
+            "name": self.name,
+            "lambda_metric": self.z,
+            "k": self.k,
+            "sigma": self.sigma,
+            "truncation": self.truncation,
+            "gain": self.gain,
+            "max_grade": self.max_grade,
+            "normalize": self.normalize,
+            "distance_weight": self.distance_weight,
+        }
 
     def gradients(
         self,
@@ -282,9 +355,7 @@ class LambdaObjective:
         hess: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Gradients and hessians of every document (float64 arrays of len(scores))."""
-        n = scores.shape[0]
-        grad = np.empty(n) if grad is None else grad
-        hess = np.empty(n) if hess is None else hess
+        grad, hess = output_arrays(scores.shape[0], grad, hess)
         big = np.iinfo(np.int64).max
         k = big if (self.k is None or self.kind in (Z_MAP, Z_NONE)) else int(self.k)
         if self.truncation is not None:

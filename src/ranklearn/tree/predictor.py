@@ -6,7 +6,7 @@ import numpy as np
 from numba import njit, prange
 
 from ranklearn.tree.binning import MISSING_BIN
-from ranklearn.tree.grower import Tree
+from ranklearn.tree.tree import Tree
 
 
 @njit(parallel=True, cache=True)

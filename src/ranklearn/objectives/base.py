@@ -1,0 +1,89 @@
+"""The objective interface of the tree models: per-document gradients and hessians.
+
+Sign convention (the papers'): ``grad[i] = dC/ds_i``, so a negative gradient pushes document
+``i`` up; ``hess[i] >= 0``. A tree's leaf value is then the Newton step ``-G / (H + l2)``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+import numpy as np
+
+
+class Objective(ABC):
+    """What a tree booster minimises, seen through its first and second derivatives.
+
+    A booster calls :meth:`prepare` once per fit with the training labels and query
+    boundaries ``ptr`` (query ``q`` owns rows ``ptr[q]:ptr[q+1]``), then :meth:`gradients`
+    once per iteration with the current scores.
+    """
+
+    name: str
+    """Short name (a class attribute or property of every implementation), as
+    :func:`ranklearn.objectives.get_objective` takes it and a saved model records it."""
+
+    def prepare(self, y: np.ndarray, ptr: np.ndarray) -> None:
+        """Fix data-dependent conventions (a maximum grade, a random seed) for one fit.
+
+        Parameters
+        ----------
+        y : float64 (n_samples,)
+            Training labels, grouped by query.
+        ptr : int64 (n_queries + 1,)
+            Query boundaries.
+
+        Raises
+        ------
+        ValueError
+            If the labels do not suit the objective.
+        """
+
+    @abstractmethod
+    def gradients(
+        self,
+        scores: np.ndarray,
+        y: np.ndarray,
+        ptr: np.ndarray,
+        grad: np.ndarray | None = None,
+        hess: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Fill ``grad`` and ``hess`` (float64, ``len(scores)``; allocated when None) and return them.
+
+        Parameters
+        ----------
+        scores : float64 (n_samples,)
+            Current model scores.
+        y : float64 (n_samples,)
+            Labels.
+        ptr : int64 (n_queries + 1,)
+            Query boundaries.
+        grad, hess : float64 (n_samples,), optional
+            Output arrays, overwritten.
+
+        Returns
+        -------
+        grad, hess : float64 (n_samples,)
+            ``dC/ds`` and the (approximate) second derivatives, ``>= 0``.
+        """
+
+    def get_params(self) -> dict[str, Any]:
+        """JSON-ready description of the objective for a saved model: ``{"name": ..., **parameters}``.
+
+        Includes what :meth:`prepare` fixed (``None`` before it ran).
+        """
+        return {"name": self.name}
+
+    def __repr__(self) -> str:
+        params = self.get_params()
+        name = params.pop("name")
+        inner = ", ".join(f"{k}={v!r}" for k, v in params.items())
+        return f"{type(self).__name__}({name!r}{', ' if inner else ''}{inner})"
+
+
+def output_arrays(
+    n: int, grad: np.ndarray | None, hess: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """``grad`` and ``hess`` as given, or new float64 arrays of length ``n``."""
+    return (np.empty(n) if grad is None else grad), (np.empty(n) if hess is None else hess)

@@ -1,0 +1,70 @@
+"""A user's own objective, checked on every call before the trees see its output."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ranklearn.objectives.base import Objective, output_arrays
+
+
+class CustomObjective(Objective):
+    """Wrap a user's objective and validate what it returns.
+
+    Parameters
+    ----------
+    objective : Objective or object
+        An :class:`Objective` subclass instance, or any object with a method
+        ``gradients(scores, y, ptr) -> (grad, hess)`` (arrays of ``len(scores)``, same sign
+        convention: ``grad = dC/ds``, negative pushes a document up; ``hess >= 0``). Its
+        ``prepare(y, ptr)``, if it has one, is called once per fit; its ``name``, if it has
+        one, names it in errors and saved models (the class name otherwise).
+
+    Raises
+    ------
+    ValueError
+        From :meth:`gradients`, naming the objective, when it returns arrays of another
+        shape, non-finite values or negative hessians.
+    """
+
+    def __init__(self, objective: Any) -> None:
+        if not callable(getattr(objective, "gradients", None)):
+            raise TypeError(
+                f"objective {objective!r} has no gradients(scores, y, ptr) method returning (grad, hess)"
+            )
+        self.objective = objective
+        self.name = str(getattr(objective, "name", None) or type(objective).__name__)
+
+    def prepare(self, y: np.ndarray, ptr: np.ndarray) -> None:
+        prepare = getattr(self.objective, "prepare", None)
+        if callable(prepare):
+            prepare(y, ptr)
+
+    def gradients(
+        self,
+        scores: np.ndarray,
+        y: np.ndarray,
+        ptr: np.ndarray,
+        grad: np.ndarray | None = None,
+        hess: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        n = scores.shape[0]
+        grad, hess = output_arrays(n, grad, hess)
+        got = self.objective.gradients(scores, y, ptr)
+        if not isinstance(got, (tuple, list)) or len(got) != 2:
+            raise ValueError(f"objective {self.name!r} must return (grad, hess); got {type(got).__name__}")
+        for what, arr, out in (("gradients", got[0], grad), ("hessians", got[1], hess)):
+            arr = np.asarray(arr, dtype=np.float64)
+            if arr.shape != (n,):
+                raise ValueError(f"objective {self.name!r} returned {what} of shape {arr.shape} for {n} documents")
+            if not np.all(np.isfinite(arr)):
+                raise ValueError(f"objective {self.name!r} returned non-finite {what}")
+            out[:] = arr
+        if np.any(hess < 0):
+            raise ValueError(f"objective {self.name!r} returned negative hessians (min {hess.min():g})")
+        return grad, hess
+
+    def get_params(self) -> dict[str, Any]:
+        cls = type(self.objective)
+        return {"name": self.name, "class": f"{cls.__module__}.{cls.__qualname__}"}

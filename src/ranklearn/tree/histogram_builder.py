@@ -1,0 +1,177 @@
+"""The rows side of tree growth: who owns the data, and the histograms of nodes.
+
+:class:`HistogramBuilder` sits between :class:`~ranklearn.tree.grower.TreeGrower` and the
+numba kernels. It owns the binned data, the gradients and hessians and the partition of the
+rows among the tree's nodes; the grower only asks for the sums of the root, the histograms
+of some nodes, and the application of a split to a node, and never sees a row. A
+distributed trainer replaces it: each worker partitions and histograms its own rows, and a
+client-side builder sums what the workers send (histograms and node sums are sums over rows,
+so they add). Histogram subtraction runs where the summed histograms are, in
+:meth:`HistogramBuilder.children_histograms`.
+
+Node ids are the grower's: the root is 0 and a split names the ids of its two children.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from numba import njit
+
+from ranklearn.tree.binning import MISSING_BIN
+from ranklearn.tree.histogram import build_histogram, new_histogram, subtract_histogram
+
+NodeSums = tuple[float, float, int]
+"""(sum of gradients, sum of hessians, number of rows) of a node."""
+
+
+@njit(cache=True)
+def _partition(
+    binned: np.ndarray,
+    samples: np.ndarray,
+    start: int,
+    end: int,
+    feature: int,
+    bin_threshold: int,
+    missing_left: bool,
+    buf: np.ndarray,
+) -> int:
+    """Stable in-place partition of ``samples[start:end]``; returns where the right part starts."""
+    col = binned[feature]
+    nl = 0
+    nr = 0
+    for r in range(start, end):
+        i = samples[r]
+        b = col[i]
+        if b == MISSING_BIN:
+            go_left = missing_left
+        else:
+            go_left = b <= bin_threshold
+        if go_left:
+            samples[start + nl] = i
+            nl += 1
+        else:
+            buf[nr] = i
+            nr += 1
+    for r in range(nr):
+        samples[start + nl + r] = buf[r]
+    return start + nl
+
+
+@njit(cache=True)
+def _sums(samples: np.ndarray, grad: np.ndarray, hess: np.ndarray) -> tuple[float, float]:
+    g = 0.0
+    h = 0.0
+    for i in samples:
+        g += grad[i]
+        h += hess[i]
+    return g, h
+
+
+class HistogramBuilder:
+    """Histograms and row partition of one tree, on the rows held in this process.
+
+    Parameters
+    ----------
+    binned : uint8 (n_features, n_samples)
+        Feature-major binned data.
+    grad, hess : float64 (n_samples,)
+        Gradients and hessians of the iteration.
+    samples : int, optional
+        Rows the tree is fitted on (query bagging), sorted; all rows by default.
+    features : int64, optional
+        Features histograms are built for (feature subsampling), sorted; all by default.
+
+    Notes
+    -----
+    Each node owns a contiguous range of a sample-index array; a split partitions the range
+    in place, stably, so every node's rows stay in ascending order and histogram sums are
+    accumulated in row order: the results are the same whatever the thread count.
+    """
+
+    def __init__(
+        self,
+        binned: np.ndarray,
+        grad: np.ndarray,
+        hess: np.ndarray,
+        *,
+        samples: np.ndarray | None = None,
+        features: np.ndarray | None = None,
+    ) -> None:
+        self.binned = binned
+        self.grad = grad
+        self.hess = hess
+        n = binned.shape[1]
+        self.samples = np.arange(n, dtype=np.int32) if samples is None else np.array(samples, dtype=np.int32)
+        self.features = (
+            np.arange(binned.shape[0], dtype=np.int64)
+            if features is None
+            else np.asarray(features, dtype=np.int64)
+        )
+        self._buf = np.empty(self.samples.shape[0], dtype=np.int32)
+        self._ranges: dict[int, tuple[int, int]] = {}
+
+    @property
+    def n_features(self) -> int:
+        """Width of a histogram (all features, built or not)."""
+        return self.binned.shape[0]
+
+    def root(self) -> NodeSums:
+        """Start a tree: every row in node 0. Returns the root's sums."""
+        self._ranges = {0: (0, self.samples.shape[0])}
+        g, h = _sums(self.samples, self.grad, self.hess)
+        return g, h, self.samples.shape[0]
+
+    def split(
+        self, node: int, feature: int, bin_threshold: int, missing_left: bool, left: int, right: int
+    ) -> tuple[NodeSums, NodeSums]:
+        """Send the rows of ``node`` to ``left`` (bin <= ``bin_threshold``; missing values as
+        ``missing_left`` says) and ``right``. Returns the sums of the two children."""
+        start, end = self._ranges.pop(node)
+        mid = _partition(self.binned, self.samples, start, end, feature, bin_threshold, missing_left, self._buf)
+        self._ranges[left] = (start, mid)
+        self._ranges[right] = (mid, end)
+        gl, hl = _sums(self.samples[start:mid], self.grad, self.hess)
+        gr, hr = _sums(self.samples[mid:end], self.grad, self.hess)
+        return (gl, hl, mid - start), (gr, hr, end - mid)
+
+    def histograms(self, nodes: Sequence[int]) -> list[np.ndarray]:
+        """Histograms of ``nodes`` from their rows, float64 (n_features, 256, 3) each.
+
+        Only the builder's ``features`` are written; the other features' rows are garbage.
+        This is the one place rows are summed into histograms: the call a distributed
+        builder sends to its workers, summing what they return.
+        """
+        out = []
+        for node in nodes:
+            start, end = self._ranges[node]
+            hist = new_histogram(self.n_features)
+            build_histogram(self.binned, self.samples[start:end], self.grad, self.hess, self.features, hist)
+            out.append(hist)
+        return out
+
+    def children_histograms(
+        self, parents: Sequence[np.ndarray], smaller: Sequence[int]
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Histograms of the two children of each just-split parent.
+
+        ``smaller[i]`` is the child of ``parents[i]`` with fewer rows: it is built from the
+        rows (all of them in one :meth:`histograms` call, so a distributed builder makes one
+        round trip per batch), and its sibling is the parent minus it, written into the
+        parent's memory. Returns ``(smaller, larger)`` histograms per parent; the parent
+        histograms must not be used afterwards.
+        """
+        built = self.histograms(smaller)
+        pairs = []
+        for parent, small in zip(parents, built):
+            subtract_histogram(parent, small, self.features, parent)
+            pairs.append((small, parent))
+        return pairs
+
+    def leaf_rows(self, leaves: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        """Rows grouped by leaf: ``(samples, ranges)``, ``ranges[i] = (leaves[i], start, end)``
+        in ``samples`` (the rows of ``leaves[i]``), to update training scores without walking
+        the tree."""
+        ranges = np.array([(n, *self._ranges[n]) for n in leaves], dtype=np.int64).reshape(-1, 3)
+        return self.samples, ranges

@@ -1,0 +1,109 @@
+"""HistogramBuilder: node sums, histograms and splits on rows, and the seam a distributed trainer replaces."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ranklearn.tree.binning import MISSING_BIN, N_HIST_BINS, BinMapper
+from ranklearn.tree.grower import TreeGrower
+from ranklearn.tree.histogram_builder import HistogramBuilder
+
+
+def _data(n=4000, f=5, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, f)).astype(np.float32)
+    X[rng.random((n, f)) < 0.03] = np.nan
+    g = -(np.nan_to_num(X[:, 0]) > 0.2).astype(float) + 0.4 * np.nan_to_num(X[:, 1]) ** 2 + 0.1 * rng.normal(size=n)
+    h = rng.uniform(0.5, 1.5, n)
+    m = BinMapper(max_bins=32).fit(X)
+    return m.transform(X), m.n_bins_, g.astype(np.float64), h
+
+
+def _direct(binned, rows, g, h, features):
+    """Brute-force histogram of ``rows`` with numpy."""
+    out = np.zeros((binned.shape[0], N_HIST_BINS, 3))
+    for f in features:
+        b = binned[f, rows]
+        out[f, :, 0] = np.bincount(b, weights=g[rows], minlength=N_HIST_BINS)
+        out[f, :, 1] = np.bincount(b, weights=h[rows], minlength=N_HIST_BINS)
+        out[f, :, 2] = np.bincount(b, minlength=N_HIST_BINS)
+    return out
+
+
+def test_split_sums_histograms_and_leaf_rows_follow_the_rows():
+    b, _, g, h = _data()
+    rows = np.arange(0, b.shape[1], 3, dtype=np.int32)
+    feats = np.array([0, 2, 4])
+    hb = HistogramBuilder(b, g, h, samples=rows, features=feats)
+    rg, rh, rc = hb.root()
+    assert rc == len(rows) and rg == pytest.approx(g[rows].sum()) and rh == pytest.approx(h[rows].sum())
+    (parent,) = hb.histograms([0])
+    np.testing.assert_allclose(parent[feats], _direct(b, rows, g, h, feats)[feats], atol=1e-9)
+
+    # node 0 -> 1, 2 on feature 2 (missing left); then node 2 -> 3, 4 on feature 0 (missing right)
+    left_sums, right_sums = hb.split(0, 2, 10, True, 1, 2)
+    col = b[2, rows]
+    go_left = (col <= 10) | (col == MISSING_BIN)
+    for sums, part in ((left_sums, rows[go_left]), (right_sums, rows[~go_left])):
+        assert sums[2] == len(part)
+        assert sums[0] == pytest.approx(g[part].sum()) and sums[1] == pytest.approx(h[part].sum())
+    small = 1 if left_sums[2] <= right_sums[2] else 2
+    ((hs, hl),) = hb.children_histograms([parent], [small])
+    parts = {1: rows[go_left], 2: rows[~go_left]}
+    np.testing.assert_allclose(hs[feats], _direct(b, parts[small], g, h, feats)[feats], atol=1e-9)
+    np.testing.assert_allclose(hl[feats], _direct(b, parts[3 - small], g, h, feats)[feats], atol=1e-9)
+
+    hb.split(2, 0, 15, False, 3, 4)
+    r2 = parts[2]
+    c0 = b[0, r2]
+    expect = {1: parts[1], 3: r2[(c0 <= 15) & (c0 != MISSING_BIN)], 4: r2[(c0 > 15) | (c0 == MISSING_BIN)]}
+    samples, ranges = hb.leaf_rows([1, 3, 4])
+    assert ranges[:, 0].tolist() == [1, 3, 4]
+    for node, s, e in ranges:
+        # stable partition: each leaf's rows stay in ascending order
+        np.testing.assert_array_equal(samples[s:e], expect[node])
+
+    # several nodes in one call (a batch) equal one call each
+    batch = hb.histograms([1, 3, 4])
+    for node, hist in zip((1, 3, 4), batch):
+        np.testing.assert_array_equal(hist[feats], hb.histograms([node])[0][feats])
+
+
+class _TwoWorkers(HistogramBuilder):
+    """A stand-in for a distributed builder: two local builders on disjoint rows; the client
+    sums their node sums and histograms and never holds rows."""
+
+    def __init__(self, binned, grad, hess, parts):
+        self.workers = [HistogramBuilder(binned, grad, hess, samples=p) for p in parts]
+        self.features = self.workers[0].features
+
+    def root(self):
+        sums = [w.root() for w in self.workers]
+        return tuple(sum(s[i] for s in sums) for i in range(3))
+
+    def split(self, node, feature, bin_threshold, missing_left, left, right):
+        local = [w.split(node, feature, bin_threshold, missing_left, left, right) for w in self.workers]
+        return tuple(tuple(sum(s[c][i] for s in local) for i in range(3)) for c in range(2))
+
+    def histograms(self, nodes):
+        local = [w.histograms(nodes) for w in self.workers]
+        return [sum(hs) for hs in zip(*local)]
+
+    def leaf_rows(self, leaves):
+        # rows stay on the workers (each updates its own scores): the client has none
+        return np.empty(0, dtype=np.int32), np.zeros((len(leaves), 3), dtype=np.int64)
+
+
+def test_a_builder_summing_workers_grows_the_same_tree():
+    b, n_bins, g, h = _data(seed=1)
+    limits = dict(num_leaves=12, min_samples_leaf=30, l2_regularization=0.5)
+    tree, _, _ = TreeGrower(b, n_bins, g, h, **limits).grow()
+    rows = np.arange(b.shape[1], dtype=np.int32)
+    client = _TwoWorkers(b, g, h, [rows[rows % 2 == 0], rows[rows % 2 == 1]])
+    dtree, _, _ = TreeGrower.from_builder(client, n_bins, **limits).grow()
+    assert tree.n_leaves == 12
+    for name in ("feature", "bin_threshold", "missing_left", "left", "right", "count"):
+        np.testing.assert_array_equal(getattr(dtree, name), getattr(tree, name))
+    np.testing.assert_allclose(dtree.value, tree.value, rtol=1e-12)
+    np.testing.assert_allclose(dtree.gain, tree.gain, rtol=1e-9)
