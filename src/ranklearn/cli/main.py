@@ -312,8 +312,9 @@ def predict(
     except DataFormatError as exc:
         if not exc.reason.startswith("feature id exceeds n_features"):
             raise
+        fid = (exc.token or "").split(":", 1)[0]
         raise DataFormatError(
-            f"feature id above the {n_features} features the model {model} was trained on",
+            f"feature {fid} is beyond the model's features ({model} was trained on {n_features})",
             path=exc.path, line=exc.line, token=exc.token,
         ) from None  # fmt: skip
     try:
