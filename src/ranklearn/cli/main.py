@@ -1,8 +1,9 @@
 """The ``ranklearn`` command line: info, evaluate, convert, train, predict, export, demo.
 
 Bad input of any kind (malformed data or model files, missing or unreadable paths, bad
-parameter values) ends with exit status 2 and one line on stderr,
-``ranklearn: error: <file>:<line>: <what is wrong>``; never a traceback.
+parameter values, usage errors) ends with exit status 2 and one line on stderr,
+``ranklearn: error: <file>:<line>: <what is wrong>``; never a traceback or a boxed panel.
+Outputs are written by the rules of :mod:`ranklearn._files`.
 """
 
 from __future__ import annotations
@@ -350,9 +351,24 @@ def demo() -> None:
     run_demo()
 
 
-def _usage_line(exc: typer.TyperException) -> str:
+def _typed_value(args: list[str], opts: list[str]) -> str | None:
+    """The last value given on the command line for an option (``--trees abc``, ``--trees=abc``)."""
+    value = None
+    for i, arg in enumerate(args):
+        for opt in opts:
+            if arg == opt and i + 1 < len(args):
+                value = args[i + 1]
+            elif arg.startswith(f"{opt}="):
+                value = arg[len(opt) + 1 :]
+    return value
+
+
+def _usage_line(exc: typer.TyperException, args: list[str]) -> str:
     """A usage error (bad, missing or unknown option) as one line, with the help command to run."""
     text = " ".join(exc.format_message().replace("Value error, ", "").split()).rstrip(".")
+    value = _typed_value(args, getattr(getattr(exc, "param", None), "opts", None) or [])
+    if value is not None and repr(value) not in text:  # "Input should be a valid integer" names no value
+        text += f" (got {value!r})"
     ctx = getattr(exc, "ctx", None)
     command = ctx.command_path if ctx is not None else "ranklearn"
     return f"{text} (see '{command} --help')"
@@ -364,7 +380,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     try:
         code = app(args=args, prog_name="ranklearn", standalone_mode=False)
     except typer.TyperException as exc:  # click's usage errors; standalone mode would print a panel
-        typer.echo(f"ranklearn: error: {_usage_line(exc)}", err=True)
+        typer.echo(f"ranklearn: error: {_usage_line(exc, args)}", err=True)
         sys.exit(2)
     except BrokenPipeError:  # e.g. `ranklearn predict --out - | head`: the reader has gone
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
