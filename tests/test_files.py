@@ -113,6 +113,13 @@ def test_write_into_a_kernel_file_names_the_real_cause():
     assert info.value.errno in (13, 5, 1)  # EACCES (users), EIO (root), EPERM
 
 
+def test_new_file_where_none_can_be_created_says_so():
+    with pytest.raises(FileNotFoundError) as info:
+        write_output("/proc/ranklearn-test-output", b"x")
+    assert info.value.filename == "/proc/ranklearn-test-output"
+    assert "new files cannot be created in this folder: /proc" in info.value.strerror
+
+
 def test_missing_folder_is_named(tmp_path):
     with pytest.raises(FileNotFoundError) as info:
         write_output(tmp_path / "nowhere" / "f.txt", b"x")

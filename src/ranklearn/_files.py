@@ -124,6 +124,8 @@ class _Pending:
             try:
                 with open(self.given, "wb") as fh:
                     fh.write(self.data)
+            except FileNotFoundError as exc:  # e.g. a new name under /proc
+                raise _named(exc, self.given, os.path.dirname(self.given) or ".") from None
             except OSError as exc:
                 raise _named(exc, self.given) from None
         else:
