@@ -43,8 +43,9 @@ def load_data(
     sharing an id is how concatenated files go wrong; ``regroup=False`` (``--no-regroup``)
     makes that an error naming the line. ``return_order=True`` also returns the row order
     applied (see :func:`ranklearn.data.load_svmlight`), to line up per-row files such as
-    scores (``warn_regroup=False`` where groups do not matter). ``sparse=True`` keeps ``X`` sparse; ``n_features`` pads a file whose trailing
-    features are all zero (omitted) up to a model's feature count.
+    scores (``warn_regroup=False`` where groups do not matter). ``sparse=True`` keeps ``X``
+    sparse; ``n_features`` pads a file whose trailing features are all zero (omitted) up to a
+    model's feature count.
     """
     from ranklearn.data import load_svmlight
 
@@ -72,7 +73,7 @@ def _warn_regrouped(path: Path, ds: RankingDataset, order: np.ndarray) -> None:
     file_qid = np.empty_like(ds.qid)
     file_qid[order] = ds.qid
     heads = file_qid[block_ptr(file_qid)[:-1]]
-    ids, first, counts = np.unique(heads, return_index=True, return_counts=True)
+    _, first, counts = np.unique(heads, return_index=True, return_counts=True)
     split = first[counts > 1]
     example = heads[split.min() : split.min() + 1].tolist()[0]
     name = "<stdin>" if is_stdio(path) else str(path)

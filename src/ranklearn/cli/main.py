@@ -19,6 +19,7 @@ import typer
 from rich.table import Table
 from typer.core import TyperOption
 
+from ranklearn._files import write_output, write_outputs
 from ranklearn.cli import _common as C
 from ranklearn.exceptions import DataFormatError, RanklearnError
 
@@ -118,10 +119,11 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _main_options(
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
 ) -> None:
-    """Learning to rank: train and apply LambdaMART / RankNet / LambdaRank, evaluate rankings with stated
-    metric conventions, inspect and convert LETOR/SVMlight files."""
+    """Options of ``ranklearn`` itself, before the command (the app's ``help`` is its help text)."""
 
 
 @app.command()
@@ -151,9 +153,14 @@ def info(file: Path = DataArg, no_regroup: bool = NoRegroupOpt) -> None:
 @app.command()
 def evaluate(
     data: Path = typer.Option(..., "--data", help="Ranking file with the labels (- reads stdin)."),
-    scores: Path = typer.Option(..., "--scores", help="One score per line, in the row order of --data (- reads stdin)."),
+    scores: Path = typer.Option(
+        ..., "--scores", help="One score per line, in the row order of --data (- reads stdin)."
+    ),
     metric: list[str] = typer.Option(
-        ["ndcg@10"], "--metric", metavar="METRIC", help="Metric spec (repeatable): ndcg@k, dcg@k, err@k, map\\[@k], p@k, rr\\[@k]."
+        ["ndcg@10"],
+        "--metric",
+        metavar="METRIC",
+        help="Metric spec (repeatable): ndcg@k, dcg@k, err@k, map\\[@k], p@k, rr\\[@k].",
     ),
     empty: Empty = typer.Option(Empty.zero, help="Queries without a relevant document count 0, 1, or are skipped."),
     gain: Gain = typer.Option(Gain.exp2, help="DCG/NDCG gain: 2^rel-1 (exp2) or rel (linear)."),
@@ -224,8 +231,6 @@ def convert(
     for out in outputs:
         C.check_output_path(out, *inputs)
     ds = C.load_data(source, regroup=not no_regroup)
-    from ranklearn._files import write_output, write_outputs
-
     if to is Layout.qid:
         write_output(target, format_svmlight(ds))
         C.report(f"wrote {target}: {ds.n_samples:,} rows, {ds.n_queries:,} queries", target)
