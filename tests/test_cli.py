@@ -624,6 +624,10 @@ def test_reappearing_qids_are_merged_with_a_warning(capsys, tmp_path, small_file
     assert code == 0 and "3" in out
     assert err == f"ranklearn: warning: {data}: 2 qids reappear after other queries (first qid:1); the rows of " \
                   "each were merged into one query, keeping file order (--no-regroup refuses such files)\n"
+    one = tmp_path / "one.txt"
+    one.write_text("1 qid:a 1:1\n0 qid:b 1:2\n1 qid:a 1:3\n")
+    assert run(capsys, "info", one)[2] == f"ranklearn: warning: {one}: 1 qid reappears after other queries " \
+        "(qid:a); its rows were merged into one query, keeping file order (--no-regroup refuses such files)\n"
     code, _, err = run(capsys, "info", data, "--no-regroup")
     assert_one_line_error(code, err, f"{data}:3:", "qid:1 reappears", "leave out --no-regroup")
     # evaluate lines the scores up with the file's rows before regrouping: qid 1 gets 0.9, 0.2 (labels 2, 1),

@@ -77,10 +77,11 @@ def _warn_regrouped(path: Path, ds: RankingDataset, order: np.ndarray) -> None:
     split = first[counts > 1]
     example = heads[split.min() : split.min() + 1].tolist()[0]
     name = "<stdin>" if is_stdio(path) else str(path)
-    warn(
-        f"{name}: {split.shape[0]:,} qids reappear after other queries (first qid:{example}); the rows of each "
-        "were merged into one query, keeping file order (--no-regroup refuses such files)"
-    )
+    if split.shape[0] == 1:
+        what = f"1 qid reappears after other queries (qid:{example}); its rows were"
+    else:
+        what = f"{split.shape[0]:,} qids reappear after other queries (first qid:{example}); the rows of each were"
+    warn(f"{name}: {what} merged into one query, keeping file order (--no-regroup refuses such files)")
 
 
 def warn(text: str) -> None:
