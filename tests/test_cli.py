@@ -463,6 +463,20 @@ def test_predict_to_dash_writes_stdout(capsys, tmp_path, small_files, model_file
     assert "wrote" in err and not (tmp_path / "-").exists()
 
 
+def test_predict_into_a_closed_pipe_exits_quietly(tmp_path, model_file):
+    data = tmp_path / "many.txt"
+    data.write_text("0 qid:1 1:0.25 3:1\n" * 20_000)  # 400 kB of scores: more than a pipe holds
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from ranklearn.cli.main import main; main()", "predict", "--model", str(model_file),
+         "--data", str(data), "--out", "-"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    proc.stdout.close()  # the reader has gone, as with `| head -0`
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 1
+    assert err == "", err
+
+
 def test_predict_through_a_symlink_and_into_a_fifo(capsys, tmp_path, small_files, model_file):
     import threading
 
