@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -389,3 +391,285 @@ def test_train_and_predict_neural_on_cuda(capsys, tmp_path, small_files):
     code, _, err = run(capsys, "predict", "--model", model, "--data", small_files["vali"], "--out", scores)
     assert code == 0, err
     assert len(scores.read_text().split()) > 0
+
+
+# --- issue 16: usage errors, help, version ------------------------------------------------------------
+@pytest.mark.parametrize(
+    "args, fragments",
+    [
+        (["evaluate", "--data", "d", "--scores", "s", "--empty", "maybe"],
+         ["'--empty'", "'maybe'", "'zero', 'one', 'skip'", "(see 'ranklearn evaluate --help')"]),
+        (["train", "--train", "t", "--model", "lambdamart", "--trees", "abc"],
+         ["'--trees'", "integer", "(got 'abc')", "(see 'ranklearn train --help')"]),
+        (["train", "--train", "t", "--model", "lambdamart", "--learning-rate=fast"], ["'--learning-rate'", "'fast'"]),
+        (["train", "--train", "t", "--model", "xgboost"],
+         ["'--model'", "'xgboost'", "'lambdamart', 'ranknet', 'lambdarank'", "ranklearn train --help"]),
+        (["evaluate", "--data", "d"], ["Missing option '--scores'", "ranklearn evaluate --help"]),
+        (["predict", "--model", "m", "--data", "d", "--out", "o", "--bogus"], ["--bogus", "ranklearn predict --help"]),
+        (["info"], ["Missing argument", "ranklearn info --help"]),
+        (["frobnicate"], ["frobnicate", "(see 'ranklearn --help')"]),
+    ],
+)
+def test_usage_errors_are_one_line(capsys, args, fragments):
+    code, out, err = run(capsys, *args)
+    assert_one_line_error(code, err, *fragments)
+    assert out == "" and "╭" not in err
+
+
+def test_version_and_short_help(capsys):
+    from ranklearn import __version__
+
+    assert run(capsys, "--version")[:2] == (0, f"ranklearn {__version__}\n")
+    code, out, _ = run(capsys, "predict", "-h")
+    assert code == 0 and "Usage: ranklearn predict" in out
+    code, out, _ = run(capsys)  # no arguments: the help, as before
+    assert code == 0 and "Usage: ranklearn" in out
+
+
+def test_help_shows_flags_plainly(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+    code, out, _ = run(capsys, "evaluate", "--help")
+    assert code == 0
+    assert "<bool>" not in out and "<list[str]>" not in out
+    assert "--metric" in out and "METRIC" in out
+    assert "<zero|one|skip>" in out  # choices still shown
+
+
+def test_huge_metric_cutoff_is_one_line(capsys, tmp_path, small_files):
+    scores = write_scores(tmp_path / "s.txt", np.zeros(len(small_files["test"].read_text().splitlines())))
+    code, _, err = run(capsys, "evaluate", "--data", small_files["test"], "--scores", scores,
+                       "--metric", "ndcg@99999999999999999999")  # fmt: skip
+    assert_one_line_error(code, err, "ndcg@99999999999999999999", "at most")
+
+
+def test_binary_scores_file_is_cut_in_the_message(capsys, tmp_path, small_files):
+    binary = tmp_path / "scores.bin"
+    binary.write_bytes(bytes(range(128, 256)) * 8)  # no newline: one 1 KiB "token"
+    code, _, err = run(capsys, "evaluate", "--data", small_files["test"], "--scores", binary)
+    assert_one_line_error(code, err, f"{binary}:1:", "...")
+    assert len(err) < 300, err
+
+
+# --- issue 16: outputs ----------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def model_file(tmp_path_factory, small_files):
+    from ranklearn.data import load_svmlight
+    from ranklearn.models import LambdaMART
+
+    ds = load_svmlight(small_files["train"])
+    path = tmp_path_factory.mktemp("model") / "m.json"
+    LambdaMART(n_estimators=3, num_leaves=4, min_samples_leaf=5, random_state=0).fit(ds.X, ds.y, qid=ds.qid).save(path)
+    return path
+
+
+def expected_scores(model_file, data) -> str:
+    from ranklearn.data import load_svmlight
+    from ranklearn.io import load_model
+
+    return "".join(f"{v!r}\n" for v in load_model(model_file).predict(load_svmlight(data).X).tolist())
+
+
+def test_predict_to_dash_writes_stdout(capsys, tmp_path, small_files, model_file, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "predict", "--model", model_file, "--data", small_files["test"], "--out", "-")
+    assert code == 0, err
+    assert out == expected_scores(model_file, small_files["test"])
+    assert "wrote" in err and not (tmp_path / "-").exists()
+
+
+def test_predict_into_a_closed_pipe_exits_quietly(tmp_path, model_file):
+    data = tmp_path / "many.txt"
+    data.write_text("0 qid:1 1:0.25 3:1\n" * 20_000)  # 400 kB of scores: more than a pipe holds
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from ranklearn.cli.main import main; main()", "predict", "--model", str(model_file),
+         "--data", str(data), "--out", "-"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    proc.stdout.close()  # the reader has gone, as with `| head -0`
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 1
+    assert err == "", err
+
+
+def test_predict_through_a_symlink_and_into_a_fifo(capsys, tmp_path, small_files, model_file):
+    import threading
+
+    real, link = tmp_path / "real.scores", tmp_path / "link.scores"
+    real.write_text("old\n")
+    link.symlink_to(real)
+    assert run(capsys, "predict", "--model", model_file, "--data", small_files["test"], "--out", link)[0] == 0
+    assert link.is_symlink() and real.read_text() == expected_scores(model_file, small_files["test"])
+    fifo = tmp_path / "scores.fifo"
+    os.mkfifo(fifo)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_text()))
+    reader.start()
+    assert run(capsys, "predict", "--model", model_file, "--data", small_files["test"], "--out", fifo)[0] == 0
+    reader.join(timeout=30)
+    assert received == [expected_scores(model_file, small_files["test"])]
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+@pytest.mark.parametrize("command", ["predict", "export", "save"])
+def test_outputs_to_dev_null_leave_it_a_device(capsys, tmp_path, small_files, model_file, command):
+    before = os.lstat("/dev/null")
+    args = {
+        "predict": ["predict", "--model", model_file, "--data", small_files["test"], "--out", "/dev/null"],
+        "export": ["export", "--model", model_file, "--format", "ranklib", "--out", "/dev/null"],
+        "save": ["train", "--train", small_files["train"], "--model", "lambdamart", "--trees", 1, "--save", "/dev/null"],
+    }[command]
+    code, _, err = run(capsys, *args)
+    assert code == 0, err
+    after = os.lstat("/dev/null")
+    assert stat.S_ISCHR(after.st_mode) and (after.st_ino, after.st_mode) == (before.st_ino, before.st_mode)
+
+
+def test_predict_to_dev_stdout_on_a_terminal(tmp_path, small_files, model_file):
+    """/dev/stdout is a symlink to the terminal here: the scores reach the terminal, the link stays."""
+    import pty
+
+    link_before = os.readlink("/dev/stdout")
+    master, slave = pty.openpty()
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", "from ranklearn.cli.main import main; main()", "predict", "--model", str(model_file),
+             "--data", str(small_files["test"]), "--out", "/dev/stdout"],
+            stdout=slave, stderr=subprocess.PIPE, text=True, timeout=120, cwd=tmp_path,
+        )  # fmt: skip
+    finally:
+        os.close(slave)
+    received = b""
+    while True:
+        try:
+            chunk = os.read(master, 1 << 16)
+        except OSError:  # EIO: the terminal's other end is closed and drained
+            break
+        if not chunk:
+            break
+        received += chunk
+    os.close(master)
+    assert proc.returncode == 0, proc.stderr
+    assert received.decode().replace("\r\n", "\n") == expected_scores(model_file, small_files["test"])
+    assert "wrote" in proc.stderr
+    assert os.path.islink("/dev/stdout") and os.readlink("/dev/stdout") == link_before
+
+
+def test_new_outputs_follow_the_umask_and_existing_ones_keep_their_mode(capsys, tmp_path, small_files, model_file):
+    old = os.umask(0o022)
+    try:
+        fresh, shared = tmp_path / "fresh.ranklib", tmp_path / "shared.ranklib"
+        shared.write_text("old")
+        shared.chmod(0o664)
+        for out in (fresh, shared):
+            assert run(capsys, "export", "--model", model_file, "--format", "ranklib", "--out", out)[0] == 0
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(fresh.stat().st_mode) == 0o644
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o664 and shared.read_text().startswith("## LambdaMART")
+
+
+def test_convert_refuses_to_overwrite_its_input(capsys, tmp_path, small_files):
+    src = tmp_path / "in.txt"
+    src.write_bytes(small_files["train"].read_bytes())
+    before = src.read_bytes()
+    (tmp_path / "alias.txt").symlink_to(src)
+    for target in (src, tmp_path / "alias.txt", f"{tmp_path}/../{tmp_path.name}/./in.txt"):
+        for layout in ("qid", "lightgbm"):
+            code, _, err = run(capsys, "convert", src, target, "--to", layout)
+            assert_one_line_error(code, err, "is the input file")
+    assert src.read_bytes() == before
+
+
+def test_convert_failing_part_way_writes_nothing(capsys, tmp_path, small_files):
+    out = tmp_path / "out.lgb"
+    Path(f"{out}.query").mkdir()
+    code, _, err = run(capsys, "convert", small_files["train"], out, "--to", "lightgbm")
+    assert_one_line_error(code, err, "out.lgb.query", "directory")
+    assert not out.exists()
+
+
+def test_convert_says_lightgbm_drops_qids_and_comments(capsys, tmp_path):
+    src = tmp_path / "in.txt"
+    src.write_text("2 qid:007 1:0.5 #docid = A\n0 qid:007 1:0.1 #docid = B\n1 qid:12 2:1 #docid = C\n")
+    code, _, err = run(capsys, "convert", src, tmp_path / "out.lgb", "--to", "lightgbm")
+    assert code == 0
+    assert err.startswith("ranklearn: warning: LightGBM's layout has no qids or comments")
+    assert "(first qid: 7)" in err and "numbers the queries 0 to 1" in err  # integer qids are read as numbers
+
+
+def test_convert_to_dash_and_info_from_dash(capsys, tmp_path, small_files, monkeypatch):
+    import io
+
+    code, out, err = run(capsys, "convert", small_files["test"], "-", "--to", "qid")
+    assert code == 0 and out.encode() == small_files["test"].read_bytes() and "wrote" in err
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(small_files["test"].read_bytes())))
+    code, out, err = run(capsys, "info", "-")
+    assert code == 0, err
+    assert "<stdin>" in out and "15" in out
+
+
+def test_evaluate_scores_from_stdin(capsys, tmp_path, small_files, model_file, monkeypatch):
+    import io
+
+    scores = tmp_path / "s.txt"
+    scores.write_text(expected_scores(model_file, small_files["test"]))
+    code, from_file, _ = run(capsys, "evaluate", "--data", small_files["test"], "--scores", scores, "--json")
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(scores.read_bytes())))
+    code2, from_stdin, err = run(capsys, "evaluate", "--data", small_files["test"], "--scores", "-", "--json")
+    assert code == code2 == 0, err
+    assert json.loads(from_stdin) == json.loads(from_file)
+    assert_one_line_error(*run(capsys, "evaluate", "--data", "-", "--scores", "-")[::2], "standard input")
+
+
+# --- issue 16: sparse files and reappearing qids at predict/evaluate ------------------------------------
+def test_predict_pads_a_file_without_trailing_features(capsys, tmp_path, small_files, model_file):
+    from ranklearn.data import load_svmlight
+    from ranklearn.io import load_model
+
+    full = load_svmlight(small_files["test"])
+    assert full.n_features == 6
+    # the same rows with feature 6 left out wherever it is zero, and dropped entirely: ids up to 5 only
+    lines = [" ".join(t for t in line.split() if not t.startswith("6:")) for line in small_files["test"].read_text().splitlines()]
+    sparse = tmp_path / "sparse.txt"
+    sparse.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "s.txt"
+    code, _, err = run(capsys, "predict", "--model", model_file, "--data", sparse, "--out", out)
+    assert code == 0, err
+    X = full.X.copy()
+    X[:, 5] = 0
+    assert [float(v) for v in out.read_text().split()] == load_model(model_file).predict(X).tolist()
+    wide = tmp_path / "wide.txt"
+    wide.write_text("1 qid:1 1:0.5\n0 qid:1 2:0.5 7:1\n")
+    code, _, err = run(capsys, "predict", "--model", model_file, "--data", wide, "--out", out)
+    assert_one_line_error(code, err, f"{wide}:2:", "feature 7", "trained on 6", "'7:1'")
+
+
+def test_reappearing_qids_are_merged_with_a_warning(capsys, tmp_path, small_files, model_file):
+    text = "2 qid:1 1:0.9\n0 qid:2 1:0.1\n1 qid:1 1:0.2\n1 qid:2 1:0.8\n0 qid:3 1:0.3\n"
+    data = tmp_path / "cat.txt"
+    data.write_text(text)
+    code, out, err = run(capsys, "info", data)
+    assert code == 0 and "3" in out
+    assert err == f"ranklearn: warning: {data}: 2 qids reappear after other queries (first qid:1); the rows of " \
+                  "each were merged into one query, keeping file order (--no-regroup refuses such files)\n"
+    one = tmp_path / "one.txt"
+    one.write_text("1 qid:a 1:1\n0 qid:b 1:2\n1 qid:a 1:3\n")
+    assert run(capsys, "info", one)[2] == f"ranklearn: warning: {one}: 1 qid reappears after other queries " \
+        "(qid:a); its rows were merged into one query, keeping file order (--no-regroup refuses such files)\n"
+    code, _, err = run(capsys, "info", data, "--no-regroup")
+    assert_one_line_error(code, err, f"{data}:3:", "qid:1 reappears", "leave out --no-regroup")
+    # evaluate lines the scores up with the file's rows before regrouping: qid 1 gets 0.9, 0.2 (labels 2, 1),
+    # qid 2 gets 0.1, 0.8 (labels 0, 1), qid 3 has no relevant document
+    scores = write_scores(tmp_path / "s.txt", [0.9, 0.1, 0.2, 0.8, 0.3])
+    code, out, err = run(capsys, "evaluate", "--data", data, "--scores", scores, "--metric", "ndcg", "--per-query", "--json")
+    assert code == 0 and err.startswith("ranklearn: warning:")
+    per_query = {row["qid"]: row["ndcg"] for row in json.loads(out)["per_query"]}
+    assert per_query == {1: 1.0, 2: 1.0, 3: 0.0}
+    # predict needs no groups: scores in the file's row order, no warning
+    code, _, err = run(capsys, "predict", "--model", model_file, "--data", data, "--out", tmp_path / "p.txt")
+    assert code == 0 and "warning" not in err
+    from ranklearn.io import load_model
+
+    X = np.zeros((5, 6), dtype=np.float32)
+    X[:, 0] = [0.9, 0.1, 0.2, 0.8, 0.3]
+    assert [float(v) for v in (tmp_path / "p.txt").read_text().split()] == load_model(model_file).predict(X).tolist()

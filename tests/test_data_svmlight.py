@@ -175,6 +175,18 @@ def test_regroup_is_stable(tmp_path):
     np.testing.assert_array_equal(sparse.X.toarray(), ds.X)
 
 
+def test_return_order_lines_up_file_rows(tmp_path):
+    text = "1 qid:5 1:1\n0 qid:9 1:2\n2 qid:5 1:3\n3 qid:7 1:4\n4 qid:9 1:5\n"
+    ds, order = load_svmlight(write(tmp_path, text), regroup=True, return_order=True)
+    assert order.tolist() == [0, 2, 1, 4, 3]
+    file_rows = np.arange(1, 6)  # feature 1 holds the file's row number
+    np.testing.assert_array_equal(ds.X[:, 0], file_rows[order])
+    plain, none = load_svmlight(write(tmp_path, "1 qid:1 1:1\n0 qid:2 1:2\n"), return_order=True)
+    assert none is None and plain.n_queries == 2
+    with pytest.raises(DataFormatError, match=r"regroup=True gathers them"):
+        load_svmlight(write(tmp_path, text), return_order=True)
+
+
 # ------------------------------------------------------------ LightGBM layout
 
 LGB = "1 1:0.5 3:1\n0 2:1\n2 1:1\n0 3:2\n1 2:3\n"
@@ -425,6 +437,19 @@ def test_save_extremes_round_trip(tmp_path):
     back = load_svmlight(tmp_path / "x.txt")
     np.testing.assert_array_equal(back.X, X)
     assert back.y[0] == 1e300
+
+
+def test_format_without_qid_is_lightgbm_layout(tmp_path):
+    from ranklearn.data import format_svmlight
+
+    ds = RankingDataset([[1.5, 0], [0, 2]], [2, 0], [0, 1, 2], query_ids=[7, 8], comments=["a", None])
+    assert format_svmlight(ds) == b"2 qid:7 1:1.5 #a\n0 qid:8 2:2\n"
+    assert format_svmlight(ds, with_qid=False) == b"2 1:1.5\n0 2:2\n"
+    (tmp_path / "x.txt.query").write_text("1\n1\n")
+    (tmp_path / "x.txt").write_bytes(format_svmlight(ds, with_qid=False))
+    back = load_svmlight(tmp_path / "x.txt")
+    np.testing.assert_array_equal(back.X, ds.X)
+    np.testing.assert_array_equal(back.ptr, ds.ptr)
 
 
 def test_save_is_atomic_and_leaves_no_temp_files(tmp_path):

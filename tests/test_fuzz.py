@@ -92,8 +92,10 @@ def test_fuzz_cli_info(capsys, tmp_path):
         if code == 2:
             assert out.err.startswith("ranklearn: error: ") and out.err.count("\n") == 1, (names, out.err)
             assert "Traceback" not in out.err
-        else:
-            assert out.err == "" and "rows" in out.out, (names, out.err)
+        else:  # at most the one-line warning that reappearing qids were merged
+            assert out.err == "" or (out.err.startswith("ranklearn: warning: ") and out.err.count("\n") == 1), (
+                names, out.err)
+            assert "rows" in out.out, (names, out.err)
         codes[code] += 1
     assert codes[0] > 0 and codes[2] > 0, codes
 

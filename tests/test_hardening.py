@@ -36,6 +36,7 @@ from ranklearn.cli.main import main
 from ranklearn.data import RankingDataset, from_arrays, load_svmlight, save_svmlight
 from ranklearn.exceptions import DataFormatError, ModelFormatError
 from ranklearn.io import load_model
+from ranklearn import _files as F
 from ranklearn.io import model_file as MF
 from ranklearn.metrics import get_metric, ndcg_score
 from ranklearn.models import LambdaMART
@@ -151,10 +152,10 @@ def test_neural_models_reject_nan_clearly(cls):
     X, y, qid = small_data()
     bad = X.copy()
     bad[4, 2] = np.nan
-    with pytest.raises(ValueError, match=r"NaN at row 4, feature 2.*LambdaMART"):
+    with pytest.raises(ValueError, match=r"NaN at row 4 \(from 0\), feature 3 \(from 1.*LambdaMART"):
         cls(hidden=(4,), epochs=1).fit(bad, y, qid=qid)
     model = cls(hidden=(4,), epochs=1, random_state=0).fit(X, y, qid=qid)
-    with pytest.raises(ValueError, match=r"NaN at row 4, feature 2"):
+    with pytest.raises(ValueError, match=r"NaN at row 4 \(from 0\), feature 3 \(from 1"):
         model.predict(bad)
 
 
@@ -527,7 +528,7 @@ def test_cli_info_unreadable_file_for_real(capsys, tmp_path):
         ("ok", "dir", [], ["a_directory", "directory"]),
         ("ok", "missing", [], ["missing.txt", "No such file"]),
         ("dir", "scores6", [], ["a_directory", "directory"]),
-        ("reappearing", "scores6", [], ["reappearing.txt:3:", "reappears"]),
+        ("reappearing", "scores6", ["--no-regroup"], ["reappearing.txt:3:", "reappears", "leave out --no-regroup"]),
         ("empty", "scores6", [], ["empty.txt", "no data lines"]),
     ],
 )
@@ -612,7 +613,7 @@ def test_cli_train_lambdamart_accepts_nan_and_degenerate_data(capsys, files, tmp
 @pytest.mark.parametrize(
     "model,data,out,fragments",
     [
-        ("model", "three_features", "out", ["3 features", "trained on 2"]),
+        ("model", "three_features", "out", ["three_features.txt:1:", "feature 3 is beyond", "trained on 2"]),
         ("model", "inf_feature", "out", ["inf_feature.txt:2:"]),
         ("model", "missing", "out", ["missing.txt"]),
         ("model", "ok", "dir", ["a_directory", "directory"]),
@@ -770,9 +771,9 @@ def test_crash_during_write_keeps_the_previous_file(model_path, tmp_path, monkey
         raise Crash(where)
 
     if where == "replace":
-        monkeypatch.setattr(MF.os, "replace", crash)
+        monkeypatch.setattr(F.os, "replace", crash)
     elif where == "fsync":
-        monkeypatch.setattr(MF.os, "fsync", crash)
+        monkeypatch.setattr(F.os, "fsync", crash)
     else:
         real_fdopen = os.fdopen
 
@@ -793,7 +794,7 @@ def test_crash_during_write_keeps_the_previous_file(model_path, tmp_path, monkey
             def __getattr__(self, name):
                 return getattr(self.fh, name)
 
-        monkeypatch.setattr(MF.os, "fdopen", lambda fd, mode: HalfWriter(real_fdopen(fd, mode)))
+        monkeypatch.setattr(F.os, "fdopen", lambda fd, mode: HalfWriter(real_fdopen(fd, mode)))
     with pytest.raises(Crash):
         model.save(target)
     assert target.read_bytes() == before
@@ -807,7 +808,7 @@ def test_keyboard_interrupt_during_write_leaves_no_temp_file(model_path, tmp_pat
     def interrupt(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(MF.os, "replace", interrupt)
+    monkeypatch.setattr(F.os, "replace", interrupt)
     with pytest.raises(KeyboardInterrupt):
         LambdaMART.load(model_path).save(target)
     assert list(tmp_path.iterdir()) == []

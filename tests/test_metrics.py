@@ -222,6 +222,21 @@ def test_bad_specs_name_the_spec(spec):
         get_metric(spec)
 
 
+@pytest.mark.parametrize("spec", ["ndcg@99999999999999999999", "err@9223372036854775808", "map@18446744073709551616"])
+def test_cutoffs_that_do_not_fit_are_value_errors(spec):
+    # issue 16: ndcg@99999999999999999999 ended in a numba overflow traceback
+    with pytest.raises(ValueError, match=repr(spec)):
+        get_metric(spec)
+
+
+@pytest.mark.parametrize("name", ["ndcg", "dcg", "err", "map", "p", "rr"])
+def test_largest_cutoff_is_the_whole_list(name):
+    y, s, ptr = np.array([1.0, 0, 2, 0]), np.array([0.1, 0.2, 0.3, 0.3]), np.array([0, 1, 4])
+    for ties in ("stable", "average"):
+        whole = get_metric(name, ties=ties).per_query(y, s, ptr)
+        np.testing.assert_array_equal(get_metric(f"{name}@{2**63 - 1}", ties=ties).per_query(y, s, ptr), whole)
+
+
 @pytest.mark.parametrize("kw", [{"gain": "exp"}, {"empty": "none"}, {"ties": "random"}, {"max_grade": 0}])
 def test_bad_conventions(kw):
     with pytest.raises(ValueError):

@@ -25,8 +25,11 @@ class DataFormatError(RanklearnError, ValueError):
     line : int, optional
         1-based line number in ``path``.
     token : str, optional
-        The offending token, quoted in the message.
+        The offending token, quoted in the message (cut to ``MAX_TOKEN_SHOWN`` characters
+        there: a binary file's "token" can be kilobytes of escapes).
     """
+
+    MAX_TOKEN_SHOWN = 40
 
     def __init__(
         self,
@@ -47,7 +50,10 @@ class DataFormatError(RanklearnError, ValueError):
                 where += f":{line}"
         elif line is not None:
             where = f"line {line}"
-        text = message if token is None else f"{message} (got {token!r})"
+        shown = token
+        if token is not None and len(token) > self.MAX_TOKEN_SHOWN:
+            shown = token[: self.MAX_TOKEN_SHOWN] + "..."
+        text = message if shown is None else f"{message} (got {shown!r})"
         super().__init__(f"{where}: {text}" if where else text)
 
 

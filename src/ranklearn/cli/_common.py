@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-import re
+import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -13,6 +13,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from ranklearn._files import is_stdio, same_file, write_output
 from ranklearn.exceptions import DataFormatError
 
 if TYPE_CHECKING:  # importing the metrics loads numba; keep `--help` fast
@@ -20,40 +21,97 @@ if TYPE_CHECKING:  # importing the metrics loads numba; keep `--help` fast
     from ranklearn.metrics import Metric
 
 console = Console()
+err_console = Console(stderr=True)
 
-# "<label> qid:<q>" at the start of a line (save_svmlight writes exactly one space between)
-_QID_TOKEN = re.compile(rb"^(\S+) qid:\S+", re.MULTILINE)
+#: Names of standard output besides "-": status lines then go to stderr.
+_STDOUT_NAMES = ("/dev/stdout", "/dev/fd/1", "/proc/self/fd/1")
 
 
-def load_data(path: Path, *, regroup: bool = False, sparse: bool = False) -> RankingDataset:
-    """Load a ranking file (qid layout, or LightGBM layout with ``<path>.query``).
+def load_data(
+    path: Path,
+    *,
+    regroup: bool = True,
+    sparse: bool = False,
+    n_features: int | None = None,
+    return_order: bool = False,
+    warn_regroup: bool = True,
+) -> RankingDataset | tuple[RankingDataset, np.ndarray | None]:
+    """Load a ranking file (qid layout, or LightGBM layout with ``<path>.query``; ``-`` = stdin).
 
-    ``regroup=False`` keeps the file's row order (needed where rows line up with a score
-    file); a qid that reappears after another query is then an error naming the line.
-    ``sparse=True`` keeps ``X`` sparse (for commands that do not need dense features).
+    ``regroup=True`` gathers the rows of a qid that reappears after other queries into one
+    query (stable) and says so in one warning line on stderr, since two different queries
+    sharing an id is how concatenated files go wrong; ``regroup=False`` (``--no-regroup``)
+    makes that an error naming the line. ``return_order=True`` also returns the row order
+    applied (see :func:`ranklearn.data.load_svmlight`), to line up per-row files such as
+    scores (``warn_regroup=False`` where groups do not matter). ``sparse=True`` keeps ``X``
+    sparse; ``n_features`` pads a file whose trailing features are all zero (omitted) up to a
+    model's feature count.
     """
     from ranklearn.data import load_svmlight
 
-    if path.is_dir():
+    if not is_stdio(path) and path.is_dir():
         raise IsADirectoryError(21, "is a directory, not a data file", str(path))
-    return load_svmlight(path, regroup=regroup, sparse=sparse)
+    source = sys.stdin.buffer if is_stdio(path) else path
+    try:
+        ds, order = load_svmlight(
+            source, regroup=regroup, sparse=sparse, n_features=n_features, return_order=True
+        )
+    except DataFormatError as exc:
+        if regroup or "regroup=True" not in exc.reason:
+            raise
+        reason = exc.reason.replace("(regroup=True gathers them)", "(leave out --no-regroup to gather them)")
+        raise DataFormatError(reason, path=exc.path, line=exc.line, token=exc.token) from None
+    if order is not None and warn_regroup:
+        _warn_regrouped(path, ds, order)
+    return (ds, order) if return_order else ds
 
 
-def check_output_path(path: Path) -> None:
+def _warn_regrouped(path: Path, ds: RankingDataset, order: np.ndarray) -> None:
+    """One stderr line: how many queries had their separated rows gathered, and the first one."""
+    from ranklearn.data.groups import block_ptr
+
+    file_qid = np.empty_like(ds.qid)
+    file_qid[order] = ds.qid
+    heads = file_qid[block_ptr(file_qid)[:-1]]
+    _, first, counts = np.unique(heads, return_index=True, return_counts=True)
+    split = first[counts > 1]
+    example = heads[split.min() : split.min() + 1].tolist()[0]
+    name = "<stdin>" if is_stdio(path) else str(path)
+    if split.shape[0] == 1:
+        what = f"1 qid reappears after other queries (qid:{example}); its rows were"
+    else:
+        what = f"{split.shape[0]:,} qids reappear after other queries (first qid:{example}); the rows of each were"
+    warn(f"{name}: {what} merged into one query, keeping file order (--no-regroup refuses such files)")
+
+
+def warn(text: str) -> None:
+    """One warning line on stderr."""
+    print(f"ranklearn: warning: {' '.join(text.split())}", file=sys.stderr)
+
+
+def check_output_path(path: Path, *inputs: Path) -> None:
     """Fail early, before any long work, when ``path`` cannot be written as a file.
 
     Raises
     ------
     OSError
         If ``path`` is a directory, or its folder does not exist or is not a folder.
+    ValueError
+        If ``path`` is the same file as one of ``inputs`` (through symlinks or another
+        spelling of the path): writing it would destroy the input.
     """
     import errno
 
+    if is_stdio(path):
+        return
     if path.is_dir():
         raise IsADirectoryError(errno.EISDIR, "is a directory, not a file", str(path))
     folder = path.parent
     if not folder.is_dir():
         raise FileNotFoundError(errno.ENOENT, f"cannot write here (no such directory: {folder})", str(path))
+    for source in inputs:
+        if same_file(path, source):
+            raise ValueError(f"{path}: is the input file {source}; writing it would destroy the input")
 
 
 def read_scores(path: Path, n_rows: int, data_path: Path) -> np.ndarray:
@@ -65,9 +123,11 @@ def read_scores(path: Path, n_rows: int, data_path: Path) -> np.ndarray:
         Naming the line of a token that is not a finite number, or both counts when the
         number of scores differs from the number of data rows.
     """
-    if path.is_dir():
+    if not is_stdio(path) and path.is_dir():
         raise IsADirectoryError(21, "is a directory, not a scores file", str(path))
-    lines = path.read_bytes().split(b"\n")
+    raw = sys.stdin.buffer.read() if is_stdio(path) else path.read_bytes()
+    name = "<stdin>" if is_stdio(path) else path
+    lines = raw.split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()
     scores = np.empty(len(lines))
@@ -80,7 +140,7 @@ def read_scores(path: Path, n_rows: int, data_path: Path) -> np.ndarray:
         if not math.isfinite(value):
             raise DataFormatError(
                 "expected one finite number per line",
-                path=path,
+                path=name,
                 line=i + 1,
                 token=token.decode("utf-8", errors="backslashreplace"),
             )
@@ -89,7 +149,7 @@ def read_scores(path: Path, n_rows: int, data_path: Path) -> np.ndarray:
         raise DataFormatError(
             f"{scores.shape[0]} scores for {n_rows} rows in {data_path}; need one score per row, "
             "in the row order of the data file",
-            path=path,
+            path=name,
         )
     return scores
 
@@ -139,14 +199,11 @@ def one_line(exc: BaseException) -> str:
 
 
 def write_lines(path: Path, lines: Iterable[str]) -> None:
-    """Write text lines atomically (readers see the old file or the complete new one)."""
-    from ranklearn.io.model_file import atomic_write_bytes
-
-    atomic_write_bytes(path, "".join(f"{line}\n" for line in lines).encode())
+    """Write text lines by the output rules of :mod:`ranklearn._files` (``-`` = stdout)."""
+    write_output(path, "".join(f"{line}\n" for line in lines).encode())
 
 
-def strip_qid_column(path: Path) -> None:
-    """Rewrite a qid-layout file without its ``qid:<q>`` tokens (LightGBM's layout)."""
-    from ranklearn.io.model_file import atomic_write_bytes
-
-    atomic_write_bytes(path, _QID_TOKEN.sub(rb"\1", path.read_bytes()))
+def report(text: str, *outputs: Path) -> None:
+    """Print a status line: on stdout, or on stderr when an output goes to standard output."""
+    to_stdout = any(is_stdio(p) or str(p) in _STDOUT_NAMES for p in outputs)
+    (err_console if to_stdout else console).print(text)

@@ -1,12 +1,14 @@
 """The ``ranklearn`` command line: info, evaluate, convert, train, predict, export, demo.
 
 Bad input of any kind (malformed data or model files, missing or unreadable paths, bad
-parameter values) ends with exit status 2 and one line on stderr,
-``ranklearn: error: <file>:<line>: <what is wrong>``; never a traceback.
+parameter values, usage errors) ends with exit status 2 and one line on stderr,
+``ranklearn: error: <file>:<line>: <what is wrong>``; never a traceback or a boxed panel.
+Outputs are written by the rules of :mod:`ranklearn._files`.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 from enum import Enum
@@ -15,7 +17,9 @@ from pathlib import Path
 import numpy as np
 import typer
 from rich.table import Table
+from typer.core import TyperOption
 
+from ranklearn._files import write_output, write_outputs
 from ranklearn.cli import _common as C
 from ranklearn.exceptions import DataFormatError, RanklearnError
 
@@ -26,7 +30,24 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_show_locals=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+_typer_display_type = TyperOption.display_type_rich
+
+
+def _display_type(self: TyperOption, ctx: typer.Context) -> str | None:
+    """Help shows flags without a value placeholder and an option's own METAVAR if it has one.
+
+    Typer prints every option's Python type (``--per-query <bool>``, ``--metric <list[str]>``)
+    and offers no setting for it.
+    """
+    if self.is_flag:
+        return None
+    return self.metavar or _typer_display_type(self, ctx)
+
+
+TyperOption.display_type_rich = _display_type  # type: ignore[method-assign]
 
 #: Exceptions that mean "bad input" rather than a bug: reported in one line, exit status 2.
 USER_ERRORS = (RanklearnError, ValueError, OSError)
@@ -61,17 +82,41 @@ class ExportFormat(str, Enum):
 #: ``info`` lists the count of each label up to this many distinct labels, then summarizes.
 MAX_LISTED_LABELS = 32
 
-DataArg = typer.Argument(..., help="Ranking file: '<label> qid:<q> <fid>:<value> ...', or LightGBM layout with FILE.query.")
+DataArg = typer.Argument(
+    ..., help="Ranking file: '<label> qid:<q> <fid>:<value> ...', or LightGBM layout with FILE.query; - reads stdin."
+)
+NoRegroupOpt = typer.Option(
+    False,
+    "--no-regroup",
+    help="Refuse a file where a qid reappears after other queries (by default its rows are merged, with a warning).",
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        from ranklearn import __version__
+
+        typer.echo(f"ranklearn {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main_options(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """Options of ``ranklearn`` itself, before the command (the app's ``help`` is its help text)."""
 
 
 @app.command()
-def info(file: Path = DataArg) -> None:
+def info(file: Path = DataArg, no_regroup: bool = NoRegroupOpt) -> None:
     """Summarize a ranking file: rows, queries, features, labels, query sizes, empty queries."""
-    ds = C.load_data(file, regroup=True, sparse=True)  # sparse: any feature ids, little memory
+    ds = C.load_data(file, regroup=not no_regroup, sparse=True)  # sparse: any feature ids, little memory
     sizes = ds.query_sizes
     has_relevant = np.maximum.reduceat(ds.y, ds.ptr[:-1]) > 0
     labels, counts = np.unique(ds.y, return_counts=True)
-    table = Table(title=str(file), show_header=False)
+    table = Table(title="<stdin>" if str(file) == "-" else str(file), show_header=False)
     table.add_column(style="bold")
     table.add_column()
     table.add_row("rows", f"{ds.n_samples:,}")
@@ -90,10 +135,15 @@ def info(file: Path = DataArg) -> None:
 
 @app.command()
 def evaluate(
-    data: Path = typer.Option(..., "--data", help="Ranking file with the labels."),
-    scores: Path = typer.Option(..., "--scores", help="One score per line, in the row order of --data."),
+    data: Path = typer.Option(..., "--data", help="Ranking file with the labels (- reads stdin)."),
+    scores: Path = typer.Option(
+        ..., "--scores", help="One score per line, in the row order of --data (- reads stdin)."
+    ),
     metric: list[str] = typer.Option(
-        ["ndcg@10"], "--metric", help="Metric spec (repeatable): ndcg@k, dcg@k, err@k, map\\[@k], p@k, rr\\[@k]."
+        ["ndcg@10"],
+        "--metric",
+        metavar="METRIC",
+        help="Metric spec (repeatable): ndcg@k, dcg@k, err@k, map\\[@k], p@k, rr\\[@k].",
     ),
     empty: Empty = typer.Option(Empty.zero, help="Queries without a relevant document count 0, 1, or are skipped."),
     gain: Gain = typer.Option(Gain.exp2, help="DCG/NDCG gain: 2^rel-1 (exp2) or rel (linear)."),
@@ -105,12 +155,17 @@ def evaluate(
         help='Print only a JSON object {"<metric>": mean, ...}; with --per-query it also has '
         '"per_query": [{"qid": ..., "<metric>": value}, ...] (null = skipped query).',
     ),
+    no_regroup: bool = NoRegroupOpt,
 ) -> None:
     """Score a ranking (one score per row) against the labels of a ranking file."""
     from ranklearn.metrics import get_metric, query_mean
 
-    ds = C.load_data(data)
+    if str(data) == str(scores) == "-":
+        raise ValueError("--data and --scores cannot both read standard input (-)")
+    ds, order = C.load_data(data, regroup=not no_regroup, return_order=True)
     s = C.read_scores(scores, ds.n_samples, data)
+    if order is not None:  # scores follow the file's rows; the data was regrouped
+        s = s[order]
     # ERR's top grade is fixed from the whole file so that the stated convention is exact.
     top = max(1.0, float(ds.y.max()))
     metrics = [get_metric(m, gain=gain.value, empty=empty.value, ties=ties.value, max_grade=top) for m in metric]
@@ -139,26 +194,39 @@ def evaluate(
 
 @app.command()
 def convert(
-    source: Path = typer.Argument(..., metavar="IN", help="Ranking file (qid layout, or LightGBM layout with IN.query)."),
-    target: Path = typer.Argument(..., metavar="OUT", help="File to write."),
+    source: Path = typer.Argument(
+        ..., metavar="IN", help="Ranking file (qid layout, or LightGBM layout with IN.query; - reads stdin)."
+    ),
+    target: Path = typer.Argument(..., metavar="OUT", help="File to write (- writes stdout with --to qid)."),
     to: Layout = typer.Option(..., "--to", help="qid: '<label> qid:<q> ...' lines; lightgbm: no qid, group sizes in OUT.query."),
+    no_regroup: bool = NoRegroupOpt,
 ) -> None:
-    """Convert between the qid layout and LightGBM's query-file layout (rows of a query are gathered, stably)."""
-    from ranklearn.data import RankingDataset, save_svmlight
+    """Convert between the qid layout and LightGBM's query-file layout (rows of a query are gathered, stably).
 
-    C.check_output_path(target)
-    ds = C.load_data(source, regroup=True)
+    LightGBM's layout has no qids and no comments: converting back numbers the queries 0, 1, ...
+    """
+    from ranklearn.data import format_svmlight
+
+    inputs = [source, Path(f"{source}.query")]
+    outputs = [target] if to is Layout.qid else [target, Path(f"{target}.query")]
+    if to is Layout.lightgbm and str(target) == "-":
+        raise ValueError("--to lightgbm writes OUT and OUT.query: OUT cannot be - (standard output)")
+    for out in outputs:
+        C.check_output_path(out, *inputs)
+    ds = C.load_data(source, regroup=not no_regroup)
     if to is Layout.qid:
-        save_svmlight(ds, target)
-        C.console.print(f"wrote {target}: {ds.n_samples:,} rows, {ds.n_queries:,} queries")
+        write_output(target, format_svmlight(ds))
+        C.report(f"wrote {target}: {ds.n_samples:,} rows, {ds.n_queries:,} queries", target)
         return
-    # LightGBM reads neither qids nor '#' comments: write the qid layout without them, then
-    # drop the qid column, and put the group sizes in OUT.query.
-    save_svmlight(RankingDataset(ds.X, ds.y, ds.ptr, query_ids=ds.query_ids), target)
-    C.strip_qid_column(target)
-    query_file = Path(f"{target}.query")
-    C.write_lines(query_file, (str(n) for n in ds.query_sizes.tolist()))
-    C.console.print(f"wrote {target} and {query_file}: {ds.n_samples:,} rows, {ds.n_queries:,} queries")
+    ids = ds.query_ids
+    if ds.comments is not None or not np.array_equal(ids, np.arange(ds.n_queries)):
+        C.warn(
+            f"LightGBM's layout has no qids or comments: {target} keeps neither (first qid: {ids[:1].tolist()[0]}), "
+            f"so converting it back numbers the queries 0 to {ds.n_queries - 1}"
+        )
+    sizes = "".join(f"{n}\n" for n in ds.query_sizes.tolist()).encode()
+    write_outputs({target: format_svmlight(ds, with_qid=False), outputs[1]: sizes})  # both or neither
+    C.report(f"wrote {target} and {outputs[1]}: {ds.n_samples:,} rows, {ds.n_queries:,} queries", target)
 
 
 ModelOpt = typer.Option(..., "--model", help="A ranklearn model file (from train --save).")
@@ -167,33 +235,53 @@ ModelOpt = typer.Option(..., "--model", help="A ranklearn model file (from train
 @app.command()
 def predict(
     model: Path = ModelOpt,
-    data: Path = typer.Option(..., "--data", help="Ranking file to score."),
-    out: Path = typer.Option(..., "--out", help="Scores file to write: one number per line, in the row order of --data."),
+    data: Path = typer.Option(..., "--data", help="Ranking file to score (- reads stdin)."),
+    out: Path = typer.Option(
+        ..., "--out", help="Scores file to write (- = stdout): one number per line, in the row order of --data."
+    ),
 ) -> None:
-    """Score every row of a ranking file; the file is written atomically, floats exactly (repr)."""
+    """Score every row of a ranking file; floats are written exactly (repr), in the file's row order.
+
+    Trailing features left out of the file (all zero) count as zeros up to the model's feature count.
+    """
     from ranklearn.io import load_model
 
-    C.check_output_path(out)
+    C.check_output_path(out, data)
     estimator = load_model(model)
-    ds = C.load_data(data)
-    scores = estimator.predict(ds.X)
+    n_features = estimator.n_features_in_
+    try:  # predict needs no query groups: a reappearing qid is merged silently, then undone
+        ds, order = C.load_data(data, n_features=n_features, return_order=True, warn_regroup=False)
+    except DataFormatError as exc:
+        if not exc.reason.startswith("feature id exceeds n_features"):
+            raise
+        fid = (exc.token or "").split(":", 1)[0]
+        raise DataFormatError(
+            f"feature {fid} is beyond the model's features ({model} was trained on {n_features})",
+            path=exc.path, line=exc.line, token=exc.token,
+        ) from None  # fmt: skip
+    try:
+        scores = estimator.predict(ds.X)
+    except ValueError as exc:  # e.g. NaN for a neural model: name the file
+        raise DataFormatError(str(exc), path="<stdin>" if str(data) == "-" else data) from None
+    if order is not None:
+        scores = scores[np.argsort(order)]
     C.write_lines(out, (repr(float(v)) for v in scores))
-    C.console.print(f"wrote {len(scores):,} scores to {out}")
+    C.report(f"wrote {len(scores):,} scores to {out}", out)
 
 
 @app.command()
 def export(
     model: Path = ModelOpt,
     fmt: ExportFormat = typer.Option(..., "--format", help="Target format."),
-    out: Path = typer.Option(..., "--out", help="File to write."),
+    out: Path = typer.Option(..., "--out", help="File to write (- = stdout)."),
 ) -> None:
     """Export a model to another tool's format (RankLib's LambdaMART text format)."""
     from ranklearn.io import load_model
     from ranklearn.io.ranklib import export_ranklib
 
-    C.check_output_path(out)
+    C.check_output_path(out, model)
     export_ranklib(load_model(model), out)
-    C.console.print(f"wrote {out} ({fmt.value})")
+    C.report(f"wrote {out} ({fmt.value})", out)
 
 
 @app.command()
@@ -212,14 +300,48 @@ def _register_train_command() -> None:
     app.command(name="train")(build_train_command())
 
 
+def _typed_value(args: list[str], opts: list[str]) -> str | None:
+    """The last value given on the command line for an option (``--trees abc``, ``--trees=abc``)."""
+    value = None
+    for i, arg in enumerate(args):
+        for opt in opts:
+            if arg == opt and i + 1 < len(args):
+                value = args[i + 1]
+            elif arg.startswith(f"{opt}="):
+                value = arg[len(opt) + 1 :]
+    return value
+
+
+def _usage_line(exc: typer.TyperException, args: list[str]) -> str:
+    """A usage error (bad, missing or unknown option) as one line, with the help command to run."""
+    text = " ".join(exc.format_message().replace("Value error, ", "").split()).rstrip(".")
+    value = _typed_value(args, getattr(getattr(exc, "param", None), "opts", None) or [])
+    if value is not None and repr(value) not in text:  # "Input should be a valid integer" names no value
+        text += f" (got {value!r})"
+    ctx = getattr(exc, "ctx", None)
+    command = ctx.command_path if ctx is not None else "ranklearn"
+    return f"{text} (see '{command} --help')"
+
+
 def main(argv: Sequence[str] | None = None) -> None:
-    """Entry point of the ``ranklearn`` console script."""
+    """Entry point of the ``ranklearn`` console script: exit 0, 2 (one line on stderr) or 130."""
+    args = list(sys.argv[1:] if argv is None else argv) or ["--help"]
     try:
         _register_train_command()
-        app(args=argv, prog_name="ranklearn")
+        code = app(args=args, prog_name="ranklearn", standalone_mode=False)
+    except typer.TyperException as exc:  # click's usage errors; standalone mode would print a panel
+        typer.echo(f"ranklearn: error: {_usage_line(exc, args)}", err=True)
+        sys.exit(2)
+    except BrokenPipeError:  # e.g. `ranklearn predict --out - | head`: the reader has gone
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(1)
     except USER_ERRORS as exc:
         typer.echo(f"ranklearn: error: {C.one_line(exc)}", err=True)
         sys.exit(2)
     except MemoryError as exc:  # e.g. data far too large for this machine: say so in one line
         typer.echo(f"ranklearn: error: out of memory ({C.one_line(exc)})", err=True)
         sys.exit(2)
+    except typer.Abort:  # end of input at a prompt
+        typer.echo("ranklearn: aborted", err=True)
+        sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)

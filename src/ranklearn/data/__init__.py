@@ -3,7 +3,7 @@
 from ranklearn.data.dataset import Query, RankingDataset, from_arrays, from_frame
 from ranklearn.data.groups import group_ptr, regroup_order, sizes_to_ptr, take_queries
 from ranklearn.data.normalize import Normalizer
-from ranklearn.data.svmlight import load_svmlight, save_svmlight
+from ranklearn.data.svmlight import format_svmlight, load_svmlight, save_svmlight
 from ranklearn.exceptions import DataFormatError
 
 __all__ = [
@@ -11,6 +11,7 @@ __all__ = [
     "Normalizer",
     "Query",
     "RankingDataset",
+    "format_svmlight",
     "from_arrays",
     "from_frame",
     "group_ptr",

@@ -25,6 +25,7 @@ from typing import IO, Any
 import numpy as np
 import scipy.sparse as sp
 
+from ranklearn._files import write_output
 from ranklearn.data import _svmlight_kernel as K
 from ranklearn.data.dataset import RankingDataset, dense_size_problem
 from ranklearn.data.groups import block_ptr, first_reappearance, regroup_order, sizes_to_ptr
@@ -133,7 +134,8 @@ def load_svmlight(
     n_features: int | None = None,
     dtype: type = np.float32,
     sparse: bool = False,
-) -> RankingDataset:
+    return_order: bool = False,
+) -> RankingDataset | tuple[RankingDataset, np.ndarray | None]:
     """Load a ranking file in SVMlight / LETOR format.
 
     Parameters
@@ -155,6 +157,10 @@ def load_svmlight(
         Dense loading refuses a giant, almost empty matrix (more than 256 MiB with under
         one stored value per 1000 cells, as a stray id like ``1000000000:1`` makes) with a
         ``DataFormatError`` naming the line; ``sparse=True`` loads such files.
+    return_order : bool, default False
+        Also return the row order ``regroup`` applied: row ``i`` of the dataset is data
+        row ``order[i]`` of the file (None when the rows kept the file's order). Lets a
+        caller line up per-row data kept in file order, such as a scores file.
 
     Returns
     -------
@@ -162,7 +168,7 @@ def load_svmlight(
         ``query_ids`` are int64 when every qid is an integer, else strings;
         ``0 .. n_queries - 1`` with a ``.query`` file. ``comments`` holds the text after
         ``#`` (whitespace-stripped, None where a row has none), or is None when no row
-        has a comment.
+        has a comment. With ``return_order=True``, a tuple ``(dataset, order)``.
 
     Raises
     ------
@@ -238,9 +244,8 @@ def load_svmlight(
     if order is not None:
         X, labels = X[order], labels[order]
         comments = None if comments is None else comments[order]
-    return RankingDataset(
-        X if sparse else X.toarray(), labels, ptr, query_ids=query_ids, comments=comments
-    )
+    dataset = RankingDataset(X if sparse else X.toarray(), labels, ptr, query_ids=query_ids, comments=comments)
+    return (dataset, order) if return_order else dataset
 
 
 def _check_dense_size(
@@ -283,7 +288,7 @@ def _query_blocks(
         token = f"qid:{qid[later : later + 1].tolist()[0]}"
         raise DataFormatError(
             f"{token} reappears on line {row_line[later]} after other queries (its rows start on line "
-            f"{row_line[earlier]}); rows of a query must be contiguous, or pass regroup=True",
+            f"{row_line[earlier]}); rows of a query must be contiguous (regroup=True gathers them)",
             path=name,
             line=int(row_line[later]),
             token=token,
@@ -402,8 +407,48 @@ def _format_numbers(values: np.ndarray) -> np.ndarray:
     return text
 
 
+def format_svmlight(dataset: RankingDataset, *, with_qid: bool = True) -> bytes:
+    """A dataset as the text of an SVMlight / LETOR file (see :func:`save_svmlight`).
+
+    ``with_qid=False`` leaves out the qid column and the comments: LightGBM's layout, whose
+    group sizes go in a separate ``.query`` file.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` holds inf, or a qid or comment cannot be written on one line.
+    """
+    X = sp.csr_matrix(dataset.X)  # canonical: RankingDataset sorts and merges sparse entries
+    keep = X.data != 0  # NaN != 0 is True: NaN entries are written
+    if np.isinf(X.data).any():
+        raise ValueError("X contains inf, which the SVMlight format does not allow")
+    entries = np.char.add(np.char.add((X.indices[keep] + 1).astype(str), ":"), _format_numbers(X.data[keep]))
+    row_of_entry = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))[keep]
+    entry_ptr = np.searchsorted(row_of_entry, np.arange(X.shape[0] + 1))
+    for q in dataset.query_ids.tolist() if with_qid else ():
+        text = str(q)
+        if not text or ":" in text or "#" in text or any(c.isspace() for c in text):
+            raise ValueError(f"qid {text!r} cannot be written: it is empty or has whitespace, ':' or '#'")
+    labels = _format_numbers(dataset.y).tolist()
+    qids = [f"qid:{q}" for q in dataset.qid.tolist()] if with_qid else None
+    comments = dataset.comments if with_qid else None
+    lines = []
+    entries = entries.tolist()
+    for row in range(X.shape[0]):
+        parts = [labels[row], *([] if qids is None else [qids[row]]), *entries[entry_ptr[row] : entry_ptr[row + 1]]]
+        comment = None if comments is None else comments[row]
+        if comment is not None:
+            comment = str(comment)
+            if "\n" in comment or "\r" in comment:
+                raise ValueError(f"comment of row {row} spans several lines and cannot be written")
+            parts.append(f"#{comment}")
+        lines.append(" ".join(parts))
+    lines.append("")
+    return "\n".join(lines).encode("utf-8")
+
+
 def save_svmlight(dataset: RankingDataset, path: str | PathLike[str]) -> None:
-    """Write a dataset in SVMlight / LETOR format, atomically.
+    """Write a dataset in SVMlight / LETOR format (safely: ``ranklearn._files``; ``-`` is standard output).
 
     Lines are ``<label> qid:<id> <fid>:<value> ... [#<comment>]`` with only the nonzero
     entries (missing ids read back as 0), NaN written as ``nan``, and every number in
@@ -416,32 +461,4 @@ def save_svmlight(dataset: RankingDataset, path: str | PathLike[str]) -> None:
     ValueError
         If ``X`` holds inf, or a qid or comment cannot be written on one line.
     """
-    from ranklearn.io.model_file import atomic_write_bytes  # lazy: keeps data importable on its own
-
-    X = sp.csr_matrix(dataset.X)  # canonical: RankingDataset sorts and merges sparse entries
-    keep = X.data != 0  # NaN != 0 is True: NaN entries are written
-    if np.isinf(X.data).any():
-        raise ValueError("X contains inf, which the SVMlight format does not allow")
-    entries = np.char.add(np.char.add((X.indices[keep] + 1).astype(str), ":"), _format_numbers(X.data[keep]))
-    row_of_entry = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))[keep]
-    entry_ptr = np.searchsorted(row_of_entry, np.arange(X.shape[0] + 1))
-    for q in dataset.query_ids.tolist():
-        text = str(q)
-        if not text or ":" in text or "#" in text or any(c.isspace() for c in text):
-            raise ValueError(f"qid {text!r} cannot be written: it is empty or has whitespace, ':' or '#'")
-    labels = _format_numbers(dataset.y).tolist()
-    qids = [f"qid:{q}" for q in dataset.qid.tolist()]
-    comments = dataset.comments
-    lines = []
-    entries = entries.tolist()
-    for row in range(X.shape[0]):
-        parts = [labels[row], qids[row], *entries[entry_ptr[row] : entry_ptr[row + 1]]]
-        comment = None if comments is None else comments[row]
-        if comment is not None:
-            comment = str(comment)
-            if "\n" in comment or "\r" in comment:
-                raise ValueError(f"comment of row {row} spans several lines and cannot be written")
-            parts.append(f"#{comment}")
-        lines.append(" ".join(parts))
-    lines.append("")
-    atomic_write_bytes(path, "\n".join(lines).encode("utf-8"))
+    write_output(path, format_svmlight(dataset))

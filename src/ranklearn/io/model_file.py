@@ -1,4 +1,4 @@
-"""The ranklearn model file: a versioned, checksummed JSON envelope written atomically.
+"""The ranklearn model file: a versioned, checksummed JSON envelope, written safely (``ranklearn._files``).
 
 Layout (one JSON object)::
 
@@ -11,46 +11,17 @@ file is detected before any of it is used.
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import json
-import os
-import tempfile
 from os import PathLike
 from pathlib import Path
 from typing import Any
 
+from ranklearn._files import write_output
 from ranklearn.exceptions import ModelFormatError
 
 FORMAT_NAME = "ranklearn-model"
 FORMAT_VERSION = 1
-
-
-def atomic_write_bytes(path: str | PathLike[str], data: bytes) -> None:
-    """Write ``data`` to ``path`` so that readers see either the old file or the whole new one."""
-    target = Path(path)
-    directory = target.parent if str(target.parent) else Path(".")
-    if target.is_dir():
-        raise IsADirectoryError(errno.EISDIR, "is a directory, not a file", str(target))
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
-    except OSError as exc:  # name the file asked for, not the temporary one
-        what = "no such directory" if isinstance(exc, FileNotFoundError) else (exc.strerror or str(exc))
-        raise type(exc)(exc.errno, f"cannot write here ({what}: {directory})", str(target)) from None
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException as exc:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        if isinstance(exc, OSError) and exc.filename == tmp:
-            raise type(exc)(exc.errno, exc.strerror or str(exc), str(target)) from None
-        raise
 
 
 def _reject_constant(name: str) -> None:
@@ -74,7 +45,7 @@ def write_model_file(path: str | PathLike[str], model_type: str, payload: dict[s
         "sha256": hashlib.sha256(body).hexdigest(),
         "payload": payload,
     }
-    atomic_write_bytes(path, json.dumps(envelope, separators=(",", ":"), allow_nan=False).encode())
+    write_output(path, json.dumps(envelope, separators=(",", ":"), allow_nan=False).encode())
 
 
 def read_model_file(path: str | PathLike[str]) -> tuple[str, dict[str, Any]]:

@@ -33,8 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ranklearn._files import write_output
 from ranklearn.exceptions import ModelFormatError
-from ranklearn.io.model_file import atomic_write_bytes
 
 
 def _fmt32(x: float) -> str:
@@ -43,7 +43,7 @@ def _fmt32(x: float) -> str:
 
 
 def export_ranklib(model, path: str | PathLike[str]) -> None:
-    """Write a fitted :class:`~ranklearn.LambdaMART` in RankLib's LambdaMART format (atomically).
+    """Write a fitted :class:`~ranklearn.LambdaMART` in RankLib's LambdaMART format (safely: ``ranklearn._files``).
 
     Raises
     ------
@@ -78,7 +78,7 @@ def export_ranklib(model, path: str | PathLike[str]) -> None:
         _write_node(tree, 0, 2, lines)
         lines.append("\t</tree>")
     lines.append("</ensemble>")
-    atomic_write_bytes(path, ("\n".join(lines) + "\n").encode())
+    write_output(path, ("\n".join(lines) + "\n").encode())
 
 
 def _write_node(tree, node: int, depth: int, lines: list[str], pos: str | None = None) -> None:

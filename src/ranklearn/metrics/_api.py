@@ -26,6 +26,8 @@ _EMPTY = {"zero": K.EMPTY_ZERO, "one": K.EMPTY_ONE, "skip": K.EMPTY_SKIP}
 _EMPTY_TEXT = {"zero": "empty queries=0", "one": "empty queries=1", "skip": "empty queries skipped"}
 #: Largest label the exp2 gain takes: 2^1000 leaves room to sum millions of gains in float64.
 MAX_EXP2_LABEL = 1000
+#: Largest cutoff: k beyond any list length is the whole list; larger k does not fit the kernels' int64.
+MAX_K = np.iinfo(np.int64).max
 _SPEC = re.compile(r"^\s*([a-z]+)\s*(?:@\s*([+-]?\d+))?\s*$")
 
 
@@ -166,7 +168,7 @@ def get_metric(
     Raises
     ------
     ValueError
-        Unknown metric name, ``k <= 0``, or an unknown convention.
+        Unknown metric name, ``k <= 0`` or ``k > MAX_K`` (2^63 - 1), or an unknown convention.
     """
     match = _SPEC.match(spec.lower()) if isinstance(spec, str) else None
     if match is None or match.group(1) not in _METRICS:
@@ -177,6 +179,8 @@ def get_metric(
     k = None if match.group(2) is None else int(match.group(2))
     if k is not None and k <= 0:
         raise ValueError(f"metric {spec!r}: the cutoff k must be >= 1")
+    if k is not None and k > MAX_K:  # the kernels take k as int64
+        raise ValueError(f"metric {spec!r}: the cutoff k must be at most {MAX_K} (leave out @k for the whole list)")
     gain_code(gain)
     _choice("empty", empty, _EMPTY)
     _choice("ties", ties, _TIES)

@@ -65,12 +65,12 @@ def check_feature_values(X: np.ndarray, *, allow_nan: bool) -> None:
     """
     bad = _first_cell(X, np.isinf)
     if bad is not None:
-        raise ValueError(f"X contains inf at row {bad[0]}, feature {bad[1]}")
+        raise ValueError(f"X contains inf at row {bad[0]} (from 0), feature {bad[1] + 1} (from 1, as in SVMlight files)")
     bad = None if allow_nan else _first_cell(X, np.isnan)
     if bad is not None:
         raise ValueError(
-            f"X contains NaN at row {bad[0]}, feature {bad[1]}; this model does not accept "
-            "missing values (impute them, or use LambdaMART, which learns where NaN goes)"
+            f"X contains NaN at row {bad[0]} (from 0), feature {bad[1] + 1} (from 1, as in SVMlight files); "
+            "this model does not accept missing values (impute them, or use LambdaMART, which learns where NaN goes)"
         )
 
 

@@ -1,0 +1,187 @@
+"""Writing output files safely: every file ranklearn writes goes through :func:`write_outputs`.
+
+Rules (the README's "Command line" section states them for users):
+
+* ``-`` is standard output.
+* A regular file or a new path is written atomically: a temporary file in the same folder,
+  then a rename, so readers see the old file or the whole new one, and a failure leaves
+  the old file as it was.
+* A symlink is written through: its target gets the new content, the link stays.
+* A special file (character device such as ``/dev/null`` or a terminal, FIFO, socket) and
+  anything under ``/dev`` or ``/proc`` (``/dev/stdout`` resolves to whatever standard output
+  is) is written directly, never replaced by a rename.
+* A new file gets the usual mode under the umask (0644 with umask 022); an existing file
+  keeps its mode.
+* Several files (a data file and its ``.query`` file) are written together: every one is
+  prepared before any is put in place, so a failure leaves none of them half-written.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import sys
+import tempfile
+from collections.abc import Mapping
+from os import PathLike
+
+#: The path that means standard output (and standard input where a command reads one file).
+STDIO = "-"
+
+# Paths here are devices and kernel files: a temporary file and a rename make no sense there.
+_DIRECT_PREFIXES = ("/dev/", "/proc/")
+
+
+def is_stdio(path: str | PathLike[str]) -> bool:
+    """True for ``-``, the name of standard input or output."""
+    return os.fspath(path) == STDIO
+
+
+def _writes_directly(given: str, resolved: str) -> bool:
+    """Whether ``given`` (resolving to ``resolved``) must be opened and written in place."""
+    if given.startswith(_DIRECT_PREFIXES) or resolved.startswith(_DIRECT_PREFIXES):
+        return True
+    try:
+        mode = os.stat(resolved).st_mode
+    except FileNotFoundError:
+        return False  # a new file
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
+def _new_file_mode() -> int:
+    """0o666 under the process umask, as ``open()`` would create the file."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def _named(exc: OSError, given: str, folder: str | None = None) -> OSError:
+    """The same error naming the path as the user wrote it (not a temporary file)."""
+    reason = exc.strerror or str(exc)
+    if folder is not None:
+        if isinstance(exc, FileNotFoundError) and os.path.isdir(folder):
+            reason = "new files cannot be created in this folder"  # e.g. /sys
+        elif isinstance(exc, FileNotFoundError):
+            reason = "no such directory"
+        reason = f"cannot write here ({reason}: {folder})"
+    return type(exc)(exc.errno, reason, given)
+
+
+class _Pending:
+    """One output: a temporary file ready to be renamed into place, or bytes to write directly."""
+
+    def __init__(self, path: str | PathLike[str], data: bytes) -> None:
+        self.given = os.fspath(path)
+        self.data = data
+        self.tmp: str | None = None
+        self.target = self.given
+        if is_stdio(self.given):
+            return
+        if os.path.isdir(self.given):
+            raise IsADirectoryError(errno.EISDIR, "is a directory, not a file", self.given)
+        resolved = os.path.realpath(self.given)  # through symlinks: the link stays a link
+        if _writes_directly(self.given, resolved):
+            return
+        self.target = resolved
+        try:
+            old: os.stat_result | None = os.stat(resolved)
+        except FileNotFoundError:
+            old = None
+        folder = os.path.dirname(resolved) or "."
+        try:
+            fd, self.tmp = tempfile.mkstemp(prefix=f".{os.path.basename(resolved)}.", suffix=".tmp", dir=folder)
+        except OSError as exc:
+            raise _named(exc, self.given, folder) from None
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                if old is None:
+                    os.fchmod(fh.fileno(), _new_file_mode())
+                else:  # the replacement keeps the file's mode and, where allowed, its owner
+                    os.fchmod(fh.fileno(), stat.S_IMODE(old.st_mode))
+                    if (old.st_uid, old.st_gid) != (os.geteuid(), os.getegid()):
+                        try:
+                            os.fchown(fh.fileno(), old.st_uid, old.st_gid)
+                        except PermissionError:
+                            pass
+                os.fsync(fh.fileno())
+        except OSError as exc:
+            self.discard()
+            raise _named(exc, self.given) from None
+        except BaseException:
+            self.discard()
+            raise
+
+    def commit(self) -> None:
+        """Put the content in place: rename the temporary file, or write the special file."""
+        if is_stdio(self.given):
+            sys.stdout.flush()  # text printed before stays before
+            sys.stdout.buffer.write(self.data)
+            sys.stdout.buffer.flush()
+        elif self.tmp is None:
+            try:
+                with open(self.given, "wb") as fh:
+                    fh.write(self.data)
+            except FileNotFoundError as exc:  # e.g. a new name under /proc
+                raise _named(exc, self.given, os.path.dirname(self.given) or ".") from None
+            except OSError as exc:
+                raise _named(exc, self.given) from None
+        else:
+            try:
+                os.replace(self.tmp, self.target)
+            except OSError as exc:
+                self.discard()
+                raise _named(exc, self.given) from None
+            self.tmp = None
+
+    def discard(self) -> None:
+        if self.tmp is not None:
+            try:
+                os.unlink(self.tmp)
+            except FileNotFoundError:
+                pass
+            self.tmp = None
+
+
+def write_outputs(files: Mapping[str | PathLike[str], bytes]) -> None:
+    """Write each path's bytes by the rules of this module; all files are prepared first.
+
+    Parameters
+    ----------
+    files : mapping of path -> bytes
+        Paths as the user wrote them (``-`` = standard output), in the order to write them.
+
+    Raises
+    ------
+    OSError
+        Naming the path as given: a directory, a folder that does not exist or where files
+        cannot be created, a read-only place. No output has been changed then, except
+        when a later special file fails after earlier outputs were put in place.
+    """
+    pending: list[_Pending] = []
+    try:
+        for path, data in files.items():
+            pending.append(_Pending(path, data))
+        for item in pending:
+            item.commit()
+    finally:
+        for item in pending:
+            item.discard()
+
+
+def write_output(path: str | PathLike[str], data: bytes) -> None:
+    """Write one output file (see :func:`write_outputs`)."""
+    write_outputs({path: data})
+
+
+def same_file(a: str | PathLike[str], b: str | PathLike[str]) -> bool:
+    """Whether two paths name the same existing file (through symlinks and any spelling)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+__all__ = ["STDIO", "is_stdio", "same_file", "write_output", "write_outputs"]

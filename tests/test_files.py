@@ -1,0 +1,136 @@
+"""Safe output writing (ranklearn._files) on real symlinks, FIFOs, character devices and modes."""
+
+from __future__ import annotations
+
+import os
+import stat
+import threading
+from pathlib import Path
+
+import pytest
+
+from ranklearn._files import same_file, write_output, write_outputs
+
+
+@pytest.fixture
+def umask_022():
+    old = os.umask(0o022)
+    yield
+    os.umask(old)
+
+
+def test_new_file_gets_the_umask_mode(tmp_path, umask_022):
+    target = tmp_path / "new.txt"
+    write_output(target, b"abc\n")
+    assert target.read_bytes() == b"abc\n"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o644
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["new.txt"]  # no temporary file left
+
+
+def test_new_file_follows_another_umask(tmp_path):
+    old = os.umask(0o027)
+    try:
+        write_output(tmp_path / "f", b"x")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "f").stat().st_mode) == 0o640
+
+
+def test_existing_file_keeps_its_mode_and_is_replaced_atomically(tmp_path, umask_022):
+    target = tmp_path / "shared.model"
+    target.write_bytes(b"old")
+    target.chmod(0o664)
+    inode = target.stat().st_ino
+    write_output(target, b"new content")
+    assert target.read_bytes() == b"new content"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o664
+    assert target.stat().st_ino != inode  # a rename: readers of the old file kept it whole
+
+
+def test_symlink_is_written_through(tmp_path):
+    real = tmp_path / "real.txt"
+    real.write_bytes(b"old")
+    real.chmod(0o640)
+    link = tmp_path / "link.txt"
+    link.symlink_to(real)
+    write_output(link, b"new")
+    assert link.is_symlink() and os.readlink(link) == str(real)
+    assert real.read_bytes() == b"new" and stat.S_IMODE(real.stat().st_mode) == 0o640
+
+
+def test_dangling_symlink_creates_its_target(tmp_path):
+    link = tmp_path / "link"
+    link.symlink_to(tmp_path / "target")
+    write_output(link, b"x")
+    assert link.is_symlink() and (tmp_path / "target").read_bytes() == b"x"
+
+
+def test_fifo_is_written_in_place(tmp_path):
+    fifo = tmp_path / "scores.fifo"
+    os.mkfifo(fifo)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()))
+    reader.start()
+    write_output(fifo, b"1.5\n2.5\n")
+    reader.join(timeout=10)
+    assert received == [b"1.5\n2.5\n"]
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["scores.fifo"]
+
+
+def test_dev_null_stays_a_character_device():
+    before = os.lstat("/dev/null")
+    write_output("/dev/null", b"scores\n")
+    after = os.lstat("/dev/null")
+    assert stat.S_ISCHR(after.st_mode) and after.st_ino == before.st_ino and after.st_mode == before.st_mode
+
+
+def test_dash_is_standard_output(capfd):
+    write_output("-", b"0.5\n")
+    assert capfd.readouterr().out == "0.5\n"
+    assert not Path("-").exists()
+
+
+def test_several_files_are_all_written_or_none(tmp_path):
+    data, query = tmp_path / "out.lgb", tmp_path / "out.lgb.query"
+    query.mkdir()  # the second output cannot be written
+    with pytest.raises(IsADirectoryError) as info:
+        write_outputs({data: b"1 1:0.5\n", query: b"1\n"})
+    assert info.value.filename == str(query)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.lgb.query"]
+    data.write_bytes(b"old")
+    with pytest.raises(IsADirectoryError):
+        write_outputs({data: b"new", query: b"1\n"})
+    assert data.read_bytes() == b"old"
+
+
+def test_write_into_a_kernel_file_names_the_real_cause():
+    # issue 16: this said "no such directory: /proc"
+    with pytest.raises(OSError) as info:
+        write_output("/proc/version", b"x")
+    assert info.value.filename == "/proc/version"
+    assert "no such directory" not in str(info.value)
+    assert info.value.errno in (13, 5, 1)  # EACCES (users), EIO (root), EPERM
+
+
+def test_new_file_where_none_can_be_created_says_so():
+    with pytest.raises(FileNotFoundError) as info:
+        write_output("/proc/ranklearn-test-output", b"x")
+    assert info.value.filename == "/proc/ranklearn-test-output"
+    assert "new files cannot be created in this folder: /proc" in info.value.strerror
+
+
+def test_missing_folder_is_named(tmp_path):
+    with pytest.raises(FileNotFoundError) as info:
+        write_output(tmp_path / "nowhere" / "f.txt", b"x")
+    assert info.value.filename == str(tmp_path / "nowhere" / "f.txt")
+    assert f"no such directory: {tmp_path / 'nowhere'}" in info.value.strerror
+
+
+def test_same_file_sees_through_links_and_spellings(tmp_path):
+    real = tmp_path / "a.txt"
+    real.write_text("x")
+    (tmp_path / "link").symlink_to(real)
+    assert same_file(real, tmp_path / "link")
+    assert same_file(real, f"{tmp_path}/../{tmp_path.name}/./a.txt")
+    assert not same_file(real, tmp_path / "missing")
