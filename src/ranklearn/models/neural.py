@@ -432,10 +432,11 @@ class RankNet(RankerMixin, BaseEstimator):
         return results
 
     def _train(self, X, y, ptr, weight, evals, metric, callbacks, rng, device) -> None:
-        from ranklearn.neural.training import LambdaConfig, QuerySet, factorized_epoch, pairwise_epoch
+        from ranklearn.neural.losses import LambdaLoss
+        from ranklearn.neural.training import QuerySet, factorized_epoch, pairwise_epoch
 
         name, k, trunc = self._lambda_spec()
-        cfg = LambdaConfig(
+        cfg = LambdaLoss(
             sigma=float(self.sigma), metric=name, k=k, truncation_level=trunc, max_grade=self.max_grade_
         )
         data = QuerySet(X, y, ptr, device, weight, self.lambda_normalization)
