@@ -28,6 +28,7 @@ the reported loss is before them. Padding never contributes to a loss or receive
 
 from __future__ import annotations
 
+import inspect
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any
@@ -249,29 +250,27 @@ class ApproxNDCGLoss(AutogradLoss):
         return torch.where(idcg > 0, -dcg / safe, zero)
 
 
-def _lambda_loss(metric: str | None) -> Any:
-    def make(
-        sigma: float = 1.0,
-        truncation_level: int | None = None,
-        max_grade: float | None = None,
-        max_elements: int = DEFAULT_MAX_ELEMENTS,
-        **metric_param: str,
-    ) -> LambdaLoss:
-        spec = metric_param.pop("metric", metric)
-        if metric_param:
-            raise TypeError(f"unexpected parameters {sorted(metric_param)}")
-        name, k = parse_lambda_metric(spec)
-        if (name is None) != (metric is None):
-            raise ValueError(f"metric={spec!r} is not a {'RankNet' if metric is None else 'LambdaRank'} metric")
-        return LambdaLoss(sigma, name, k, truncation_level, max_grade, max_elements)
+def _ranknet(sigma: float = 1.0, max_elements: int = DEFAULT_MAX_ELEMENTS) -> LambdaLoss:
+    return LambdaLoss(sigma=sigma, max_elements=max_elements)
 
-    return make
+
+def _lambdarank(
+    metric: str = "ndcg",
+    sigma: float = 1.0,
+    truncation_level: int | None = None,
+    max_grade: float | None = None,
+    max_elements: int = DEFAULT_MAX_ELEMENTS,
+) -> LambdaLoss:
+    name, k = parse_lambda_metric(metric)
+    if name is None:
+        raise ValueError(f"metric={metric!r} is not a LambdaRank metric ('ndcg', 'ndcg@k', 'err' or 'err@k')")
+    return LambdaLoss(sigma, name, k, truncation_level, max_grade, max_elements)
 
 
 #: name -> factory of the loss, for :func:`get_loss`
 LOSSES: dict[str, Any] = {
-    "ranknet": _lambda_loss(None),
-    "lambdarank": _lambda_loss("ndcg"),
+    "ranknet": _ranknet,
+    "lambdarank": _lambdarank,
     "listnet": ListNetLoss,
     "listmle": ListMLELoss,
     "approxndcg": ApproxNDCGLoss,
@@ -297,7 +296,9 @@ def get_loss(name: str | Loss, **params: Any) -> Loss:
     key = str(name).strip().lower()
     if key not in LOSSES:
         raise ValueError(f"loss must be one of {sorted(LOSSES)} or a Loss object, got {name!r}")
-    try:
-        return LOSSES[key](**params)
-    except TypeError as exc:
-        raise ValueError(f"loss {key!r}: {exc}") from None
+    factory = LOSSES[key]
+    accepted = inspect.signature(factory).parameters
+    unknown = sorted(set(params) - set(accepted))
+    if unknown:
+        raise ValueError(f"loss {key!r} has no parameter {', '.join(unknown)} (it takes: {', '.join(accepted) or 'none'})")
+    return factory(**params)
