@@ -17,6 +17,7 @@ from ranklearn.neural.losses import (  # noqa: E402
     ListMLELoss,
     ListNetLoss,
     Loss,
+    NeuralNDCGLoss,
     get_loss,
 )
 
@@ -47,6 +48,25 @@ def ref_approx_ndcg(s, y, t):
     if idcg == 0:
         return 0.0
     return -float(sum(g / math.log2(1.0 + r) for g, r in zip(gains, rank))) / idcg
+
+
+def ref_neural_ndcg(s, y, t, k, iterations):
+    """NeuralSort's matrix P[r, j] = softmax_j(((n + 1 - 2r) s_j - sum_u |s_j - s_u|) / t), Sinkhorn, NDCG@k."""
+    n = len(s)
+    P = np.zeros((n, n))
+    for r in range(1, n + 1):
+        z = [((n + 1 - 2 * r) * s[j] - sum(abs(s[j] - s[u]) for u in range(n))) / t for j in range(n)]
+        z = np.array(z) - max(z)
+        P[r - 1] = np.exp(z) / np.exp(z).sum()
+    for _ in range(iterations):
+        P = P / np.maximum(P.sum(axis=0, keepdims=True), 1e-10)
+        P = P / np.maximum(P.sum(axis=1, keepdims=True), 1e-10)
+    gains = 2.0 ** np.asarray(y, dtype=np.float64) - 1.0
+    disc = 1.0 / np.log2(np.arange(n) + 2.0)
+    if k is not None:
+        disc[k:] = 0.0
+    idcg = float((np.sort(gains)[::-1] * disc).sum())
+    return 0.0 if idcg == 0 else -float(((P @ gains) * disc).sum()) / idcg
 
 
 def padded_batch(lengths, seed=0, n_nets=None, distinct=False, dtype=torch.float64):
@@ -145,10 +165,45 @@ def test_approx_ndcg_padded_batch_equals_brute_force_per_query():
         ApproxNDCGLoss(temperature=0.0)
 
 
-@pytest.mark.parametrize("make", [ListNetLoss, lambda: ListMLELoss(random_state=0), ApproxNDCGLoss])
+def test_neural_ndcg_padded_batch_equals_brute_force_per_query():
+    s, y, m = padded_batch(LENGTHS, seed=10, n_nets=2)
+    y[2, :4] = 0.0  # no relevant document: loss 0
+    for t, k, it in ((1.0, None, 50), (0.5, 3, 5), (2.0, 10, 0)):
+        grad, loss = NeuralNDCGLoss(temperature=t, k=k, sinkhorn_iterations=it)(s, y, m)
+        for net, (b, n) in itertools.product(range(2), enumerate(LENGTHS)):
+            expected = ref_neural_ndcg(s[net, b, :n].numpy(), y[b, :n].numpy(), t, k, it)
+            assert loss[net, b].item() == pytest.approx(expected, rel=1e-9, abs=1e-12)
+        assert torch.all(grad[..., ~m] == 0) and torch.all(grad[:, 2] == 0)
+        assert torch.isfinite(grad).all()
+
+
+def test_neural_ndcg_tends_to_ndcg_and_its_matrix_to_the_sorting_permutation():
+    from ranklearn.metrics import get_metric
+
+    s, y, m = padded_batch([6, 4], seed=11, n_nets=1)
+    loss = NeuralNDCGLoss(temperature=1e-3, k=3)
+    P = loss.soft_permutation(s, m)
+    for b, n in enumerate([6, 4]):
+        order = np.argsort(-s[0, b, :n].numpy())
+        np.testing.assert_allclose(P[0, b, :n, :n].numpy(), np.eye(n)[order], atol=1e-9)
+        assert torch.all(P[0, b, n:] == 0) and torch.all(P[0, b, :, n:] == 0)
+        ndcg = get_metric("ndcg@3").mean(y[b, :n].numpy(), s[0, b, :n].numpy(), np.array([0, n]))
+        assert -loss(s, y, m)[1][0, b].item() == pytest.approx(ndcg, rel=1e-9)
+    with pytest.raises(ValueError, match="temperature"):
+        NeuralNDCGLoss(temperature=-1.0)
+    with pytest.raises(ValueError, match="k must be"):
+        NeuralNDCGLoss(k=0)
+    with pytest.raises(ValueError, match="sinkhorn_iterations"):
+        NeuralNDCGLoss(sinkhorn_iterations=1.5)
+
+
+@pytest.mark.parametrize(
+    "make", [ListNetLoss, lambda: ListMLELoss(random_state=0), ApproxNDCGLoss, lambda: NeuralNDCGLoss(k=3)]
+)
 def test_padded_batch_equals_each_query_alone(make):
     s, y, m = padded_batch(LENGTHS, seed=4, n_nets=2, distinct=True)
     grad, loss = make()(s, y, m)
+    assert torch.isfinite(grad).all() and torch.all(grad[..., ~m] == 0)
     for b, n in enumerate(LENGTHS):
         g1, l1 = make()(s[:, b : b + 1, :n], y[b : b + 1, :n], m[b : b + 1, :n])
         torch.testing.assert_close(loss[:, b : b + 1], l1, rtol=1e-12, atol=1e-12)
@@ -156,7 +211,10 @@ def test_padded_batch_equals_each_query_alone(make):
 
 
 # --------------------------------------------------------------------------- gradients
-@pytest.mark.parametrize("make", [ListNetLoss, lambda: ListMLELoss(random_state=0), lambda: ApproxNDCGLoss(0.5)])
+@pytest.mark.parametrize(
+    "make",
+    [ListNetLoss, lambda: ListMLELoss(random_state=0), lambda: ApproxNDCGLoss(0.5), lambda: NeuralNDCGLoss(0.5, 4, 10)],
+)
 def test_autograd_losses_pass_gradcheck(make):
     s, y, m = padded_batch([5, 3, 1], seed=5, n_nets=2, distinct=True)  # distinct: ListMLE's order is fixed
     loss = make()
@@ -199,9 +257,9 @@ def test_get_loss_resolves_names_and_rejects_bad_ones():
     assert get_loss("approxndcg", temperature=0.3).temperature == 0.3
     mle = ListMLELoss(random_state=1)
     assert get_loss(mle) is mle
-    assert {get_loss(n).name for n in ("ranknet", "lambdarank", "listnet", "listmle", "approxndcg")} == {
-        "ranknet", "lambdarank", "listnet", "listmle", "approxndcg"
-    }  # fmt: skip
+    assert get_loss("neuralndcg", k=5).k == 5
+    names = ("ranknet", "lambdarank", "listnet", "listmle", "approxndcg", "neuralndcg")
+    assert tuple(get_loss(n).name for n in names) == names
     with pytest.raises(ValueError, match="loss must be one of .*'listmle'.* got 'listwise'"):
         get_loss("listwise")
     with pytest.raises(ValueError, match="loss 'listnet' has no parameter sigma"):
@@ -217,7 +275,7 @@ def test_get_loss_resolves_names_and_rejects_bad_ones():
 
 
 # --------------------------------------------------------------------------- training
-@pytest.mark.parametrize("name", ["listnet", "listmle", "approxndcg"])
+@pytest.mark.parametrize("name", ["listnet", "listmle", "approxndcg", "neuralndcg"])
 def test_factorized_epochs_on_a_listwise_loss_learn_the_ranking(name):
     """A few epochs on the loss raise NDCG@10 well above the untrained network's, and lower the loss."""
     from ranklearn.data.groups import group_ptr

@@ -15,15 +15,16 @@ Two families share that interface:
   (:func:`~ranklearn.neural.lambdas.compute_lambdas`); LambdaRank has no loss whose
   gradient the lambdas are, so their reported loss is the |dZ|-weighted pair cost;
 * differentiable listwise losses (:class:`ListNetLoss`, :class:`ListMLELoss`,
-  :class:`ApproxNDCGLoss`) define a torch loss per query and get the gradient by autograd.
+  :class:`ApproxNDCGLoss`, :class:`NeuralNDCGLoss`) define a torch loss per query and get
+  the gradient by autograd.
 
 Per-document weights (``sample_weight`` times the query normalization of
 :class:`~ranklearn.neural.training.QuerySet`) multiply the gradient, for every loss alike;
 the reported loss is before them. Padding never contributes to a loss or receives a gradient.
 
 :func:`get_loss` resolves a loss by name (``"ranknet"``, ``"lambdarank"``, ``"listnet"``,
-``"listmle"``, ``"approxndcg"``); another loss is one subclass of :class:`AutogradLoss`
-(its :meth:`~AutogradLoss.query_loss`) or of :class:`Loss`.
+``"listmle"``, ``"approxndcg"``, ``"neuralndcg"``); another loss is one subclass of
+:class:`AutogradLoss` (its :meth:`~AutogradLoss.query_loss`) or of :class:`Loss`.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ __all__ = [
     "ListNetLoss",
     "ListMLELoss",
     "ApproxNDCGLoss",
+    "NeuralNDCGLoss",
     "LOSSES",
     "get_loss",
 ]
@@ -250,6 +252,77 @@ class ApproxNDCGLoss(AutogradLoss):
         return torch.where(idcg > 0, -dcg / safe, zero)
 
 
+class NeuralNDCGLoss(AutogradLoss):
+    """NeuralNDCG (Pobrotyn & Bialobrzeski 2021): minus NDCG@k with a relaxed sort.
+
+    NeuralSort (Grover et al. 2019) relaxes the sorting permutation of a list of n scores
+    into the row-stochastic matrix P[r, :] = softmax_j(((n + 1 - 2r) s_j - sum_u |s_j - s_u|) / T),
+    r = 1..n, whose row r tends to the indicator of the r-th highest score as T -> 0;
+    ``sinkhorn_iterations`` rounds of column then row normalization make it (nearly) doubly
+    stochastic. NeuralNDCG@k = sum_{r <= k} (P g)_r / log2(r + 1) / IDCG@k with gains
+    g = 2^y - 1. Queries whose ideal DCG is 0 have loss 0.
+
+    Parameters
+    ----------
+    temperature : float
+        T > 0 of NeuralSort.
+    k : int or None
+        NDCG cutoff (None: the whole list).
+    sinkhorn_iterations : int
+        Normalization rounds (a fixed number, so the loss is one smooth function).
+    """
+
+    name = "neuralndcg"
+
+    def __init__(self, temperature: float = 1.0, k: int | None = None, sinkhorn_iterations: int = 50) -> None:
+        if not (isinstance(temperature, (int, float)) and np.isfinite(temperature) and temperature > 0):
+            raise ValueError(f"temperature must be a positive number, got {temperature!r}")
+        if k is not None and (isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1):
+            raise ValueError(f"k must be a positive integer or None, got {k!r}")
+        it = sinkhorn_iterations
+        if isinstance(it, bool) or not isinstance(it, (int, np.integer)) or it < 0:
+            raise ValueError(f"sinkhorn_iterations must be a non-negative integer, got {it!r}")
+        self.temperature = float(temperature)
+        self.k = None if k is None else int(k)
+        self.sinkhorn_iterations = int(it)
+
+    def soft_permutation(self, scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """[..., B, L (positions), L (documents)] relaxed permutation; 0 outside the real block."""
+        zero = torch.zeros((), dtype=scores.dtype, device=scores.device)
+        block = mask[..., :, None] & mask[..., None, :]  # (position, document) both within the list
+        spread = torch.where(block, (scores[..., :, None] - scores[..., None, :]).abs(), zero).sum(dim=-1)
+        n = mask.sum(dim=-1, keepdim=True).to(scores.dtype)  # [B, 1]
+        rank = torch.arange(1, mask.shape[-1] + 1, dtype=scores.dtype, device=scores.device)
+        coef = n + 1.0 - 2.0 * rank  # [B, L]: one per position
+        logits = (coef[..., :, None] * scores[..., None, :] - spread[..., None, :]) / self.temperature
+        # padded documents get no mass; padded positions are all-padding rows, emptied below
+        logits = logits.masked_fill(~mask[..., None, :], float("-inf")).masked_fill(~mask[..., :, None], 0.0)
+        P = torch.where(block, torch.softmax(logits, dim=-1), zero)
+        # padding's lines (all 0) are divided by 1: a tiny divisor would blow up their gradient
+        # (which the 0 entries then turn into NaN); an underflowed real line stays 0
+        cols, rows = mask[..., None, :], mask[..., :, None]
+        one = torch.ones((), dtype=scores.dtype, device=scores.device)
+        for _ in range(self.sinkhorn_iterations):
+            P = P / torch.where(cols, P.sum(dim=-2, keepdim=True).clamp_min(1e-10), one)
+            P = P / torch.where(rows, P.sum(dim=-1, keepdim=True).clamp_min(1e-10), one)
+        return P
+
+    def query_loss(self, scores: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        zero = torch.zeros((), dtype=scores.dtype, device=scores.device)
+        gains = torch.where(mask, torch.exp2(labels) - 1.0, zero)
+        L = mask.shape[-1]
+        pos = torch.arange(L, dtype=scores.dtype, device=scores.device)
+        disc = 1.0 / torch.log2(pos + 2.0)
+        if self.k is not None:
+            disc = torch.where(pos < self.k, disc, zero)
+        ideal = torch.sort(gains, dim=-1, descending=True).values  # padding's gain 0 sorts last
+        idcg = (ideal * disc).sum(dim=-1)
+        placed = (self.soft_permutation(scores, mask) * gains[..., None, :]).sum(dim=-1)  # gain at each position
+        dcg = (placed * disc).sum(dim=-1)
+        safe = torch.where(idcg > 0, idcg, torch.ones_like(idcg))
+        return torch.where(idcg > 0, -dcg / safe, zero)
+
+
 def _ranknet(sigma: float = 1.0, max_elements: int = DEFAULT_MAX_ELEMENTS) -> LambdaLoss:
     return LambdaLoss(sigma=sigma, max_elements=max_elements)
 
@@ -274,6 +347,7 @@ LOSSES: dict[str, Any] = {
     "listnet": ListNetLoss,
     "listmle": ListMLELoss,
     "approxndcg": ApproxNDCGLoss,
+    "neuralndcg": NeuralNDCGLoss,
 }
 
 
@@ -282,7 +356,8 @@ def get_loss(name: str | Loss, **params: Any) -> Loss:
 
     ``"ranknet"`` (sigma), ``"lambdarank"`` (metric ``"ndcg"``, ``"ndcg@k"``, ``"err"`` or
     ``"err@k"``, sigma, truncation_level, max_grade), ``"listnet"``, ``"listmle"``
-    (random_state), ``"approxndcg"`` (temperature).
+    (random_state), ``"approxndcg"`` (temperature), ``"neuralndcg"`` (temperature, k,
+    sinkhorn_iterations).
 
     Raises
     ------
