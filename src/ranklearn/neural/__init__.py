@@ -13,6 +13,10 @@ Modules
     :func:`~ranklearn.neural.lambdas.compute_lambdas`: RankNet and LambdaRank lambdas
     (lambda_i = dC/ds_i, negative = push up) for a padded batch of queries, chunked over
     the pair matrix so memory stays bounded for long lists.
+``losses``
+    :class:`~ranklearn.neural.losses.Loss` and :func:`~ranklearn.neural.losses.get_loss`:
+    the upstream gradient of the scores of a padded batch, for the lambda losses (RankNet,
+    LambdaRank) and the differentiable listwise ones (ListNet, ListMLE, ApproxNDCG, NeuralNDCG).
 ``training``
     The factorized (one update per batch of queries) and pairwise (one update per
     pair) training epochs, batching and prediction.
