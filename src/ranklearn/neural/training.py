@@ -35,6 +35,7 @@ class Batch:
     mask: torch.Tensor  # bool [B, Lmax]
     labels: torch.Tensor  # [B, Lmax] (0 at padding)
     groups: list[tuple[int, int, int]]  # (first query, end query, width): see length_groups
+    weights: torch.Tensor | None = None  # [B, Lmax] QuerySet.scale (0 at padding); None: all 1
 
 
 def length_groups(sizes: np.ndarray, max_waste: float = 2.0, min_elements: int = 1 << 14) -> list[tuple[int, int, int]]:
@@ -149,11 +150,17 @@ class QuerySet:
         labels = np.zeros(mask.shape, dtype=np.float32)
         labels[mask] = self.y_np[rows]
         dev = self.device
+        rows_t, mask_t = torch.as_tensor(rows).to(dev), torch.as_tensor(mask).to(dev)
+        weights = None
+        if self.scale is not None:
+            weights = torch.zeros(mask.shape, dtype=self.scale.dtype, device=dev)
+            weights[mask_t] = self.scale[rows_t]
         return Batch(
-            rows=torch.as_tensor(rows).to(dev),
-            mask=torch.as_tensor(mask).to(dev),
+            rows=rows_t,
+            mask=mask_t,
             labels=torch.as_tensor(labels).to(dev),
             groups=length_groups(sizes),
+            weights=weights,
         )
 
 
@@ -164,8 +171,9 @@ def batch_lambdas(
 
     Scores and gradients (the lambdas of a lambda loss) are [n_rows, n_networks]: every
     network of the scorer gets the gradient of its own ranking (its scores are lists of their
-    own in the loss), so the networks train as independent rankers. The per-query loss is
-    [n_networks * n_queries] (before the weights of ``data.scale``).
+    own in the loss), so the networks train as independent rankers. The gradients are
+    weighted by ``data.scale`` (sample weight and normalization); the per-query loss,
+    [n_networks * n_queries], is not.
     """
     s = model.member_scores(data.X[batch.rows])
     n_nets = s.shape[1]
@@ -175,13 +183,12 @@ def batch_lambdas(
     grad = torch.zeros_like(padded)
     losses = []
     for b0, b1, width in batch.groups:  # runs of similar length, each padded to its own width
-        grad_g, loss_g = loss(padded[:, b0:b1, :width], batch.labels[b0:b1, :width], batch.mask[b0:b1, :width])
+        part = (slice(b0, b1), slice(None, width))
+        weights = None if batch.weights is None else batch.weights[part]
+        grad_g, loss_g = loss(padded[:, b0:b1, :width], batch.labels[part], batch.mask[part], weights)
         grad[:, b0:b1, :width] = grad_g
         losses.append(loss_g.reshape(-1))
-    grad = grad[:, batch.mask].T
-    if data.scale is not None:
-        grad = grad * data.scale[batch.rows, None]
-    return s, grad, torch.cat(losses)
+    return s, grad[:, batch.mask].T, torch.cat(losses)
 
 
 def factorized_epoch(
