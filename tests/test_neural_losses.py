@@ -270,6 +270,14 @@ def test_get_loss_resolves_names_and_rejects_bad_ones():
         get_loss("lambdarank", metric="map")
     with pytest.raises(ValueError, match="not a LambdaRank metric"):
         get_loss("lambdarank", metric=None)
+    for bad, match in (
+        ({"sigma": 0.0}, "sigma must be"),
+        ({"sigma": float("inf")}, "sigma must be"),
+        ({"truncation_level": 0}, "truncation_level must be"),
+        ({"max_grade": -1.0}, "max_grade must be"),
+    ):
+        with pytest.raises(ValueError, match=match):
+            get_loss("lambdarank", **bad)
     with pytest.raises(ValueError, match="parameters cannot be given"):
         get_loss(mle, random_state=2)
 

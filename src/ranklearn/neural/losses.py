@@ -32,6 +32,7 @@ from __future__ import annotations
 import inspect
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -114,6 +115,17 @@ class LambdaLoss(Loss):
     truncation_level: int | None = None
     max_grade: float | None = None
     max_elements: int = DEFAULT_MAX_ELEMENTS
+
+    def __post_init__(self) -> None:
+        sigma = self.sigma
+        if isinstance(sigma, bool) or not isinstance(sigma, (int, float)) or not 0 < sigma < np.inf:
+            raise ValueError(f"sigma must be a positive number, got {sigma!r}")
+        for field, value in (("truncation_level", self.truncation_level), ("k", self.k)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1):
+                raise ValueError(f"{field} must be a positive integer or None, got {value!r}")
+        top = self.max_grade
+        if top is not None and (isinstance(top, bool) or not isinstance(top, (int, float)) or not 0 < top < np.inf):
+            raise ValueError(f"max_grade must be a positive number or None, got {top!r}")
 
     @property
     def name(self) -> str:  # type: ignore[override]
@@ -341,7 +353,7 @@ def _lambdarank(
 
 
 #: name -> factory of the loss, for :func:`get_loss`
-LOSSES: dict[str, Any] = {
+LOSSES: dict[str, Callable[..., Loss]] = {
     "ranknet": _ranknet,
     "lambdarank": _lambdarank,
     "listnet": ListNetLoss,
@@ -375,5 +387,6 @@ def get_loss(name: str | Loss, **params: Any) -> Loss:
     accepted = inspect.signature(factory).parameters
     unknown = sorted(set(params) - set(accepted))
     if unknown:
-        raise ValueError(f"loss {key!r} has no parameter {', '.join(unknown)} (it takes: {', '.join(accepted) or 'none'})")
+        takes = ", ".join(accepted) or "none"
+        raise ValueError(f"loss {key!r} has no parameter {', '.join(unknown)} (it takes: {takes})")
     return factory(**params)
