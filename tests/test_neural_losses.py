@@ -278,6 +278,8 @@ def test_get_loss_resolves_names_and_rejects_bad_ones():
     ):
         with pytest.raises(ValueError, match=match):
             get_loss("lambdarank", **bad)
+    with pytest.raises(ValueError, match="metric must be None"):
+        LambdaLoss(metric="map")
     with pytest.raises(ValueError, match="parameters cannot be given"):
         get_loss(mle, random_state=2)
 

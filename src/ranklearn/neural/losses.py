@@ -117,6 +117,8 @@ class LambdaLoss(Loss):
     max_elements: int = DEFAULT_MAX_ELEMENTS
 
     def __post_init__(self) -> None:
+        if self.metric not in (None, "ndcg", "err"):
+            raise ValueError(f"metric must be None (RankNet), 'ndcg' or 'err', got {self.metric!r}")
         sigma = self.sigma
         if isinstance(sigma, bool) or not isinstance(sigma, (int, float)) or not 0 < sigma < np.inf:
             raise ValueError(f"sigma must be a positive number, got {sigma!r}")
