@@ -236,7 +236,7 @@ class ApproxNDCGLoss(AutogradLoss):
 
     The rank of document i is approximated by pi_i = 1 + sum_{j != i} sigmoid((s_j - s_i) / T)
     and NDCG by sum_i (2^y_i - 1) / log2(1 + pi_i) / IDCG (full list). Queries whose ideal DCG
-    is 0 have loss 0.
+    is 0 have loss 0. Costs B x L^2 per batch (all pairs), like the lambdas without a cutoff.
 
     Parameters
     ----------
@@ -274,7 +274,9 @@ class NeuralNDCGLoss(AutogradLoss):
     r = 1..n, whose row r tends to the indicator of the r-th highest score as T -> 0;
     ``sinkhorn_iterations`` rounds of column then row normalization make it (nearly) doubly
     stochastic. NeuralNDCG@k = sum_{r <= k} (P g)_r / log2(r + 1) / IDCG@k with gains
-    g = 2^y - 1. Queries whose ideal DCG is 0 have loss 0.
+    g = 2^y - 1. Queries whose ideal DCG is 0 have loss 0. Autograd keeps every Sinkhorn
+    round: memory grows as ``sinkhorn_iterations`` x B x L^2 (fine for LETOR lists of a few
+    hundred documents; lower the iterations or ``batch_queries`` for longer ones).
 
     Parameters
     ----------
