@@ -49,14 +49,15 @@ def time_epochs(X, y, qid, *, pairs_budget: int, factorized_repeats: int = 3, se
 
     from ranklearn.models._base import check_ranking_data
     from ranklearn.neural.scorer import MLPScorer, standardization_stats
-    from ranklearn.neural.training import LambdaConfig, QuerySet, factorized_epoch, pairwise_epoch
+    from ranklearn.neural.losses import LambdaLoss
+    from ranklearn.neural.training import QuerySet, factorized_epoch, pairwise_epoch
 
     X, y, ptr, _ = check_ranking_data(X, y, qid, allow_nan=False)
     dev = torch.device("cpu")
     data = QuerySet(X, y, ptr, dev)
     queries = data.trainable_queries()
     n_pairs = data.n_pairs(queries)
-    cfg = LambdaConfig(sigma=1.0)
+    cfg = LambdaLoss(sigma=1.0)
     mean, scale = standardization_stats(X)
 
     def fresh():

@@ -72,7 +72,7 @@ def test_help(capsys, command):
 
 @pytest.mark.parametrize(
     "command, texts",
-    [("train", ["[lambdamart] Number of trees", "[ranknet, lambdarank] Hidden layer sizes", "--lambda-norm"]),
+    [("train", ["[lambdamart] Number of trees", "[ranknet, lambdarank, listnet] Hidden layer sizes", "--lambda-norm"]),
      ("evaluate", ["map[@k], p@k, rr[@k]"])],
 )
 def test_help_keeps_bracketed_text(capsys, monkeypatch, command, texts):

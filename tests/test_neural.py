@@ -348,14 +348,15 @@ def test_lambda_normalization_weighs_each_query_by_its_count():
     """Factorized lambdas with normalization == the plain lambdas divided per query (docs or pairs)."""
     from ranklearn.data.groups import group_ptr
     from ranklearn.neural.scorer import MLPScorer
-    from ranklearn.neural.training import LambdaConfig, QuerySet, batch_lambdas
+    from ranklearn.neural.losses import LambdaLoss
+    from ranklearn.neural.training import QuerySet, batch_lambdas
 
     X, y, q = make_queries(n_queries=7, docs=(2, 15), seed=40)
     ptr = group_ptr(q)
     torch.manual_seed(0)
     model = MLPScorer(X.shape[1], (4,))
     w = np.random.default_rng(1).uniform(0.5, 2.0, len(y))
-    cfg = LambdaConfig(sigma=1.0)
+    cfg = LambdaLoss(sigma=1.0)
     plain = QuerySet(X, y, ptr, torch.device("cpu"))
     queries = np.arange(len(ptr) - 1)
     batch = plain.batch(queries)
@@ -585,11 +586,12 @@ def test_networks_of_an_ensemble_train_as_independent_rankers(metric, k):
     """Each network of an n_networks scorer gets exactly the update it would get alone."""
     from ranklearn.data.groups import group_ptr
     from ranklearn.neural.scorer import MLPScorer
-    from ranklearn.neural.training import LambdaConfig, QuerySet, factorized_epoch
+    from ranklearn.neural.losses import LambdaLoss
+    from ranklearn.neural.training import QuerySet, factorized_epoch
 
     X, y, q = make_queries(n_queries=14, seed=21)
     data = QuerySet(X, y, group_ptr(q), torch.device("cpu"))
-    cfg = LambdaConfig(sigma=1.0, metric=metric, k=k, max_grade=3.0)
+    cfg = LambdaLoss(sigma=1.0, metric=metric, k=k, max_grade=3.0)
     torch.manual_seed(0)
     ens = MLPScorer(5, (6,), "tanh", 0.0, n_networks=3)
     mean, scale = X.mean(0), X.std(0)
@@ -621,7 +623,8 @@ def test_batch_lambdas_of_mixed_lengths_equal_per_query_lambdas():
     """Batches are cut into runs of similar length (length_groups): same lambdas as one query at a time."""
     from ranklearn.data.groups import group_ptr
     from ranklearn.neural.scorer import MLPScorer
-    from ranklearn.neural.training import LambdaConfig, QuerySet, batch_lambdas, length_groups
+    from ranklearn.neural.losses import LambdaLoss
+    from ranklearn.neural.training import QuerySet, batch_lambdas, length_groups
 
     rng = np.random.default_rng(3)
     sizes = np.array([150, 3, 90, 7, 2, 60, 130, 11, 40, 5])
@@ -631,7 +634,7 @@ def test_batch_lambdas_of_mixed_lengths_equal_per_query_lambdas():
     data = QuerySet(X, y, group_ptr(q), torch.device("cpu"))
     torch.manual_seed(0)
     model = MLPScorer(5, (6,), "relu", 0.0, n_networks=2)
-    cfg = LambdaConfig(metric="ndcg", k=10, max_grade=3.0)
+    cfg = LambdaLoss(metric="ndcg", k=10, max_grade=3.0)
     batch = data.batch(np.arange(len(sizes)))
     assert len(batch.groups) > 1  # the mixed lengths were cut into runs
     assert [g[2] for g in batch.groups] == [max(sizes[np.argsort(-sizes, kind="stable")][a:b]) for a, b, _ in batch.groups]

@@ -201,6 +201,7 @@ _NEURAL_OPTIONS = (
     Option("--lambda-norm", "lambda_normalization", str, "Divide each query's lambdas by its documents or pairs.",
            choices=("docs", "pairs", "none")),
     Option("--device", "device", str, "torch device: cpu, cuda or cuda:N."),
+    Option("--loss", "loss", str, "Loss: ranknet, lambdarank, listnet, listmle, approxndcg or neuralndcg."),
 )  # fmt: skip
 _NEURAL_DEMO = dict(hidden=(32,), epochs=20, learning_rate=3e-3, early_stopping_rounds=10, random_state=0)
 
@@ -237,5 +238,17 @@ register(
         payload_version=3,
         demo=_NEURAL_DEMO,
         extra="neural",
+    )
+)
+register(
+    ModelSpec(
+        "listnet",
+        "ranklearn.models.listnet:ListNet",
+        "Neural scorer trained on each query's top-one probability cross-entropy (listwise).",
+        _NEURAL_OPTIONS,
+        payload_version=3,
+        demo=_NEURAL_DEMO,
+        extra="neural",
+        ranklib=7,
     )
 )

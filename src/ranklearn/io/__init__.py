@@ -1,4 +1,5 @@
-"""Model formats: ranklearn's own JSON model file and RankLib's LambdaMART text format."""
+"""Model formats: ranklearn's own JSON model file, RankLib's LambdaMART text format, and
+ONNX export of the neural rankers (:func:`~ranklearn.io.onnx.export_onnx`)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ from typing import Any
 
 from ranklearn.exceptions import ModelFormatError
 from ranklearn.io.model_file import read_model_file, write_model_file
+from ranklearn.io.onnx import export_onnx
 
-__all__ = ["load_model", "read_model_file", "write_model_file"]
+__all__ = ["export_onnx", "load_model", "read_model_file", "write_model_file"]
 
 
 def load_model(path: str | PathLike[str], **load_options: Any) -> Any:

@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import copy
 import math
 from collections.abc import Iterator, Sequence
 from numbers import Integral, Real
 from typing import Any, ClassVar
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from ranklearn.exceptions import ModelFormatError, TrainingDivergedError
 from ranklearn.metrics import Metric
@@ -65,11 +66,21 @@ class NeuralRanker(BaseRanker):
     learning_rate : float, default=1e-3
     weight_decay : float, default=0.0
         Decoupled weight decay (AdamW) with ``optimizer="adam"``, an L2 penalty with ``"sgd"``.
-    lambda_normalization : {"docs", "pairs", "none"}, default="docs" (LambdaRank: "none")
+    loss : str, Loss or None, default=None
+        What the networks minimise (:mod:`ranklearn.neural.losses`): "ranknet", "lambdarank"
+        (pairs weighted by |dNDCG| or |dERR|), "listnet" (top-one softmax cross-entropy, Cao
+        et al. 2007), "listmle" (Plackett-Luce likelihood, Xia et al. 2008), "approxndcg" (Qin
+        et al. 2010), "neuralndcg" (Pobrotyn & Bialobrzeski 2021), or a
+        :class:`~ranklearn.neural.losses.Loss` object. None: the ranker's own (RankNet's
+        "ranknet", LambdaRank's "lambdarank", ListNet's "listnet"). A model trained with a
+        Loss object saves and predicts, but the object itself is not saved.
+    lambda_normalization : {"docs", "pairs", "none"} or None, default=None
         Divide each query's lambdas by its number of documents (``"docs"``) or of pairs with
         different labels (``"pairs"``: every query counts the same). With ``"none"`` the
         cost is the plain sum of pair costs, in which a query weighs its number of pairs,
-        about the square of its length, so long queries dominate.
+        about the square of its length, so long queries dominate. None: the ranker's own
+        (RankNet "docs"; LambdaRank "none", as |dNDCG| is already divided by each query's ideal
+        DCG; ListNet "none", as its loss is one cross-entropy per query).
     epochs : int, default=100
         Passes over the training queries (fewer with early stopping).
     batch_queries : int, default=16
@@ -113,6 +124,9 @@ class NeuralRanker(BaseRanker):
     _unit = "epoch"
     _total_param = "epochs"
     _auto_early_stopping = 20
+    #: what ``loss=None`` and ``lambda_normalization=None`` mean for this ranker
+    _default_loss: ClassVar[str] = "ranknet"
+    _default_normalization: ClassVar[str] = "docs"
     _parameter_constraints: ClassVar[dict] = {
         "hidden": ["array-like", Interval(Integral, 1, None, closed="left")],
         "n_networks": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
@@ -122,7 +136,8 @@ class NeuralRanker(BaseRanker):
         "optimizer": [StrOptions({"adam", "sgd"})],
         "learning_rate": [Interval(Real, 0, np.inf, closed="neither")],
         "weight_decay": [Interval(Real, 0, np.inf, closed="left")],
-        "lambda_normalization": [StrOptions({"docs", "pairs", "none"})],
+        "loss": [str, HasMethods(["__call__"]), None],
+        "lambda_normalization": [StrOptions({"docs", "pairs", "none"}), None],
         "epochs": [Interval(Integral, 1, None, closed="left")],
         "batch_queries": [Interval(Integral, 1, None, closed="left")],
         "sigma": [Interval(Real, 0, np.inf, closed="neither")],
@@ -146,7 +161,8 @@ class NeuralRanker(BaseRanker):
         optimizer: str = "adam",
         learning_rate: float = 1e-3,
         weight_decay: float = 0.0,
-        lambda_normalization: str = "docs",
+        loss: str | Any = None,
+        lambda_normalization: str | None = None,
         epochs: int = 100,
         batch_queries: int = 16,
         sigma: float = 1.0,
@@ -167,6 +183,7 @@ class NeuralRanker(BaseRanker):
         self.optimizer = optimizer
         self.learning_rate = learning_rate
         self.weight_decay = weight_decay
+        self.loss = loss
         self.lambda_normalization = lambda_normalization
         self.epochs = epochs
         self.batch_queries = batch_queries
@@ -181,9 +198,37 @@ class NeuralRanker(BaseRanker):
         self.warm_start = warm_start
 
     # ------------------------------------------------------------------ configuration
-    def _lambda_spec(self) -> tuple[str | None, int | None, int | None]:
-        """(metric name, k, truncation level) of the |dZ| weighting; RankNet: none."""
-        return None, None, None
+    def _lambda_settings(self) -> tuple[str, int | None]:
+        """(metric, truncation level) of the "lambdarank" loss; LambdaRank's are parameters."""
+        return "ndcg", None
+
+    def _loss_name(self) -> str:
+        loss = self._default_loss if self.loss is None else self.loss
+        return loss if isinstance(loss, str) else getattr(loss, "name", "") or type(loss).__name__
+
+    def _make_loss(self):
+        """The training loss (a fresh copy of a Loss object, so that fits do not share state)."""
+        from ranklearn.neural.losses import get_loss
+
+        if self.loss is not None and not isinstance(self.loss, str):
+            return copy.deepcopy(self.loss)
+        name = self._loss_name()
+        if name == "custom":
+            raise ValueError(
+                "this model was trained with a Loss object, which model files do not hold; "
+                "pass it again as loss= to train"
+            )
+        metric, truncation = self._lambda_settings()
+        settings = {
+            "ranknet": dict(sigma=float(self.sigma)),
+            "lambdarank": dict(sigma=float(self.sigma), metric=metric, truncation_level=truncation,
+                               max_grade=getattr(self, "max_grade_", None)),
+            "listmle": dict(random_state=getattr(self, "_rng", None)),
+        }  # fmt: skip
+        return get_loss(name, **settings.get(name, {}))
+
+    def _normalization(self) -> str:
+        return self._default_normalization if self.lambda_normalization is None else self.lambda_normalization
 
     def _n_nets(self) -> int:
         if self.n_networks == "auto":
@@ -197,7 +242,10 @@ class NeuralRanker(BaseRanker):
         self._sizes = check_architecture(self.hidden, self.activation, self.dropout)
         if self.mode == "pairwise" and self._n_nets() != 1:
             raise ValueError("mode='pairwise' trains a single network: set n_networks=1 (or 'auto')")
-        self._lambda_spec()  # validates the LambdaRank parameters
+        if self._loss_name() != "custom":
+            loss = self._make_loss()  # validates the loss and its settings
+            if self.mode == "pairwise" and not hasattr(loss, "truncation_level"):
+                raise ValueError(f"mode='pairwise' trains on pair lambdas: loss {self._loss_name()!r} needs mode='factorized'")
         self._torch_device()
 
     def _torch_device(self):
@@ -216,9 +264,11 @@ class NeuralRanker(BaseRanker):
         return dev
 
     def _check_labels(self, y: np.ndarray) -> None:
-        if self._lambda_spec()[0] is not None and y.max() > 1000:
-            # 2^rel overflows: the lambdas would be NaN and the model would learn nothing
-            raise ValueError(f"label {y.max():g} overflows the 2^rel-1 gain of LambdaRank's lambdas; rescale the labels")
+        if self._loss_name() in ("lambdarank", "approxndcg", "neuralndcg") and y.max() > 1000:
+            # 2^rel overflows: the gradients would be NaN and the model would learn nothing
+            raise ValueError(
+                f"label {y.max():g} overflows the 2^rel-1 gain of the {self._loss_name()} loss; rescale the labels"
+            )
 
     def _seed(self) -> int:
         rs = self.random_state
@@ -252,7 +302,7 @@ class NeuralRanker(BaseRanker):
         import torch
 
         from ranklearn.neural.scorer import MLPScorer, standardization_stats
-        from ranklearn.neural.training import LambdaConfig, QuerySet
+        from ranklearn.neural.training import QuerySet
 
         device = self._torch_device()
         warm = bool(self.warm_start) and hasattr(self, "model_") and getattr(self, "_fitted_features", None) == data.X.shape[1]
@@ -272,9 +322,8 @@ class NeuralRanker(BaseRanker):
             model.set_standardization(self.feature_mean_, self.feature_scale_)
             self.model_ = model
         self._fitted_features = data.X.shape[1]
-        name, k, trunc = self._lambda_spec()
-        self._cfg = LambdaConfig(sigma=float(self.sigma), metric=name, k=k, truncation_level=trunc, max_grade=self.max_grade_)
-        self._queryset = QuerySet(data.X, data.y, data.ptr, device, data.weight, self.lambda_normalization)
+        self._loss = self._make_loss()
+        self._queryset = QuerySet(data.X, data.y, data.ptr, device, data.weight, self._normalization())
         self._queries = self._queryset.trainable_queries()
         self._n_pairs = max(1, self._queryset.n_pairs(self._queries))
         self._optimizer = self._make_optimizer(self.model_.parameters())
@@ -295,9 +344,9 @@ class NeuralRanker(BaseRanker):
 
         order = self._rng.permutation(self._queries)
         if self.mode == "factorized":
-            loss = factorized_epoch(self.model_, self._optimizer, self._queryset, order, int(self.batch_queries), self._cfg)
+            loss = factorized_epoch(self.model_, self._optimizer, self._queryset, order, int(self.batch_queries), self._loss)
         else:
-            loss, _ = pairwise_epoch(self.model_, self._optimizer, self._queryset, order, self._cfg, self._rng)
+            loss, _ = pairwise_epoch(self.model_, self._optimizer, self._queryset, order, self._loss, self._rng)
         if not (math.isfinite(loss) and _all_finite(self.model_)):
             raise TrainingDivergedError(
                 f"{self._display_name} training diverged in epoch {iteration}: the loss or the weights are "
@@ -319,7 +368,7 @@ class NeuralRanker(BaseRanker):
         self.model_.load_state_dict(state)
 
     def _end_fit(self) -> None:
-        for name in ("_cfg", "_queryset", "_queries", "_n_pairs", "_optimizer", "_eval_X", "_rng"):
+        for name in ("_loss", "_queryset", "_queries", "_n_pairs", "_optimizer", "_eval_X", "_rng"):
             self.__dict__.pop(name, None)
         self.model_.eval()
 
@@ -340,6 +389,12 @@ class NeuralRanker(BaseRanker):
             torch = _require_torch()
             if not torch.cuda.is_available():
                 params["device"] = "cpu"
+        return params
+
+    def _json_params(self) -> dict[str, Any]:
+        params = super()._json_params()
+        if self.loss is not None and not isinstance(self.loss, str):
+            params["loss"] = "custom"  # a Loss object cannot be saved
         return params
 
     def _state_to_payload(self) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from numbers import Integral
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from sklearn.utils._param_validation import Interval
 
@@ -24,8 +24,9 @@ __all__ = ["LambdaRank"]
 class LambdaRank(RankNet):
     """LambdaRank: RankNet's lambdas scaled by |dZ_ij|, the metric change of swapping i and j.
 
-    A RankNet (it derives from it) with the same parameters (``lambda_normalization``
-    defaults to "none": |dNDCG| is already divided by each query's ideal DCG), plus
+    A RankNet (it derives from it) with the same parameters (``loss=None`` is "lambdarank",
+    ``lambda_normalization=None`` is "none": |dNDCG| is already divided by each query's ideal
+    DCG), plus
 
     lambda_metric : str, default="ndcg"
         ``"ndcg"`` (NDCG over the whole list), ``"ndcg@k"``, ``"err"`` or ``"err@k"``:
@@ -38,6 +39,8 @@ class LambdaRank(RankNet):
 
     _model_name = "lambdarank"
     _display_name = "LambdaRank"
+    _default_loss = "lambdarank"
+    _default_normalization = "none"
     _parameter_constraints: ClassVar[dict] = {
         **NeuralRanker._parameter_constraints,
         "lambda_metric": [str],
@@ -54,7 +57,8 @@ class LambdaRank(RankNet):
         optimizer: str = "adam",
         learning_rate: float = 1e-3,
         weight_decay: float = 0.0,
-        lambda_normalization: str = "none",
+        loss: str | Any = None,
+        lambda_normalization: str | None = None,
         epochs: int = 100,
         batch_queries: int = 16,
         sigma: float = 1.0,
@@ -71,7 +75,7 @@ class LambdaRank(RankNet):
     ) -> None:
         super().__init__(
             hidden=hidden, n_networks=n_networks, activation=activation, dropout=dropout, mode=mode,
-            optimizer=optimizer, learning_rate=learning_rate, weight_decay=weight_decay,
+            optimizer=optimizer, learning_rate=learning_rate, weight_decay=weight_decay, loss=loss,
             lambda_normalization=lambda_normalization, epochs=epochs, batch_queries=batch_queries, sigma=sigma,
             metric=metric, early_stopping_rounds=early_stopping_rounds, standardize=standardize, device=device,
             n_jobs=n_jobs, random_state=random_state, verbose=verbose, warm_start=warm_start,
@@ -79,11 +83,5 @@ class LambdaRank(RankNet):
         self.lambda_metric = lambda_metric
         self.truncation_level = truncation_level
 
-    def _lambda_spec(self) -> tuple[str | None, int | None, int | None]:
-        from ranklearn.neural.lambdas import parse_lambda_metric
-
-        name, k = parse_lambda_metric(self.lambda_metric)
-        if name is None:
-            raise ValueError("lambda_metric must be 'ndcg', 'ndcg@k', 'err' or 'err@k', got None")
-        t = self.truncation_level
-        return name, k, None if t is None else int(t)
+    def _lambda_settings(self) -> tuple[str, int | None]:
+        return self.lambda_metric, self.truncation_level

@@ -1,7 +1,7 @@
 """ranklearn.neural: the torch side of RankNet and LambdaRank.
 
 Nothing here is imported by ``import ranklearn``; the estimators in
-:mod:`ranklearn.models.neural` import these modules lazily, so ranklearn works
+:mod:`ranklearn.models._neural` import these modules lazily, so ranklearn works
 without torch until a neural model is fitted or loaded.
 
 Modules
@@ -13,6 +13,10 @@ Modules
     :func:`~ranklearn.neural.lambdas.compute_lambdas`: RankNet and LambdaRank lambdas
     (lambda_i = dC/ds_i, negative = push up) for a padded batch of queries, chunked over
     the pair matrix so memory stays bounded for long lists.
+``losses``
+    :class:`~ranklearn.neural.losses.Loss` and :func:`~ranklearn.neural.losses.get_loss`:
+    the upstream gradient of the scores of a padded batch, for the lambda losses (RankNet,
+    LambdaRank) and the differentiable listwise ones (ListNet, ListMLE, ApproxNDCG, NeuralNDCG).
 ``training``
     The factorized (one update per batch of queries) and pairwise (one update per
     pair) training epochs, batching and prediction.

@@ -1,16 +1,15 @@
 """Training epochs for RankNet / LambdaRank: factorized (per batch of queries) and per pair.
 
 * :func:`factorized_epoch` -- the factorization of Burges et al.: score a batch of queries
-  in one forward pass, compute every document's lambda_i from the query's pair matrix
-  (:func:`~ranklearn.neural.lambdas.compute_lambdas`, vectorized and chunked), and
-  back-propagate once with the lambdas as the upstream gradient (``s.backward(lambdas)``):
-  one weight update per batch of queries.
+  in one forward pass, compute every document's dC/ds_i with a
+  :class:`~ranklearn.neural.losses.Loss` (for RankNet / LambdaRank the lambdas, from the
+  query's pair matrix, vectorized and chunked), and back-propagate once with them as the
+  upstream gradient (``s.backward(grad)``): one weight update per batch of queries.
 * :func:`pairwise_epoch` -- the original RankNet training: one forward pass, backward pass
   and weight update per document pair. Kept for fidelity and to measure the speed-up.
 
 Queries are batched as a padded ``[B, Lmax]`` layout: the network scores only the real
-rows (a flat gather), and the scores are scattered into the padded tensor for the pair
-computations.
+rows (a flat gather), and the scores are scattered into the padded tensor for the loss.
 """
 
 from __future__ import annotations
@@ -22,19 +21,8 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
-from ranklearn.neural.lambdas import DEFAULT_MAX_ELEMENTS, compute_lambdas, pair_weight_matrix
-
-
-@dataclass(frozen=True)
-class LambdaConfig:
-    """What the lambdas are: RankNet (metric None) or LambdaRank with |dZ| of ``metric@k``."""
-
-    sigma: float = 1.0
-    metric: str | None = None
-    k: int | None = None
-    truncation_level: int | None = None
-    max_grade: float | None = None
-    max_elements: int = DEFAULT_MAX_ELEMENTS
+from ranklearn.neural.lambdas import pair_weight_matrix
+from ranklearn.neural.losses import LambdaLoss, Loss
 
 
 @dataclass
@@ -43,6 +31,7 @@ class Batch:
     mask: torch.Tensor  # bool [B, Lmax]
     labels: torch.Tensor  # [B, Lmax] (0 at padding)
     groups: list[tuple[int, int, int]]  # (first query, end query, width): see length_groups
+    weights: torch.Tensor | None = None  # [B, Lmax] QuerySet.scale (0 at padding); None: all 1
 
 
 def length_groups(sizes: np.ndarray, max_waste: float = 2.0, min_elements: int = 1 << 14) -> list[tuple[int, int, int]]:
@@ -157,50 +146,45 @@ class QuerySet:
         labels = np.zeros(mask.shape, dtype=np.float32)
         labels[mask] = self.y_np[rows]
         dev = self.device
+        rows_t, mask_t = torch.as_tensor(rows).to(dev), torch.as_tensor(mask).to(dev)
+        weights = None
+        if self.scale is not None:
+            weights = torch.zeros(mask.shape, dtype=self.scale.dtype, device=dev)
+            weights[mask_t] = self.scale[rows_t]
         return Batch(
-            rows=torch.as_tensor(rows).to(dev),
-            mask=torch.as_tensor(mask).to(dev),
+            rows=rows_t,
+            mask=mask_t,
             labels=torch.as_tensor(labels).to(dev),
             groups=length_groups(sizes),
+            weights=weights,
         )
 
 
 def batch_lambdas(
-    model: torch.nn.Module, data: QuerySet, batch: Batch, cfg: LambdaConfig
+    model: torch.nn.Module, data: QuerySet, batch: Batch, loss: Loss
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Forward the batch; return (scores with graph, lambdas, per-query cost).
+    """Forward the batch; return (scores with graph, upstream gradients, per-query loss).
 
-    Scores and lambdas are [n_rows, n_networks]: every network of the scorer gets the
-    lambdas of its own ranking (its scores are lists of their own in the pair computation),
-    so the networks train as independent rankers. The cost is summed over networks.
+    Scores and gradients (the lambdas of a lambda loss) are [n_rows, n_networks]: every
+    network of the scorer gets the gradient of its own ranking (its scores are lists of their
+    own in the loss), so the networks train as independent rankers. The gradients are
+    weighted by ``data.scale`` (sample weight and normalization); the per-query loss,
+    [n_networks * n_queries], is not.
     """
     s = model.member_scores(data.X[batch.rows])
     n_nets = s.shape[1]
     B, L = batch.mask.shape
     padded = torch.zeros((n_nets, B, L), dtype=s.dtype, device=s.device)
     padded[:, batch.mask] = s.detach().T
-    lam = torch.zeros_like(padded)
+    grad = torch.zeros_like(padded)
     losses = []
     for b0, b1, width in batch.groups:  # runs of similar length, each padded to its own width
-        lam_g, loss_g = compute_lambdas(
-            padded[:, b0:b1, :width].reshape(n_nets * (b1 - b0), width),
-            batch.labels[b0:b1, :width].repeat(n_nets, 1),
-            batch.mask[b0:b1, :width].repeat(n_nets, 1),
-            sigma=cfg.sigma,
-            metric=cfg.metric,
-            k=cfg.k,
-            truncation_level=cfg.truncation_level,
-            max_grade=cfg.max_grade,
-            max_elements=cfg.max_elements,
-            return_loss=True,
-        )
-        lam[:, b0:b1, :width] = lam_g.reshape(n_nets, b1 - b0, width)
-        losses.append(loss_g)
-    loss = torch.cat(losses)
-    lam = lam[:, batch.mask].T
-    if data.scale is not None:
-        lam = lam * data.scale[batch.rows, None]
-    return s, lam, loss
+        part = (slice(b0, b1), slice(None, width))
+        weights = None if batch.weights is None else batch.weights[part]
+        grad_g, loss_g = loss(padded[:, b0:b1, :width], batch.labels[part], batch.mask[part], weights)
+        grad[:, b0:b1, :width] = grad_g
+        losses.append(loss_g.reshape(-1))
+    return s, grad[:, batch.mask].T, torch.cat(losses)
 
 
 def factorized_epoch(
@@ -209,21 +193,21 @@ def factorized_epoch(
     data: QuerySet,
     order: np.ndarray,
     batch_queries: int,
-    cfg: LambdaConfig,
+    loss: Loss,
 ) -> float:
-    """One epoch of factorized training over the queries in ``order``.
+    """One epoch of factorized training over the queries in ``order``, on ``loss``.
 
-    Returns the summed pair cost (per network: the sum over networks divided by their number).
+    Returns the summed query loss (per network: the sum over networks divided by their number).
     """
     model.train()
     total = torch.zeros((), dtype=torch.float64, device=data.device)
     for b0 in range(0, len(order), batch_queries):
         batch = data.batch(order[b0 : b0 + batch_queries])
-        s, lam, loss = batch_lambdas(model, data, batch, cfg)
+        s, grad, query_loss = batch_lambdas(model, data, batch, loss)
         optimizer.zero_grad(set_to_none=True)
-        s.backward(lam)  # dC/dw = sum_i lambda_i ds_i/dw: one backward pass, one update
+        s.backward(grad)  # dC/dw = sum_i dC/ds_i ds_i/dw: one backward pass, one update
         optimizer.step()
-        total += loss.sum().to(torch.float64)
+        total += query_loss.sum().to(torch.float64)
     return float(total.cpu()) / model.n_networks
 
 
@@ -232,7 +216,7 @@ def pairwise_epoch(
     optimizer: torch.optim.Optimizer,
     data: QuerySet,
     order: np.ndarray,
-    cfg: LambdaConfig,
+    cfg: LambdaLoss,
     rng: np.random.Generator,
     max_pairs: int | None = None,
 ) -> tuple[float, int]:

@@ -1,0 +1,324 @@
+"""Tests of ranklearn.neural.losses: values against brute force, padding, gradients, training."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from ranklearn.neural.lambdas import compute_lambdas  # noqa: E402
+from ranklearn.neural.losses import (  # noqa: E402
+    ApproxNDCGLoss,
+    LambdaLoss,
+    ListMLELoss,
+    ListNetLoss,
+    Loss,
+    NeuralNDCGLoss,
+    get_loss,
+)
+
+
+# --------------------------------------------------------------------------- brute-force references
+def ref_listnet(s, y):
+    """-sum_i P_y(i) log P_s(i) with top-one probabilities exp(v_i) / sum_j exp(v_j)."""
+    py = np.exp(y) / np.exp(y).sum()
+    ps = np.exp(s) / np.exp(s).sum()
+    return float(-(py * np.log(ps)).sum())
+
+
+def ref_plackett_luce(s, perm):
+    """Probability of the permutation ``perm`` (document indices, first = top) under scores s."""
+    p = 1.0
+    for r in range(len(perm)):
+        rest = [math.exp(s[d]) for d in perm[r:]]
+        p *= math.exp(s[perm[r]]) / sum(rest)
+    return p
+
+
+def ref_approx_ndcg(s, y, t):
+    n = len(s)
+    rank = [1.0 + sum(1.0 / (1.0 + math.exp(-(s[j] - s[i]) / t)) for j in range(n) if j != i) for i in range(n)]
+    gains = 2.0 ** np.asarray(y, dtype=np.float64) - 1.0
+    ideal = np.sort(gains)[::-1]
+    idcg = float((ideal / np.log2(np.arange(n) + 2.0)).sum())
+    if idcg == 0:
+        return 0.0
+    return -float(sum(g / math.log2(1.0 + r) for g, r in zip(gains, rank))) / idcg
+
+
+def ref_neural_ndcg(s, y, t, k, iterations):
+    """NeuralSort's matrix P[r, j] = softmax_j(((n + 1 - 2r) s_j - sum_u |s_j - s_u|) / t), Sinkhorn, NDCG@k."""
+    n = len(s)
+    P = np.zeros((n, n))
+    for r in range(1, n + 1):
+        z = [((n + 1 - 2 * r) * s[j] - sum(abs(s[j] - s[u]) for u in range(n))) / t for j in range(n)]
+        z = np.array(z) - max(z)
+        P[r - 1] = np.exp(z) / np.exp(z).sum()
+    for _ in range(iterations):
+        P = P / np.maximum(P.sum(axis=0, keepdims=True), 1e-10)
+        P = P / np.maximum(P.sum(axis=1, keepdims=True), 1e-10)
+    gains = 2.0 ** np.asarray(y, dtype=np.float64) - 1.0
+    disc = 1.0 / np.log2(np.arange(n) + 2.0)
+    if k is not None:
+        disc[k:] = 0.0
+    idcg = float((np.sort(gains)[::-1] * disc).sum())
+    return 0.0 if idcg == 0 else -float(((P @ gains) * disc).sum()) / idcg
+
+
+def padded_batch(lengths, seed=0, n_nets=None, distinct=False, dtype=torch.float64):
+    """Random queries of the given lengths as padded tensors; padding holds garbage values."""
+    rng = np.random.default_rng(seed)
+    B, L = len(lengths), max(lengths)
+    lead = () if n_nets is None else (n_nets,)
+    scores = rng.normal(size=(*lead, B, L)) * 2.0
+    labels = rng.integers(0, 4, size=(B, L)).astype(np.float64)
+    if distinct:
+        labels = np.stack([rng.permutation(L) for _ in range(B)]).astype(np.float64)
+    mask = np.arange(L)[None, :] < np.asarray(lengths)[:, None]
+    scores[..., ~mask] = 1e3  # padding must change nothing
+    labels[~mask] = 7.0
+    return (
+        torch.tensor(scores, dtype=dtype),
+        torch.tensor(labels, dtype=dtype),
+        torch.tensor(mask),
+    )
+
+
+LENGTHS = [7, 1, 4, 2, 5]
+
+
+# --------------------------------------------------------------------------- values
+def test_listnet_padded_batch_equals_brute_force_per_query():
+    s, y, m = padded_batch(LENGTHS, seed=1, n_nets=2)
+    grad, loss = ListNetLoss()(s, y, m)
+    assert loss.shape == (2, len(LENGTHS)) and grad.shape == s.shape
+    for net in range(2):
+        for b, n in enumerate(LENGTHS):
+            sq, yq = s[net, b, :n].numpy(), y[b, :n].numpy()
+            assert loss[net, b].item() == pytest.approx(ref_listnet(sq, yq), rel=1e-12, abs=1e-12)
+            # the gradient of the cross-entropy is P_s - P_y
+            ps, py = np.exp(sq) / np.exp(sq).sum(), np.exp(yq) / np.exp(yq).sum()
+            np.testing.assert_allclose(grad[net, b, :n].numpy(), ps - py, rtol=1e-10, atol=1e-12)
+    assert torch.all(grad[..., ~m] == 0)
+    assert loss[:, 1].abs().max() == 0  # one document: nothing to learn
+
+
+def test_listmle_is_minus_log_plackett_luce_probability():
+    # hand example: labels order the documents 0, 2, 1
+    s = torch.tensor([[1.0, 2.0, 0.0]], dtype=torch.float64)
+    y = torch.tensor([[2.0, 0.0, 1.0]], dtype=torch.float64)
+    m = torch.ones_like(y, dtype=torch.bool)
+    e = math.e
+    p = (e**1 / (e**1 + e**2 + e**0)) * (e**0 / (e**0 + e**2)) * 1.0
+    _, loss = ListMLELoss(random_state=0)(s, y, m)
+    assert loss.item() == pytest.approx(-math.log(p), rel=1e-12)
+    # padded batches of several lengths, distinct labels (one ground-truth order)
+    s, y, m = padded_batch(LENGTHS, seed=2, n_nets=3, distinct=True)
+    _, loss = ListMLELoss(random_state=0)(s, y, m)
+    for net, (b, n) in itertools.product(range(3), enumerate(LENGTHS)):
+        perm = np.argsort(-y[b, :n].numpy(), kind="stable")
+        expected = -math.log(ref_plackett_luce(s[net, b, :n].numpy(), perm))
+        assert loss[net, b].item() == pytest.approx(expected, rel=1e-10, abs=1e-12)
+
+
+def test_listmle_breaks_ties_at_random_seeded_and_anew_per_call():
+    y = torch.tensor([[2.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0]])
+    m = torch.tensor([[True] * 6 + [False]])
+    orders = [tuple(ListMLELoss(random_state=5).ground_truth_order(y, m)[0].tolist()) for _ in range(2)]
+    assert orders[0] == orders[1]  # same seed, same order
+    loss = ListMLELoss(random_state=5)
+    seen = {tuple(loss.ground_truth_order(y, m)[0].tolist()) for _ in range(200)}
+    for order in seen:
+        assert order[0] == 0 and set(order[1:4]) == {1, 2, 3} and set(order[4:6]) == {4, 5}
+        assert order[6] == 6  # padding last
+    assert len(seen) == 3 * 2 * 2  # all 3! x 2! tie orders occur
+    # the loss with ties is the probability of the order actually drawn
+    s = torch.randn(1, 7, dtype=torch.float64)
+    a, b = ListMLELoss(random_state=9), ListMLELoss(random_state=9)
+    perm = b.ground_truth_order(y, m)[0, :6].tolist()
+    _, value = a(s, y.double(), m)
+    assert value.item() == pytest.approx(-math.log(ref_plackett_luce(s[0].numpy(), perm)), rel=1e-12)
+
+
+def test_approx_ndcg_padded_batch_equals_brute_force_per_query():
+    s, y, m = padded_batch(LENGTHS, seed=3, n_nets=2)
+    y[2, :4] = 0.0  # no relevant document: loss 0
+    for t in (1.0, 0.1):
+        grad, loss = ApproxNDCGLoss(temperature=t)(s, y, m)
+        for net, (b, n) in itertools.product(range(2), enumerate(LENGTHS)):
+            expected = ref_approx_ndcg(s[net, b, :n].numpy(), y[b, :n].numpy(), t)
+            assert loss[net, b].item() == pytest.approx(expected, rel=1e-10, abs=1e-12)
+        assert torch.all(grad[..., ~m] == 0)
+        assert torch.all(grad[:, 2] == 0)
+    # with a low temperature the smooth ranks approach the true ones: -loss -> NDCG
+    s1 = torch.tensor([[3.0, 1.0, 2.0]], dtype=torch.float64)
+    y1 = torch.tensor([[1.0, 2.0, 0.0]], dtype=torch.float64)
+    _, loss = ApproxNDCGLoss(temperature=1e-3)(s1, y1, torch.ones_like(y1, dtype=torch.bool))
+    dcg = 1.0 / 1.0 + 3.0 / 2.0  # ranks: doc0 1st, doc2 2nd, doc1 3rd
+    idcg = 3.0 + 1.0 / math.log2(3.0)
+    assert -loss.item() == pytest.approx(dcg / idcg, rel=1e-9)
+    with pytest.raises(ValueError, match="temperature"):
+        ApproxNDCGLoss(temperature=0.0)
+
+
+def test_neural_ndcg_padded_batch_equals_brute_force_per_query():
+    s, y, m = padded_batch(LENGTHS, seed=10, n_nets=2)
+    y[2, :4] = 0.0  # no relevant document: loss 0
+    for t, k, it in ((1.0, None, 50), (0.5, 3, 5), (2.0, 10, 0)):
+        grad, loss = NeuralNDCGLoss(temperature=t, k=k, sinkhorn_iterations=it)(s, y, m)
+        for net, (b, n) in itertools.product(range(2), enumerate(LENGTHS)):
+            expected = ref_neural_ndcg(s[net, b, :n].numpy(), y[b, :n].numpy(), t, k, it)
+            assert loss[net, b].item() == pytest.approx(expected, rel=1e-9, abs=1e-12)
+        assert torch.all(grad[..., ~m] == 0) and torch.all(grad[:, 2] == 0)
+        assert torch.isfinite(grad).all()
+
+
+def test_neural_ndcg_tends_to_ndcg_and_its_matrix_to_the_sorting_permutation():
+    from ranklearn.metrics import get_metric
+
+    s, y, m = padded_batch([6, 4], seed=11, n_nets=1)
+    loss = NeuralNDCGLoss(temperature=1e-3, k=3)
+    P = loss.soft_permutation(s, m)
+    for b, n in enumerate([6, 4]):
+        order = np.argsort(-s[0, b, :n].numpy())
+        np.testing.assert_allclose(P[0, b, :n, :n].numpy(), np.eye(n)[order], atol=1e-9)
+        assert torch.all(P[0, b, n:] == 0) and torch.all(P[0, b, :, n:] == 0)
+        ndcg = get_metric("ndcg@3").mean(y[b, :n].numpy(), s[0, b, :n].numpy(), np.array([0, n]))
+        assert -loss(s, y, m)[1][0, b].item() == pytest.approx(ndcg, rel=1e-9)
+    with pytest.raises(ValueError, match="temperature"):
+        NeuralNDCGLoss(temperature=-1.0)
+    with pytest.raises(ValueError, match="k must be"):
+        NeuralNDCGLoss(k=0)
+    with pytest.raises(ValueError, match="sinkhorn_iterations"):
+        NeuralNDCGLoss(sinkhorn_iterations=1.5)
+
+
+@pytest.mark.parametrize(
+    "make", [ListNetLoss, lambda: ListMLELoss(random_state=0), ApproxNDCGLoss, lambda: NeuralNDCGLoss(k=3)]
+)
+def test_padded_batch_equals_each_query_alone(make):
+    s, y, m = padded_batch(LENGTHS, seed=4, n_nets=2, distinct=True)
+    grad, loss = make()(s, y, m)
+    assert torch.isfinite(grad).all() and torch.all(grad[..., ~m] == 0)
+    for b, n in enumerate(LENGTHS):
+        g1, l1 = make()(s[:, b : b + 1, :n], y[b : b + 1, :n], m[b : b + 1, :n])
+        torch.testing.assert_close(loss[:, b : b + 1], l1, rtol=1e-12, atol=1e-12)
+        torch.testing.assert_close(grad[:, b : b + 1, :n], g1, rtol=1e-12, atol=1e-12)
+
+
+# --------------------------------------------------------------------------- gradients
+@pytest.mark.parametrize(
+    "make",
+    [ListNetLoss, lambda: ListMLELoss(random_state=0), lambda: ApproxNDCGLoss(0.5), lambda: NeuralNDCGLoss(0.5, 4, 10)],
+)
+def test_autograd_losses_pass_gradcheck(make):
+    s, y, m = padded_batch([5, 3, 1], seed=5, n_nets=2, distinct=True)  # distinct: ListMLE's order is fixed
+    loss = make()
+    s = s.masked_fill(~m, 0.0).requires_grad_(True)
+    assert torch.autograd.gradcheck(lambda v: loss.query_loss(v, y, m), (s,), eps=1e-6, atol=1e-7)
+    grad, _ = loss(s, y, m)
+    (auto,) = torch.autograd.grad(loss.query_loss(s, y, m).sum(), s)
+    torch.testing.assert_close(grad, auto.masked_fill(~m, 0.0))
+
+
+def test_weights_multiply_the_gradient_not_the_loss():
+    s, y, m = padded_batch(LENGTHS, seed=6, n_nets=2)
+    w = torch.rand(y.shape, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    for loss in (ListNetLoss(), LambdaLoss(metric="ndcg", k=3)):
+        g0, l0 = loss(s, y, m)
+        g1, l1 = loss(s, y, m, weight=w)
+        torch.testing.assert_close(g1, g0 * w)
+        torch.testing.assert_close(l1, l0)
+
+
+def test_lambda_loss_is_compute_lambdas_per_network():
+    s, y, m = padded_batch(LENGTHS, seed=7, n_nets=3)
+    loss = get_loss("lambdarank", metric="err@4", sigma=2.0, max_grade=3.0)
+    assert isinstance(loss, LambdaLoss) and (loss.metric, loss.k, loss.sigma) == ("err", 4, 2.0)
+    grad, value = loss(s, y, m)
+    for net in range(3):
+        lam, cost = compute_lambdas(s[net], y, m, sigma=2.0, metric="err", k=4, max_grade=3.0, return_loss=True)
+        torch.testing.assert_close(grad[net], lam)
+        torch.testing.assert_close(value[net], cost)
+
+
+# --------------------------------------------------------------------------- resolver
+def test_get_loss_resolves_names_and_rejects_bad_ones():
+    assert get_loss("RankNet", sigma=0.5) == LambdaLoss(sigma=0.5)
+    assert get_loss("lambdarank") == LambdaLoss(metric="ndcg")
+    assert get_loss("lambdarank", metric="ndcg@10", truncation_level=20) == LambdaLoss(
+        metric="ndcg", k=10, truncation_level=20
+    )
+    assert isinstance(get_loss("listnet"), ListNetLoss)
+    assert get_loss("approxndcg", temperature=0.3).temperature == 0.3
+    mle = ListMLELoss(random_state=1)
+    assert get_loss(mle) is mle
+    assert get_loss("neuralndcg", k=5).k == 5
+    names = ("ranknet", "lambdarank", "listnet", "listmle", "approxndcg", "neuralndcg")
+    assert tuple(get_loss(n).name for n in names) == names
+    with pytest.raises(ValueError, match="loss must be one of .*'listmle'.* got 'listwise'"):
+        get_loss("listwise")
+    with pytest.raises(ValueError, match="loss 'listnet' has no parameter sigma"):
+        get_loss("listnet", sigma=1.0)
+    with pytest.raises(ValueError, match="loss 'ranknet' has no parameter metric"):
+        get_loss("ranknet", metric="ndcg")
+    with pytest.raises(ValueError, match="lambda_metric must be"):
+        get_loss("lambdarank", metric="map")
+    with pytest.raises(ValueError, match="not a LambdaRank metric"):
+        get_loss("lambdarank", metric=None)
+    for bad, match in (
+        ({"sigma": 0.0}, "sigma must be"),
+        ({"sigma": float("inf")}, "sigma must be"),
+        ({"truncation_level": 0}, "truncation_level must be"),
+        ({"max_grade": -1.0}, "max_grade must be"),
+    ):
+        with pytest.raises(ValueError, match=match):
+            get_loss("lambdarank", **bad)
+    with pytest.raises(ValueError, match="metric must be None"):
+        LambdaLoss(metric="map")
+    with pytest.raises(ValueError, match="parameters cannot be given"):
+        get_loss(mle, random_state=2)
+
+
+# --------------------------------------------------------------------------- training
+@pytest.mark.parametrize("name", ["listnet", "listmle", "approxndcg", "neuralndcg"])
+def test_factorized_epochs_on_a_listwise_loss_learn_the_ranking(name):
+    """A few epochs on the loss raise NDCG@10 well above the untrained network's, and lower the loss."""
+    from ranklearn.data.groups import group_ptr
+    from ranklearn.datasets import make_ranking
+    from ranklearn.metrics import get_metric
+    from ranklearn.neural.scorer import MLPScorer, standardization_stats
+    from ranklearn.neural.training import QuerySet, factorized_epoch, predict_scores
+
+    X, y, q = make_ranking(n_queries=60, n_features=8, n_informative=4, random_state=0, return_X_y=True)
+    ptr = group_ptr(q)
+    data = QuerySet(X, y, ptr, torch.device("cpu"))
+    torch.manual_seed(0)
+    model = MLPScorer(X.shape[1], (), n_networks=2)
+    model.set_standardization(*standardization_stats(X))
+    ndcg = get_metric("ndcg@10")
+    before = ndcg.mean(y, predict_scores(model, X, torch.device("cpu")), ptr)
+    opt = torch.optim.Adam(model.parameters(), lr=0.05)
+    loss = get_loss(name, **({"random_state": 0} if name == "listmle" else {}))
+    rng = np.random.default_rng(0)
+    costs = [factorized_epoch(model, opt, data, rng.permutation(data.trainable_queries()), 8, loss) for _ in range(8)]
+    after = ndcg.mean(y, predict_scores(model, X, torch.device("cpu")), ptr)
+    assert after > before + 0.1
+    assert costs[-1] < costs[0]
+
+
+def test_a_new_loss_is_one_subclass():
+    class Hinge(Loss):  # pointwise: push every score towards its label
+        name = "toy"
+
+        def gradient(self, scores, labels, mask):
+            g = torch.where(mask, scores - labels, torch.zeros((), dtype=scores.dtype))
+            return g, 0.5 * (g**2).sum(-1)
+
+    s, y, m = padded_batch([3, 2], seed=8, n_nets=1)
+    grad, loss = get_loss(Hinge())(s, y, m)
+    assert torch.all(grad[..., ~m] == 0) and loss.shape == (1, 2)
