@@ -249,7 +249,6 @@ class LambdaMART(RankerMixin, BaseEstimator):
         if qid is None:
             raise ValueError("qid is required: LambdaMART ranks documents within queries")
         self._check_params()
-        metric = get_metric(self.metric)
         z, k = _parse_lambda_metric(self.lambda_metric, self.metric)
         objective = LambdaObjective(
             z=z,
@@ -280,6 +279,8 @@ class LambdaMART(RankerMixin, BaseEstimator):
             )
         objective.prepare(y)
         self.objective_max_grade_ = objective.max_grade
+        # ERR on the eval sets uses the top grade fixed from the training labels.
+        metric = get_metric(self.metric, max_grade=objective.max_grade)
 
         evals = []
         names = list(eval_names) if eval_names is not None else [f"valid_{i}" for i in range(len(eval_set or []))]

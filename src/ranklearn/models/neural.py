@@ -334,7 +334,7 @@ class RankNet(RankerMixin, BaseEstimator):
         evals = self._prepare_eval_sets(eval_set, eval_names, X.shape[1], device)
         from ranklearn.metrics import get_metric
 
-        metric = get_metric(self.metric)
+        get_metric(self.metric)  # a bad spec fails before any work
         callbacks = list(callbacks or [])
 
         seed = self._seed()
@@ -343,6 +343,8 @@ class RankNet(RankerMixin, BaseEstimator):
             torch.manual_seed(seed)
             rng = np.random.default_rng(seed)
             self._init_state(X, y, sizes, device, warm)
+            # ERR on the eval sets uses the top grade fixed from the training labels.
+            metric = get_metric(self.metric, max_grade=self.max_grade_)
             self._train(X, y, ptr, weight, evals, metric, callbacks, rng, device)
         return self
 
