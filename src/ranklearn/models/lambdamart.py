@@ -9,6 +9,8 @@ the model is rolled back to its best iteration, as RankLib does.
 
 from __future__ import annotations
 
+import dataclasses
+
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -249,6 +251,7 @@ class LambdaMART(RankerMixin, BaseEstimator):
         if qid is None:
             raise ValueError("qid is required: LambdaMART ranks documents within queries")
         self._check_params()
+        metric = get_metric(self.metric)
         z, k = _parse_lambda_metric(self.lambda_metric, self.metric)
         objective = LambdaObjective(
             z=z,
@@ -280,7 +283,7 @@ class LambdaMART(RankerMixin, BaseEstimator):
         objective.prepare(y)
         self.objective_max_grade_ = objective.max_grade
         # ERR on the eval sets uses the top grade fixed from the training labels.
-        metric = get_metric(self.metric, max_grade=objective.max_grade)
+        metric = dataclasses.replace(metric, max_grade=objective.max_grade)
 
         evals = []
         names = list(eval_names) if eval_names is not None else [f"valid_{i}" for i in range(len(eval_set or []))]

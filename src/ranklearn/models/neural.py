@@ -16,6 +16,8 @@ Sign convention: lambda_i = dC/ds_i (negative = push up), as in docs/DESIGN.md.
 
 from __future__ import annotations
 
+import dataclasses
+
 import base64
 import math
 from collections.abc import Callable, Sequence
@@ -334,7 +336,7 @@ class RankNet(RankerMixin, BaseEstimator):
         evals = self._prepare_eval_sets(eval_set, eval_names, X.shape[1], device)
         from ranklearn.metrics import get_metric
 
-        get_metric(self.metric)  # a bad spec fails before any work
+        metric = get_metric(self.metric)
         callbacks = list(callbacks or [])
 
         seed = self._seed()
@@ -344,7 +346,7 @@ class RankNet(RankerMixin, BaseEstimator):
             rng = np.random.default_rng(seed)
             self._init_state(X, y, sizes, device, warm)
             # ERR on the eval sets uses the top grade fixed from the training labels.
-            metric = get_metric(self.metric, max_grade=self.max_grade_)
+            metric = dataclasses.replace(metric, max_grade=self.max_grade_)
             self._train(X, y, ptr, weight, evals, metric, callbacks, rng, device)
         return self
 
