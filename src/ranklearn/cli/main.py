@@ -315,6 +315,33 @@ def train(
     run_train(model.value, estimator_params(model.value, options), train, validate, test, save)
 
 
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def cv(
+    ctx: typer.Context,
+    model: ModelName = typer.Option(..., "--model", help="Which ranker to cross-validate."),
+    data: Path | None = typer.Option(None, "--data", help="Ranking file to split into query-grouped folds."),
+    folds: int = typer.Option(5, "--folds", help="Number of folds of --data (whole queries, shuffled by --split-seed)."),
+    letor_folds: Path | None = typer.Option(
+        None, "--letor-folds", help="Folder of Fold1..FoldN/{train,vali,test}.txt: train, early-stop on vali, score test."
+    ),
+    metric: list[str] = typer.Option(["ndcg@10"], "--metric", help="Metric reported per fold (repeatable)."),
+    split_seed: int = typer.Option(0, "--split-seed", help="Seed of the fold assignment of --data."),
+    as_json: bool = typer.Option(False, "--json", help='Print {"folds": {...}, "mean": {...}, "std": {...}}.'),
+) -> None:
+    """Cross-validate a ranker: each fold's metrics, then mean ± std (as RankLib's -kcv).
+
+    Model options are train's, given after the others: --trees --leaves --learning-rate
+    --min-leaf-samples --max-bins --early-stopping --threads --seed --sigma --hidden --networks
+    --epochs --optimizer --batch-queries --dropout --lambda-norm --device (--metric here is
+    the reported metric).
+    """
+    from ranklearn.cli._cv import parse_model_options, run_cv
+
+    params = parse_model_options(model.value, ctx.args)
+    run_cv(model.value, params, metric, data=data, folds=folds, split_seed=split_seed, letor_folds=letor_folds,
+           as_json=as_json)  # fmt: skip
+
+
 ModelOpt = typer.Option(..., "--model", help="A ranklearn model file (from train --save).")
 
 
