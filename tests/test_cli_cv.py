@@ -81,3 +81,8 @@ def test_cv_letor_folds(capsys, tmp_path):
     assert code == 2 and "no Fold1, Fold2" in err
     code, _, err = run(capsys, "cv", "--model", "lambdamart")
     assert code == 2 and "--data (with --folds) or --letor-folds" in err
+
+
+def test_help(capsys):
+    code, out, _ = run(capsys, "cv", "--help")
+    assert code == 0 and "--letor-folds" in out and "RankLib" in out

@@ -8,7 +8,7 @@ same queries, which ``evaluate`` prints and ``compare`` tests.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -207,7 +207,9 @@ def _json_safe(obj: object) -> object:
     return obj
 
 
-def trec_run_lines(data: Path, comments: object, query_ids: np.ndarray, scores: np.ndarray, tag: str, docid_field: str):
+def trec_run_lines(
+    data: Path, comments: object, query_ids: np.ndarray, scores: np.ndarray, tag: str, docid_field: str
+) -> Iterator[str]:
     """Lines of a TREC run for the rows of a ranking file, document ids from its comments."""
     from ranklearn.io.trec import docids_from_comments, run_lines
 

@@ -1,4 +1,5 @@
-"""Model formats: ranklearn's own JSON model file and RankLib's LambdaMART text format."""
+"""Model formats (ranklearn's own JSON model file, RankLib's LambdaMART text format) and
+TREC qrels and run files (:mod:`ranklearn.io.trec`)."""
 
 from __future__ import annotations
 
