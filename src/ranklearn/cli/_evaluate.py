@@ -39,8 +39,8 @@ def _names(paths: Sequence[Path]) -> list[str]:
 
 def values_from_scores(
     data: Path, score_files: Sequence[Path], metrics: Sequence[Metric]
-) -> tuple[list[str], dict[str, dict[str, np.ndarray]]]:
-    """Per-query values of every score file on a ranking file: (query ids, system -> metric -> values)."""
+) -> tuple[list[object], dict[str, dict[str, np.ndarray]]]:
+    """Per-query values of every score file on a ranking file: (query ids as the loader keeps them, system -> metric -> values)."""
     from ranklearn.io.trec import docids_from_comments
 
     ds = C.load_data(data)
@@ -54,7 +54,7 @@ def values_from_scores(
             out[name] = {m.name: m.per_query(ds.y, s, ds.ptr, docids=docids) for m in metrics}
         except ValueError as exc:  # labels the metrics cannot take (negative, too large): name the file
             raise DataFormatError(f"{exc} (data row numbers count from 0)", path=data) from None
-    return [str(q) for q in ds.query_ids.tolist()], out
+    return ds.query_ids.tolist(), out
 
 
 def values_from_trec(
@@ -81,7 +81,7 @@ def values_from_trec(
 
 
 def print_evaluation(
-    query_ids: list[str],
+    query_ids: Sequence[object],
     values: dict[str, dict[str, np.ndarray]],
     metrics: Sequence[Metric],
     *,
@@ -104,7 +104,7 @@ def print_evaluation(
             obj: dict[str, object] = {m: C.json_number(v) for m, v in means[system].items()}
             if per_query:
                 obj["per_query"] = [
-                    {"qid": _qid(q), **{m: C.json_number(v[i]) for m, v in by_metric.items()}}
+                    {"qid": q, **{m: C.json_number(v[i]) for m, v in by_metric.items()}}
                     for i, q in enumerate(query_ids)
                 ]
             objects[system] = obj
@@ -112,7 +112,7 @@ def print_evaluation(
         return
     for system, by_metric in values.items():
         if per_query:
-            rows = {q: {m: v[i] for m, v in by_metric.items()} for i, q in enumerate(query_ids)}
+            rows = {str(q): {m: v[i] for m, v in by_metric.items()} for i, q in enumerate(query_ids)}
             if len(values) > 1:
                 C.console.print(f"{system}:")
             C.console.print(C.results_table(rows, names))
@@ -123,13 +123,8 @@ def print_evaluation(
     C.console.print(C.conventions_line(metrics))
 
 
-def _qid(q: str) -> int | str:
-    """A query id as JSON: a number where the file has one (LETOR), else the text."""
-    return int(q) if q.lstrip("-").isdigit() else q
-
-
 def run_compare(
-    query_ids: list[str],
+    query_ids: Sequence[object],
     values: dict[str, dict[str, np.ndarray]],
     metrics: Sequence[Metric],
     *,
@@ -156,7 +151,7 @@ def run_compare(
         out["conventions"] = {m.name: m.conventions for m in metrics}
         if per_query:
             out["per_query"] = [
-                {"qid": _qid(q), **{m: {s: C.json_number(v[s][i]) for s in v} for m, v in by_metric.items()}}
+                {"qid": q, **{m: {s: C.json_number(v[s][i]) for s in v} for m, v in by_metric.items()}}
                 for i, q in enumerate(query_ids)
             ]
         C.print_json(_json_safe(out))

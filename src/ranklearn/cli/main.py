@@ -1,4 +1,4 @@
-"""The ``ranklearn`` command line: info, evaluate, compare, convert, train, predict, export, demo.
+"""The ``ranklearn`` command line: info, evaluate, compare, cv, convert, train, predict, export, demo.
 
 Bad input of any kind (malformed data or model files, missing or unreadable paths, bad
 parameter values) ends with exit status 2 and one line on stderr,
@@ -17,7 +17,7 @@ import typer
 from rich.table import Table
 
 from ranklearn.cli import _common as C
-from ranklearn.exceptions import DataFormatError, RanklearnError
+from ranklearn.exceptions import RanklearnError
 
 app = typer.Typer(
     name="ranklearn",
