@@ -27,6 +27,8 @@ L5 = math.log2(5)
 
 
 def one_query(spec: str, y, s, **conv) -> float:
+    if spec.startswith("err"):  # hand values below take the largest label (at least 1) as ERR's top grade
+        conv.setdefault("max_grade", max(1.0, max(y, default=0.0)))
     return float(get_metric(spec, **conv).per_query(np.asarray(y, float), np.asarray(s, float), [0, len(y)])[0])
 
 
@@ -59,6 +61,15 @@ HAND = {
 @pytest.mark.parametrize("spec", sorted(HAND))
 def test_hand_computed(spec):
     assert one_query(spec, Y, S) == pytest.approx(HAND[spec], abs=1e-12)
+
+
+def test_err_default_max_grade_is_fixed_not_taken_from_the_batch():
+    # default max_grade 4: R = 3/16 for label 2 at rank 1, whatever else is in the call
+    alone = get_metric("err").per_query([2.0, 0.0], [1.0, 0.0], [0, 2])
+    batch = get_metric("err").per_query([2.0, 0.0, 4.0], [1.0, 0.0, 1.0], [0, 2, 3])
+    assert alone[0] == batch[0] == pytest.approx(3 / 16)
+    with pytest.raises(ValueError, match="max_grade=4"):
+        get_metric("err").per_query([5.0], [1.0], [0, 1])
 
 
 def test_linear_gain():
@@ -167,8 +178,12 @@ def test_empty_modes():
     skipped = m["skip"].per_query(y, s, ptr)
     assert skipped[0] == pytest.approx(1 / L3) and np.isnan(skipped[1])
     for spec in ("dcg", "err", "map", "p@1", "rr"):
-        assert np.array_equal(get_metric(spec, empty="one").per_query(y, s, ptr)[1:], [1.0])
         assert np.array_equal(get_metric(spec, empty="zero").per_query(y, s, ptr)[1:], [0.0])
+    assert np.array_equal(get_metric("map", empty="one").per_query(y, s, ptr)[1:], [1.0])
+    # "counts as ideal" has no meaning without an ideal value: refused, naming the metric
+    for spec in ("dcg@3", "err", "p@1", "rr"):
+        with pytest.raises(ValueError, match=f"'{spec}'.*ndcg and map only"):
+            get_metric(spec, empty="one")
     # a query with no rows at all has no relevant document either
     assert np.isnan(get_metric("ndcg", empty="skip").per_query([], [], [0, 0])[0])
     assert np.isnan(get_metric("ndcg", empty="skip").mean(y[2:], s[2:], [0, 2]))
@@ -267,7 +282,8 @@ def test_convenience_functions_and_evaluate():
     assert rr_score(y, s, qid) == pytest.approx(0.75)
     assert map_score(y, s, qid) == pytest.approx(0.75)
     assert precision_score(y, s, qid, k=1) == pytest.approx(0.5)
-    assert err_score(y, s, qid) == pytest.approx((1 / 2 / 2 + 1 / 2) / 2)  # R(1) = 1/2 at max grade 1
+    assert err_score(y, s, qid, max_grade=1) == pytest.approx((1 / 2 / 2 + 1 / 2) / 2)  # R(1) = 1/2 at max grade 1
+    assert err_score(y, s, qid) == pytest.approx((1 / 16 / 2 + 1 / 16) / 2)  # default max grade 4: R(1) = 1/16
     ptr = [0, 2, 4]
     assert ndcg_score(y[[0, 2, 1, 3]], s, ptr=ptr) == pytest.approx((1 / L3 + 1) / 2)
     with pytest.raises(ValueError, match="exactly one"):

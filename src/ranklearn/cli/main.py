@@ -1,4 +1,4 @@
-"""The ``ranklearn`` command line: info, evaluate, convert, train, predict, export, demo.
+"""The ``ranklearn`` command line: info, evaluate, compare, cv, convert, train, predict, export, demo.
 
 Bad input of any kind (malformed data or model files, missing or unreadable paths, bad
 parameter values, usage errors) ends with exit status 2 and one line on stderr,
@@ -68,6 +68,7 @@ class Ties(str, Enum):
     stable = "stable"
     pessimistic = "pessimistic"
     average = "average"
+    docid = "docid"
 
 
 class Layout(str, Enum):
@@ -133,63 +134,149 @@ def info(file: Path = DataArg, no_regroup: bool = NoRegroupOpt) -> None:
     C.console.print(table)
 
 
+class Conventions(str, Enum):
+    ranklearn = "ranklearn"
+    trec_eval = "trec_eval"
+    lightgbm = "lightgbm"
+    xgboost = "xgboost"
+    ranklib = "ranklib"
+    ranx = "ranx"
+
+
+class PDivisor(str, Enum):
+    min_k_n = "min(k,n)"
+    k = "k"
+
+
+class MapDivisor(str, Enum):
+    min_r_k = "min(R,k)"
+    r = "R"
+
+
+class Queries(str, Enum):
+    both = "both"
+    qrels = "qrels"
+
+
+MetricOpt = typer.Option(
+    ["ndcg@10"], "--metric", metavar="METRIC", help="Metric spec (repeatable): ndcg@k, dcg@k, err@k, map\\[@k], p@k, rr\\[@k]."
+)
+ConventionsOpt = typer.Option(
+    None, "--conventions", help="Set every convention as this tool does; the options below override it."
+)
+EmptyOpt = typer.Option(None, help="Queries without a relevant document count 0, 1 (ndcg, map), or are skipped. \\[zero]")
+GainOpt = typer.Option(None, help="DCG/NDCG gain: 2^rel-1 (exp2) or rel (linear). \\[exp2]")
+TiesOpt = typer.Option(
+    None, help="Equal scores: input order, relevant last, the expectation, or docid descending. \\[stable]"
+)
+PDivisorOpt = typer.Option(None, "--p-divisor", help="P@k divides by min(k, list length) or by k. \\[min(k,n)]")
+MapDivisorOpt = typer.Option(None, "--map-divisor", help="AP@k divides by min(R, k) or by R. \\[min(R,k)]")
+MaxGradeOpt = typer.Option(None, "--max-grade", help="ERR's top grade: R = (2^rel-1)/2^max_grade. \\[4]")
+QrelsOpt = typer.Option(None, "--qrels", help="TREC qrels 'qid iter docid grade' (with --run, instead of --data).")
+RunOpt = typer.Option(None, "--run", help="TREC run 'qid Q0 docid rank score tag' (repeatable).")
+QueriesOpt = typer.Option(
+    Queries.both, "--queries", help="With --qrels: judged queries every run has (trec_eval), or all judged ones (-c)."
+)
+
+
+def _conventions(conventions, gain, empty, ties, p_divisor, map_divisor, max_grade) -> dict[str, object]:
+    return dict(
+        conventions=None if conventions is None else conventions.value,
+        gain=None if gain is None else gain.value,
+        empty=None if empty is None else empty.value,
+        ties=None if ties is None else ties.value,
+        p_divisor=None if p_divisor is None else p_divisor.value,
+        map_divisor=None if map_divisor is None else map_divisor.value,
+        max_grade=max_grade,
+    )
+
+
+def _inputs(data, scores, qrels, run, metrics, queries, *, regroup: bool = True):
+    """Per-query values from --data/--scores or --qrels/--run, whichever pair is given."""
+    from ranklearn.cli import _evaluate as E
+
+    if (data is None) == (qrels is None):
+        raise ValueError("give --data with --scores, or --qrels with --run")
+    if data is not None:
+        if run:
+            raise ValueError("--data takes --scores; --run goes with --qrels")
+        if not scores:
+            raise ValueError("--data needs --scores (one score per row of --data)")
+        if str(data) == "-" and any(str(p) == "-" for p in scores):
+            raise ValueError("--data and --scores cannot both read standard input (-)")
+        return str(data), *E.values_from_scores(data, scores, metrics, regroup=regroup)
+    if scores:
+        raise ValueError("--qrels takes --run; --scores goes with --data")
+    if not run:
+        raise ValueError("--qrels needs --run (a TREC run file)")
+    return str(qrels), *E.values_from_trec(qrels, run, metrics, queries=queries.value)
+
+
 @app.command()
 def evaluate(
-    data: Path = typer.Option(..., "--data", help="Ranking file with the labels (- reads stdin)."),
-    scores: Path = typer.Option(
-        ..., "--scores", help="One score per line, in the row order of --data (- reads stdin)."
+    data: Path | None = typer.Option(None, "--data", help="Ranking file with the labels (- reads stdin)."),
+    scores: list[Path] | None = typer.Option(
+        None, "--scores", help="One score per line, in the row order of --data (repeatable; - reads stdin)."
     ),
-    metric: list[str] = typer.Option(
-        ["ndcg@10"],
-        "--metric",
-        metavar="METRIC",
-        help="Metric spec (repeatable): ndcg@k, dcg@k, err@k, map\\[@k], p@k, rr\\[@k].",
-    ),
-    empty: Empty = typer.Option(Empty.zero, help="Queries without a relevant document count 0, 1, or are skipped."),
-    gain: Gain = typer.Option(Gain.exp2, help="DCG/NDCG gain: 2^rel-1 (exp2) or rel (linear)."),
-    ties: Ties = typer.Option(Ties.stable, help="Equal scores: input order, relevant last, or the expectation."),
+    qrels: Path | None = QrelsOpt,
+    run: list[Path] | None = RunOpt,
+    metric: list[str] = MetricOpt,
+    conventions: Conventions | None = ConventionsOpt,
+    empty: Empty | None = EmptyOpt,
+    gain: Gain | None = GainOpt,
+    ties: Ties | None = TiesOpt,
+    p_divisor: PDivisor | None = PDivisorOpt,
+    map_divisor: MapDivisor | None = MapDivisorOpt,
+    max_grade: float | None = MaxGradeOpt,
+    queries: Queries = QueriesOpt,
     per_query: bool = typer.Option(False, "--per-query", help="Also print each query's values."),
     as_json: bool = typer.Option(
         False,
         "--json",
         help='Print only a JSON object {"<metric>": mean, ...}; with --per-query it also has '
-        '"per_query": [{"qid": ..., "<metric>": value}, ...] (null = skipped query).',
+        '"per_query": [{"qid": ..., "<metric>": value}, ...] (null = skipped query). '
+        'With several score files or runs: {"<file name>": {...}, ...}.',
     ),
     no_regroup: bool = NoRegroupOpt,
 ) -> None:
-    """Score a ranking (one score per row) against the labels of a ranking file."""
-    from ranklearn.metrics import get_metric, query_mean
+    """Score rankings against labels: score files against a ranking file, or TREC runs against qrels."""
+    from ranklearn.cli._evaluate import build_metrics, print_evaluation
 
-    if str(data) == str(scores) == "-":
-        raise ValueError("--data and --scores cannot both read standard input (-)")
-    ds, order = C.load_data(data, regroup=not no_regroup, return_order=True)
-    s = C.read_scores(scores, ds.n_samples, data)
-    if order is not None:  # scores follow the file's rows; the data was regrouped
-        s = s[order]
-    # ERR's top grade is fixed from the whole file so that the stated convention is exact.
-    top = max(1.0, float(ds.y.max()))
-    metrics = [get_metric(m, gain=gain.value, empty=empty.value, ties=ties.value, max_grade=top) for m in metric]
-    try:
-        values = {m.name: m.per_query(ds.y, s, ds.ptr) for m in metrics}
-    except ValueError as exc:  # labels the metrics cannot take (negative, too large): name the file
-        raise DataFormatError(f"{exc} (data row numbers count from 0)", path=data) from None
-    means = {name: query_mean(v) for name, v in values.items()}
-    qids = ds.query_ids.tolist()
-    if as_json:
-        out: dict[str, object] = {name: C.json_number(v) for name, v in means.items()}
-        if per_query:
-            out["per_query"] = [
-                {"qid": qid, **{name: C.json_number(v[q]) for name, v in values.items()}} for q, qid in enumerate(qids)
-            ]
-        C.print_json(out)
-        return
-    if per_query:
-        rows = {str(qid): {name: v[q] for name, v in values.items()} for q, qid in enumerate(qids)}
-        C.console.print(C.results_table(rows, list(values)))
-    n_scored = int((~np.isnan(next(iter(values.values())))).sum())
-    C.console.print(f"{data}: mean over {n_scored} of {ds.n_queries} queries")
-    C.console.print(C.results_table({"mean": means}, list(means)))
-    C.console.print(C.conventions_line(metrics))
+    metrics = build_metrics(metric, _conventions(conventions, gain, empty, ties, p_divisor, map_divisor, max_grade))
+    source, query_ids, values = _inputs(data, scores, qrels, run, metrics, queries, regroup=not no_regroup)
+    print_evaluation(query_ids, values, metrics, source=source, per_query=per_query, as_json=as_json)
+
+
+@app.command()
+def compare(
+    data: Path | None = typer.Option(None, "--data", help="Ranking file with the labels."),
+    scores: list[Path] | None = typer.Option(
+        None, "--scores", help="Scores of one system, one per row of --data (repeatable; the first is the baseline)."
+    ),
+    qrels: Path | None = QrelsOpt,
+    run: list[Path] | None = typer.Option(None, "--run", help="TREC run of one system (repeatable; the first is the baseline)."),
+    metric: list[str] = MetricOpt,
+    conventions: Conventions | None = ConventionsOpt,
+    empty: Empty | None = EmptyOpt,
+    gain: Gain | None = GainOpt,
+    ties: Ties | None = TiesOpt,
+    p_divisor: PDivisor | None = PDivisorOpt,
+    map_divisor: MapDivisor | None = MapDivisorOpt,
+    max_grade: float | None = MaxGradeOpt,
+    queries: Queries = QueriesOpt,
+    permutations: int = typer.Option(10_000, help="Sign flips of the randomization test, and bootstrap resamples."),
+    seed: int = typer.Option(0, help="Seed of the randomization test and the bootstrap."),
+    confidence: float = typer.Option(0.95, help="Level of the bootstrap interval of each mean difference."),
+    per_query: bool = typer.Option(False, "--per-query", help="With --json: every query's value for every system."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object: means, every test, and the conventions."),
+) -> None:
+    """Compare two or more systems query by query: means, differences, t-test, Wilcoxon, randomization test, bootstrap interval, win/tie/loss."""
+    from ranklearn.cli._evaluate import build_metrics, run_compare
+
+    metrics = build_metrics(metric, _conventions(conventions, gain, empty, ties, p_divisor, map_divisor, max_grade))
+    _, query_ids, values = _inputs(data, scores, qrels, run, metrics, queries)
+    run_compare(query_ids, values, metrics, permutations=permutations, seed=seed, confidence=confidence,
+                per_query=per_query, as_json=as_json)  # fmt: skip
 
 
 @app.command()
@@ -229,7 +316,39 @@ def convert(
     C.report(f"wrote {target} and {outputs[1]}: {ds.n_samples:,} rows, {ds.n_queries:,} queries", target)
 
 
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def cv(
+    ctx: typer.Context,
+    model: str = typer.Option(..., "--model", metavar="MODEL", help="Which ranker to cross-validate (train's --model)."),
+    data: Path | None = typer.Option(None, "--data", help="Ranking file to split into query-grouped folds."),
+    folds: int = typer.Option(5, "--folds", help="Number of folds of --data (whole queries, shuffled by --split-seed)."),
+    letor_folds: Path | None = typer.Option(
+        None, "--letor-folds", help="Folder of Fold1..FoldN/{train,vali,test}.txt: train, early-stop on vali, score test."
+    ),
+    metric: list[str] = typer.Option(["ndcg@10"], "--metric", help="Metric reported per fold (repeatable)."),
+    split_seed: int = typer.Option(0, "--split-seed", help="Seed of the fold assignment of --data."),
+    as_json: bool = typer.Option(False, "--json", help='Print {"folds": {...}, "mean": {...}, "std": {...}}.'),
+) -> None:
+    """Cross-validate a ranker: each fold's metrics, then mean ± std (as RankLib's -kcv).
+
+    Model options are train's (see 'ranklearn train --help'), given after the others, e.g.
+    --trees 100 --leaves 15 (--metric here is the reported metric).
+    """
+    from ranklearn.cli._cv import parse_model_options, run_cv
+    from ranklearn.registry import get_spec
+
+    model = get_spec(model).name  # an unknown name lists the known ones
+    params = parse_model_options(model, ctx.args)
+    run_cv(model, params, metric, data=data, folds=folds, split_seed=split_seed, letor_folds=letor_folds,
+           as_json=as_json)  # fmt: skip
+
+
 ModelOpt = typer.Option(..., "--model", help="A ranklearn model file (from train --save).")
+
+
+class PredictFormat(str, Enum):
+    scores = "scores"
+    trec = "trec"
 
 
 @app.command()
@@ -238,6 +357,13 @@ def predict(
     data: Path = typer.Option(..., "--data", help="Ranking file to score (- reads stdin)."),
     out: Path = typer.Option(
         ..., "--out", help="Scores file to write (- = stdout): one number per line, in the row order of --data."
+    ),
+    fmt: PredictFormat = typer.Option(
+        PredictFormat.scores, "--format", help="scores: one per line; trec: a TREC run 'qid Q0 docid rank score tag'."
+    ),
+    run_tag: str = typer.Option("ranklearn", "--run-tag", help="\\[trec] Tag in the last column of the run."),
+    docid_field: str = typer.Option(
+        "docid", "--docid-field", help="\\[trec] Comment field holding each row's document id ('# docid = ...')."
     ),
 ) -> None:
     """Score every row of a ranking file; floats are written exactly (repr), in the file's row order.
@@ -263,6 +389,14 @@ def predict(
         scores = estimator.predict(ds.X)
     except ValueError as exc:  # e.g. NaN for a neural model: name the file
         raise DataFormatError(str(exc), path="<stdin>" if str(data) == "-" else data) from None
+    if fmt is PredictFormat.trec:  # in the loader's query order, which a run does not depend on
+        from ranklearn.cli._evaluate import trec_run_lines
+
+        qids = np.repeat(ds.query_ids, ds.query_sizes)
+        lines = list(trec_run_lines(data, ds.comments, qids, scores, run_tag, docid_field))  # errors before writing
+        C.write_lines(out, lines)
+        C.report(f"wrote a run of {len(scores):,} documents, {ds.n_queries:,} queries to {out}", out)
+        return
     if order is not None:
         scores = scores[np.argsort(order)]
     C.write_lines(out, (repr(float(v)) for v in scores))

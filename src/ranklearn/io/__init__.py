@@ -1,5 +1,6 @@
-"""Model formats: ranklearn's own JSON model file, RankLib's LambdaMART text format, and
-ONNX export of the neural rankers (:func:`~ranklearn.io.onnx.export_onnx`)."""
+"""Model formats: ranklearn's own JSON model file, RankLib's LambdaMART text format, ONNX export of
+the neural rankers (:func:`~ranklearn.io.onnx.export_onnx`), and TREC qrels and run files
+(:mod:`ranklearn.io.trec`)."""
 
 from __future__ import annotations
 

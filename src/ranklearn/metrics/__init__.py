@@ -1,18 +1,21 @@
 """Ranking metrics with explicit conventions.
 
-``get_metric("ndcg@10", gain=, empty=, ties=, max_grade=)`` returns a :class:`Metric`
-with ``per_query(y, scores, ptr)`` and ``mean(y, scores, ptr)``. The conventions that
-move published numbers (gain, queries without relevant documents, ties) are parameters,
-and every Metric states them in ``.conventions``.
+``get_metric("ndcg@10", gain=, empty=, ties=, max_grade=, p_divisor=, map_divisor=)``
+returns a :class:`Metric` with ``per_query(y, scores, ptr)`` and ``mean(y, scores, ptr)``.
+The conventions that move published numbers (gain, queries without relevant documents,
+ties, denominators) are parameters, every Metric states them in ``.conventions``, and
+``conventions="trec_eval"`` (or lightgbm, xgboost, ranklib, ranx) sets them all as that
+tool does (:data:`PRESETS`).
 
 Definitions (``k`` = min(cutoff, list length); rel = label):
 
 * DCG@k = sum_{r<k} gain(rel_r) / log2(r + 2); NDCG@k = DCG@k / ideal DCG@k.
-* ERR@k = sum_{r<k} R_r / (r + 1) prod_{i<r} (1 - R_i), R = (2^rel - 1) / 2^max_grade.
+* ERR@k = sum_{r<k} R_r / (r + 1) prod_{i<r} (1 - R_i), R = (2^rel - 1) / 2^max_grade
+  (max_grade 4 unless given).
 * AP = sum over relevant ranks r of P@r / R (R = relevant documents in the query);
-  AP@k sums ranks < k and divides by min(R, k), as LightGBM does.
+  AP@k sums ranks < k and divides by min(R, k), as LightGBM does (``map_divisor="R"``: by R).
 * P@k = relevant documents in the top k / k, with k = min(cutoff, list length)
-  (RankLib's choice: a perfect ranking of a short list scores 1).
+  (RankLib's choice: a perfect ranking of a short list scores 1; ``p_divisor="k"``: by k).
 * RR@k = 1 / rank of the first relevant document within the top k, else 0.
 
 ``ties="average"`` gives the exact expected value over all orderings of each group
@@ -24,6 +27,7 @@ per distinct grade of a tied group of m documents).
 """
 
 from ranklearn.metrics._api import (
+    DEFAULT_MAX_GRADE,
     Metric,
     dcg_score,
     err_score,
@@ -35,9 +39,12 @@ from ranklearn.metrics._api import (
     query_mean,
     rr_score,
 )
+from ranklearn.metrics._presets import PRESETS
 
 __all__ = [
+    "DEFAULT_MAX_GRADE",
     "Metric",
+    "PRESETS",
     "dcg_score",
     "err_score",
     "evaluate",

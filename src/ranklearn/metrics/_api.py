@@ -12,6 +12,7 @@ from ranklearn._threads import numba_threads
 from ranklearn.data.groups import check_qid, group_ptr, regroup_order
 from ranklearn.metrics import _kernels as K
 from ranklearn.metrics._gain import gain_code
+from ranklearn.metrics._presets import preset
 
 _METRICS = {
     "dcg": K.DCG,
@@ -21,7 +22,16 @@ _METRICS = {
     "p": K.PREC,
     "rr": K.RR,
 }
-_TIES = {"stable": K.TIES_STABLE, "pessimistic": K.TIES_PESSIMISTIC, "average": K.TIES_AVERAGE}
+# "docid" is stable ties on rows put in descending document-id order first (trec_eval's rule).
+_TIES = {"stable": K.TIES_STABLE, "pessimistic": K.TIES_PESSIMISTIC, "average": K.TIES_AVERAGE, "docid": K.TIES_STABLE}
+_P_DIVISOR = {"min(k,n)": K.P_BY_MIN_K_N, "k": K.P_BY_K}
+_MAP_DIVISOR = {"min(R,k)": K.AP_BY_MIN_R_K, "R": K.AP_BY_R}
+#: ERR's default top grade: the 0-4 scale of LETOR/MSLR and RankLib's g_max = 2^4. Fixed, so
+#: that one query's ERR never depends on which other queries are evaluated with it.
+DEFAULT_MAX_GRADE = 4.0
+#: Metrics whose ideal value is 1 whenever a query has a relevant document, so that "a query
+#: without one counts as ideal" (empty="one") means something.
+_HAS_IDEAL = (K.NDCG, K.AP)
 _EMPTY = {"zero": K.EMPTY_ZERO, "one": K.EMPTY_ONE, "skip": K.EMPTY_SKIP}
 _EMPTY_TEXT = {"zero": "empty queries=0", "one": "empty queries=1", "skip": "empty queries skipped"}
 #: Largest label the exp2 gain takes: 2^1000 leaves room to sum millions of gains in float64.
@@ -50,7 +60,9 @@ class Metric:
     gain: str = "exp2"
     empty: str = "zero"
     ties: str = "stable"
-    max_grade: float | None = None
+    max_grade: float = DEFAULT_MAX_GRADE
+    p_divisor: str = "min(k,n)"
+    map_divisor: str = "min(R,k)"
     _code: int = field(default=K.NDCG, repr=False)
 
     @property
@@ -59,15 +71,24 @@ class Metric:
         if self._code in (K.DCG, K.NDCG):
             head = "gain=2^rel-1" if self.gain == "exp2" else "gain=rel"
         elif self._code == K.ERR:
-            top = "max label (>=1)" if self.max_grade is None else f"{self.max_grade:g}"
-            head = f"R=(2^rel-1)/2^max_grade, max_grade={top}"
+            head = f"R=(2^rel-1)/2^max_grade, max_grade={self.max_grade:g}"
         else:
             head = "relevant=label>0"
             if self._code == K.AP and self.k is not None:
-                head += ", AP@k divides by min(R,k)"
+                head += f", AP@k divides by {self.map_divisor}"
+            if self._code == K.PREC:
+                head += f", P@k divides by {self.p_divisor}"
         return f"{head}, {_EMPTY_TEXT[self.empty]}, ties={self.ties}"
 
-    def per_query(self, y: ArrayLike, scores: ArrayLike, ptr: ArrayLike) -> np.ndarray:
+    def per_query(
+        self,
+        y: ArrayLike,
+        scores: ArrayLike,
+        ptr: ArrayLike,
+        *,
+        docids: ArrayLike | None = None,
+        retrieved: ArrayLike | None = None,
+    ) -> np.ndarray:
         """Value of the metric on every query.
 
         Parameters
@@ -81,6 +102,12 @@ class Metric:
             Predicted scores; higher ranks first. NaN is rejected.
         ptr : array-like of int, shape (n_queries + 1,)
             Query boundaries: query ``q`` owns rows ``ptr[q]:ptr[q+1]``.
+        docids : array-like of str, shape (n_samples,), optional
+            Document ids; required by ``ties="docid"`` (equal scores in descending id order).
+        retrieved : array-like of int, shape (n_queries,), optional
+            Rows of each query that the ranking holds: the first ``retrieved[q]`` rows of
+            query ``q`` are ranked, the others are judged documents it did not retrieve
+            (TREC runs), which count in R and in the ideal DCG only. Default: every row.
 
         Returns
         -------
@@ -92,40 +119,73 @@ class Metric:
         ValueError
             Lengths that differ, boundaries that are not integers rising from 0 to
             ``len(y)``, NaN scores, labels that are negative, not finite, or too large for
-            the gain, or (ERR) a label above ``max_grade``.
+            the gain, (ERR) a label above ``max_grade``, or ``ties="docid"`` without docids.
         """
         labels, s, p = _check_inputs(y, scores, ptr)
+        sizes = np.diff(p)
+        n_ret = sizes if retrieved is None else np.ascontiguousarray(retrieved, dtype=np.int64).ravel()
+        if n_ret.shape != sizes.shape or np.any(n_ret < 0) or np.any(n_ret > sizes):
+            raise ValueError(f"retrieved must hold one count per query, each between 0 and its rows ({sizes.size} queries)")
+        if self.ties == "docid":
+            if docids is None:
+                raise ValueError(f"{self.name}: ties='docid' needs the document ids (docids=)")
+            order = docid_order(docids, p, n_ret)
+            labels, s = labels[order], s[order]
         if self._code in (K.DCG, K.NDCG) and self.gain == "exp2" and labels.size and labels.max() > MAX_EXP2_LABEL:
             raise ValueError(
                 f"{self.name}: label {labels.max():g} is too large for gain 2^rel-1 (it overflows float64 "
                 f"above {MAX_EXP2_LABEL}); use gain='linear'"
             )
-        top = self.max_grade
         if self._code == K.ERR:
             largest = float(labels.max()) if labels.size else 0.0
-            if top is None:
-                top = max(1.0, largest)
-            elif largest > top:
+            if largest > self.max_grade:
                 raise ValueError(
-                    f"{self.name}: label {largest:g} exceeds max_grade={top:g} "
-                    "(stop probabilities would exceed 1)"
+                    f"{self.name}: label {largest:g} exceeds max_grade={self.max_grade:g} "
+                    "(stop probabilities would exceed 1); pass max_grade= the top grade of your scale"
                 )
         with numba_threads(1 if labels.size < K.PARALLEL_MIN_DOCS else None):
             return K.per_query_values(
                 labels,
                 s,
                 p,
+                n_ret,
                 self._code,
                 -1 if self.k is None else self.k,
                 gain_code(self.gain),
                 _TIES[self.ties],
-                float(top or 0.0),
+                float(self.max_grade),
                 _EMPTY[self.empty],
+                _P_DIVISOR[self.p_divisor],
+                _MAP_DIVISOR[self.map_divisor],
             )
 
-    def mean(self, y: ArrayLike, scores: ArrayLike, ptr: ArrayLike) -> float:
+    def mean(
+        self,
+        y: ArrayLike,
+        scores: ArrayLike,
+        ptr: ArrayLike,
+        *,
+        docids: ArrayLike | None = None,
+        retrieved: ArrayLike | None = None,
+    ) -> float:
         """Mean over queries; skipped queries are excluded (NaN if every query is skipped)."""
-        return query_mean(self.per_query(y, scores, ptr))
+        return query_mean(self.per_query(y, scores, ptr, docids=docids, retrieved=retrieved))
+
+
+def docid_order(docids: ArrayLike, ptr: np.ndarray, retrieved: np.ndarray) -> np.ndarray:
+    """Row order that puts each query's retrieved rows in descending document-id order.
+
+    Ids compare as strings by code point (byte order in UTF-8, as C's ``strcmp``); the
+    unretrieved rows stay after the retrieved ones.
+    """
+    ids = np.asarray(docids, dtype=object).ravel()
+    if ids.shape[0] != ptr[-1]:
+        raise ValueError(f"docids has {ids.shape[0]} values for {ptr[-1]} rows")
+    codes = np.unique(ids.astype(str), return_inverse=True)[1].ravel()
+    sizes = np.diff(ptr)
+    query = np.repeat(np.arange(sizes.size), sizes)
+    unretrieved = (np.arange(ids.shape[0]) - ptr[query]) >= retrieved[query]
+    return np.lexsort((-codes, unretrieved, query))
 
 
 def query_mean(values: np.ndarray) -> float:
@@ -137,10 +197,13 @@ def query_mean(values: np.ndarray) -> float:
 def get_metric(
     spec: str,
     *,
-    gain: str = "exp2",
-    empty: str = "zero",
-    ties: str = "stable",
+    conventions: str | None = None,
+    gain: str | None = None,
+    empty: str | None = None,
+    ties: str | None = None,
     max_grade: float | None = None,
+    p_divisor: str | None = None,
+    map_divisor: str | None = None,
 ) -> Metric:
     """Build a metric from a spec such as ``"ndcg@10"``.
 
@@ -149,17 +212,30 @@ def get_metric(
     spec : str
         ``dcg``, ``ndcg``, ``err``, ``map``, ``p`` or ``rr``, optionally ``@k``
         (``k >= 1``; no ``@k`` = whole list; a ``k`` longer than a list is fine).
+    conventions : {"ranklearn", "trec_eval", "lightgbm", "xgboost", "ranklib", "ranx"}, optional
+        A named preset setting every convention below so that the value equals that tool's
+        (see ``ranklearn.metrics.PRESETS``); the parameters given explicitly override it.
+        Default: "ranklearn", whose values are the defaults listed below.
     gain : {"exp2", "linear"}
-        Gain of DCG/NDCG: ``2^rel - 1`` or ``rel``. ERR always uses its own
+        Gain of DCG/NDCG: ``2^rel - 1`` (default) or ``rel``. ERR always uses its own
         ``R = (2^rel - 1) / 2^max_grade``; MAP, P and RR use binary relevance (label > 0).
     empty : {"zero", "one", "skip"}
-        Value of a query with no relevant document (ideal value 0): 0 (RankLib, trec_eval),
-        1 (LightGBM, XGBoost), or excluded from the mean (NaN per query).
-    ties : {"stable", "pessimistic", "average"}
-        Order among equal scores: input order; relevant documents last (label ascending);
-        or the exact expected value over all orderings of each tied group.
-    max_grade : float, optional
-        ERR's top grade. Default: the largest label passed to each call, at least 1.
+        Value of a query with no relevant document (ideal value 0): 0 (default; RankLib,
+        trec_eval), 1 (LightGBM, XGBoost), or excluded from the mean (NaN per query).
+        ``"one"`` (the query counts as ideal) exists for NDCG and MAP only: DCG and ERR have
+        no ideal value, and for P and RR a perfect score is not reachable in general. (A
+        preset's ``"one"`` applies to NDCG and MAP; its other metrics count such queries 0.)
+    ties : {"stable", "pessimistic", "average", "docid"}
+        Order among equal scores: input order (default); relevant documents last (label
+        ascending); the exact expected value over all orderings of each tied group; or by
+        document id, descending (trec_eval), which needs ``docids=`` when evaluating.
+    max_grade : float
+        ERR's top grade (default 4, the 0-4 scale); a label above it is an error.
+    p_divisor : {"min(k,n)", "k"}
+        P@k divides by min(k, list length) (default; RankLib) or by k (trec_eval, ranx).
+    map_divisor : {"min(R,k)", "R"}
+        AP@k divides by min(R, k) (default; LightGBM) or by R, the relevant documents of the
+        query (trec_eval, ranx). Whole-list AP always divides by R.
 
     Returns
     -------
@@ -168,7 +244,8 @@ def get_metric(
     Raises
     ------
     ValueError
-        Unknown metric name, ``k <= 0`` or ``k > MAX_K`` (2^63 - 1), or an unknown convention.
+        Unknown metric name or preset, ``k <= 0`` or ``k > MAX_K`` (2^63 - 1), an unknown
+        convention, or ``empty="one"`` for a metric without an ideal value.
     """
     match = _SPEC.match(spec.lower()) if isinstance(spec, str) else None
     if match is None or match.group(1) not in _METRICS:
@@ -181,12 +258,30 @@ def get_metric(
         raise ValueError(f"metric {spec!r}: the cutoff k must be >= 1")
     if k is not None and k > MAX_K:  # the kernels take k as int64
         raise ValueError(f"metric {spec!r}: the cutoff k must be at most {MAX_K} (leave out @k for the whole list)")
-    gain_code(gain)
-    _choice("empty", empty, _EMPTY)
-    _choice("ties", ties, _TIES)
-    if max_grade is not None and not max_grade > 0:
-        raise ValueError(f"max_grade must be > 0, got {max_grade!r}")
-    return Metric(spec, k, gain, empty, ties, max_grade, _METRICS[match.group(1)])
+    conv = preset("ranklearn" if conventions is None else conventions)
+    given = dict(gain=gain, empty=empty, ties=ties, max_grade=max_grade, p_divisor=p_divisor, map_divisor=map_divisor)
+    conv.update({key: value for key, value in given.items() if value is not None})
+    gain_code(conv["gain"])
+    _choice("empty", conv["empty"], _EMPTY)
+    _choice("ties", conv["ties"], _TIES)
+    _choice("p_divisor", conv["p_divisor"], _P_DIVISOR)
+    _choice("map_divisor", conv["map_divisor"], _MAP_DIVISOR)
+    top = conv["max_grade"]
+    if not isinstance(top, (int, float)) or not top > 0:
+        raise ValueError(f"max_grade must be > 0, got {top!r}")
+    code = _METRICS[match.group(1)]
+    if conv["empty"] == "one" and code not in _HAS_IDEAL:
+        if empty is None:  # a preset's "one" (LightGBM, XGBoost) concerns NDCG and MAP; the others count 0
+            conv["empty"] = "zero"
+        else:
+            raise ValueError(
+                f"metric {spec!r}: empty='one' (a query without relevant documents counts as ideal) is defined "
+                "for ndcg and map only; use 'zero' or 'skip'"
+            )
+    return Metric(
+        spec, k, str(conv["gain"]), str(conv["empty"]), str(conv["ties"]), float(top),
+        str(conv["p_divisor"]), str(conv["map_divisor"]), code,
+    )  # fmt: skip
 
 
 def _check_inputs(

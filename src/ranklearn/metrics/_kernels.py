@@ -18,6 +18,8 @@ from ranklearn.metrics._gain import discount, gain
 DCG, NDCG, ERR, AP, PREC, RR = 0, 1, 2, 3, 4, 5
 TIES_STABLE, TIES_PESSIMISTIC, TIES_AVERAGE = 0, 1, 2
 EMPTY_ZERO, EMPTY_ONE, EMPTY_SKIP = 0, 1, 2
+P_BY_MIN_K_N, P_BY_K = 0, 1  # P@k divides by min(k, list length) (RankLib) or by k (trec_eval)
+AP_BY_MIN_R_K, AP_BY_R = 0, 1  # AP@k divides by min(R, k) (LightGBM) or by R (trec_eval)
 
 
 @njit(cache=True)
@@ -94,7 +96,7 @@ def _precision(labels, order, group_end, k):
         rel = _relevant_in(labels, order, a, b)
         hits += rel * (min(b, k) - a) / (b - a)
         a = b
-    return hits / k
+    return hits
 
 
 @njit(cache=True)
@@ -119,10 +121,10 @@ def _reciprocal_rank(labels, order, group_end, k):
 
 
 @njit(cache=True)
-def _average_precision(labels, order, group_end, k, n_relevant):
+def _average_precision(labels, order, group_end, k, divisor):
     # E[AP]: position i of a group holds a relevant document with probability rel/m and,
     # given that, has on average j (rel-1)/(m-1) relevant group members above it
-    # (McSherry & Najork, ECIR 2008). Denominator: min(R, k).
+    # (McSherry & Najork, ECIR 2008).
     total = 0.0
     above = 0  # relevant documents in earlier groups
     a = 0
@@ -136,7 +138,7 @@ def _average_precision(labels, order, group_end, k, n_relevant):
                 total += (rel / m) * (above + inside + 1.0) / (a + j + 1)
         above += rel
         a = b
-    return total / min(n_relevant, k)
+    return total / divisor
 
 
 @njit(cache=True)
@@ -197,7 +199,9 @@ def _err(labels, order, group_end, k, max_grade):
 
 
 @njit(cache=True)
-def _query_value(labels, scores, metric, k, gain_kind, ties, max_grade, empty):
+def _query_value(labels, scores, n_ret, metric, k, gain_kind, ties, max_grade, empty, p_by, ap_by):
+    # Rows n_ret: are judged documents the ranking did not retrieve: they count in R and
+    # in the ideal DCG only.
     n = labels.shape[0]
     n_relevant = 0
     for i in range(n):
@@ -209,22 +213,27 @@ def _query_value(labels, scores, metric, k, gain_kind, ties, max_grade, empty):
         if empty == EMPTY_SKIP:
             return np.nan
         return 0.0
-    kq = n if k < 0 else min(k, n)
-    order, group_end = _rank(labels, scores, ties)
+    kq = n_ret if k < 0 else min(k, n_ret)
+    if kq == 0:
+        return 0.0
+    ranked = labels[:n_ret]
+    order, group_end = _rank(ranked, scores[:n_ret], ties)
     if metric == DCG:
-        return _dcg(labels, order, group_end, kq, gain_kind)
+        return _dcg(ranked, order, group_end, kq, gain_kind)
     if metric == NDCG:
-        ideal = _ideal_dcg(labels, kq, gain_kind)
+        ideal = _ideal_dcg(labels, n if k < 0 else min(k, n), gain_kind)
         if ideal <= 0.0:  # relevant labels so small that 2^rel - 1 underflows to 0: an empty query
             return 1.0 if empty == EMPTY_ONE else (np.nan if empty == EMPTY_SKIP else 0.0)
-        return _dcg(labels, order, group_end, kq, gain_kind) / ideal
+        return _dcg(ranked, order, group_end, kq, gain_kind) / ideal
     if metric == ERR:
-        return _err(labels, order, group_end, kq, max_grade)
+        return _err(ranked, order, group_end, kq, max_grade)
     if metric == AP:
-        return _average_precision(labels, order, group_end, kq, n_relevant)
+        divisor = n_relevant if (ap_by == AP_BY_R or k < 0) else min(n_relevant, k)
+        return _average_precision(ranked, order, group_end, kq, divisor)
     if metric == PREC:
-        return _precision(labels, order, group_end, kq)
-    return _reciprocal_rank(labels, order, group_end, kq)
+        hits = _precision(ranked, order, group_end, kq)
+        return hits / (k if (p_by == P_BY_K and k > 0) else kq)
+    return _reciprocal_rank(ranked, order, group_end, kq)
 
 
 @njit(cache=True, parallel=True)
@@ -232,20 +241,27 @@ def per_query_values(
     labels: np.ndarray,
     scores: np.ndarray,
     ptr: np.ndarray,
+    retrieved: np.ndarray,
     metric: int,
     k: int,
     gain_kind: int,
     ties: int,
     max_grade: float,
     empty: int,
+    p_by: int,
+    ap_by: int,
 ) -> np.ndarray:
-    """Metric value of every query ``ptr[q]:ptr[q+1]``; ``k < 0`` means the whole list."""
+    """Metric value of every query ``ptr[q]:ptr[q+1]``; ``k < 0`` means the whole list.
+
+    Only the first ``retrieved[q]`` rows of query ``q`` are ranked; the others are judged
+    documents missing from the ranking (TREC runs), counted in R and the ideal DCG.
+    """
     n_queries = ptr.shape[0] - 1
     out = np.empty(n_queries)
     for q in prange(n_queries):
         lo, hi = ptr[q], ptr[q + 1]
         out[q] = _query_value(
-            labels[lo:hi], scores[lo:hi], metric, k, gain_kind, ties, max_grade, empty
+            labels[lo:hi], scores[lo:hi], retrieved[q], metric, k, gain_kind, ties, max_grade, empty, p_by, ap_by
         )
     return out
 

@@ -1,0 +1,116 @@
+"""Body of ``ranklearn cv``: k-fold cross-validation on one file, or over LETOR FoldN folders.
+
+Model options are the ``train`` command's (from the model registry), given after the cv
+options as ``--trees 100 --leaves 15 ...``; each value takes the option's type.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ranklearn.cli import _common as C
+from ranklearn.cli._train import estimator_params, merged_options, model_class
+
+
+def parse_model_options(model: str, args: Sequence[str]) -> dict[str, Any]:
+    """``["--trees", "100", "--hidden", "64,32"]`` -> estimator parameters for ``model``.
+
+    Raises
+    ------
+    ValueError
+        An option that ``train`` does not have, one without a value, a value of the wrong
+        type, or an option of another model.
+    """
+    merged = merged_options()
+    given: dict[str, Any] = {}
+    items = list(args)
+    while items:
+        flag = items.pop(0)
+        if flag not in merged:
+            raise ValueError(f"unknown option {flag!r} (model options: {', '.join(merged)})")
+        if not items:
+            raise ValueError(f"option {flag} needs a value")
+        given[flag] = _coerce(flag, items.pop(0), merged[flag][0].type)
+    return estimator_params(model, given)
+
+
+def _coerce(flag: str, text: str, kind: type) -> Any:
+    try:
+        if kind is int:
+            return int(text)
+        if kind is float:
+            value = float(text)
+            if not math.isfinite(value):
+                raise ValueError
+            return value
+    except ValueError:
+        raise ValueError(f"option {flag} takes a {'whole ' if kind is int else ''}number, got {text!r}") from None
+    return text
+
+
+def _letor_folds(root: Path) -> list[int]:
+    if not root.is_dir():
+        raise FileNotFoundError(2, "no such directory", str(root))
+    numbers = sorted(int(p.name[4:]) for p in root.glob("Fold*") if p.name[4:].isdigit() and p.is_dir())
+    if not numbers:
+        raise FileNotFoundError(2, "has no Fold1, Fold2, ... folders", str(root))
+    return numbers
+
+
+def run_cv(
+    model: str,
+    params: dict[str, Any],
+    metrics: Sequence[str],
+    *,
+    data: Path | None,
+    folds: int,
+    split_seed: int,
+    letor_folds: Path | None,
+    as_json: bool,
+) -> dict[str, Any]:
+    """Cross-validate and print each fold's metrics, then their mean and standard deviation."""
+    from ranklearn.metrics import get_metric
+
+    scorers = [get_metric(m) for m in metrics]
+    estimator = model_class(model)(**params)
+    rows: dict[str, dict[str, float]] = {}
+    if (data is None) == (letor_folds is None):
+        raise ValueError("give --data (with --folds) or --letor-folds")
+    if data is not None:
+        from ranklearn.model_selection import cross_validate
+
+        ds = C.load_data(data)
+        result = cross_validate(estimator, ds.X, ds.y, qid=ds.qid, cv=folds, metrics=metrics, random_state=split_seed)
+        for i in range(folds):
+            rows[f"fold {i + 1}"] = {m.name: float(result[f"test_{m.name}"][i]) for m in scorers}
+    else:
+        from sklearn.base import clone
+
+        from ranklearn.datasets import load_letor_fold
+
+        for n in _letor_folds(letor_folds):
+            train, vali, test = load_letor_fold(letor_folds, n)
+            fitted = clone(estimator).fit(train.X, train.y, qid=train.qid, eval_set=[(vali.X, vali.y, vali.qid)])
+            scores = fitted.predict(test.X)
+            rows[f"Fold{n}"] = {m.name: m.mean(test.y, scores, test.ptr) for m in scorers}
+    values = {m.name: np.array([r[m.name] for r in rows.values()]) for m in scorers}
+    mean = {name: float(v.mean()) for name, v in values.items()}
+    std = {name: float(v.std(ddof=1)) if v.size > 1 else 0.0 for name, v in values.items()}
+    summary = {"folds": rows, "mean": mean, "std": std, "model": model, "params": params}
+    if as_json:
+        C.print_json({"folds": {k: {m: C.json_number(v) for m, v in r.items()} for k, r in rows.items()},
+                      "mean": {m: C.json_number(v) for m, v in mean.items()},
+                      "std": {m: C.json_number(v) for m, v in std.items()},
+                      "model": model, "params": {k: list(v) if isinstance(v, tuple) else v for k, v in params.items()}})  # fmt: skip
+        return summary
+    table = C.results_table(rows, list(values))
+    table.add_section()
+    table.add_row("mean ± std", *(f"{mean[m]:.4f} ± {std[m]:.4f}" for m in values))
+    C.console.print(table)
+    C.console.print(C.conventions_line(scorers))
+    return summary

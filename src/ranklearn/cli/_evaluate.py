@@ -1,0 +1,218 @@
+"""Bodies of ``evaluate --qrels/--run``, ``compare`` and ``predict --format trec``.
+
+Per-query metric values come from either a ranking file with score files (one score per
+row) or TREC qrels with runs; both give ``{system: {metric: per-query values}}`` over the
+same queries, which ``evaluate`` prints and ``compare`` tests.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+from rich import box
+from rich.table import Table
+
+from ranklearn.cli import _common as C
+from ranklearn.exceptions import DataFormatError
+
+if TYPE_CHECKING:
+    from ranklearn.metrics import Metric
+    from ranklearn.stats import Comparison
+
+
+def build_metrics(specs: Sequence[str], conventions: dict[str, object]) -> list[Metric]:
+    """Metrics from specs and the convention options given (None = the preset's or default value)."""
+    from ranklearn.metrics import get_metric
+
+    return [get_metric(spec, **conventions) for spec in specs]  # type: ignore[arg-type]
+
+
+def _names(paths: Sequence[Path]) -> list[str]:
+    """System names for the table: file names, or the paths where names repeat."""
+    names = [p.name for p in paths]
+    return names if len(set(names)) == len(names) else [str(p) for p in paths]
+
+
+def values_from_scores(
+    data: Path, score_files: Sequence[Path], metrics: Sequence[Metric], *, regroup: bool = True
+) -> tuple[list[object], dict[str, dict[str, np.ndarray]]]:
+    """Per-query values of every score file on a ranking file: (query ids as the loader keeps them, system -> metric -> values).
+
+    Score files follow the file's rows; when the loader gathered a reappearing qid, they are
+    put in the same order.
+    """
+    from ranklearn.io.trec import docids_from_comments
+
+    ds, order = C.load_data(data, regroup=regroup, return_order=True)
+    docids = None
+    if any(m.ties == "docid" for m in metrics):
+        docids = docids_from_comments(ds.comments, path=data)
+    out = {}
+    for name, path in zip(_names(score_files), score_files):
+        s = C.read_scores(path, ds.n_samples, data)
+        if order is not None:
+            s = s[order]
+        try:
+            out[name] = {m.name: m.per_query(ds.y, s, ds.ptr, docids=docids) for m in metrics}
+        except ValueError as exc:  # labels the metrics cannot take (negative, too large): name the file
+            raise DataFormatError(f"{exc} (data row numbers count from 0)", path=data) from None
+    return ds.query_ids.tolist(), out
+
+
+def values_from_trec(
+    qrels_path: Path, run_files: Sequence[Path], metrics: Sequence[Metric], *, queries: str
+) -> tuple[list[str], dict[str, dict[str, np.ndarray]]]:
+    """Per-query values of TREC runs against qrels: (query ids, system -> metric -> values)."""
+    from ranklearn.io.trec import align, read_qrels, read_run
+
+    for path in (qrels_path, *run_files):
+        if path.is_dir():
+            raise IsADirectoryError(21, "is a directory, not a file", str(path))
+    qrels = read_qrels(qrels_path)
+    runs = [read_run(p) for p in run_files]
+    query_ids, arrays = align(qrels, runs, queries=queries)
+    out = {}
+    for name, a in zip(_names(run_files), arrays):
+        try:
+            out[name] = {
+                m.name: m.per_query(a.y, a.scores, a.ptr, docids=a.docids, retrieved=a.retrieved) for m in metrics
+            }
+        except ValueError as exc:
+            raise DataFormatError(str(exc), path=qrels_path) from None
+    return query_ids, out
+
+
+def print_evaluation(
+    query_ids: Sequence[object],
+    values: dict[str, dict[str, np.ndarray]],
+    metrics: Sequence[Metric],
+    *,
+    source: str,
+    per_query: bool,
+    as_json: bool,
+) -> None:
+    """The table (or JSON) of ``evaluate``: one row per system, or per query with ``--per-query``.
+
+    With one system the JSON is ``{"<metric>": mean, ...}`` (plus ``"per_query"``); with
+    several it is ``{"<system>": {...}, ...}``.
+    """
+    from ranklearn.metrics import query_mean
+
+    means = {name: {m: query_mean(v) for m, v in by_metric.items()} for name, by_metric in values.items()}
+    names = [m.name for m in metrics]
+    if as_json:
+        objects = {}
+        for system, by_metric in values.items():
+            obj: dict[str, object] = {m: C.json_number(v) for m, v in means[system].items()}
+            if per_query:
+                obj["per_query"] = [
+                    {"qid": q, **{m: C.json_number(v[i]) for m, v in by_metric.items()}}
+                    for i, q in enumerate(query_ids)
+                ]
+            objects[system] = obj
+        C.print_json(next(iter(objects.values())) if len(objects) == 1 else objects)
+        return
+    for system, by_metric in values.items():
+        if per_query:
+            rows = {str(q): {m: v[i] for m, v in by_metric.items()} for i, q in enumerate(query_ids)}
+            if len(values) > 1:
+                C.console.print(f"{system}:")
+            C.console.print(C.results_table(rows, names))
+    first = next(iter(next(iter(values.values())).values()))
+    n_scored = int((~np.isnan(first)).sum())
+    C.console.print(f"{source}: mean over {n_scored} of {len(query_ids)} queries")
+    C.console.print(C.results_table(means, names))
+    C.console.print(C.conventions_line(metrics))
+
+
+def run_compare(
+    query_ids: Sequence[object],
+    values: dict[str, dict[str, np.ndarray]],
+    metrics: Sequence[Metric],
+    *,
+    permutations: int,
+    seed: int,
+    confidence: float,
+    per_query: bool,
+    as_json: bool,
+) -> None:
+    """Test every system against the first one; print a table per metric, or JSON."""
+    from ranklearn.stats import compare
+
+    if len(values) < 2:
+        raise ValueError("compare needs at least two systems (give --scores or --run twice or more)")
+    if permutations < 1:
+        raise ValueError(f"--permutations must be >= 1, got {permutations}")
+    if not 0 < confidence < 1:
+        raise ValueError(f"--confidence must be between 0 and 1, got {confidence}")
+    by_metric = {m.name: {system: values[system][m.name] for system in values} for m in metrics}
+    result = compare(by_metric, n_permutations=permutations, n_resamples=permutations, confidence=confidence, seed=seed)
+    if as_json:
+        out = result.to_dict()
+        out["seed"] = seed
+        out["conventions"] = {m.name: m.conventions for m in metrics}
+        if per_query:
+            out["per_query"] = [
+                {"qid": q, **{m: {s: C.json_number(v[s][i]) for s in v} for m, v in by_metric.items()}}
+                for i, q in enumerate(query_ids)
+            ]
+        C.print_json(_json_safe(out))
+        return
+    for metric in metrics:
+        C.console.print(_compare_table(result, metric.name, len(query_ids)))
+    C.console.print(C.conventions_line(metrics))
+    holm = "; p-values Holm-Bonferroni adjusted over each metric's comparisons" if len(values) > 2 else ""
+    C.console.print(
+        f"two-sided paired tests against {result.baseline}: t = paired t-test, W = Wilcoxon signed-rank, "
+        f"rand = randomization ({permutations:,} sign flips, seed {seed}); CI = percentile bootstrap of the "
+        f"difference; W/T/L = queries won/tied/lost{holm}"
+    )
+
+
+def _compare_table(result: Comparison, metric: str, n_queries: int) -> Table:
+    rows = [r for r in result.results if r.metric == metric]
+    holm = len(rows) > 1
+    level = f"{100 * result.confidence:g}%"
+    # blank rules between columns, no padding: the table fits 80 columns
+    table = Table(title=f"{metric} ({rows[0].n_queries} of {n_queries} queries)", box=box.SIMPLE_HEAD,
+                  padding=0, show_edge=False)  # fmt: skip
+    table.add_column("system", min_width=min(24, max(len(s) for s in result.systems) + 7))
+    for column in ("mean", "diff", f"{level} CI", "p(t)", "p(W)", "p(rand)", "W/T/L"):
+        table.add_column(column, justify="right", no_wrap=True)
+    table.add_row(f"{result.baseline} (base)", f"{result.means[metric][result.baseline]:.4f}", *[""] * 6)
+    for r in rows:
+        p = (r.t_p_holm, r.wilcoxon_p_holm, r.randomization_p_holm) if holm else (r.t_p, r.wilcoxon_p, r.randomization_p)
+        table.add_row(
+            r.system, f"{r.mean:.4f}", f"{r.difference:+.4f}", f"{r.ci_low:+.3f},{r.ci_high:+.3f}",
+            *(_p(v) for v in p), f"{r.wins}/{r.ties}/{r.losses}",
+        )  # fmt: skip
+    return table
+
+
+def _p(value: float) -> str:
+    return "n/a" if math.isnan(value) else ("<0.001" if value < 1e-3 else f"{value:.3f}")
+
+
+def _json_safe(obj: object) -> object:
+    """NaN (no p-value) as null, through nested dicts and lists."""
+    if isinstance(obj, float):
+        return C.json_number(obj)
+    if isinstance(obj, dict):
+        return {k: _json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_json_safe(v) for v in obj]
+    return obj
+
+
+def trec_run_lines(
+    data: Path, comments: object, query_ids: np.ndarray, scores: np.ndarray, tag: str, docid_field: str
+) -> Iterator[str]:
+    """Lines of a TREC run for the rows of a ranking file, document ids from its comments."""
+    from ranklearn.io.trec import docids_from_comments, run_lines
+
+    docids = docids_from_comments(comments, docid_field, path=data)  # type: ignore[arg-type]
+    return run_lines(query_ids, docids, scores, tag)

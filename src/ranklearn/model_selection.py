@@ -1,0 +1,123 @@
+"""Cross-validation with queries kept whole.
+
+:func:`query_folds` splits rows into folds of whole queries (scikit-learn's ``GroupKFold``
+with the query ids as groups, shuffled by a seed); :func:`cross_validate` fits a clone of an
+estimator on every training part and reports each requested metric on the held-out queries,
+as RankLib's ``-kcv`` does.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+from sklearn.base import clone
+from sklearn.model_selection import GroupKFold
+
+from ranklearn.data.groups import check_qid, group_ptr, regroup_order
+
+__all__ = ["cross_validate", "query_folds"]
+
+
+def query_folds(qid: ArrayLike, n_splits: int = 5, *, random_state: int | None = 0) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Row indices ``(train, test)`` of ``n_splits`` folds, every query in exactly one test part.
+
+    Parameters
+    ----------
+    qid : array-like of shape (n_samples,)
+        Per-row query ids.
+    n_splits : int
+        Number of folds (2 to the number of queries).
+    random_state : int or None
+        Seed of the query shuffle; None keeps scikit-learn's size-balanced assignment
+        without shuffling.
+
+    Raises
+    ------
+    ValueError
+        ``n_splits`` below 2 or above the number of queries.
+    """
+    q = check_qid(np.asarray(qid).ravel())
+    n_queries = np.unique(q).size
+    if not isinstance(n_splits, (int, np.integer)) or not 2 <= n_splits <= n_queries:
+        raise ValueError(f"n_splits must be an integer from 2 to the number of queries ({n_queries}), got {n_splits!r}")
+    splitter = GroupKFold(n_splits, shuffle=random_state is not None, random_state=random_state)
+    yield from splitter.split(np.empty((q.size, 1)), groups=q)
+
+
+def _subset(X: Any, y: np.ndarray, q: np.ndarray, rows: np.ndarray) -> tuple[Any, np.ndarray, np.ndarray]:
+    # Stable regrouping: a query's rows stay in input order, so ties="stable" still means input order.
+    rows = rows[regroup_order(q[rows])]
+    return X[rows], y[rows], q[rows]
+
+
+def cross_validate(
+    model: Any,
+    X: ArrayLike,
+    y: ArrayLike,
+    *,
+    qid: ArrayLike,
+    cv: int | Iterable[tuple[ArrayLike, ArrayLike]] = 5,
+    metrics: Sequence[str] = ("ndcg@10",),
+    random_state: int | None = 0,
+    **conventions: Any,
+) -> dict[str, np.ndarray]:
+    """Fit a clone of ``model`` on each training part and score it on the held-out queries.
+
+    Parameters
+    ----------
+    model : estimator
+        A ranklearn estimator (``fit(X, y, qid=...)``, ``predict(X)``); cloned per fold.
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+    qid : array-like of shape (n_samples,)
+        Per-row query ids; a query never spans two parts.
+    cv : int or iterable of (train rows, test rows)
+        Number of query-grouped folds (:func:`query_folds`, seeded by ``random_state``), or
+        the folds themselves.
+    metrics : sequence of str
+        Metric specs, as :func:`ranklearn.metrics.get_metric` takes.
+    random_state : int or None
+        Seed of the fold assignment when ``cv`` is an int.
+    **conventions
+        Metric conventions (``conventions="trec_eval"``, ``empty=``, ...).
+
+    Returns
+    -------
+    dict
+        ``"test_<metric>"``: the metric's mean over each fold's test queries, one value per
+        fold; ``"fit_time"``: seconds per fit; ``"n_test_queries"`` per fold.
+
+    Raises
+    ------
+    ValueError
+        A test part sharing a query with its training part, or the errors of
+        :func:`query_folds` and :func:`ranklearn.metrics.get_metric`.
+    """
+    from ranklearn.metrics import get_metric
+
+    scorers = [get_metric(spec, **conventions) for spec in metrics]
+    y_arr = np.asarray(y, dtype=np.float64).ravel()
+    q = check_qid(np.asarray(qid).ravel())
+    folds = query_folds(q, cv, random_state=random_state) if isinstance(cv, (int, np.integer)) else cv
+    X_rows = X if hasattr(X, "shape") else np.asarray(X)
+    out: dict[str, list[float]] = {f"test_{m.name}": [] for m in scorers}
+    out["fit_time"], out["n_test_queries"] = [], []
+    for number, (train, test) in enumerate(folds, start=1):
+        train, test = np.asarray(train), np.asarray(test)
+        if np.intersect1d(q[train], q[test]).size:
+            raise ValueError(f"fold {number}: a query is in both the training and the test rows")
+        X_tr, y_tr, q_tr = _subset(X_rows, y_arr, q, train)
+        X_te, y_te, q_te = _subset(X_rows, y_arr, q, test)
+        start = time.perf_counter()
+        fitted = clone(model).fit(X_tr, y_tr, qid=q_tr)
+        out["fit_time"].append(time.perf_counter() - start)
+        scores = fitted.predict(X_te)
+        ptr = group_ptr(q_te)
+        for m in scorers:
+            out[f"test_{m.name}"].append(m.mean(y_te, scores, ptr))
+        out["n_test_queries"].append(ptr.size - 1)
+    return {key: np.asarray(values) for key, values in out.items()}

@@ -1,0 +1,88 @@
+"""ranklearn cv: query-grouped folds of one file, LETOR fold folders, model options from train's table."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from ranklearn.cli._cv import parse_model_options
+from ranklearn.cli.main import main
+from ranklearn.data import load_svmlight, save_svmlight
+from ranklearn.datasets import make_ranking, make_ranking_splits
+from ranklearn.metrics import get_metric
+from ranklearn.model_selection import cross_validate
+from ranklearn.models import LambdaMART
+
+
+def run(capsys, *args) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as exit_info:
+        main([str(a) for a in args])
+    out = capsys.readouterr()
+    code = exit_info.value.code
+    return (0 if code is None else code), out.out, out.err
+
+
+def test_parse_model_options_uses_train_names_and_types():
+    assert parse_model_options("lambdamart", ["--trees", "7", "--learning-rate", "0.2", "--seed", "3"]) == {
+        "n_estimators": 7, "learning_rate": 0.2, "random_state": 3}  # fmt: skip
+    with pytest.raises(ValueError, match="unknown option '--bogus'"):
+        parse_model_options("lambdamart", ["--bogus", "1"])
+    with pytest.raises(ValueError, match="--trees takes a whole number"):
+        parse_model_options("lambdamart", ["--trees", "many"])
+    with pytest.raises(ValueError, match="needs a value"):
+        parse_model_options("lambdamart", ["--trees"])
+    with pytest.raises(ValueError, match="--hidden does not apply to lambdamart"):
+        parse_model_options("lambdamart", ["--hidden", "8"])
+
+
+def test_cv_on_one_file_equals_cross_validate(capsys, tmp_path):
+    ds = make_ranking(40, 6, n_informative=4, docs_per_query=(3, 10), random_state=1)
+    path = tmp_path / "all.txt"
+    save_svmlight(ds, path)
+    code, out, err = run(capsys, "cv", "--model", "lambdamart", "--data", path, "--folds", 4, "--metric", "ndcg@5",
+                         "--metric", "map", "--split-seed", 2, "--json", "--trees", 4, "--leaves", 3)  # fmt: skip
+    assert code == 0, err
+    result = json.loads(out)
+    back = load_svmlight(path)
+    model = LambdaMART(n_estimators=4, num_leaves=3)
+    ref = cross_validate(model, back.X, back.y, qid=back.qid, cv=4, metrics=["ndcg@5", "map"], random_state=2)
+    for spec in ("ndcg@5", "map"):
+        assert [result["folds"][f"fold {i}"][spec] for i in range(1, 5)] == list(ref[f"test_{spec}"])
+        assert result["mean"][spec] == pytest.approx(ref[f"test_{spec}"].mean())
+        assert result["std"][spec] == pytest.approx(ref[f"test_{spec}"].std(ddof=1))
+    code, out, _ = run(capsys, "cv", "--model", "lambdamart", "--data", path, "--folds", 4, "--trees", 4)
+    assert code == 0 and "mean ± std" in out and "fold 4" in out
+    code, _, err = run(capsys, "cv", "--model", "lambdamart", "--data", path, "--epochs", 3)
+    assert code == 2 and err.count("\n") == 1 and "--epochs does not apply to lambdamart" in err
+
+
+def test_cv_letor_folds(capsys, tmp_path):
+    for n in (1, 2):
+        folder = tmp_path / f"Fold{n}"
+        folder.mkdir()
+        splits = make_ranking_splits((30, 10, 10), n_features=6, n_informative=4, docs_per_query=(3, 10), random_state=n)
+        for name, ds in zip(("train", "vali", "test"), splits):
+            save_svmlight(ds, folder / f"{name}.txt")
+    code, out, err = run(capsys, "cv", "--model", "lambdamart", "--letor-folds", tmp_path, "--metric", "ndcg@10",
+                         "--json", "--trees", 6, "--early-stopping", 2)  # fmt: skip
+    assert code == 0, err
+    result = json.loads(out)
+    assert list(result["folds"]) == ["Fold1", "Fold2"]
+    train, vali, test = (load_svmlight(tmp_path / "Fold2" / f"{n}.txt") for n in ("train", "vali", "test"))
+    model = LambdaMART(n_estimators=6, early_stopping_rounds=2).fit(
+        train.X, train.y, qid=train.qid, eval_set=[(vali.X, vali.y, vali.qid)]
+    )
+    expected = get_metric("ndcg@10").mean(test.y, model.predict(test.X), test.ptr)
+    assert result["folds"]["Fold2"]["ndcg@10"] == pytest.approx(expected, abs=1e-12)
+    assert result["mean"]["ndcg@10"] == pytest.approx(np.mean([v["ndcg@10"] for v in result["folds"].values()]))
+    code, _, err = run(capsys, "cv", "--model", "lambdamart", "--letor-folds", tmp_path / "Fold1")
+    assert code == 2 and "no Fold1, Fold2" in err
+    code, _, err = run(capsys, "cv", "--model", "lambdamart")
+    assert code == 2 and "--data (with --folds) or --letor-folds" in err
+
+
+def test_help(capsys):
+    code, out, _ = run(capsys, "cv", "--help")
+    assert code == 0 and "--letor-folds" in out and "RankLib" in out

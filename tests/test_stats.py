@@ -1,0 +1,121 @@
+"""Significance tests: scipy's p-values, exact enumeration, Holm by hand, compare's bookkeeping."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from ranklearn.stats import (
+    bootstrap_interval,
+    compare,
+    holm_bonferroni,
+    paired_t_test,
+    randomization_test,
+    wilcoxon_test,
+)
+
+
+def pair(n, seed=0, shift=0.05):
+    rng = np.random.default_rng(seed)
+    b = rng.random(n)
+    return np.clip(b + shift + rng.normal(0, 0.2, n), 0, 1), b
+
+
+def brute_force_p(a, b):
+    d = np.asarray(a) - np.asarray(b)
+    observed = abs(d.sum())
+    flips = [abs((np.array(signs) * d).sum()) >= observed - 1e-12 for signs in itertools.product([1, -1], repeat=d.size)]
+    return sum(flips) / len(flips)
+
+
+def test_t_and_wilcoxon_equal_scipy():
+    a, b = pair(60)
+    assert paired_t_test(a, b) == sps.ttest_rel(a, b).pvalue
+    assert wilcoxon_test(a, b) == sps.wilcoxon(a, b).pvalue
+    # no difference at all: scipy has no p-value (NaN / error); no evidence means p = 1
+    assert paired_t_test(a, a) == 1.0 and wilcoxon_test(a, a) == 1.0
+
+
+@pytest.mark.parametrize("n", [1, 5, 9, 12])
+def test_randomization_is_exact_enumeration_on_small_inputs(n):
+    a, b = pair(n, seed=n, shift=0.1)
+    a[0] = b[0]  # a zero difference, and (n = 12) ties among |differences| below
+    if n == 12:
+        a[1:4] = b[1:4] + 0.25
+    assert randomization_test(a, b) == pytest.approx(brute_force_p(a, b), abs=1e-15)
+
+
+def test_randomization_sampled_is_seeded_and_close_to_exact():
+    a, b = pair(18, seed=3, shift=0.08)  # 2^18 > 10,000: sampled
+    exact = brute_force_p(a, b)
+    p = randomization_test(a, b, n_permutations=10_000, seed=7)
+    assert p == randomization_test(a, b, n_permutations=10_000, seed=7)
+    assert p != randomization_test(a, b, n_permutations=10_000, seed=8)
+    assert abs(p - exact) < 4 * np.sqrt(exact * (1 - exact) / 10_000)
+
+
+def test_bootstrap_interval_agrees_with_scipy_percentile():
+    a, b = pair(300, seed=4)
+    low, high = bootstrap_interval(a, b, confidence=0.9, n_resamples=20_000, seed=1)
+    ref = sps.bootstrap((a - b,), np.mean, confidence_level=0.9, n_resamples=20_000, method="percentile",
+                        random_state=np.random.default_rng(2)).confidence_interval  # fmt: skip
+    width = ref.high - ref.low
+    assert low == pytest.approx(ref.low, abs=0.03 * width) and high == pytest.approx(ref.high, abs=0.03 * width)
+    assert low < (a - b).mean() < high
+    assert bootstrap_interval(a, b, seed=1) == bootstrap_interval(a, b, seed=1)
+
+
+def test_holm_bonferroni_by_hand():
+    # sorted 0.01, 0.03, 0.04 -> 3 x 0.01, max(0.03, 2 x 0.03), max(0.06, 1 x 0.04)
+    assert holm_bonferroni([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+    assert holm_bonferroni([0.6, 0.5]) == pytest.approx([1.0, 1.0])
+
+
+def test_compare_reports_every_test_and_counts():
+    base = np.array([0.5, 0.2, 0.9, 0.4, 0.0, 0.7])
+    better = np.array([0.6, 0.2, 1.0, 0.3, 0.1, 0.9])
+    worse = np.array([0.1, 0.2, 0.5, 0.4, 0.0, 0.3])
+    per_query = {"ndcg@10": {"base": base, "better": better, "worse": worse},
+                 "map": {"base": base, "better": base, "worse": worse}}  # fmt: skip
+    c = compare(per_query, n_resamples=2000)
+    assert c.systems == ["base", "better", "worse"] and c.baseline == "base"
+    got = {(r.metric, r.system): r for r in c.results}
+    r = got["ndcg@10", "better"]
+    assert (r.wins, r.ties, r.losses) == (4, 1, 1)
+    assert r.difference == pytest.approx((better - base).mean())
+    assert r.t_p == paired_t_test(better, base) and r.wilcoxon_p == wilcoxon_test(better, base)
+    assert r.randomization_p == pytest.approx(brute_force_p(better, base))  # 2^6 flips: exact
+    # two comparisons per metric: Holm-adjusted p-values of that metric
+    pair_p = [got["ndcg@10", s].t_p for s in ("better", "worse")]
+    assert [got["ndcg@10", s].t_p_holm for s in ("better", "worse")] == pytest.approx(holm_bonferroni(pair_p))
+    same = got["map", "better"]
+    assert (same.wins, same.ties, same.losses, same.t_p, same.randomization_p) == (0, 6, 0, 1.0, 1.0)
+    assert c.means["map"] == pytest.approx({"base": base.mean(), "better": base.mean(), "worse": worse.mean()})
+    assert set(c.to_dict()) == {"systems", "baseline", "confidence", "permutations", "means", "tests"}
+
+
+def test_compare_two_systems_equals_the_single_tests_and_drops_skipped_queries():
+    a, b = pair(40, seed=5)
+    a_nan = np.append(a, np.nan)
+    b_nan = np.append(b, 0.3)
+    c = compare({"m": {"b": b_nan, "a": a_nan}}, n_permutations=5000, seed=3, n_resamples=1000)
+    (r,) = c.results
+    assert r.n_queries == 40
+    # the skipped query is a zero difference in the flips, which changes no flipped sum
+    assert r.randomization_p == randomization_test(np.append(a, 0.3), np.append(b, 0.3), n_permutations=5000, seed=3)
+    (r2,) = compare({"m": {"b": b, "a": a}}, n_permutations=5000, seed=3, n_resamples=1000).results
+    assert r2.randomization_p == randomization_test(a, b, n_permutations=5000, seed=3)
+    assert r.randomization_p_holm == r.randomization_p  # one comparison: nothing to adjust
+    assert (r.ci_low, r.ci_high) == bootstrap_interval(a, b, n_resamples=1000, seed=3)
+
+
+def test_compare_rejects_bad_input():
+    with pytest.raises(ValueError, match="at least two"):
+        compare({"m": {"a": [1.0]}})
+    with pytest.raises(ValueError, match="baseline 'c'"):
+        compare({"m": {"a": [1.0], "b": [0.0]}}, baseline="c")
+    with pytest.raises(ValueError, match="same length"):
+        paired_t_test([1.0, 2.0], [1.0])
