@@ -64,33 +64,30 @@ def _predict_8(X, lo, nodes, thresholds, value, roots, depth, out):
 
 
 @njit(cache=True)
-def _predict_tail(X, nodes, thresholds, value, roots, depth, out):
-    """The last ``n % 8`` rows, padded to 8 with copies of the last row."""
-    n = X.shape[0]
-    lo = n - n % 8
-    if lo == n:
-        return
-    pad = np.empty((8, X.shape[1]), dtype=X.dtype)
-    for j in range(8):
-        pad[j] = X[min(lo + j, n - 1)]
-    part = np.zeros(8)
-    _predict_8(pad, 0, nodes, thresholds, value, roots, depth, part)
-    for j in range(n - lo):
-        out[lo + j] += part[j]
+def _predict_rows(X, lo, nodes, thresholds, value, roots, depth, out):
+    """Rows ``lo:`` one at a time (fewer than 8: those after the last group of 8)."""
+    for r in range(lo, X.shape[0]):
+        s = 0.0
+        for t in range(roots.shape[0]):
+            node = roots[t]
+            for _ in range(depth[t]):
+                node = _step(X, r, node, nodes, thresholds)
+            s += value[node]
+        out[r] += s
 
 
 @njit(cache=True)
 def _predict_raw_serial(X, nodes, thresholds, value, roots, depth, out):
     for g in range(X.shape[0] // 8):
         _predict_8(X, 8 * g, nodes, thresholds, value, roots, depth, out)
-    _predict_tail(X, nodes, thresholds, value, roots, depth, out)
+    _predict_rows(X, X.shape[0] - X.shape[0] % 8, nodes, thresholds, value, roots, depth, out)
 
 
 @njit(parallel=True, cache=True)
 def _predict_raw(X, nodes, thresholds, value, roots, depth, out):
     for g in prange(X.shape[0] // 8):
         _predict_8(X, 8 * g, nodes, thresholds, value, roots, depth, out)
-    _predict_tail(X, nodes, thresholds, value, roots, depth, out)
+    _predict_rows(X, X.shape[0] - X.shape[0] % 8, nodes, thresholds, value, roots, depth, out)
 
 
 @njit(parallel=True, cache=True)
