@@ -1,4 +1,5 @@
-"""Model formats: ranklearn's own JSON model file and RankLib's LambdaMART text format."""
+"""Model formats: ranklearn's own JSON model file, RankLib's LambdaMART text format (``ranklib``) and
+LightGBM's text model format (``lightgbm``, export only)."""
 
 from __future__ import annotations
 
