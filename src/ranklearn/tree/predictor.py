@@ -21,13 +21,16 @@ _SERIAL_ROWS = 256  # below this, no parallel region (its start costs more than 
 def _step(X, row, node, nodes, thresholds):
     """One branch-free step of a walk: the child of ``node`` that row ``row`` goes to.
 
-    ``nodes[node]`` is (2 * feature + NaN-goes-right, threshold bits, left, right); a leaf is
-    its own two children, so a walk that reached one stays there.
+    ``nodes[node]`` is (2 * feature + mirrored, threshold bits, child 0, child 1); the walk
+    goes to child 1 unless ``x <= threshold`` (NaN: child 1), with ``x`` negated at a mirrored
+    node (see ``TreePredictor._raw_layout``). A leaf is its own two children, so a walk that
+    reached one stays there.
     """
     code = nodes[node, 0]
     x = X[row, code >> 1]
-    go_right = (x > thresholds[node, 1]) | ((x != x) & ((code & 1) == 1))
-    return nodes[node, 2 + np.int64(go_right)]
+    if code & 1:
+        x = -x
+    return nodes[node, 2 + np.int64(not (x <= thresholds[node, 1]))]
 
 
 @njit(cache=True)
@@ -138,11 +141,14 @@ class TreePredictor:
     def _raw_layout(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Arrays of the branch-free walk: (nodes, the same viewed as float32, tree depths).
 
-        ``nodes`` is int32 (n_nodes, 4): 2 * feature + (1 if NaN goes right), the float32
-        threshold's bits, left child, right child; a leaf has feature 0 and itself as both
-        children. The float64 thresholds are rounded down to float32: for a float32 ``x``,
-        ``x <= t`` exactly when ``x <= float32_down(t)``, so comparing in float32 takes the
-        same branches as comparing in double.
+        ``nodes`` is int32 (n_nodes, 4): 2 * feature + mirrored, the float32 threshold's bits,
+        child 0, child 1; a leaf has feature 0 and itself as both children. The float64
+        thresholds are rounded down to float32: for a float32 ``x``, ``x <= t`` exactly when
+        ``x <= float32_down(t)``, so comparing in float32 takes the same branches as comparing
+        in double. A split sending NaN right is stored as is (children left, right: NaN fails
+        ``x <= t`` and goes right); one sending NaN left is mirrored: threshold ``-t_up`` with
+        ``t_up`` the next float32 above ``t``, children right, left. ``-x <= -t_up`` holds for
+        ``x > t`` and fails for ``x <= t`` and for NaN, which then go left.
         """
         if self._raw is None:
             leaf = self.feature < 0
@@ -150,11 +156,14 @@ class TreePredictor:
             thr = self.threshold.astype(np.float32)
             above = thr.astype(np.float64) > self.threshold
             thr[above] = np.nextafter(thr[above], np.float32(-np.inf))
+            flip = self.missing_left & ~leaf
+            with np.errstate(over="ignore"):  # t = the largest float32: t_up = inf is right
+                thr[flip] = -np.nextafter(thr[flip], np.float32(np.inf))
             nodes = np.empty((ids.shape[0], 4), dtype=np.int32)
-            nodes[:, 0] = np.where(leaf, 0, 2 * self.feature + ~self.missing_left)
+            nodes[:, 0] = np.where(leaf, 0, 2 * self.feature + flip)
             nodes[:, 1] = np.where(leaf, np.float32(0), thr).view(np.int32)
-            nodes[:, 2] = np.where(leaf, ids, self.left)
-            nodes[:, 3] = np.where(leaf, ids, self.right)
+            nodes[:, 2] = np.where(leaf, ids, np.where(flip, self.right, self.left))
+            nodes[:, 3] = np.where(leaf, ids, np.where(flip, self.left, self.right))
             # node depths, level by level (children are numbered after their parent)
             depth = np.zeros(ids.shape[0], dtype=np.int64)
             internal = np.flatnonzero(~leaf)
