@@ -34,8 +34,11 @@ def _step(X, row, node, nodes, thresholds):
 
 
 @njit(cache=True)
-def _predict_8(X, lo, nodes, thresholds, value, roots, depth, out):
-    """Add the sum of all trees to ``out[lo:lo+8]`` for the 8 rows ``X[lo:lo+8]``.
+def _predict_8(X, lo, first, nodes, thresholds, value, roots, depth, out):
+    """Add the sum of all trees to ``out[first:lo+8]`` for the rows ``X[first:lo+8]``.
+
+    Always walks the 8 rows ``X[lo:lo+8]``; rows before ``first`` are left alone (the last
+    group overlaps the one before it when the row count is not a multiple of 8).
 
     The 8 walks through a tree go in lockstep for the tree's depth: independent chains of loads
     the CPU overlaps, no branch that depends on the data. Each row's sum runs over the trees in
@@ -61,20 +64,15 @@ def _predict_8(X, lo, nodes, thresholds, value, roots, depth, out):
         a5 += value[n5]
         a6 += value[n6]
         a7 += value[n7]
-    out[lo] += a0
-    out[lo + 1] += a1
-    out[lo + 2] += a2
-    out[lo + 3] += a3
-    out[lo + 4] += a4
-    out[lo + 5] += a5
-    out[lo + 6] += a6
-    out[lo + 7] += a7
+    for j, a in enumerate((a0, a1, a2, a3, a4, a5, a6, a7)):
+        if lo + j >= first:
+            out[lo + j] += a
 
 
 @njit(cache=True)
-def _predict_rows(X, lo, nodes, thresholds, value, roots, depth, out):
-    """Rows ``lo:`` one at a time (fewer than 8: those after the last group of 8)."""
-    for r in range(lo, X.shape[0]):
+def _predict_rows(X, nodes, thresholds, value, roots, depth, out):
+    """Fewer than 8 rows, one at a time."""
+    for r in range(X.shape[0]):
         s = 0.0
         for t in range(roots.shape[0]):
             node = roots[t]
@@ -85,17 +83,27 @@ def _predict_rows(X, lo, nodes, thresholds, value, roots, depth, out):
 
 
 @njit(cache=True)
+def _predict_tail(X, nodes, thresholds, value, roots, depth, out):
+    """The rows after the last full group of 8: the last 8 rows, adding only the new ones."""
+    n = X.shape[0]
+    if n < 8:
+        _predict_rows(X, nodes, thresholds, value, roots, depth, out)
+    elif n % 8:
+        _predict_8(X, n - 8, n - n % 8, nodes, thresholds, value, roots, depth, out)
+
+
+@njit(cache=True)
 def _predict_raw_serial(X, nodes, thresholds, value, roots, depth, out):
     for g in range(X.shape[0] // 8):
-        _predict_8(X, 8 * g, nodes, thresholds, value, roots, depth, out)
-    _predict_rows(X, X.shape[0] - X.shape[0] % 8, nodes, thresholds, value, roots, depth, out)
+        _predict_8(X, 8 * g, 8 * g, nodes, thresholds, value, roots, depth, out)
+    _predict_tail(X, nodes, thresholds, value, roots, depth, out)
 
 
 @njit(parallel=True, cache=True)
 def _predict_raw(X, nodes, thresholds, value, roots, depth, out):
     for g in prange(X.shape[0] // 8):
-        _predict_8(X, 8 * g, nodes, thresholds, value, roots, depth, out)
-    _predict_rows(X, X.shape[0] - X.shape[0] % 8, nodes, thresholds, value, roots, depth, out)
+        _predict_8(X, 8 * g, 8 * g, nodes, thresholds, value, roots, depth, out)
+    _predict_tail(X, nodes, thresholds, value, roots, depth, out)
 
 
 @njit(parallel=True, cache=True)
