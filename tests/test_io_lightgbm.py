@@ -189,3 +189,24 @@ def test_unfitted_model_rejected(tmp_path):
     with pytest.raises(ValueError, match="fitted LambdaMART"):
         export_lightgbm(LambdaMART(), tmp_path / "m.txt")
     assert not (tmp_path / "m.txt").exists()
+
+
+def test_documented_difference_tiny_values_count_as_zero_in_lightgbm():
+    """LightGBM reads |x| <= 1e-35 as 0 (the module docstring's one caveat): with a split at 0,
+    1e-36 goes right in ranklearn and left in LightGBM; 1e-30 goes right in both."""
+    tree = Tree(
+        feature=np.array([0, -1, -1], np.int32),
+        bin_threshold=np.zeros(3, np.int32),
+        threshold=np.zeros(3),
+        missing_left=np.zeros(3, np.bool_),
+        left=np.array([1, -1, -1], np.int32),
+        right=np.array([2, -1, -1], np.int32),
+        value=np.array([0.0, -1.0, 1.0]),
+        gain=np.zeros(3),
+        count=np.zeros(3, np.int64),
+    )
+    model = LambdaMART()
+    model.n_features_in_, model.bin_mapper_, model.trees_ = 1, None, [tree]
+    X = np.array([[1e-36], [0.0], [1e-30]], np.float32)
+    np.testing.assert_array_equal(model.predict(X), [1.0, -1.0, 1.0])
+    np.testing.assert_array_equal(lgb.Booster(model_str=lightgbm_model_string(model)).predict(X), [-1.0, -1.0, 1.0])
