@@ -9,10 +9,10 @@ lleaves, treelite, Vespa) then scores rows as ranklearn does:
   ``~c``. Internal nodes are numbered in ranklearn's node order, so the root is node 0.
 * Every split has missing type NaN (``decision_type`` bit values ``8``, plus ``2`` when NaN
   goes left), the direction ranklearn learned. Zero is an ordinary value.
-* LightGBM sends ``x`` left when ``double(x) <= threshold``. ranklearn compares float32
-  inputs with its thresholds (float32 values seen in the data, held as doubles) in double
-  too, and thresholds are written with 17 significant digits, which parse back to the same
-  double: every input, including one exactly at a threshold, takes the same branch.
+* LightGBM sends ``x`` left when ``double(x) <= threshold``. ranklearn's thresholds (float32
+  values seen in the data, held as doubles) are written with 17 significant digits, which
+  parse back to the same double, and ranklearn's predictor takes the branches of that same
+  double comparison: every input, including one exactly at a threshold, goes the same way.
 * Leaf values already include the learning rate (as in LightGBM's own files, where
   ``shrinkage`` is informational) and are summed in tree order, as ranklearn does.
 
