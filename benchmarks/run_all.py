@@ -24,6 +24,7 @@ SECTIONS = {
     "loading": ("Loading LETOR files against scikit-learn (issue 2)", ["bench_loading.py"]),
     "neural": ("RankNet / LambdaRank: the factorized speed-up and quality (issue 4)", ["bench_neural.py"]),
     "memory": ("Peak memory of LambdaMART training against LightGBM (issue 5)", ["bench_memory.py"]),
+    "predict": ("LambdaMART prediction against LightGBM on the same trees (issue 15)", ["bench_predict.py"]),
 }
 
 

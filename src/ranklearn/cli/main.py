@@ -78,6 +78,8 @@ class Layout(str, Enum):
 
 class ExportFormat(str, Enum):
     ranklib = "ranklib"
+    lightgbm = "lightgbm"
+    onnx = "onnx"
 
 
 #: ``info`` lists the count of each label up to this many distinct labels, then summarizes.
@@ -409,12 +411,31 @@ def export(
     fmt: ExportFormat = typer.Option(..., "--format", help="Target format."),
     out: Path = typer.Option(..., "--out", help="File to write (- = stdout)."),
 ) -> None:
-    """Export a model to another tool's format (RankLib's LambdaMART text format)."""
+    """Export a model to another tool's format.
+
+    ranklib: RankLib's LambdaMART text format (also read by the Elasticsearch and OpenSearch LTR
+    plugins); lightgbm: LightGBM's text model (lightgbm.Booster(model_file=...), lleaves,
+    treelite); onnx: the neural rankers for onnxruntime (needs the onnx extra).
+    """
     from ranklearn.io import load_model
-    from ranklearn.io.ranklib import export_ranklib
 
     C.check_output_path(out, model)
-    export_ranklib(load_model(model), out)
+    estimator = load_model(model)
+    if fmt is ExportFormat.onnx:
+        from ranklearn.io.onnx import export_onnx
+
+        try:
+            export_onnx(estimator, out)
+        except TypeError as exc:  # a tree model: say so in one line
+            raise ValueError(str(exc)) from None
+    elif fmt is ExportFormat.lightgbm:
+        from ranklearn.io.lightgbm import export_lightgbm
+
+        export_lightgbm(estimator, out)
+    else:
+        from ranklearn.io.ranklib import export_ranklib
+
+        export_ranklib(estimator, out)
     C.report(f"wrote {out} ({fmt.value})", out)
 
 

@@ -1,6 +1,6 @@
-"""Model formats: ranklearn's own JSON model file, RankLib's LambdaMART text format, ONNX export of
-the neural rankers (:func:`~ranklearn.io.onnx.export_onnx`), and TREC qrels and run files
-(:mod:`ranklearn.io.trec`)."""
+"""Model formats: ranklearn's own JSON model file, RankLib's LambdaMART text format (``ranklib``),
+LightGBM's text model format (``lightgbm``, export only), ONNX export of the neural rankers
+(``onnx``), and TREC qrels and run files (``trec``)."""
 
 from __future__ import annotations
 

@@ -35,6 +35,7 @@ import numpy as np
 
 from ranklearn._files import write_output
 from ranklearn.exceptions import ModelFormatError
+from ranklearn.io._trees import require_fitted_lambdamart
 
 
 def _fmt32(x: float) -> str:
@@ -50,10 +51,7 @@ def export_ranklib(model, path: str | PathLike[str]) -> None:
     ValueError
         If the model is not a fitted LambdaMART.
     """
-    from ranklearn.models.lambdamart import LambdaMART
-
-    if not isinstance(model, LambdaMART) or not hasattr(model, "trees_"):
-        raise ValueError("export to RankLib needs a fitted LambdaMART model")
+    require_fitted_lambdamart(model, "RankLib")
     if getattr(model, "trained_with_missing_", False) and any(
         np.any(t.missing_left[t.feature >= 0]) for t in model.trees_
     ):

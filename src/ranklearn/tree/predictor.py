@@ -1,4 +1,9 @@
-"""Prediction with an ensemble of trees: raw feature values or binned data, in parallel over rows."""
+"""Prediction with an ensemble of trees: raw feature values or binned data, in parallel over rows.
+
+Raw values go 8 rows at a time through each tree, in lockstep and without data-dependent
+branches (see ``_predict_8``), on one packed 16-byte record per node; the scores are the same,
+bit for bit, as walking one row at a time through the trees in order.
+"""
 
 from __future__ import annotations
 
@@ -9,21 +14,96 @@ from ranklearn.tree.binning import MISSING_BIN
 from ranklearn.tree.tree import Tree
 
 
-@njit(parallel=True, cache=True)
-def _predict_raw(X, feature, threshold, missing_left, left, right, value, roots, out):
-    for i in prange(X.shape[0]):
+_SERIAL_ROWS = 256  # below this, no parallel region (its start costs more than the work)
+
+
+@njit(cache=True)
+def _step(X, row, node, nodes, thresholds):
+    """One branch-free step of a walk: the child of ``node`` that row ``row`` goes to.
+
+    ``nodes[node]`` is (2 * feature + mirrored, threshold bits, child 0, child 1); the walk
+    goes to child 1 unless ``x <= threshold`` (NaN: child 1), with ``x`` negated at a mirrored
+    node (see ``TreePredictor._raw_layout``). A leaf is its own two children, so a walk that
+    reached one stays there.
+    """
+    code = nodes[node, 0]
+    x = X[row, code >> 1]
+    if code & 1:
+        x = -x
+    return nodes[node, 2 + np.int64(not (x <= thresholds[node, 1]))]
+
+
+@njit(cache=True)
+def _predict_8(X, lo, first, nodes, thresholds, value, roots, depth, out):
+    """Add the sum of all trees to ``out[first:lo+8]`` for the rows ``X[first:lo+8]``.
+
+    Always walks the 8 rows ``X[lo:lo+8]``; rows before ``first`` are left alone (the last
+    group overlaps the one before it when the row count is not a multiple of 8).
+
+    The 8 walks through a tree go in lockstep for the tree's depth: independent chains of loads
+    the CPU overlaps, no branch that depends on the data. Each row's sum runs over the trees in
+    order, so the result is the same as one row at a time.
+    """
+    a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = 0.0
+    for t in range(roots.shape[0]):
+        n0 = n1 = n2 = n3 = n4 = n5 = n6 = n7 = roots[t]
+        for _ in range(depth[t]):
+            n0 = _step(X, lo, n0, nodes, thresholds)
+            n1 = _step(X, lo + 1, n1, nodes, thresholds)
+            n2 = _step(X, lo + 2, n2, nodes, thresholds)
+            n3 = _step(X, lo + 3, n3, nodes, thresholds)
+            n4 = _step(X, lo + 4, n4, nodes, thresholds)
+            n5 = _step(X, lo + 5, n5, nodes, thresholds)
+            n6 = _step(X, lo + 6, n6, nodes, thresholds)
+            n7 = _step(X, lo + 7, n7, nodes, thresholds)
+        a0 += value[n0]
+        a1 += value[n1]
+        a2 += value[n2]
+        a3 += value[n3]
+        a4 += value[n4]
+        a5 += value[n5]
+        a6 += value[n6]
+        a7 += value[n7]
+    for j, a in enumerate((a0, a1, a2, a3, a4, a5, a6, a7)):
+        if lo + j >= first:
+            out[lo + j] += a
+
+
+@njit(cache=True)
+def _predict_rows(X, nodes, thresholds, value, roots, depth, out):
+    """Fewer than 8 rows, one at a time."""
+    for r in range(X.shape[0]):
         s = 0.0
         for t in range(roots.shape[0]):
             node = roots[t]
-            while feature[node] >= 0:
-                x = X[i, feature[node]]
-                if np.isnan(x):
-                    go_left = missing_left[node]
-                else:
-                    go_left = x <= threshold[node]
-                node = left[node] if go_left else right[node]
+            for _ in range(depth[t]):
+                node = _step(X, r, node, nodes, thresholds)
             s += value[node]
-        out[i] += s
+        out[r] += s
+
+
+@njit(cache=True)
+def _predict_tail(X, nodes, thresholds, value, roots, depth, out):
+    """The rows after the last full group of 8: the last 8 rows, adding only the new ones."""
+    n = X.shape[0]
+    if n < 8:
+        _predict_rows(X, nodes, thresholds, value, roots, depth, out)
+    elif n % 8:
+        _predict_8(X, n - 8, n - n % 8, nodes, thresholds, value, roots, depth, out)
+
+
+@njit(cache=True)
+def _predict_raw_serial(X, nodes, thresholds, value, roots, depth, out):
+    for g in range(X.shape[0] // 8):
+        _predict_8(X, 8 * g, 8 * g, nodes, thresholds, value, roots, depth, out)
+    _predict_tail(X, nodes, thresholds, value, roots, depth, out)
+
+
+@njit(parallel=True, cache=True)
+def _predict_raw(X, nodes, thresholds, value, roots, depth, out):
+    for g in prange(X.shape[0] // 8):
+        _predict_8(X, 8 * g, 8 * g, nodes, thresholds, value, roots, depth, out)
+    _predict_tail(X, nodes, thresholds, value, roots, depth, out)
 
 
 @njit(parallel=True, cache=True)
@@ -64,14 +144,55 @@ class TreePredictor:
         shift = np.repeat(offsets, sizes) if trees else np.zeros(0, np.int64)
         self.left = np.where(cat("left", np.int64) >= 0, cat("left", np.int64) + shift, -1)
         self.right = np.where(cat("right", np.int64) >= 0, cat("right", np.int64) + shift, -1)
+        self._raw: tuple | None = None  # the layout of raw prediction, built on first use
+
+    def _raw_layout(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Arrays of the branch-free walk: (nodes, the same viewed as float32, tree depths).
+
+        ``nodes`` is int32 (n_nodes, 4): 2 * feature + mirrored, the float32 threshold's bits,
+        child 0, child 1; a leaf has feature 0 and itself as both children. The float64
+        thresholds are rounded down to float32: for a float32 ``x``, ``x <= t`` exactly when
+        ``x <= float32_down(t)``, so comparing in float32 takes the same branches as comparing
+        in double. A split sending NaN right is stored as is (children left, right: NaN fails
+        ``x <= t`` and goes right); one sending NaN left is mirrored: threshold ``-t_up`` with
+        ``t_up`` the next float32 above ``t``, children right, left. ``-x <= -t_up`` holds for
+        ``x > t`` and fails for ``x <= t`` and for NaN, which then go left.
+        """
+        if self._raw is None:
+            leaf = self.feature < 0
+            ids = np.arange(self.feature.shape[0], dtype=np.int32)
+            thr = self.threshold.astype(np.float32)
+            above = thr.astype(np.float64) > self.threshold
+            thr[above] = np.nextafter(thr[above], np.float32(-np.inf))
+            flip = self.missing_left & ~leaf
+            with np.errstate(over="ignore"):  # t = the largest float32: t_up = inf is right
+                thr[flip] = -np.nextafter(thr[flip], np.float32(np.inf))
+            nodes = np.empty((ids.shape[0], 4), dtype=np.int32)
+            nodes[:, 0] = np.where(leaf, 0, 2 * self.feature + flip)
+            nodes[:, 1] = np.where(leaf, np.float32(0), thr).view(np.int32)
+            nodes[:, 2] = np.where(leaf, ids, np.where(flip, self.right, self.left))
+            nodes[:, 3] = np.where(leaf, ids, np.where(flip, self.left, self.right))
+            # node depths, level by level (children are numbered after their parent)
+            depth = np.zeros(ids.shape[0], dtype=np.int64)
+            internal = np.flatnonzero(~leaf)
+            while internal.shape[0]:
+                new = depth.copy()
+                new[self.left[internal]] = depth[internal] + 1
+                new[self.right[internal]] = depth[internal] + 1
+                if np.array_equal(new, depth):
+                    break
+                depth = new
+            tree_depth = np.maximum.reduceat(depth, self.roots) if ids.shape[0] else np.zeros(0, np.int64)
+            self._raw = (nodes, nodes.view(np.float32), tree_depth)
+        return self._raw
 
     def predict(self, X: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """Sum of the trees' outputs for raw float32 rows ``X`` (n, n_features), added to ``out``."""
         X = np.ascontiguousarray(X, dtype=np.float32)
         out = np.zeros(X.shape[0]) if out is None else out
-        _predict_raw(
-            X, self.feature, self.threshold, self.missing_left, self.left, self.right, self.value, self.roots, out
-        )
+        kernel = _predict_raw_serial if X.shape[0] < _SERIAL_ROWS else _predict_raw
+        nodes, thresholds, depth = self._raw_layout()
+        kernel(X, nodes, thresholds, self.value, self.roots, depth, out)
         return out
 
     def predict_binned(self, binned: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:

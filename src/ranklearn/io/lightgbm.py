@@ -1,0 +1,162 @@
+"""Export a fitted LambdaMART to LightGBM's text model format.
+
+The file is what ``lightgbm.Booster.save_model`` writes (format ``version=v4``): a header,
+one ``Tree=i`` block per tree, ``end of trees``, the split-count feature importances and a
+``parameters:`` section. Any reader of LightGBM models (``lightgbm.Booster(model_file=...)``,
+lleaves, treelite, Vespa) then scores rows as ranklearn does:
+
+* LightGBM's internal nodes and leaves are numbered separately; a child ``c < 0`` is leaf
+  ``~c``. Internal nodes are numbered in ranklearn's node order, so the root is node 0.
+* Every split has missing type NaN (``decision_type`` bit values ``8``, plus ``2`` when NaN
+  goes left), the direction ranklearn learned. Zero is an ordinary value.
+* LightGBM sends ``x`` left when ``double(x) <= threshold``. ranklearn's thresholds (float32
+  values seen in the data, held as doubles) are written with 17 significant digits, which
+  parse back to the same double, and ranklearn's predictor takes the branches of that same
+  double comparison: every input, including one exactly at a threshold, goes the same way.
+* Leaf values already include the learning rate (as in LightGBM's own files, where
+  ``shrinkage`` is informational) and are summed in tree order, as ranklearn does.
+
+One difference cannot be written into the file: LightGBM's dense prediction treats values
+with ``|x| <= 1e-35`` as 0, so a row holding such a value where a split's threshold lies
+between it and 0 is scored differently. LightGBM's own training has the same rule.
+"""
+
+from __future__ import annotations
+
+from os import PathLike
+
+import numpy as np
+
+from ranklearn._files import write_output
+from ranklearn.io._trees import require_fitted_lambdamart
+from ranklearn.tree.tree import Tree
+
+_MISSING_NAN = 2 << 2  # LightGBM's MissingType::NaN in bits 2-3 of decision_type
+_DEFAULT_LEFT = 2  # LightGBM's kDefaultLeftMask
+
+
+def _g17(x: float) -> str:
+    """A double as LightGBM writes it (``%.17g``): parses back to the same double."""
+    return f"{float(x):.17g}"
+
+
+def _join(values, fmt=str) -> str:
+    return " ".join(fmt(v) for v in values)
+
+
+def _tree_block(tree: Tree, shrinkage: float) -> str:
+    """One tree as LightGBM's ``Tree::ToString`` lays it out (without the ``Tree=i`` line)."""
+    internal = np.flatnonzero(tree.feature >= 0)
+    leaves = np.flatnonzero(tree.feature < 0)
+    # ranklearn node -> LightGBM child code: internal index, or ~leaf index
+    code = np.empty(tree.feature.shape[0], dtype=np.int64)
+    code[internal] = np.arange(internal.shape[0])
+    code[leaves] = ~np.arange(leaves.shape[0])
+    decision = np.where(tree.missing_left[internal], _MISSING_NAN | _DEFAULT_LEFT, _MISSING_NAN)
+    lines = [
+        f"num_leaves={leaves.shape[0]}",
+        "num_cat=0",
+        f"split_feature={_join(tree.feature[internal])}",
+        f"split_gain={_join(tree.gain[internal], _g17)}",
+        f"threshold={_join(tree.threshold[internal], _g17)}",
+        f"decision_type={_join(decision)}",
+        f"left_child={_join(code[tree.left[internal]])}",
+        f"right_child={_join(code[tree.right[internal]])}",
+        f"leaf_value={_join(tree.value[leaves], _g17)}",
+        f"leaf_count={_join(tree.count[leaves])}",
+        f"internal_count={_join(tree.count[internal])}",
+        "is_linear=0",
+        f"shrinkage={shrinkage:g}",
+    ]
+    return "\n".join(lines) + "\n\n"
+
+
+def _feature_infos(model) -> list[str]:
+    """LightGBM's ``[min:max]`` per feature, from the bin edges (the data's own range is not
+    kept); ``none`` for a feature with a single bin or when the model has no bin mapper."""
+    mapper = getattr(model, "bin_mapper_", None)
+    if mapper is None:
+        return ["none"] * model.n_features_in_
+    infos = []
+    for f in range(model.n_features_in_):
+        n = int(mapper.n_edges_[f])
+        infos.append("none" if n == 0 else f"[{_g17(mapper.edges_[f, 0])}:{_g17(mapper.edges_[f, n - 1])}]")
+    return infos
+
+
+def _parameters(model) -> list[str]:
+    """ranklearn's settings under the names of the LightGBM parameters they correspond to."""
+    params = {
+        "boosting": "gbdt",
+        "objective": "lambdarank",
+        "num_iterations": len(model.trees_),
+        "learning_rate": model.learning_rate,
+        "num_leaves": model.num_leaves,
+        "max_depth": -1 if model.max_depth is None else model.max_depth,
+        "min_data_in_leaf": model.min_samples_leaf,
+        "min_sum_hessian_in_leaf": model.min_sum_hessian,
+        "lambda_l2": model.l2_regularization,
+        "min_gain_to_split": model.min_gain_to_split,
+        "feature_fraction": model.feature_fraction,
+        "max_bin": model.max_bins,
+        "sigmoid": model.sigma,
+    }
+    return [f"[{k}: {v}]" for k, v in params.items()]
+
+
+def lightgbm_model_string(model) -> str:
+    """The text of a fitted :class:`~ranklearn.LambdaMART` in LightGBM's model format.
+
+    Parameters
+    ----------
+    model : LambdaMART
+        A fitted (or loaded) model.
+
+    Returns
+    -------
+    str
+        What ``lightgbm.Booster(model_str=...)`` reads.
+
+    Raises
+    ------
+    ValueError
+        If the model is not a fitted LambdaMART.
+    """
+    require_fitted_lambdamart(model, "LightGBM")
+    n_features = model.n_features_in_
+    names = [f"Column_{f}" for f in range(n_features)]
+    blocks = [f"Tree={i}\n" + _tree_block(t, model.learning_rate) + "\n" for i, t in enumerate(model.trees_)]
+    header = [
+        "tree",
+        "version=v4",
+        "num_class=1",
+        "num_tree_per_iteration=1",
+        "label_index=0",
+        f"max_feature_idx={n_features - 1}",
+        "objective=lambdarank",
+        f"feature_names={' '.join(names)}",
+        f"feature_infos={' '.join(_feature_infos(model))}",
+        # byte sizes of the tree blocks: LightGBM parses the trees in parallel from them
+        f"tree_sizes={_join(len(b.encode()) for b in blocks)}",
+        "",
+        "",
+    ]
+    splits = model.feature_importance("split").astype(np.int64)
+    order = np.argsort(-splits, kind="stable")  # most used first, ties by feature index
+    importances = [f"{names[f]}={splits[f]}" for f in order if splits[f] > 0]
+    footer = ["end of trees", "", "feature_importances:", *importances, "", "parameters:", *_parameters(model)]
+    footer += ["", "end of parameters", "", "pandas_categorical:null", ""]
+    return "\n".join(header) + "".join(blocks) + "\n".join(footer)
+
+
+def export_lightgbm(model, path: str | PathLike[str]) -> None:
+    """Write a fitted :class:`~ranklearn.LambdaMART` as a LightGBM text model (atomically).
+
+    ``lightgbm.Booster(model_file=path).predict(X)`` then equals ``model.predict(X)``.
+
+    Raises
+    ------
+    ValueError
+        If the model is not a fitted LambdaMART.
+    """
+    write_output(path, lightgbm_model_string(model).encode())
