@@ -134,7 +134,7 @@ def quality(args, root) -> None:
         for cls in (RankNet, LambdaRank):
             for seed in seeds:
                 t0 = time.perf_counter()
-                m = cls(random_state=seed).fit(*tr, eval_set=[va], eval_names=["vali"])
+                m = cls(random_state=seed, n_jobs=args.threads).fit(*tr, eval_set=[va], eval_names=["vali"])
                 secs = time.perf_counter() - t0
                 values = ndcg.per_query(te[1], m.predict(te[0]), te_ptr)
                 score = float(values.mean())  # empty="zero": no query is skipped
