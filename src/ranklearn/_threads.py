@@ -19,11 +19,11 @@ from pathlib import Path
 import numba
 
 
-def _cgroup_cpu_limit() -> int | None:
-    """CPUs allowed by a cgroup quota (v2 ``cpu.max``, v1 ``cfs_quota_us``), or None."""
+def cgroup_cpu_limit(root: Path = Path("/sys/fs/cgroup")) -> int | None:
+    """CPUs allowed by a cgroup quota (v2 ``cpu.max``, v1 ``cfs_quota_us``) under ``root``, or None."""
     candidates = (
-        (Path("/sys/fs/cgroup/cpu.max"), None),
-        (Path("/sys/fs/cgroup/cpu/cpu.cfs_quota_us"), Path("/sys/fs/cgroup/cpu/cpu.cfs_period_us")),
+        (root / "cpu.max", None),
+        (root / "cpu" / "cpu.cfs_quota_us", root / "cpu" / "cpu.cfs_period_us"),
     )
     for quota_path, period_path in candidates:
         try:
@@ -50,7 +50,7 @@ def available_cpus() -> int:
         n = len(os.sched_getaffinity(0))
     else:  # macOS, Windows
         n = os.cpu_count() or 1
-    limit = _cgroup_cpu_limit()
+    limit = cgroup_cpu_limit()
     return max(1, min(n, limit) if limit is not None else n)
 
 

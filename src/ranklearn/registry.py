@@ -18,7 +18,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Option", "ModelSpec", "REGISTRY", "register", "unregister", "get_spec", "get_model_class", "model_names"]
+__all__ = [
+    "Option", "ModelSpec", "REGISTRY", "register", "unregister", "get_spec", "get_model_class", "model_names",
+    "markdown_table",
+]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -156,6 +159,17 @@ def get_model_class(name: str) -> type:
     return get_spec(name).load_class()
 
 
+def markdown_table() -> str:
+    """The README's table of rankers (``tools/readme_models.py`` writes it into README.md)."""
+    rows = ["| `--model` | Python class | RankLib `-ranker` | what it is |", "|---|---|---|---|"]
+    for spec in REGISTRY.values():
+        module, _, cls = spec.target.partition(":")
+        ranklib = "" if spec.ranklib is None else str(spec.ranklib)
+        extra = f" (needs `ranklearn[{spec.extra}]`)" if spec.extra else ""
+        rows.append(f"| `{spec.name}` | `{module}.{cls}` | {ranklib} | {spec.summary}{extra} |")
+    return "\n".join(rows)
+
+
 # ------------------------------------------------------------------------------ the rankers
 def _parse_hidden(value: str) -> tuple[int, ...]:
     """``"64,32"`` -> ``(64, 32)``; an empty string gives a linear scorer ``()``."""
@@ -233,7 +247,7 @@ register(
     ModelSpec(
         "lambdarank",
         "ranklearn.models.lambdarank:LambdaRank",
-        "RankNet with each pair's gradient scaled by the |ΔNDCG| of swapping it.",
+        "RankNet with each pair's gradient scaled by the NDCG change of swapping it.",
         _NEURAL_OPTIONS,
         payload_version=3,
         demo=_NEURAL_DEMO,

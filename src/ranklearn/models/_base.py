@@ -14,8 +14,10 @@ def as_dense_features(X: ArrayLike) -> np.ndarray:
     Raises
     ------
     ValueError
-        If ``X`` is not 2-D, or is a sparse matrix whose dense form would be giant and
-        almost all zeros (see :func:`ranklearn.data.dataset.dense_size_problem`).
+        If ``X`` is not 2-D, holds complex numbers, or is a sparse matrix whose dense form
+        would be giant and almost all zeros (see :func:`ranklearn.data.dataset.dense_size_problem`).
+    TypeError
+        If ``X`` holds objects that are not numbers.
     """
     import scipy.sparse as sp
 
@@ -31,12 +33,19 @@ def as_dense_features(X: ArrayLike) -> np.ndarray:
                 "drop the empty columns first"
             )
         X = X.toarray()
+    if np.iscomplexobj(X) or (isinstance(X, np.ndarray) and X.dtype == object and any(isinstance(v, complex) for v in X.flat)):
+        raise ValueError("Complex data not supported: X holds complex numbers; features must be real")
     try:
         X = np.asarray(X, dtype=np.float32)
-    except (TypeError, ValueError) as exc:
+    except TypeError as exc:
+        raise TypeError(f"X must hold numbers: {exc}") from None
+    except ValueError as exc:
         raise ValueError(f"X must hold numbers: {exc}") from None
     if X.ndim != 2:
-        raise ValueError(f"X must be 2-D (n_samples, n_features), got shape {X.shape}")
+        raise ValueError(
+            f"X must be 2-D (n_samples, n_features), got shape {X.shape}; Reshape your data, e.g. "
+            "X.reshape(-1, 1) for a single feature or X.reshape(1, -1) for a single row"
+        )
     return X
 
 
@@ -98,7 +107,7 @@ def check_ranking_data(
     if n == 0:
         raise ValueError("X is empty: need at least one query with documents")
     if X.shape[1] == 0:
-        raise ValueError("X has no features (shape (n_samples, 0)): nothing to rank by")
+        raise ValueError(f"X has no features: 0 feature(s) (shape=({n}, 0)) while a minimum of 1 is required.")
     if y.shape[0] != n or q.shape[0] != n:
         raise ValueError(
             f"X, y and qid lengths differ: X has {n} rows, y has {y.shape[0]}, qid has {q.shape[0]}"

@@ -250,6 +250,8 @@ class BaseRanker(BaseEstimator):
         self
         """
         self.check_params()
+        if y is None:
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None")
         q = resolve_qid(qid, group, _n_rows(X))
         Xc, yc, ptr, order = check_ranking_data(X, y, q, allow_nan=self._allow_nan)
         data = FitData(Xc, yc, ptr, _check_weight(sample_weight, Xc.shape[0], order))
@@ -386,9 +388,7 @@ class BaseRanker(BaseEstimator):
         """
         self._check_fitted()
         Xc = as_dense_features(X)
-        if Xc.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {Xc.shape[1]} features, the model was trained on {self.n_features_in_}")
-        validate_data(self, X, reset=False, skip_check_array=True)
+        validate_data(self, X, reset=False, skip_check_array=True)  # feature count and names
         check_feature_values(Xc, allow_nan=self._allow_nan)
         with thread_limit(self._fit_threads(Xc.shape[0])):
             return self._predict_raw(Xc)
@@ -521,7 +521,7 @@ class BaseRanker(BaseEstimator):
         model.best_score_ = payload.get("best_score")
         model.interrupted_ = bool(payload.get("interrupted", False))
         model._state_from_payload(payload, version, **load_options)
-        model.n_iter_ = int(payload.get("n_iter", model._saved_iterations(payload)))
+        model.n_iter_ = int(payload["n_iter"] if "n_iter" in payload else model._saved_iterations(payload))
         return model
 
     def _saved_iterations(self, payload: dict[str, Any]) -> int:

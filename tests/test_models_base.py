@@ -1,0 +1,201 @@
+"""What every ranker gets from BaseRanker: queries as qid or group, eval sets, early stopping,
+feature names, the model's own metric in score, pure predict, parameter checks, the model file."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+
+from ranklearn.datasets import make_ranking_splits
+from ranklearn.metrics import get_metric
+from ranklearn.models import LambdaMART
+from ranklearn.registry import REGISTRY
+
+TREES = dict(n_estimators=12, num_leaves=4, min_samples_leaf=3, random_state=0)
+NETS = dict(epochs=3, hidden=(4,), n_networks=1, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def splits():
+    return make_ranking_splits(n_queries=(40, 15, 15), n_features=5, n_informative=3, random_state=7)
+
+
+def rankers():
+    """One small instance of every registered ranker that can be imported here."""
+    out = []
+    for name, spec in REGISTRY.items():
+        try:
+            cls = spec.load_class()
+        except ImportError:
+            continue
+        out.append(pytest.param(cls, TREES if name == "lambdamart" else NETS, id=name))
+    return out
+
+
+@pytest.mark.parametrize("cls,params", rankers())
+def test_group_sizes_equal_query_ids(cls, params, splits):
+    tr, va, te = splits
+    a = cls(**params).fit(tr.X, tr.y, qid=tr.qid, eval_set=[(va.X, va.y, va.qid)])
+    b = cls(**params).fit(tr.X, tr.y, group=tr.query_sizes, eval_set=[(va.X, va.y)], eval_group=[va.query_sizes])
+    np.testing.assert_array_equal(a.predict(te.X), b.predict(te.X))
+    assert a.evals_result_ == b.evals_result_
+    assert a.score(te.X, te.y, group=te.query_sizes) == a.score(te.X, te.y, qid=te.qid)
+    with pytest.raises(ValueError, match="group sizes add up to"):
+        cls(**params).fit(tr.X, tr.y, group=tr.query_sizes[:-1])
+    with pytest.raises(ValueError, match="not both"):
+        cls(**params).fit(tr.X, tr.y, qid=tr.qid, group=tr.query_sizes)
+
+
+@pytest.mark.parametrize("cls,params", rankers())
+def test_repeated_eval_names_refused_before_any_work(cls, params, splits, monkeypatch):
+    tr, va, _ = splits
+    monkeypatch.setattr(cls, "_begin_fit", lambda *a: pytest.fail("training started"))
+    with pytest.raises(ValueError, match="repeated: 'v'"):
+        cls(**params).fit(tr.X, tr.y, qid=tr.qid, eval_set=[(va.X, va.y, va.qid)] * 2, eval_names=["v", "v"])
+    # a bad evaluation set is refused before the training data is binned or moved
+    with pytest.raises(ValueError, match="evaluation set 'valid_0' has 4 features"):
+        cls(**params).fit(tr.X, tr.y, qid=tr.qid, eval_set=[(va.X[:, :4], va.y, va.qid)])
+
+
+@pytest.mark.parametrize("cls,params", rankers())
+def test_early_stopping_needs_an_eval_set(cls, params, splits):
+    tr, *_ = splits
+    with pytest.raises(ValueError, match="early_stopping_rounds=3 needs an evaluation set"):
+        cls(**params, early_stopping_rounds=3).fit(tr.X, tr.y, qid=tr.qid)
+    with pytest.raises(ValueError, match="early_stopping_set='valid_0' but no eval_set"):
+        cls(**params).fit(tr.X, tr.y, qid=tr.qid, early_stopping_set="valid_0")
+
+
+def test_early_stopping_watches_the_last_set_by_default(splits):
+    tr, va, te = splits
+    sets = [(tr.X, tr.y, tr.qid), (va.X, va.y, va.qid)]
+    m = LambdaMART(**{**TREES, "n_estimators": 40}, early_stopping_rounds=5).fit(
+        tr.X, tr.y, qid=tr.qid, eval_set=sets, eval_names=["train", "vali"]
+    )
+    vali = m.evals_result_["vali"]["ndcg@10"]
+    assert m.best_iteration_ == int(np.argmax(vali)) + 1 and m.best_score_ == max(vali)
+    assert len(m.trees_) == m.best_iteration_ and m.n_iter_ == min(40, m.best_iteration_ + 5)
+    on_train = LambdaMART(**{**TREES, "n_estimators": 40}, early_stopping_rounds=5).fit(
+        tr.X, tr.y, qid=tr.qid, eval_set=sets, eval_names=["train", "vali"], early_stopping_set="train"
+    )
+    train = on_train.evals_result_["train"]["ndcg@10"]
+    assert on_train.best_iteration_ == int(np.argmax(train)) + 1
+    with pytest.raises(ValueError, match="'test' is not one of the evaluation sets"):
+        LambdaMART(**TREES).fit(tr.X, tr.y, qid=tr.qid, eval_set=sets, early_stopping_set="test")
+
+
+def test_feature_names_from_data_frames(splits, tmp_path):
+    pd = pytest.importorskip("pandas")
+    tr, va, te = splits
+    names = [f"bm25_{i}" for i in range(tr.n_features)]
+    frame = pd.DataFrame(tr.X, columns=names)
+    m = LambdaMART(**TREES).fit(frame, tr.y, qid=tr.qid)
+    assert list(m.feature_names_in_) == names
+    test = pd.DataFrame(te.X, columns=names)
+    with pytest.warns(UserWarning, match="does not have valid feature names"):
+        np.testing.assert_array_equal(m.predict(test), m.predict(te.X))
+    with pytest.raises(ValueError, match="feature names should match"):
+        m.predict(test[names[::-1]])  # reordered columns: scikit-learn's error, not wrong scores
+    with pytest.raises(ValueError, match="feature names|features"):
+        m.predict(test[names[:-1]])
+    assert set(m.feature_importance("gain", by_name=True)) == set(names)
+    m.save(tmp_path / "m.json")
+    assert list(LambdaMART.load(tmp_path / "m.json").feature_names_in_) == names
+
+
+def test_score_uses_the_models_metric_and_conventions(splits):
+    tr, va, te = splits
+    m = LambdaMART(**TREES, metric="err@5").fit(tr.X, tr.y, qid=tr.qid)
+    s = m.predict(te.X)
+    assert m.score(te.X, te.y, qid=te.qid) == get_metric("err@5", max_grade=m.max_grade_).mean(te.y, s, te.ptr)
+    one = get_metric("ndcg@10", empty="one")
+    m1 = LambdaMART(**TREES, metric=one).fit(tr.X, tr.y, qid=tr.qid)
+    assert m1.score(te.X, te.y, qid=te.qid) == one.mean(te.y, m1.predict(te.X), te.ptr)
+    # sample weights weight each query by its documents' mean weight
+    w = np.where(te.qid % 2 == 0, 1.0, 3.0)
+    per_query = one.per_query(te.y, m1.predict(te.X), te.ptr)
+    qw = np.where(te.query_ids % 2 == 0, 1.0, 3.0)
+    assert m1.score(te.X, te.y, w, qid=te.qid) == pytest.approx(np.average(per_query, weights=qw))
+    with pytest.raises(ValueError, match="third positional argument is sample_weight"):
+        m1.score(te.X, te.y, te.qid)
+
+
+@pytest.mark.parametrize("cls,params", rankers())
+def test_predict_never_changes_the_estimator(cls, params, splits):
+    tr, _, te = splits
+    m = cls(**params).fit(tr.X, tr.y, qid=tr.qid)
+    before = {k: (id(v), copy.copy(v) if isinstance(v, (list, dict)) else v) for k, v in vars(m).items()}
+    m.predict(te.X)
+    m.score(te.X, te.y, qid=te.qid)
+    after = {k: (id(v), copy.copy(v) if isinstance(v, (list, dict)) else v) for k, v in vars(m).items()}
+    assert before.keys() == after.keys()
+    assert all(before[k][0] == after[k][0] for k in before)
+
+
+@pytest.mark.parametrize(
+    "params,fragment",
+    [({"sigma": float("inf")}, "'sigma' parameter"), ({"learning_rate": float("inf")}, "'learning_rate' parameter")],
+)
+def test_infinite_parameters_are_refused(params, fragment, splits):
+    tr, *_ = splits
+    with pytest.raises(ValueError, match=fragment):
+        LambdaMART(**{**TREES, **params}).fit(tr.X, tr.y, qid=tr.qid)
+    torch_models = pytest.importorskip("ranklearn.models.ranknet")
+    with pytest.raises(ValueError, match=fragment):
+        torch_models.RankNet(**{**NETS, **params}).fit(tr.X, tr.y, qid=tr.qid)
+
+
+def test_pairwise_ranknet_trains_with_its_defaults(splits):
+    pytest.importorskip("torch")
+    from ranklearn.models import RankNet
+
+    tr, *_ = splits
+    m = RankNet(mode="pairwise", epochs=1, hidden=(4,), random_state=0).fit(tr.X[:200], tr.y[:200], qid=tr.qid[:200])
+    assert m.model_.n_networks == 1
+    with pytest.raises(ValueError, match="trains a single network"):
+        RankNet(mode="pairwise", n_networks=3).fit(tr.X, tr.y, qid=tr.qid)
+
+
+def test_one_name_per_idea_across_families(splits):
+    tr, *_ = splits
+    m = LambdaMART(**TREES, lambda_normalization="none").fit(tr.X, tr.y, qid=tr.qid)
+    assert m.max_grade_ == float(tr.y.max())
+    pytest.importorskip("torch")
+    from ranklearn.models import RankNet
+
+    n = RankNet(**NETS, lambda_normalization="pairs").fit(tr.X, tr.y, qid=tr.qid)
+    assert n.max_grade_ == m.max_grade_
+    assert "lambda_normalization" in LambdaMART().get_params() and "lambda_normalize" not in LambdaMART().get_params()
+
+
+def test_a_ranklib_import_saves_and_loads(splits, tmp_path):
+    from ranklearn.io import load_model
+    from ranklearn.io.ranklib import export_ranklib, import_ranklib
+
+    tr, _, te = splits
+    m = LambdaMART(**TREES).fit(tr.X, tr.y, qid=tr.qid)
+    export_ranklib(m, tmp_path / "m.ranklib")
+    imported = import_ranklib(tmp_path / "m.ranklib", n_features=tr.n_features)
+    imported.save(tmp_path / "imported.json")  # used to fail with AttributeError
+    np.testing.assert_allclose(load_model(tmp_path / "imported.json").predict(te.X), m.predict(te.X), rtol=0, atol=1e-9)
+
+
+def test_old_lambdamart_files_load_with_the_new_names(splits, tmp_path):
+    """A payload of version 1 (lambda_normalize, objective_max_grade, no n_iter) still loads."""
+    from ranklearn.io import load_model
+    from ranklearn.io.model_file import read_model_file, write_model_file
+
+    tr, _, te = splits
+    m = LambdaMART(**TREES).fit(tr.X, tr.y, qid=tr.qid)
+    m.save(tmp_path / "m.json")
+    _, payload = read_model_file(tmp_path / "m.json")
+    params = {k: v for k, v in payload["params"].items() if k not in ("lambda_normalization", "objective")}
+    old = {k: v for k, v in payload.items() if k not in ("n_iter", "max_grade", "payload_version", "objective")}
+    old.update(params={**params, "lambda_normalize": True}, objective_max_grade=payload["max_grade"])
+    write_model_file(tmp_path / "old.json", "lambdamart", old)
+    back = load_model(tmp_path / "old.json")
+    assert back.lambda_normalization == "lightgbm" and back.max_grade_ == m.max_grade_
+    assert back.n_iter_ == len(m.trees_)
+    np.testing.assert_array_equal(back.predict(te.X), m.predict(te.X))

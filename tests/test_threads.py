@@ -1,0 +1,78 @@
+"""The thread policy: n_jobs, CPU affinity, cgroup quotas, and the threads a fit really uses."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numba
+import pytest
+
+from ranklearn._threads import available_cpus, cgroup_cpu_limit, resolve_n_jobs, thread_limit
+
+
+def test_n_jobs_meanings():
+    assert resolve_n_jobs(None) == resolve_n_jobs(-1) == min(available_cpus(), numba.config.NUMBA_NUM_THREADS)
+    assert resolve_n_jobs(1) == 1
+    assert resolve_n_jobs(10_000) == numba.config.NUMBA_NUM_THREADS  # never more than numba's pool
+    for bad in (0, -2, True, 1.5):
+        with pytest.raises(ValueError, match="n_jobs must be"):
+            resolve_n_jobs(bad)
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="needs os.sched_setaffinity (Linux)")
+def test_cpu_affinity_is_honoured():
+    code = "import os; os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}); " \
+           "from ranklearn._threads import available_cpus; print(available_cpus())"  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "1"
+
+
+@pytest.mark.parametrize(
+    "files,expected",
+    [
+        ({"cpu.max": "150000 100000\n"}, 2),  # 1.5 CPUs: two threads
+        ({"cpu.max": "100000 100000\n"}, 1),
+        ({"cpu.max": "max 100000\n"}, None),
+        ({"cpu/cpu.cfs_quota_us": "300000\n", "cpu/cpu.cfs_period_us": "100000\n"}, 3),
+        ({"cpu/cpu.cfs_quota_us": "-1\n", "cpu/cpu.cfs_period_us": "100000\n"}, None),
+        ({}, None),
+    ],
+)
+def test_cgroup_quota(tmp_path, files, expected):
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert cgroup_cpu_limit(tmp_path) == expected
+
+
+def test_thread_limit_sets_numba_and_torch_and_restores_them():
+    torch = pytest.importorskip("torch")
+    numba_before, torch_before = numba.get_num_threads(), torch.get_num_threads()
+    with thread_limit(1):
+        assert numba.get_num_threads() == 1 and torch.get_num_threads() == 1
+    assert numba.get_num_threads() == numba_before and torch.get_num_threads() == torch_before
+
+
+@pytest.mark.parametrize("name", ["lambdamart", "ranknet"])
+def test_a_fit_and_its_metrics_run_on_the_fits_threads(name):
+    """The callback runs where the evaluation metrics just ran: inside the fit's thread limit."""
+    from ranklearn.datasets import make_ranking_splits
+    from ranklearn.registry import get_model_class
+
+    if name == "ranknet":
+        torch = pytest.importorskip("torch")
+        params = dict(epochs=2, hidden=(4,), n_networks=1)
+    else:
+        torch = sys.modules.get("torch")
+        params = dict(n_estimators=2, num_leaves=4)
+    tr, va, _ = make_ranking_splits(n_queries=(20, 5, 5), n_features=4, n_informative=2, random_state=0)
+    seen = []
+
+    def record(iteration, total, results):
+        seen.append((numba.get_num_threads(), torch.get_num_threads() if torch is not None else 1))
+
+    get_model_class(name)(**params, n_jobs=1).fit(tr.X, tr.y, qid=tr.qid, eval_set=[(va.X, va.y, va.qid)], callbacks=[record])
+    assert seen and set(seen) == {(1, 1)}
