@@ -58,3 +58,29 @@ def test_every_registered_ranker_is_checked():
 @parametrize_with_checks(_adapted())
 def test_check_estimator(estimator, check):
     check(estimator)
+
+
+def test_grid_search_and_pipeline_with_query_groups_as_in_the_readme():
+    import sklearn
+    from sklearn.model_selection import GridSearchCV, GroupKFold, cross_validate
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from ranklearn.datasets import make_ranking
+    from ranklearn.models import LambdaMART
+
+    X, y, qid = make_ranking(n_queries=40, n_features=5, n_informative=3, random_state=0, return_X_y=True)
+    small = dict(n_estimators=5, num_leaves=4, min_samples_leaf=2, random_state=0)
+    with sklearn.config_context(enable_metadata_routing=True):
+        est = LambdaMART(**small).set_fit_request(qid=True).set_score_request(qid=True)
+        search = GridSearchCV(est, {"num_leaves": [3, 4]}, cv=GroupKFold(3)).fit(X, y, qid=qid, groups=qid)
+        assert search.best_params_["num_leaves"] in (3, 4)
+        # each fold's score is the model's own metric on whole test queries
+        train, test = next(GroupKFold(3).split(X, y, groups=qid))
+        fold = LambdaMART(**{**small, "num_leaves": 3}).fit(X[train], y[train], qid=qid[train])
+        assert search.cv_results_["split0_test_score"][0] == fold.score(X[test], y[test], qid=qid[test])
+        pipe = make_pipeline(StandardScaler(), LambdaMART(**small).set_fit_request(qid=True).set_score_request(qid=True))
+        scores = cross_validate(pipe, X, y, cv=GroupKFold(3), params={"qid": qid, "groups": qid})["test_score"]
+        assert scores.shape == (3,) and np.all((0 <= scores) & (scores <= 1))
+        search = GridSearchCV(pipe, {"lambdamart__num_leaves": [3, 4]}, cv=GroupKFold(3)).fit(X, y, qid=qid, groups=qid)
+        assert search.best_params_["lambdamart__num_leaves"] in (3, 4)
