@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import os
 import platform
 import subprocess
 import sys
@@ -18,14 +19,21 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 
+# The timed sections run first, while nothing else of this script competes for the cores.
 SECTIONS = {
-    "quality": ("LambdaMART quality: MQ2008 5-fold (issue 3)", ["bench_quality.py"]),
     "speed": ("LambdaMART speed against LightGBM (issue 3)", ["bench_speed.py", "--repeats", "3"]),
-    "loading": ("Loading LETOR files against scikit-learn (issue 2)", ["bench_loading.py"]),
-    "neural": ("RankNet / LambdaRank: the factorized speed-up and quality (issue 4)", ["bench_neural.py"]),
-    "memory": ("Peak memory of LambdaMART training against LightGBM (issue 5)", ["bench_memory.py"]),
     "predict": ("LambdaMART prediction against LightGBM on the same trees (issue 15)", ["bench_predict.py"]),
+    "memory": ("Peak memory of LambdaMART training against LightGBM (issue 5)", ["bench_memory.py"]),
+    "loading": ("Loading LETOR files against scikit-learn (issue 2)", ["bench_loading.py"]),
+    "quality": ("LambdaMART quality: MQ2008 5-fold (issue 3)", ["bench_quality.py"]),
+    "neural": ("RankNet / LambdaRank: the factorized speed-up and quality (issue 4)", ["bench_neural.py"]),
 }
+#: hand-written records that RESULTS.md carries after the generated sections
+NOTES = ["neural_defaults.md"]
+
+
+def _load(values: tuple[float, float, float]) -> str:
+    return ", ".join(f"{v:.2f}" for v in values)
 
 
 def versions() -> str:
@@ -51,20 +59,25 @@ def main() -> None:
         "# Benchmark results",
         "",
         f"Generated {datetime.date.today().isoformat()} by `.venv/bin/python benchmarks/run_all.py` on "
-        f"{platform.machine()} with {__import__('os').cpu_count()} cores (shared, noisy: read ratios, not seconds).",
+        f"{platform.machine()} with {os.cpu_count()} cores (shared, noisy: read ratios, not seconds).",
         f"Versions: {versions()}.",
         "",
     ]
     for key in chosen:
         title, cmd = SECTIONS[key]
         print(f"== {key}: {' '.join(cmd)}", flush=True)
+        load_before = os.getloadavg()
         proc = subprocess.run([sys.executable, *cmd], cwd=HERE, capture_output=True, text=True)
+        load_after = os.getloadavg()
         sys.stdout.write(proc.stdout)
         parts += [f"## {title}", "", f"Command: `cd benchmarks && ../.venv/bin/python {' '.join(cmd)}`", ""]
+        parts += [f"Load average (1, 5, 15 min) before: {_load(load_before)}; after: {_load(load_after)}.", ""]
         if proc.returncode != 0:
             parts += [f"**Failed** (exit {proc.returncode}):", "", "```", proc.stderr.strip()[-2000:], "```", ""]
         else:
             parts += [line for line in proc.stdout.splitlines() if not line.startswith("fold ")] + [""]
+    for note in NOTES:
+        parts += [(HERE / note).read_text().rstrip(), ""]
     Path(args.out).write_text("\n".join(parts) + "\n")
     print(f"wrote {args.out}")
 
