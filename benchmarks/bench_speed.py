@@ -2,8 +2,9 @@
 
 Synthetic 200,000 documents x 136 features (1,600 queries x 125 documents, from
 ranklearn.datasets.make_ranking), 50 trees, 31 leaves, 255 bins, 2 threads. Both libraries
-are warmed up first (numba compilation for ranklearn); each timing is the best of
-``--repeats`` runs. Ratios are ranklearn / LightGBM: below 1 means ranklearn is faster.
+are warmed up first (numba compilation for ranklearn); the two libraries run interleaved,
+``--repeats`` times, and each timing is the median, with the load average (1 minute) over
+those runs beside it. Ratios are ranklearn / LightGBM: below 1 means ranklearn is faster.
 The machines are shared and noisy, so read the ratios, not the seconds.
 
     .venv/bin/python benchmarks/bench_speed.py [--repeats 3] [--threads 2]
@@ -25,13 +26,18 @@ from _common import group_sizes
 TREES, LEAVES, BINS, LR, MIN_LEAF = 50, 31, 255, 0.1, 20
 
 
-def best_of(repeats: int, fn) -> tuple[float, object]:
-    best, out = np.inf, None
+def interleaved(repeats: int, fns: dict) -> tuple[dict, dict, list[float]]:
+    """Run every function once per round, ``repeats`` rounds: median seconds, last result, 1-min loads."""
+    times: dict = {name: [] for name in fns}
+    out: dict = {}
+    loads = []
     for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            out[name] = fn()
+            times[name].append(time.perf_counter() - t0)
+            loads.append(os.getloadavg()[0])
+    return {name: float(np.median(t)) for name, t in times.items()}, out, loads
 
 
 def lgb_params(threads: int) -> dict:
@@ -113,21 +119,23 @@ def main() -> None:
     lgb.train(lgb_params(args.threads), lgb.Dataset(X[small], y[small], group=groups[:20]), 2)
 
     rows = []
-    t_ob, _ = best_of(args.repeats, ours_bin)
-    t_lb, _ = best_of(args.repeats, lgb_dataset)
-    rows.append(("binning (fit bins + bin the data)", t_ob, t_lb))
-    t_of, model = best_of(args.repeats, ours_fit)
-    t_lf, booster = best_of(args.repeats, lgb_fit)
-    rows.append((f"training {TREES} trees, binning included", t_of, t_lf))
-    rows.append((f"training {TREES} trees, binning excluded", t_of - t_ob, t_lf - t_lb))
-    t_op, _ = best_of(args.repeats, lambda: model.predict(X))
-    t_lp, _ = best_of(args.repeats, lambda: booster.predict(X, num_threads=args.threads))
-    rows.append((f"prediction ({X.shape[0]:,} rows)", t_op, t_lp))
+    t, _, loads = interleaved(args.repeats, {"ours": ours_bin, "lgb": lgb_dataset})
+    rows.append(("binning (fit bins + bin the data)", t["ours"], t["lgb"], loads))
+    t_bin = t
+    t, fitted, loads = interleaved(args.repeats, {"ours": ours_fit, "lgb": lgb_fit})
+    rows.append((f"training {TREES} trees, binning included", t["ours"], t["lgb"], loads))
+    rows.append((f"training {TREES} trees, binning excluded", t["ours"] - t_bin["ours"], t["lgb"] - t_bin["lgb"], loads))
+    model, booster = fitted["ours"], fitted["lgb"]
+    t, _, loads = interleaved(
+        args.repeats, {"ours": lambda: model.predict(X), "lgb": lambda: booster.predict(X, num_threads=args.threads)}
+    )
+    rows.append((f"prediction ({X.shape[0]:,} rows)", t["ours"], t["lgb"], loads))
 
-    print("\n| step | ranklearn (s) | LightGBM (s) | ratio ranklearn/LightGBM |")
-    print("|---|---|---|---|")
-    for name, a, b in rows:
-        print(f"| {name} | {a:.3f} | {b:.3f} | **{a / b:.2f}x** |")
+    print(f"\nMedian of {args.repeats} interleaved runs; load = 1-minute load average over those runs (min-max).\n")
+    print("| step | ranklearn (s) | LightGBM (s) | ratio ranklearn/LightGBM | load |")
+    print("|---|---|---|---|---|")
+    for name, a, b, load in rows:
+        print(f"| {name} | {a:.3f} | {b:.3f} | **{a / b:.2f}x** | {min(load):.2f}-{max(load):.2f} |")
     if not args.no_cold_start:
         cold, warm = cold_start_seconds()
         print(f"\nCold start (fresh process, tiny fit + predict): {cold:.1f} s with an empty numba cache, "
