@@ -658,6 +658,7 @@ def test_reappearing_qids_are_merged_with_a_warning(capsys, tmp_path, small_file
     assert [float(v) for v in (tmp_path / "p.txt").read_text().split()] == load_model(model_file).predict(X).tolist()
 
 
+# --- bad input: one line on stderr, exit status 2 (issue 5) ---------------------------------------
 @pytest.mark.parametrize(
     "name,fragments",
     [

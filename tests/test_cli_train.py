@@ -91,7 +91,7 @@ def test_cli_train_lambdamart_accepts_nan_and_degenerate_data(capsys, files, tmp
         assert code == 0, (name, err)
 
 
-# ================================================================== Ctrl-C during training
+# --- Ctrl-C during training --------------------------------------------------------------------
 def _interrupt_training(tmp_path: Path, data: Path, model: str, options: list[str]) -> tuple[int, str, Path]:
     """Run ``ranklearn train`` with stderr on a pseudo-terminal (so the progress bar draws as
     for a user), send SIGINT once it shows the first finished iteration, and return

@@ -558,6 +558,7 @@ def test_mq2008_save_keeps_line_look(shared_data, tmp_path):
     assert written.split()[2:4] == ["1:1", "5:1"]  # was 1:1.000000 ... 5:1.000000
 
 
+# ------------------------------------------------------- odd labels, huge ids, file errors
 def test_loader_accepts_any_finite_label(tmp_path):
     path = tmp_path / "neg.txt"
     path.write_text("-2.5 qid:1 1:1\n0 qid:1 1:2\n1e-3 qid:2 1:1\n")

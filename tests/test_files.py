@@ -139,6 +139,7 @@ def test_same_file_sees_through_links_and_spellings(tmp_path):
     assert not same_file(real, tmp_path / "missing")
 
 
+# --- model files written through a crash or an interrupt ---------------------------------------
 @pytest.mark.parametrize("where", ["write", "fsync", "replace"])
 def test_crash_during_write_keeps_the_previous_file(model_path, tmp_path, monkeypatch, where):
     target = tmp_path / "model.json"

@@ -373,6 +373,7 @@ def test_large_inputs_use_threads_and_agree_with_small_calls():
     assert numba.get_num_threads() == before  # the thread setting is restored
 
 
+# --- bad input and edge values -------------------------------------------------------------
 @pytest.mark.parametrize(
     "y,scores,ptr,fragment",
     [

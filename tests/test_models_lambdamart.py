@@ -286,6 +286,7 @@ def test_predict_refuses_giant_sparse_input(fitted):
         fitted.predict(giant)
 
 
+# ------------------------------------------------------------ NaN, parameters, a huge query
 def test_lambdamart_nan_means_missing():
     X, y, qid = small_data()
     X[::3, 0] = np.nan
