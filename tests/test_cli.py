@@ -13,27 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ranklearn.cli.main import main
 from test_metrics import DATA, MQ_TEST, _mq2008_labels_and_groups, brute_ndcg
+from _helpers import RANKLEARN, assert_one_line_error, run
 
 COMMANDS = ["info", "evaluate", "convert", "train", "predict", "export", "demo"]
-
-
-def run(capsys, *args: str) -> tuple[int, str, str]:
-    """Run ``ranklearn ARGS``; return (exit status, stdout, stderr)."""
-    with pytest.raises(SystemExit) as exit_info:
-        main([str(a) for a in args])
-    out = capsys.readouterr()
-    code = exit_info.value.code
-    return (0 if code is None else code), out.out, out.err
-
-
-def assert_one_line_error(code: int, err: str, *fragments: str) -> None:
-    assert code == 2
-    assert err.startswith("ranklearn: error: ") and err.count("\n") == 1, err
-    assert "Traceback" not in err
-    for fragment in fragments:
-        assert fragment in err, (fragment, err)
 
 
 def write_scores(path: Path, scores) -> Path:
@@ -673,3 +656,98 @@ def test_reappearing_qids_are_merged_with_a_warning(capsys, tmp_path, small_file
     X = np.zeros((5, 6), dtype=np.float32)
     X[:, 0] = [0.9, 0.1, 0.2, 0.8, 0.3]
     assert [float(v) for v in (tmp_path / "p.txt").read_text().split()] == load_model(model_file).predict(X).tolist()
+
+
+# --- bad input: one line on stderr, exit status 2 (issue 5) ---------------------------------------
+@pytest.mark.parametrize(
+    "name,fragments",
+    [
+        ("inf_feature", ["inf_feature.txt:2:", "infinite feature value"]),
+        ("inf_label", ["inf_label.txt:2:", "label is not finite"]),
+        ("nan_label", ["nan_label.txt:2:", "label is not finite"]),
+        ("text_label", ["text_label.txt:2:", "bad label"]),
+        ("empty", ["empty.txt", "no data lines"]),
+        ("comments_only", ["comments_only.txt", "no data lines"]),
+        ("binary", ["binary.txt:1:"]),
+        ("missing", ["missing.txt", "No such file"]),
+        ("dir", ["a_directory", "directory"]),
+    ],
+)
+def test_cli_info_bad_files(capsys, files, name, fragments):
+    assert_one_line_error(*run(capsys, "info", files[name])[::2], *fragments)
+
+
+@pytest.mark.parametrize("name", ["nan_feature", "negative_label", "one_doc_queries", "no_relevant", "huge_qid", "huge_fid", "reappearing"])
+def test_cli_info_accepts_odd_but_valid_files(capsys, files, name):
+    code, out, err = run(capsys, "info", files[name])
+    assert code == 0, err
+    if name == "huge_fid":
+        assert "1,000,000,000" in out  # read sparse: no giant matrix
+
+
+def test_cli_info_unreadable_file(capsys, files, monkeypatch):
+    import ranklearn.data.svmlight as svmlight_module
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(args[0]))
+
+    monkeypatch.setattr(svmlight_module, "open", refuse, raising=False)
+    assert_one_line_error(*run(capsys, "info", files["ok"])[::2], "ok.txt", "Permission denied")
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root reads files whatever their mode")
+def test_cli_info_unreadable_file_for_real(capsys, tmp_path):
+    path = tmp_path / "secret.txt"
+    path.write_text("1 qid:1 1:1\n")
+    path.chmod(0)
+    assert_one_line_error(*run(capsys, "info", path)[::2], "secret.txt", "Permission denied")
+
+
+@pytest.mark.parametrize(
+    "model,data,out,fragments",
+    [
+        ("model", "three_features", "out", ["three_features.txt:1:", "feature 3 is beyond", "trained on 2"]),
+        ("model", "inf_feature", "out", ["inf_feature.txt:2:"]),
+        ("model", "missing", "out", ["missing.txt"]),
+        ("model", "ok", "dir", ["a_directory", "directory"]),
+        ("model", "ok", "nowhere", ["no such directory"]),
+        ("ok", "ok", "out", ["ok.txt", "not a ranklearn model file"]),
+        ("binary", "ok", "out", ["binary.txt", "not a ranklearn model file"]),
+        ("missing", "ok", "out", ["missing.txt", "No such file"]),
+        ("dir", "ok", "out", ["a_directory", "directory"]),
+    ],
+)
+def test_cli_predict_errors(capsys, files, tmp_path, model, data, out, fragments):
+    target = {"out": tmp_path / "s.txt", "dir": files["dir"], "nowhere": tmp_path / "no" / "s.txt"}[out]
+    code, _, err = run(capsys, "predict", "--model", files[model], "--data", files[data], "--out", target)
+    assert_one_line_error(code, err, *fragments)
+    assert not (tmp_path / "s.txt").exists()
+
+
+def test_cli_export_to_a_directory(capsys, files):
+    code, _, err = run(capsys, "export", "--model", files["model"], "--format", "ranklib", "--out", files["dir"])
+    assert_one_line_error(code, err, "a_directory", "directory")
+
+
+def test_cli_out_of_memory_is_one_line(capsys, files, monkeypatch):
+    import ranklearn.cli._common as common
+
+    def boom(*args, **kwargs):
+        raise MemoryError("Unable to allocate 373. GiB for an array with shape (100, 1000000000)")
+
+    monkeypatch.setattr(common, "load_data", boom)
+    assert_one_line_error(*run(capsys, "info", files["ok"])[::2], "out of memory", "373. GiB")
+
+
+def test_console_script_never_prints_a_traceback(files):
+    """The real entry point, in a subprocess: a few representative failures."""
+    cases = [
+        ["info", files["huge_fid"].parent / "nope.txt"],
+        ["train", "--train", files["huge_fid"], "--model", "lambdamart", "--trees", "1"],
+        ["evaluate", "--data", files["negative_label"], "--scores", files["scores2"]],
+    ]
+    for args in cases:
+        proc = subprocess.run([RANKLEARN, *map(str, args)], capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("ranklearn: error: "), proc.stderr
+        assert "Traceback" not in proc.stderr

@@ -8,20 +8,12 @@ import numpy as np
 import pytest
 
 from ranklearn.cli._cv import parse_model_options
-from ranklearn.cli.main import main
 from ranklearn.data import load_svmlight, save_svmlight
 from ranklearn.datasets import make_ranking, make_ranking_splits
 from ranklearn.metrics import get_metric
 from ranklearn.model_selection import cross_validate
 from ranklearn.models import LambdaMART
-
-
-def run(capsys, *args) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exit_info:
-        main([str(a) for a in args])
-    out = capsys.readouterr()
-    code = exit_info.value.code
-    return (0 if code is None else code), out.out, out.err
+from _helpers import run
 
 
 def test_parse_model_options_uses_train_names_and_types():

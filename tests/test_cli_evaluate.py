@@ -7,25 +7,11 @@ import json
 import numpy as np
 import pytest
 
-from ranklearn.cli.main import main
 from ranklearn.data import load_svmlight
 from ranklearn.io.trec import docids_from_comments, read_run, run_lines
 from ranklearn.metrics import get_metric
 from ranklearn.stats import compare as stats_compare
-
-
-def run(capsys, *args) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exit_info:
-        main([str(a) for a in args])
-    out = capsys.readouterr()
-    code = exit_info.value.code
-    return (0 if code is None else code), out.out, out.err
-
-
-def assert_one_line_error(code, err, *fragments):
-    assert code == 2 and err.startswith("ranklearn: error: ") and err.count("\n") == 1, err
-    for fragment in fragments:
-        assert fragment in err, (fragment, err)
+from _helpers import assert_one_line_error, run
 
 
 @pytest.fixture(scope="module")
@@ -177,3 +163,24 @@ def test_evaluate_several_score_files_and_presets(capsys, tmp_path, mq):
 def test_help(capsys, command):
     code, out, _ = run(capsys, command, "--help")
     assert code == 0 and "Usage" in out
+
+
+@pytest.mark.parametrize(
+    "data,scores,options,fragments",
+    [
+        ("negative_label", "scores2", [], ["negative_label.txt", ">= 0", "row 0"]),
+        ("ok", "scores6", ["--metric", "foo"], ["unknown metric 'foo'"]),
+        ("ok", "scores6", ["--metric", "ndcg@0"], ["ndcg@0", ">= 1"]),
+        ("ok", "scores6", ["--metric", "ndcg@-3"], ["ndcg@-3"]),
+        ("ok", "scores2", [], ["scores2.txt", "2 scores for 6 rows"]),
+        ("ok", "scores_bad", [], ["scores_bad.txt:2:", "finite number"]),
+        ("ok", "dir", [], ["a_directory", "directory"]),
+        ("ok", "missing", [], ["missing.txt", "No such file"]),
+        ("dir", "scores6", [], ["a_directory", "directory"]),
+        ("reappearing", "scores6", ["--no-regroup"], ["reappearing.txt:3:", "reappears", "leave out --no-regroup"]),
+        ("empty", "scores6", [], ["empty.txt", "no data lines"]),
+    ],
+)
+def test_cli_evaluate_errors(capsys, files, data, scores, options, fragments):
+    code, _, err = run(capsys, "evaluate", "--data", files[data], "--scores", files[scores], *options)
+    assert_one_line_error(code, err, *fragments)

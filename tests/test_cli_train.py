@@ -1,16 +1,198 @@
-"""``ranklearn train`` built from the registry: objectives, losses, exports, Ctrl-C on any ranker."""
+"""ranklearn train: bad options and inputs refused before training; Ctrl-C keeps the best model."""
 
 from __future__ import annotations
 
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
 import numpy as np
 import pytest
-from test_cli import run, small_files  # noqa: F401  (fixture)
 
-from ranklearn.data import load_svmlight
+from ranklearn.data import load_svmlight, save_svmlight
 from ranklearn.io import load_model
+from ranklearn.models import LambdaMART
+from _helpers import NEURAL, RANKLEARN, assert_one_line_error, needs_torch, run
+from test_cli import small_files  # noqa: F401  (fixture)
 
 
-def test_objective_option_trains_the_chosen_objective(capsys, tmp_path, small_files):  # noqa: F811
+@pytest.mark.parametrize(
+    "model,options,fragments",
+    [
+        ("lambdamart", ["--trees", "0"], ["--trees must be", "got 0"]),
+        ("lambdamart", ["--trees", "-1"], ["--trees must be"]),
+        ("lambdamart", ["--leaves", "1"], ["--leaves must be"]),
+        ("lambdamart", ["--learning-rate", "nan"], ["--learning-rate must be"]),
+        ("lambdamart", ["--metric", "bogus"], ["unknown metric"]),
+        ("lambdamart", ["--metric", "ndcg@0"], [">= 1"]),
+        ("lambdamart", ["--max-bins", "1000"], ["--max-bins must be"]),
+        ("lambdamart", ["--threads", "0"], ["--threads must be"]),
+        ("lambdamart", ["--early-stopping", "5"], ["--validate"]),
+        ("lambdamart", ["--epochs", "3"], ["--epochs does not apply"]),
+        ("ranknet", ["--epochs", "0"], ["epochs", "got 0"]),
+        ("ranknet", ["--hidden", "0"], ["--hidden"]),
+        ("ranknet", ["--dropout", "2"], ["dropout"]),
+        ("ranknet", ["--trees", "3"], ["--trees does not apply"]),
+    ],
+)
+def test_cli_train_bad_options(capsys, files, tmp_path, model, options, fragments):
+    if model != "lambdamart" and not NEURAL:
+        pytest.skip("torch not installed")
+    save = tmp_path / "m.json"
+    code, _, err = run(capsys, "train", "--train", files["ok"], "--model", model, "--save", save, *options)
+    assert_one_line_error(code, err, *fragments)
+    assert not save.exists()
+
+
+@pytest.mark.parametrize(
+    "train,extra,fragments",
+    [
+        ("inf_feature", [], ["inf_feature.txt:2:"]),
+        ("empty", [], ["empty.txt"]),
+        ("missing", [], ["missing.txt"]),
+        ("dir", [], ["a_directory"]),
+        ("huge_fid", [], ["huge_fid.txt:1:", "feature id 1,000,000,000"]),
+        ("ok", ["--validate", "three_features"], ["3 features", "2"]),
+        ("ok", ["--validate", "negative_label"], ["negative_label.txt", ">= 0"]),
+        ("negative_label", [], ["negative_label.txt", ">= 0", "row 0"]),
+        ("ok", ["--save-dir"], ["a_directory", "directory"]),
+        ("ok", ["--save-nowhere"], ["no such directory"]),
+    ],
+)
+def test_cli_train_bad_inputs(capsys, files, tmp_path, monkeypatch, train, extra, fragments):
+    # bad input must be refused before any tree is grown
+    monkeypatch.setattr(LambdaMART, "_begin_fit", lambda *a, **k: pytest.fail("training started on bad input"))
+    args = ["train", "--train", files[train], "--model", "lambdamart", "--trees", "2"]
+    if extra[:1] == ["--validate"]:
+        args += ["--validate", files[extra[1]]]
+    if extra == ["--save-dir"]:
+        args += ["--save", files["dir"]]
+    elif extra == ["--save-nowhere"]:
+        args += ["--save", tmp_path / "no" / "such" / "m.json"]
+    else:
+        args += ["--save", tmp_path / "m.json"]
+    code, _, err = run(capsys, *args)
+    assert_one_line_error(code, err, *fragments)  # one line: also no progress bar
+    assert not any(p.name.endswith(".tmp") for p in files["root"].iterdir())
+
+
+@needs_torch
+def test_cli_train_neural_rejects_nan(capsys, files, tmp_path):
+    code, _, err = run(capsys, "train", "--train", files["nan_feature"], "--model", "ranknet", "--epochs", "1")
+    assert_one_line_error(code, err, "NaN", "LambdaMART")
+
+
+def test_cli_train_lambdamart_accepts_nan_and_degenerate_data(capsys, files, tmp_path):
+    for name in ("nan_feature", "one_doc_queries", "no_relevant", "huge_qid"):
+        code, _, err = run(capsys, "train", "--train", files[name], "--model", "lambdamart", "--trees", "2",
+                           "--save", tmp_path / f"{name}.json")  # fmt: skip
+        assert code == 0, (name, err)
+
+
+# --- Ctrl-C during training --------------------------------------------------------------------
+def _interrupt_training(tmp_path: Path, data: Path, model: str, options: list[str]) -> tuple[int, str, Path]:
+    """Run ``ranklearn train`` with stderr on a pseudo-terminal (so the progress bar draws as
+    for a user), send SIGINT once it shows the first finished iteration, and return
+    (exit status, everything printed on stderr, the --save path)."""
+    import pty
+    import select
+
+    save = tmp_path / f"{model}.json"
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [RANKLEARN, "train", "--train", data, "--model", model, "--save", save, *options],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave, env={**os.environ, "COLUMNS": "200"},
+        # A runner started in the background may ignore SIGINT, and children inherit that
+        # (Python then installs no KeyboardInterrupt handler): give the child the default.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
+    os.close(slave)
+    seen = b""
+    deadline = time.monotonic() + 120
+    try:
+        while time.monotonic() < deadline and proc.poll() is None:
+            ready, _, _ = select.select([master], [], [], 0.1)
+            if ready:
+                seen += os.read(master, 65536)
+            if re.search(rb"\b[1-9]\d*/\d+", seen):  # "1/2000": a first iteration is done
+                break
+        assert proc.poll() is None, f"training ended before the interrupt: {seen[-500:]!r}"
+        proc.send_signal(signal.SIGINT)
+        # Keep draining the terminal while the child shuts down: a full pty buffer would
+        # block its last writes (progress bar, message) and deadlock the test.
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.2)
+            if ready:
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:  # EIO: the other side is closed
+                    chunk = b""
+                seen += chunk
+                if chunk:
+                    continue
+            if proc.poll() is not None and not ready:
+                break
+            if proc.poll() is not None and ready and not chunk:
+                break
+        proc.stdout.read()
+        proc.wait(timeout=5)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+    return proc.returncode, seen.decode("utf-8", "replace"), save
+
+
+@pytest.fixture(scope="module")
+def slow_training_file(tmp_path_factory):
+    """Enough data that 2000 trees or epochs take minutes, so training is surely interrupted."""
+    from ranklearn.datasets import make_ranking
+
+    path = tmp_path_factory.mktemp("sigint") / "train.txt"
+    save_svmlight(make_ranking(n_queries=150, n_features=10, docs_per_query=(40, 40), random_state=0), path)
+    return path
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal and SIGINT")
+@pytest.mark.parametrize(
+    "model,options",
+    [
+        ("lambdamart", ["--trees", "2000"]),
+        pytest.param("ranknet", ["--epochs", "2000", "--hidden", "16"], marks=needs_torch),
+    ],
+)
+def test_ctrl_c_saves_the_best_model_so_far(tmp_path, slow_training_file, model, options):
+    code, stderr, save = _interrupt_training(tmp_path, slow_training_file, model, [*options, "--validate", slow_training_file])
+    assert code == 130, stderr[-1000:]
+    assert f"ranklearn: interrupted; saved the best model so far to {save}" in stderr
+    assert "Traceback" not in stderr
+    estimator = load_model(save)
+    assert estimator.best_iteration_ is not None and estimator.best_iteration_ >= 1
+    ds = load_svmlight(slow_training_file)
+    assert np.isfinite(estimator.predict(ds.X)).all()
+    assert [p.name for p in tmp_path.iterdir()] == [save.name], "a temporary file was left behind"
+
+
+def test_ctrl_c_while_loading_data_says_so(capsys, files, monkeypatch, tmp_path):
+    import ranklearn.cli._common as common
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(common, "load_data", interrupted)
+    code, _, err = run(capsys, "train", "--train", files["ok"], "--model", "lambdamart", "--save", tmp_path / "m.json")
+    assert code == 130
+    assert err == "ranklearn: interrupted while loading data; nothing trained, nothing saved\n"
+    assert list(tmp_path.iterdir()) == []
+
+
+# --- options from the registry, exports ---------------------------------------------------------
+def test_objective_option_trains_the_chosen_objective(capsys, tmp_path, small_files):
     model = tmp_path / "mart.json"
     code, out, err = run(capsys, "train", "--train", small_files["train"], "--model", "lambdamart", "--trees", "5",
                          "--objective", "squared_error", "--save", model)  # fmt: skip
@@ -21,7 +203,7 @@ def test_objective_option_trains_the_chosen_objective(capsys, tmp_path, small_fi
     assert code == 2 and "objective" in err and "squared_error" in err
 
 
-def test_loss_option_trains_a_listwise_loss(capsys, tmp_path, small_files):  # noqa: F811
+def test_loss_option_trains_a_listwise_loss(capsys, tmp_path, small_files):
     pytest.importorskip("torch")
     model = tmp_path / "nn.json"
     code, _, err = run(capsys, "train", "--train", small_files["train"], "--validate", small_files["vali"],
@@ -37,7 +219,7 @@ def test_loss_option_trains_a_listwise_loss(capsys, tmp_path, small_files):  # n
 
 
 @pytest.mark.parametrize("fmt", ["lightgbm", "ranklib", "onnx"])
-def test_export_formats(capsys, tmp_path, small_files, fmt):  # noqa: F811
+def test_export_formats(capsys, tmp_path, small_files, fmt):
     name = "ranknet" if fmt == "onnx" else "lambdamart"
     if fmt == "onnx":
         pytest.importorskip("onnxruntime")
@@ -65,7 +247,7 @@ def test_export_formats(capsys, tmp_path, small_files, fmt):  # noqa: F811
         assert out.read_text().startswith("## LambdaMART")
 
 
-def test_export_refuses_the_wrong_kind_of_model_in_one_line(capsys, tmp_path, small_files):  # noqa: F811
+def test_export_refuses_the_wrong_kind_of_model_in_one_line(capsys, tmp_path, small_files):
     pytest.importorskip("onnxscript")
     model = tmp_path / "m.json"
     assert run(capsys, "train", "--train", small_files["train"], "--model", "lambdamart", "--trees", "2", "--save", model)[0] == 0
@@ -74,7 +256,7 @@ def test_export_refuses_the_wrong_kind_of_model_in_one_line(capsys, tmp_path, sm
     assert not (tmp_path / "m.onnx").exists()
 
 
-def test_ctrl_c_before_the_first_epoch_saves_nothing(capsys, tmp_path, small_files, monkeypatch):  # noqa: F811
+def test_ctrl_c_before_the_first_epoch_saves_nothing(capsys, tmp_path, small_files, monkeypatch):
     pytest.importorskip("torch")
     import ranklearn.cli._train as train_cli
     from ranklearn.models import RankNet

@@ -15,6 +15,7 @@ from ranklearn.data import (
     regroup_order,
     take_queries,
 )
+from _helpers import small_data
 
 
 def small(sparse: bool = False) -> RankingDataset:
@@ -188,3 +189,15 @@ def test_group_helpers():
     np.testing.assert_array_equal(ptr, [0, 1, 3, 6])
     with pytest.raises(IndexError):
         take_queries(np.array([0, 2]), [1])
+
+
+def test_dataset_constructors_reject_bad_arrays():
+    X, y, qid = small_data()
+    with pytest.raises(DataFormatError, match="finite"):
+        RankingDataset(X, np.where(np.arange(len(y)) == 2, np.nan, y), [0, len(y)])
+    with pytest.raises(DataFormatError, match="ptr"):
+        RankingDataset(X, y, [0, 5])
+    with pytest.raises(DataFormatError, match="qid must have shape"):
+        from_arrays(X, y, qid[:-1])
+    with pytest.raises(DataFormatError, match="reappears"):
+        from_arrays(X, y, np.r_[qid[8:], qid[:8]] % 2)

@@ -12,6 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ranklearn.data import DataFormatError, RankingDataset, load_svmlight, save_svmlight
+from ranklearn.models import LambdaMART
+from _helpers import TINY_TREES, small_data
 
 BASIC = (
     "2 qid:10 1:0.5 3:-1.25 # docid = A\n"
@@ -554,3 +556,63 @@ def test_mq2008_save_keeps_line_look(shared_data, tmp_path):
     assert written.split()[:2] == original.split()[:2]
     assert written.split("#", 1)[1] == original.split("#", 1)[1]
     assert written.split()[2:4] == ["1:1", "5:1"]  # was 1:1.000000 ... 5:1.000000
+
+
+# ------------------------------------------------------- odd labels, huge ids, file errors
+def test_loader_accepts_any_finite_label(tmp_path):
+    path = tmp_path / "neg.txt"
+    path.write_text("-2.5 qid:1 1:1\n0 qid:1 1:2\n1e-3 qid:2 1:1\n")
+    np.testing.assert_array_equal(load_svmlight(path).y, [-2.5, 0, 1e-3])
+
+
+def test_huge_qid_is_kept_as_text(tmp_path):
+    path = tmp_path / "q.txt"
+    path.write_text("1 qid:99999999999999999999 1:1\n0 qid:99999999999999999999 1:2\n2 qid:7 1:0\n")
+    ds = load_svmlight(path)
+    assert ds.query_ids.tolist() == ["99999999999999999999", "7"]
+    np.testing.assert_array_equal(ds.ptr, [0, 2, 3])
+    model = LambdaMART(**TINY_TREES).fit(ds.X, ds.y, qid=ds.qid)
+    assert model.predict(ds.X).shape == (3,)
+
+
+def test_huge_feature_id_is_a_clear_error_dense_and_fine_sparse(tmp_path):
+    path = tmp_path / "f.txt"
+    path.write_text("1 qid:1 1:0.5 2:1\n0 qid:1 1:0.25 1000000000:1\n1 qid:2 2:3\n")
+    with pytest.raises(DataFormatError, match=r"f\.txt:2: feature id 1,000,000,000 .*GiB.*sparse=True"):
+        load_svmlight(path)
+    with pytest.raises(DataFormatError, match=r"n_features=2,000,000,000"):
+        load_svmlight(path, n_features=2_000_000_000)
+    ds = load_svmlight(path, sparse=True)
+    assert ds.X.shape == (3, 10**9) and ds.X.nnz == 5
+    # the models need dense features: a giant, almost empty sparse X is refused, not densified
+    with pytest.raises(ValueError, match="sparse with 1,000,000,000 columns"):
+        LambdaMART(**TINY_TREES).fit(ds.X, ds.y, qid=ds.qid)
+    # sparse X of a normal size still trains
+    X, y, qid = small_data()
+    LambdaMART(**TINY_TREES).fit(sp.csr_matrix(X), y, qid=qid)
+
+
+def test_feature_id_beyond_int32_is_an_error(tmp_path):
+    path = tmp_path / "f.txt"
+    path.write_text("1 qid:1 2147483648:1\n")
+    with pytest.raises(DataFormatError, match="feature id too large"):
+        load_svmlight(path, sparse=True)
+
+
+def test_loader_file_errors(tmp_path, monkeypatch):
+    import ranklearn.data.svmlight as svmlight_module
+
+    with pytest.raises(FileNotFoundError):
+        load_svmlight(tmp_path / "missing.txt")
+    with pytest.raises(IsADirectoryError):
+        load_svmlight(tmp_path)
+    (tmp_path / "file").write_text("1 qid:1 1:1\n")
+    with pytest.raises(NotADirectoryError):
+        load_svmlight(tmp_path / "file" / "below")
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(args[0]))
+
+    monkeypatch.setattr(svmlight_module, "open", refuse, raising=False)
+    with pytest.raises(PermissionError):
+        load_svmlight(tmp_path / "file")

@@ -10,6 +10,9 @@ from pathlib import Path
 import pytest
 
 from ranklearn._files import same_file, write_output, write_outputs
+from ranklearn import _files as F
+from ranklearn.io import load_model
+from ranklearn.models import LambdaMART
 
 
 @pytest.fixture
@@ -134,3 +137,74 @@ def test_same_file_sees_through_links_and_spellings(tmp_path):
     assert same_file(real, tmp_path / "link")
     assert same_file(real, f"{tmp_path}/../{tmp_path.name}/./a.txt")
     assert not same_file(real, tmp_path / "missing")
+
+
+# --- model files written through a crash or an interrupt ---------------------------------------
+@pytest.mark.parametrize("where", ["write", "fsync", "replace"])
+def test_crash_during_write_keeps_the_previous_file(model_path, tmp_path, monkeypatch, where):
+    target = tmp_path / "model.json"
+    target.write_bytes(model_path.read_bytes())
+    before = target.read_bytes()
+    model = LambdaMART.load(model_path)
+    model.trees_ = model.trees_[:1]  # a different model, so a half-written file would show
+
+    class Crash(RuntimeError):
+        pass
+
+    def crash(*args, **kwargs):
+        raise Crash(where)
+
+    if where == "replace":
+        monkeypatch.setattr(F.os, "replace", crash)
+    elif where == "fsync":
+        monkeypatch.setattr(F.os, "fsync", crash)
+    else:
+        real_fdopen = os.fdopen
+
+        class HalfWriter:
+            def __init__(self, fh):
+                self.fh = fh
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                self.fh.close()
+
+            def write(self, data):
+                self.fh.write(data[: len(data) // 2])
+                raise Crash("disk full")
+
+            def __getattr__(self, name):
+                return getattr(self.fh, name)
+
+        monkeypatch.setattr(F.os, "fdopen", lambda fd, mode: HalfWriter(real_fdopen(fd, mode)))
+    with pytest.raises(Crash):
+        model.save(target)
+    assert target.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.json"], "a temporary file was left behind"
+    assert len(load_model(target).trees_) == 4
+
+
+def test_keyboard_interrupt_during_write_leaves_no_temp_file(model_path, tmp_path, monkeypatch):
+    target = tmp_path / "model.json"
+
+    def interrupt(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(F.os, "replace", interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        LambdaMART.load(model_path).save(target)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_write_errors_name_the_target_not_the_temp_file(model_path, tmp_path):
+    model = LambdaMART.load(model_path)
+    (tmp_path / "d").mkdir()
+    with pytest.raises(IsADirectoryError) as info:
+        model.save(tmp_path / "d")
+    assert info.value.filename == str(tmp_path / "d")
+    with pytest.raises(FileNotFoundError) as info:
+        model.save(tmp_path / "nowhere" / "m.json")
+    assert info.value.filename == str(tmp_path / "nowhere" / "m.json")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d"]

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from ranklearn.exceptions import DataFormatError
 from ranklearn.metrics import (
     dcg_score,
     err_score,
@@ -369,3 +371,58 @@ def test_large_inputs_use_threads_and_agree_with_small_calls():
                                 metric.per_query(y[cut:], s[cut:], ptr[1000:] - cut)])
         np.testing.assert_array_equal(whole, parts)
     assert numba.get_num_threads() == before  # the thread setting is restored
+
+
+# --- bad input and edge values -------------------------------------------------------------
+@pytest.mark.parametrize(
+    "y,scores,ptr,fragment",
+    [
+        ([-1, 0, 1], [1, 2, 3], [0, 3], "labels must be finite and >= 0; row 0 has -1"),
+        ([np.nan, 0, 1], [1, 2, 3], [0, 3], "labels must be finite"),
+        ([np.inf, 0, 1], [1, 2, 3], [0, 3], "labels must be finite"),
+        (["a", "b"], [1, 2], [0, 2], "numeric"),
+        ([0, 1, 1], [1, 2], [0, 2], "y has 3 values but scores has 2"),
+        ([0, 1], [np.nan, 2], [0, 2], "scores contain NaN"),
+        ([0, 1], [1, 2], [0, 3], "ptr must rise"),
+        ([0, 1], [1, 2], [1, 2], "ptr must rise"),
+        ([0, 1], [1, 2], [0.0, 1.5, 2.0], "integer"),
+        ([0, 1], [1, 2], [], "ptr must rise"),
+        ([2000, 0, 1], [1, 2, 3], [0, 3], "gain='linear'"),
+    ],
+)
+def test_metrics_reject_bad_input(y, scores, ptr, fragment):
+    with pytest.raises(ValueError, match=re.escape(fragment)):
+        get_metric("ndcg@10").per_query(y, scores, ptr)
+
+
+@pytest.mark.parametrize("spec", ["foo", "ndcg@0", "ndcg@-1", "map@x", "", "ndcg@", None, 10])
+def test_unknown_metrics_and_bad_k(spec):
+    with pytest.raises(ValueError, match=re.escape(repr(spec))):
+        get_metric(spec)
+
+
+def test_metric_edge_values():
+    m = get_metric("ndcg@10")
+    assert m.per_query([], [], [0]).shape == (0,)
+    assert np.isnan(m.mean([], [], [0]))  # no query: NaN mean, not an error
+    assert m.per_query([0, 0], [1, 2], [0, 2])[0] == 0.0  # no relevant document: 0 by default
+    assert m.per_query([3], [0.5], [0, 1])[0] == 1.0  # one document
+    assert get_metric("ndcg@10", gain="linear").mean([2000, 0, 1], [1, 2, 3], [0, 3]) > 0
+    assert 0 < get_metric("err@10", max_grade=2000).mean([2000, 0, 1], [1, 2, 3], [0, 3]) <= 1  # ERR works in 2^(g - max)
+
+
+@pytest.mark.parametrize("empty,expected", [("zero", 0.0), ("one", 1.0), ("skip", None)])
+def test_ndcg_with_gains_that_underflow_is_an_empty_query(empty, expected):
+    """Found by hypothesis: label 1.6e-243 > 0 has gain 2^rel - 1 == 0, so the ideal DCG is 0
+    (it used to raise ZeroDivisionError from the kernel)."""
+    value = get_metric("ndcg", empty=empty).per_query([1.5753194e-243, 0.0], [-1.0, 0.0], [0, 2])[0]
+    assert np.isnan(value) if expected is None else value == expected
+
+
+def test_metric_shortcuts_check_qid():
+    with pytest.raises(ValueError, match="lengths differ"):
+        ndcg_score([0, 1], [1, 2, 3], qid=[1, 1])
+    with pytest.raises(ValueError, match="exactly one of qid"):
+        ndcg_score([0, 1], [1, 2])
+    with pytest.raises(DataFormatError, match="missing"):
+        ndcg_score([0, 1], [1, 2], qid=[1.0, np.nan])

@@ -1,9 +1,22 @@
-"""What every ranker gets from BaseRanker: queries as qid or group, eval sets, early stopping,
-feature names, the model's own metric in score, pure predict, parameter checks, the model file."""
+"""What every ranker inherits from BaseRanker: input checks, parameter and metric checks,
+degenerate data, unfitted models, and the label policy.
+
+Label policy, per component (tested here and in test_data_svmlight.py, test_metrics.py,
+test_cli_evaluate.py):
+
+* loader and ``RankingDataset``: any finite real label (a file format question);
+* estimators (LambdaMART, RankNet, LambdaRank) train on any finite real labels;
+* metrics need labels >= 0 (a negative gain breaks NDCG's [0, 1] range and ERR's stop
+  probabilities), so evaluation sets, ``score`` and ``ranklearn evaluate`` reject
+  negative labels with a ValueError naming the row (and the file, on the command line);
+* labels above 1000 overflow the gain 2^rel-1: DCG/NDCG with ``gain="exp2"`` refuse them.
+"""
 
 from __future__ import annotations
 
 import copy
+import re
+from functools import partial
 
 import numpy as np
 import pytest
@@ -12,13 +25,128 @@ from ranklearn.datasets import make_ranking_splits
 from ranklearn.metrics import get_metric
 from ranklearn.models import LambdaMART
 from ranklearn.registry import REGISTRY
+from _helpers import MODEL_IDS, MODELS, TINY_TREES, small_data
 
+
+@pytest.mark.parametrize("name,make", MODELS, ids=MODEL_IDS)
+@pytest.mark.parametrize(
+    "case,fragment",
+    [
+        ("inf_feature", "inf"),
+        ("inf_label", "finite"),
+        ("nan_label", "finite"),
+        ("text_label", "labels"),
+        ("y_short", "lengths differ"),
+        ("qid_short", "lengths differ"),
+        ("empty", "empty"),
+        ("no_features", "no features"),
+        ("nan_qid", "qid"),
+        ("none_qid", "qid"),
+        ("mixed_qid", "comparable"),
+        ("no_qid", "qid is required"),
+        ("three_d", "2-D"),
+    ],
+)
+def test_estimators_reject_bad_training_data(name, make, case, fragment):
+    X, y, qid = small_data()
+    kwargs = {}
+    if case == "inf_feature":
+        X[3, 1] = np.inf
+    elif case == "inf_label":
+        y[2] = np.inf
+    elif case == "nan_label":
+        y[2] = np.nan
+    elif case == "text_label":
+        y = np.array(["1"] * (len(y) - 1) + ["high"], dtype=object)
+    elif case == "y_short":
+        y = y[:-1]
+    elif case == "qid_short":
+        qid = qid[:-1]
+    elif case == "empty":
+        X, y, qid = np.empty((0, 4)), np.empty(0), np.empty(0)
+    elif case == "no_features":
+        X = np.empty((len(y), 0))
+    elif case == "nan_qid":
+        qid = qid.astype(float)
+        qid[5] = np.nan
+    elif case == "none_qid":
+        qid = qid.astype(object)
+        qid[0] = None
+    elif case == "mixed_qid":
+        qid = qid.astype(object)
+        qid[: len(qid) // 2] = "a"
+    elif case == "no_qid":
+        qid = None
+    elif case == "three_d":
+        X = X.reshape(len(y), 2, 2)
+    with pytest.raises(ValueError, match=fragment):
+        make().fit(X, y, qid=qid, **kwargs)
+
+
+@pytest.mark.parametrize("name,make", MODELS, ids=MODEL_IDS)
+def test_feature_count_at_predict_time(name, make):
+    X, y, qid = small_data()
+    model = make().fit(X, y, qid=qid)
+    for wrong in (X[:, :3], np.hstack([X, X[:, :1]]), X[0]):
+        with pytest.raises(ValueError, match="features"):
+            model.predict(wrong)
+
+
+@pytest.mark.parametrize("name,make", MODELS, ids=MODEL_IDS)
+def test_degenerate_queries_train_and_predict(name, make):
+    """Queries of one document, and data where no query has a relevant document."""
+    X, y, qid = small_data()
+    for labels, groups in ((y, np.arange(len(y))), (np.zeros_like(y), qid)):
+        model = make().fit(X, labels, qid=groups)
+        assert np.isfinite(model.predict(X)).all()
+
+
+@pytest.mark.parametrize("name,make", MODELS, ids=MODEL_IDS)
+@pytest.mark.parametrize(
+    "param,value,fragment",
+    [("metric", "bogus@3", "unknown metric"), ("metric", "ndcg@0", "k must be >= 1"), ("metric", "ndcg@-2", ">= 1")],
+)
+def test_bad_metric_parameter(name, make, param, value, fragment):
+    X, y, qid = small_data()
+    model = make().set_params(**{param: value})
+    with pytest.raises(ValueError, match=re.escape(fragment)):
+        model.fit(X, y, qid=qid)
+
+
+def test_unfitted_models_say_so():
+    from sklearn.exceptions import NotFittedError
+
+    for _, make in MODELS:
+        with pytest.raises(NotFittedError):
+            make().predict(np.zeros((2, 4)))
+
+
+# ------------------------------------------------------------------------ negative labels
+@pytest.mark.parametrize("name,make", MODELS, ids=MODEL_IDS)
+def test_negative_labels_train_but_do_not_evaluate(name, make):
+    """Estimators train on any real labels their lambdas can use; metrics (eval sets, score)
+    need labels >= 0. LambdaMART's gain-based lambdas (the default) refuse negative labels,
+    its RankNet lambdas only compare them."""
+    X, y, qid = small_data()
+    if name == "lambdamart":
+        with pytest.raises(ValueError, match="labels must be >= 0 for ndcg lambdas"):
+            make().fit(X, y - 1.0, qid=qid)
+        make = partial(LambdaMART, **TINY_TREES, lambda_metric="none")
+    model = make().fit(X, y - 1.0, qid=qid)
+    assert np.isfinite(model.predict(X)).all()
+    with pytest.raises(ValueError, match=r"labels must be finite and >= 0; row \d+ has -1"):
+        model.score(X, y - 1.0, qid=qid)
+    with pytest.raises(ValueError, match=r">= 0"):
+        make().fit(X, y, qid=qid, eval_set=[(X, y - 1.0, qid)])
+
+
+# --- queries, eval sets, feature names, score, file: the core's contracts -------------------------
 TREES = dict(n_estimators=12, num_leaves=4, min_samples_leaf=3, random_state=0)
 NETS = dict(epochs=3, hidden=(4,), n_networks=1, random_state=0)
 
 
 @pytest.fixture(scope="module")
-def splits():
+def core_splits():
     return make_ranking_splits(n_queries=(40, 15, 15), n_features=5, n_informative=3, random_state=7)
 
 
@@ -35,8 +163,8 @@ def rankers():
 
 
 @pytest.mark.parametrize("cls,params", rankers())
-def test_group_sizes_equal_query_ids(cls, params, splits):
-    tr, va, te = splits
+def test_group_sizes_equal_query_ids(cls, params, core_splits):
+    tr, va, te = core_splits
     a = cls(**params).fit(tr.X, tr.y, qid=tr.qid, eval_set=[(va.X, va.y, va.qid)])
     b = cls(**params).fit(tr.X, tr.y, group=tr.query_sizes, eval_set=[(va.X, va.y)], eval_group=[va.query_sizes])
     np.testing.assert_array_equal(a.predict(te.X), b.predict(te.X))
@@ -49,8 +177,8 @@ def test_group_sizes_equal_query_ids(cls, params, splits):
 
 
 @pytest.mark.parametrize("cls,params", rankers())
-def test_repeated_eval_names_refused_before_any_work(cls, params, splits, monkeypatch):
-    tr, va, _ = splits
+def test_repeated_eval_names_refused_before_any_work(cls, params, core_splits, monkeypatch):
+    tr, va, _ = core_splits
     monkeypatch.setattr(cls, "_begin_fit", lambda *a: pytest.fail("training started"))
     with pytest.raises(ValueError, match="repeated: 'v'"):
         cls(**params).fit(tr.X, tr.y, qid=tr.qid, eval_set=[(va.X, va.y, va.qid)] * 2, eval_names=["v", "v"])
@@ -60,16 +188,16 @@ def test_repeated_eval_names_refused_before_any_work(cls, params, splits, monkey
 
 
 @pytest.mark.parametrize("cls,params", rankers())
-def test_early_stopping_needs_an_eval_set(cls, params, splits):
-    tr, *_ = splits
+def test_early_stopping_needs_an_eval_set(cls, params, core_splits):
+    tr, *_ = core_splits
     with pytest.raises(ValueError, match="early_stopping_rounds=3 needs an evaluation set"):
         cls(**params, early_stopping_rounds=3).fit(tr.X, tr.y, qid=tr.qid)
     with pytest.raises(ValueError, match="early_stopping_set='valid_0' but no eval_set"):
         cls(**params).fit(tr.X, tr.y, qid=tr.qid, early_stopping_set="valid_0")
 
 
-def test_early_stopping_watches_the_last_set_by_default(splits):
-    tr, va, te = splits
+def test_early_stopping_watches_the_last_set_by_default(core_splits):
+    tr, va, te = core_splits
     sets = [(tr.X, tr.y, tr.qid), (va.X, va.y, va.qid)]
     m = LambdaMART(**{**TREES, "n_estimators": 40}, early_stopping_rounds=5).fit(
         tr.X, tr.y, qid=tr.qid, eval_set=sets, eval_names=["train", "vali"]
@@ -86,9 +214,9 @@ def test_early_stopping_watches_the_last_set_by_default(splits):
         LambdaMART(**TREES).fit(tr.X, tr.y, qid=tr.qid, eval_set=sets, early_stopping_set="test")
 
 
-def test_feature_names_from_data_frames(splits, tmp_path):
+def test_feature_names_from_data_frames(core_splits, tmp_path):
     pd = pytest.importorskip("pandas")
-    tr, va, te = splits
+    tr, va, te = core_splits
     names = [f"bm25_{i}" for i in range(tr.n_features)]
     frame = pd.DataFrame(tr.X, columns=names)
     m = LambdaMART(**TREES).fit(frame, tr.y, qid=tr.qid)
@@ -105,8 +233,8 @@ def test_feature_names_from_data_frames(splits, tmp_path):
     assert list(LambdaMART.load(tmp_path / "m.json").feature_names_in_) == names
 
 
-def test_score_uses_the_models_metric_and_conventions(splits):
-    tr, va, te = splits
+def test_score_uses_the_models_metric_and_conventions(core_splits):
+    tr, va, te = core_splits
     m = LambdaMART(**TREES, metric="err@5").fit(tr.X, tr.y, qid=tr.qid)
     s = m.predict(te.X)
     assert m.score(te.X, te.y, qid=te.qid) == get_metric("err@5", max_grade=m.max_grade_).mean(te.y, s, te.ptr)
@@ -123,8 +251,8 @@ def test_score_uses_the_models_metric_and_conventions(splits):
 
 
 @pytest.mark.parametrize("cls,params", rankers())
-def test_predict_never_changes_the_estimator(cls, params, splits):
-    tr, _, te = splits
+def test_predict_never_changes_the_estimator(cls, params, core_splits):
+    tr, _, te = core_splits
     m = cls(**params).fit(tr.X, tr.y, qid=tr.qid)
     before = {k: (id(v), copy.copy(v) if isinstance(v, (list, dict)) else v) for k, v in vars(m).items()}
     m.predict(te.X)
@@ -138,8 +266,8 @@ def test_predict_never_changes_the_estimator(cls, params, splits):
     "params,fragment",
     [({"sigma": float("inf")}, "'sigma' parameter"), ({"learning_rate": float("inf")}, "'learning_rate' parameter")],
 )
-def test_infinite_parameters_are_refused(params, fragment, splits):
-    tr, *_ = splits
+def test_infinite_parameters_are_refused(params, fragment, core_splits):
+    tr, *_ = core_splits
     with pytest.raises(ValueError, match=fragment):
         LambdaMART(**{**TREES, **params}).fit(tr.X, tr.y, qid=tr.qid)
     torch_models = pytest.importorskip("ranklearn.models.ranknet")
@@ -147,19 +275,19 @@ def test_infinite_parameters_are_refused(params, fragment, splits):
         torch_models.RankNet(**{**NETS, **params}).fit(tr.X, tr.y, qid=tr.qid)
 
 
-def test_pairwise_ranknet_trains_with_its_defaults(splits):
+def test_pairwise_ranknet_trains_with_its_defaults(core_splits):
     pytest.importorskip("torch")
     from ranklearn.models import RankNet
 
-    tr, *_ = splits
+    tr, *_ = core_splits
     m = RankNet(mode="pairwise", epochs=1, hidden=(4,), random_state=0).fit(tr.X[:200], tr.y[:200], qid=tr.qid[:200])
     assert m.model_.n_networks == 1
     with pytest.raises(ValueError, match="trains a single network"):
         RankNet(mode="pairwise", n_networks=3).fit(tr.X, tr.y, qid=tr.qid)
 
 
-def test_one_name_per_idea_across_families(splits):
-    tr, *_ = splits
+def test_one_name_per_idea_across_families(core_splits):
+    tr, *_ = core_splits
     m = LambdaMART(**TREES, lambda_normalization="none").fit(tr.X, tr.y, qid=tr.qid)
     assert m.max_grade_ == float(tr.y.max())
     pytest.importorskip("torch")
@@ -170,11 +298,11 @@ def test_one_name_per_idea_across_families(splits):
     assert "lambda_normalization" in LambdaMART().get_params() and "lambda_normalize" not in LambdaMART().get_params()
 
 
-def test_a_ranklib_import_saves_and_loads(splits, tmp_path):
+def test_a_ranklib_import_saves_and_loads(core_splits, tmp_path):
     from ranklearn.io import load_model
     from ranklearn.io.ranklib import export_ranklib, import_ranklib
 
-    tr, _, te = splits
+    tr, _, te = core_splits
     m = LambdaMART(**TREES).fit(tr.X, tr.y, qid=tr.qid)
     export_ranklib(m, tmp_path / "m.ranklib")
     imported = import_ranklib(tmp_path / "m.ranklib", n_features=tr.n_features)
@@ -182,12 +310,12 @@ def test_a_ranklib_import_saves_and_loads(splits, tmp_path):
     np.testing.assert_allclose(load_model(tmp_path / "imported.json").predict(te.X), m.predict(te.X), rtol=0, atol=1e-9)
 
 
-def test_old_lambdamart_files_load_with_the_new_names(splits, tmp_path):
+def test_old_lambdamart_files_load_with_the_new_names(core_splits, tmp_path):
     """A payload of version 1 (lambda_normalize, objective_max_grade, no n_iter) still loads."""
     from ranklearn.io import load_model
     from ranklearn.io.model_file import read_model_file, write_model_file
 
-    tr, _, te = splits
+    tr, _, te = core_splits
     m = LambdaMART(**TREES).fit(tr.X, tr.y, qid=tr.qid)
     m.save(tmp_path / "m.json")
     _, payload = read_model_file(tmp_path / "m.json")

@@ -9,6 +9,9 @@ import pytest
 from ranklearn._threads import numba_threads
 from ranklearn.tree.tree import Tree
 from ranklearn.tree.predictor import _SERIAL_ROWS, TreePredictor
+from ranklearn.tree.binning import BinMapper
+from ranklearn.tree.grower import TreeGrower
+from _helpers import tree_data
 
 
 def _random_tree(rng: np.random.Generator, n_features: int, n_leaves: int, values: np.ndarray) -> Tree:
@@ -125,3 +128,18 @@ def test_float64_thresholds_round_down_to_float32(ensemble):
 
 def test_empty_ensemble_predicts_zero():
     np.testing.assert_array_equal(TreePredictor([]).predict(np.ones((20, 3), np.float32)), 0.0)
+
+
+def test_ensemble_predictor_sums_trees():
+    X, g, h = tree_data()
+    m = BinMapper().fit(X)
+    b = m.transform(X)
+    trees = []
+    for s in range(3):
+        t, _, _ = TreeGrower(b, m.n_bins_, g * (s + 1), h, num_leaves=5).grow()
+        internal = t.feature >= 0
+        t.threshold[internal] = [m.threshold(f, k) for f, k in zip(t.feature[internal], t.bin_threshold[internal])]
+        trees.append(t)
+    total = sum(TreePredictor([t]).predict(X) for t in trees)
+    np.testing.assert_allclose(TreePredictor(trees).predict(X), total)
+    np.testing.assert_array_equal(TreePredictor([]).predict(X), 0.0)

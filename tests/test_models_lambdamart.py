@@ -1,35 +1,21 @@
-"""LambdaMART: training behaviour, persistence, RankLib export, scikit-learn integration."""
+"""LambdaMART: training behaviour, persistence, input checks, scikit-learn integration, hostile model files."""
 
 from __future__ import annotations
 
 import json
-import re
-import xml.etree.ElementTree as ET
+import time
 
 import numpy as np
 import pytest
 
 from ranklearn import LambdaMART
 from ranklearn.data.groups import group_ptr
-from ranklearn.datasets import make_ranking, make_ranking_splits
 from ranklearn.exceptions import ModelFormatError
 from ranklearn.io import load_model
-from ranklearn.io.ranklib import export_ranklib, import_ranklib
 from ranklearn.metrics import get_metric
+from _helpers import TINY_TREES, small_data
 
 NDCG10 = get_metric("ndcg@10")
-
-
-@pytest.fixture(scope="module")
-def splits():
-    s = make_ranking_splits((200, 60, 60), n_features=12, random_state=0)
-    return [(d.X, d.y, d.qid) for d in (s.train, s.vali, s.test)]
-
-
-@pytest.fixture(scope="module")
-def fitted(splits):
-    tr, va, _ = splits
-    return LambdaMART(n_estimators=40, num_leaves=15, random_state=0).fit(*tr, eval_set=[va])
 
 
 def _ndcg(model, data):
@@ -180,92 +166,6 @@ def test_feature_importances(fitted):
     assert imp[:8].sum() > imp[8:].sum()
 
 
-# ---------------------------------------------------------------- RankLib format
-def ranklib_reference_scores(path, X):
-    """Score as RankLib does: parse outputs, weights and thresholds as Java floats, x <= t goes left."""
-    body = "\n".join(l for l in open(path) if not l.lstrip().startswith("##"))
-    root = ET.fromstring(body)
-    f32 = np.float32
-    out = np.zeros(X.shape[0])
-
-    def ev(node, x):
-        o = node.find("output")
-        if o is not None:
-            return float(f32(o.text.strip()))
-        f = int(node.find("feature").text) - 1
-        thr = f32(node.find("threshold").text.strip())
-        kids = {c.get("pos"): c for c in node if c.tag == "split"}
-        return ev(kids["left"] if f32(x[f]) <= thr else kids["right"], x)
-
-    for tree in root:
-        w = float(f32(tree.get("weight")))
-        split = tree.find("split")
-        out += np.array([w * ev(split, x) for x in X])
-    return out
-
-
-def test_ranklib_export_follows_format_and_round_trips(fitted, splits, tmp_path):
-    path = tmp_path / "model.txt"
-    export_ranklib(fitted, path)
-    text = path.read_text()
-    assert text.startswith("## LambdaMART\n")
-    assert re.search(r"## No\. of trees = 40\n", text)
-    X = splits[2][0][:300]
-    ours = fitted.predict(X)
-    # our importer is exact; RankLib's float32 parsing agrees to float32 precision
-    np.testing.assert_array_equal(import_ranklib(path, n_features=X.shape[1]).predict(X), ours)
-    np.testing.assert_allclose(ranklib_reference_scores(path, X), ours, rtol=1e-5, atol=1e-6)
-
-
-def test_ranklib_import_of_a_ranklib_trained_model(tmp_path):
-    path = tmp_path / "rl.txt"
-    path.write_text(
-        "## LambdaMART\n## No. of trees = 2\n<ensemble>\n"
-        '<tree id="1" weight="0.1"><split><feature> 2 </feature><threshold> 0.5 </threshold>'
-        '<split pos="left"><output> -1.0 </output></split><split pos="right"><output> 2.0 </output></split>'
-        "</split></tree>\n"
-        '<tree id="2" weight="0.1"><split><output> 0.5 </output></split></tree>\n</ensemble>\n'
-    )
-    m = import_ranklib(path, n_features=3)
-    X = np.array([[0, 0.5, 0], [9, 0.6, 9]], dtype=np.float32)
-    np.testing.assert_allclose(m.predict(X), [0.1 * -1 + 0.05, 0.1 * 2 + 0.05])
-
-
-@pytest.mark.parametrize(
-    "content,match",
-    [
-        ("", "XML"),
-        ("<ensemble><tree><split><feature>x</feature></split></tree></ensemble>", "split"),
-        ("<ensemble><tree><split><feature>0</feature><threshold>1</threshold></split></tree></ensemble>", "1-based"),
-        ("<forest/>", "ensemble"),
-        ("<ensemble></ensemble>", "no trees"),
-        ('<!DOCTYPE x [<!ENTITY a "b">]><ensemble/>', "DOCTYPE"),
-    ],
-)
-def test_ranklib_import_rejects_malformed_files(tmp_path, content, match):
-    path = tmp_path / "bad.txt"
-    path.write_text(content)
-    with pytest.raises(ModelFormatError, match=match):
-        import_ranklib(path)
-
-
-def test_ranklib_export_scores_mq2008_like_predict(shared_data, tmp_path):
-    from ranklearn.data import load_svmlight
-
-    fold = shared_data / "MQ2008" / "Fold1"
-    tr = load_svmlight(fold / "train.txt")
-    te = load_svmlight(fold / "test.txt")
-    m = LambdaMART(n_estimators=30, random_state=0).fit(tr.X, tr.y, tr.qid)
-    path = tmp_path / "mq.txt"
-    export_ranklib(m, path)
-    X = np.asarray(te.X.todense() if hasattr(te.X, "todense") else te.X)
-    ours = m.predict(X)
-    np.testing.assert_array_equal(import_ranklib(path, n_features=X.shape[1]).predict(X), ours)
-    ref = ranklib_reference_scores(path, X)
-    np.testing.assert_allclose(ref, ours, rtol=1e-5, atol=1e-6)
-    assert NDCG10.mean(te.y, ref, te.ptr) == pytest.approx(NDCG10.mean(te.y, ours, te.ptr), abs=1e-4)
-
-
 # --------------------------------------------------------- scikit-learn and peers
 def test_clone_and_grid_search_with_query_groups(splits):
     import sklearn
@@ -384,3 +284,53 @@ def test_predict_refuses_giant_sparse_input(fitted):
     giant = sp.csr_matrix((np.ones(3), ([0, 1, 2], [0, 1, 2])), shape=(40, 10**9))
     with pytest.raises(ValueError, match="columns"):
         fitted.predict(giant)
+
+
+# ------------------------------------------------------------ NaN, parameters, a huge query
+def test_lambdamart_nan_means_missing():
+    X, y, qid = small_data()
+    X[::3, 0] = np.nan
+    model = LambdaMART(**TINY_TREES).fit(X, y, qid=qid)
+    scores = model.predict(X)
+    assert np.isfinite(scores).all()
+    assert model.trained_with_missing_
+
+
+@pytest.mark.parametrize(
+    "params,fragment",
+    [
+        ({"n_estimators": 0}, "n_estimators"),
+        ({"n_estimators": -3}, "n_estimators"),
+        ({"num_leaves": 1}, "num_leaves"),
+        ({"learning_rate": float("nan")}, "learning_rate"),
+        ({"learning_rate": 0}, "learning_rate"),
+        ({"max_bins": 1}, "max_bins"),
+        ({"min_samples_leaf": 0}, "min_samples_leaf"),
+        ({"n_jobs": 0}, "n_jobs"),
+        ({"sigma": -1.0}, "sigma"),
+        ({"lambda_metric": "precision"}, "lambda_metric"),
+        ({"lambda_metric": "ndcg@0"}, "positive"),
+    ],
+)
+def test_lambdamart_bad_parameters(params, fragment):
+    X, y, qid = small_data()
+    with pytest.raises(ValueError, match=fragment):
+        LambdaMART(**{**TINY_TREES, **params}).fit(X, y, qid=qid)
+
+
+def test_ten_thousand_document_query():
+    rng = np.random.default_rng(0)
+    n = 10_000
+    X = rng.normal(size=(n, 5)).astype(np.float32)
+    y = rng.integers(0, 5, n).astype(float)
+    ptr = np.array([0, n])
+    start = time.perf_counter()
+    for spec in ("ndcg@10", "ndcg", "err", "map", "p@10", "rr"):
+        for ties in ("stable", "average"):
+            assert np.isfinite(get_metric(spec, ties=ties).mean(y, np.round(X[:, 0], 1), ptr))
+    metrics_time = time.perf_counter() - start
+    start = time.perf_counter()
+    model = LambdaMART(n_estimators=5, num_leaves=8, random_state=0).fit(X, y, qid=np.zeros(n))
+    assert np.isfinite(model.predict(X)).all()
+    fit_time = time.perf_counter() - start
+    assert metrics_time < 10 and fit_time < 30, (metrics_time, fit_time)

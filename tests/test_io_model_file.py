@@ -1,0 +1,108 @@
+"""Model files: corrupt, foreign or newer files raise ModelFormatError naming the file; exact round trips."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+from ranklearn.exceptions import ModelFormatError
+from ranklearn.io import load_model
+from ranklearn.io import model_file as MF
+from ranklearn.models import LambdaMART
+from _helpers import NEURAL, assert_one_line_error, run, small_data
+
+
+def _corrupt(path: Path, target: Path, how: str) -> Path:
+    raw = path.read_bytes()
+    if how == "truncated":
+        data = raw[: len(raw) // 2]
+    elif how == "empty":
+        data = b""
+    elif how == "flipped_digit":
+        text = raw.decode()
+        i = text.index('"value":[') + len('"value":[')
+        while not text[i].isdigit():
+            i += 1
+        data = (text[:i] + ("1" if text[i] != "1" else "2") + text[i + 1 :]).encode()
+    elif how == "foreign_json":
+        data = json.dumps({"learner": "lightgbm", "trees": []}).encode()
+    elif how == "json_list":
+        data = b"[1, 2, 3]"
+    elif how == "binary":
+        data = bytes(range(256))
+    elif how == "newer_version":
+        env = json.loads(raw)
+        env["format_version"] = MF.FORMAT_VERSION + 1
+        data = json.dumps(env).encode()
+    elif how == "bad_version":
+        env = json.loads(raw)
+        env["format_version"] = "one"
+        data = json.dumps(env).encode()
+    elif how == "no_payload":
+        env = json.loads(raw)
+        del env["payload"]
+        data = json.dumps(env).encode()
+    elif how == "infinite_number":
+        data = raw.replace(b'"payload":{', b'"payload":{"x":1e999,', 1)
+    elif how == "nan_literal":
+        data = raw.replace(b'"payload":{', b'"payload":{"x":NaN,', 1)
+    elif how == "huge_integer":
+        data = raw.replace(b'"payload":{', b'"payload":{"x":' + b"9" * 5000 + b",", 1)
+    elif how == "deep_nesting":
+        data = b"[" * 100_000 + b"]" * 100_000
+    elif how == "unknown_model_type":
+        env = json.loads(raw)
+        env["model_type"] = "gbdt-9000"
+        data = json.dumps(env).encode()
+    else:
+        raise AssertionError(how)
+    target.write_bytes(data)
+    return target
+
+
+CORRUPTIONS = {
+    "truncated": "not valid JSON",
+    "empty": "not valid JSON",
+    "flipped_digit": "checksum mismatch",
+    "foreign_json": "not a ranklearn model file",
+    "json_list": "not a ranklearn model file",
+    "binary": "not a ranklearn model file",
+    "newer_version": "newer than this ranklearn supports",
+    "bad_version": "format_version",
+    "no_payload": "payload",
+    "infinite_number": "corrupted",
+    "nan_literal": "not valid JSON",
+    "huge_integer": "not valid JSON",
+    "deep_nesting": "not valid JSON",
+    "unknown_model_type": "unknown model type",
+}
+
+
+@pytest.mark.parametrize("how", sorted(CORRUPTIONS))
+def test_bad_model_files_raise_model_format_error_naming_the_file(model_path, tmp_path, how, capsys):
+    bad = _corrupt(model_path, tmp_path / f"{how}.json", how)
+    with pytest.raises(ModelFormatError, match=re.escape(CORRUPTIONS[how])) as info:
+        load_model(bad)
+    assert info.value.path == str(bad) and str(bad) in str(info.value)
+    with pytest.raises(ModelFormatError):
+        LambdaMART.load(bad)
+    data = model_path.with_name("data.txt")
+    code, _, err = run(capsys, "predict", "--model", bad, "--data", data, "--out", tmp_path / "s.txt")
+    assert_one_line_error(code, err, str(bad))
+
+
+def test_model_file_of_another_type(model_path, tmp_path):
+    if not NEURAL:
+        pytest.skip("torch not installed")
+    with pytest.raises(ModelFormatError, match="model_type 'lambdamart'"):
+        NEURAL[0].load(model_path)
+
+
+def test_save_and_load_round_trip_is_exact(model_path, tmp_path):
+    X, _, _ = small_data(n_queries=10, docs=12)
+    model = LambdaMART.load(model_path)
+    model.save(tmp_path / "again.json")
+    np.testing.assert_array_equal(load_model(tmp_path / "again.json").predict(X), model.predict(X))

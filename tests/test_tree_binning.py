@@ -1,0 +1,58 @@
+"""BinMapper: quantile bins of data values, NaN's own bin, subsampled edges, round trips."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ranklearn.tree.binning import MISSING_BIN, BinMapper
+from _helpers import tree_data
+
+
+def test_bins_are_quantiles_of_data_values_and_nan_has_its_own():
+    X, _, _ = tree_data(nan_frac=0.05)
+    m = BinMapper(max_bins=32).fit(X)
+    b = m.transform(X)
+    assert b.shape == (X.shape[1], X.shape[0]) and b.dtype == np.uint8
+    for f in range(X.shape[1]):
+        col = X[:, f]
+        finite = col[~np.isnan(col)]
+        edges = m.edges_[f, : m.n_edges_[f]]
+        assert m.n_bins_[f] <= 32
+        assert np.all(np.isin(edges, finite))  # every edge is a value seen in the data
+        assert np.all(np.diff(edges) > 0)
+        np.testing.assert_array_equal(b[f, np.isnan(col)], MISSING_BIN)
+        # bin b holds edges[b-1] < x <= edges[b]
+        np.testing.assert_array_equal(b[f, ~np.isnan(col)], np.searchsorted(edges, finite, side="left"))
+    assert m.n_bins_[1] == 4  # four distinct values, four bins
+    counts = np.bincount(m.transform(X)[0][~np.isnan(X[:, 0])], minlength=32)
+    assert counts.max() < 3 * counts.mean()  # quantile bins are roughly balanced
+
+
+def test_has_missing_finds_a_single_nan():
+    from ranklearn.tree.binning import has_missing
+
+    X, _, _ = tree_data()
+    m = BinMapper().fit(X)
+    assert not has_missing(m.transform(X))
+    X[1234, 5] = np.nan
+    assert has_missing(m.transform(X))
+
+
+def test_subsampled_edges_come_from_the_subsample_rows():
+    X, _, _ = tree_data(n=5000)
+    m = BinMapper(max_bins=255, subsample=1000, random_state=0).fit(X)
+    rows = np.sort(np.random.default_rng(0).choice(5000, size=1000, replace=False))
+    full = BinMapper(max_bins=255, subsample=None).fit(X[rows])
+    np.testing.assert_array_equal(m.edges_, full.edges_)
+
+
+def test_bin_mapper_round_trips_through_dict_and_checks_width():
+    X, _, _ = tree_data()
+    m = BinMapper(max_bins=16).fit(X)
+    m2 = BinMapper.from_dict(m.to_dict())
+    np.testing.assert_array_equal(m.transform(X), m2.transform(X))
+    with pytest.raises(ValueError, match="features"):
+        m.transform(X[:, :3])
+    with pytest.raises(ValueError, match="max_bins"):
+        BinMapper(max_bins=256)

@@ -1,0 +1,32 @@
+"""Gradient histograms and histogram subtraction against direct sums."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ranklearn.tree.binning import MISSING_BIN, BinMapper
+from ranklearn.tree.histogram import build_histogram, new_histogram, subtract_histogram
+from _helpers import tree_data
+
+
+def test_histogram_and_subtraction_match_direct_sums():
+    X, g, h = tree_data(nan_frac=0.02)
+    m = BinMapper(max_bins=20).fit(X)
+    b = m.transform(X)
+    feats = np.arange(X.shape[1], dtype=np.int64)
+    allrows = np.arange(X.shape[0], dtype=np.int32)
+    sub = np.sort(np.random.default_rng(1).choice(X.shape[0], 1000, replace=False)).astype(np.int32)
+    rest = np.setdiff1d(allrows, sub).astype(np.int32)
+    parent, child, other = new_histogram(6), new_histogram(6), new_histogram(6)
+    build_histogram(b, allrows, g, h, feats, parent)
+    build_histogram(b, sub, g, h, feats, child)
+    build_histogram(b, rest, g, h, feats, other)
+    for f in range(6):
+        for k in (0, 5, MISSING_BIN):
+            rows = sub[b[f, sub] == k]
+            assert child[f, k, 2] == len(rows)
+            assert child[f, k, 0] == pytest.approx(g[rows].sum())
+            assert child[f, k, 1] == pytest.approx(h[rows].sum())
+    subtract_histogram(parent, child, feats, parent)
+    np.testing.assert_allclose(parent, other, atol=1e-9)
