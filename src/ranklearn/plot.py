@@ -234,7 +234,7 @@ def lambda_forces(y: ArrayLike, scores: ArrayLike, *, title: str | None = None, 
     order = np.argsort(-s, kind="stable")
     ranks = np.arange(1, order.shape[0] + 1)
     push = -lam[order]  # up = toward rank 1
-    fig = _figure(max(6.4, 0.25 * ranks.shape[0]), 4.0)
+    fig = _figure(min(10.0, max(6.4, 0.2 * ranks.shape[0])), 4.0)
     ax = fig.add_subplot()
     ax.quiver(ranks, np.zeros_like(push), np.zeros_like(push), push, angles="xy", scale_units="xy", scale=1.0,
               color=np.where(push > 0, "tab:green", "tab:red"), width=0.004)  # fmt: skip
