@@ -239,7 +239,7 @@ def lambda_forces(y: ArrayLike, scores: ArrayLike, *, title: str | None = None, 
     ax.quiver(ranks, np.zeros_like(push), np.zeros_like(push), push, angles="xy", scale_units="xy", scale=1.0,
               color=np.where(push > 0, "tab:green", "tab:red"), width=0.004)  # fmt: skip
     dots = ax.scatter(ranks, np.zeros_like(push), c=y[order], cmap="viridis", zorder=3, s=25)
-    fig.colorbar(dots, ax=ax, label="label")
+    fig.colorbar(dots, ax=ax, label="label", ticks=np.unique(y))
     reach = float(np.abs(push).max()) or 1.0
     ax.set_ylim(-1.15 * reach, 1.15 * reach)
     ax.set_xlim(0, ranks.shape[0] + 1)
