@@ -135,11 +135,15 @@ def print_evaluation(
             if len(values) > 1:
                 C.console.print(f"{system}:")
             C.console.print(C.results_table(rows, names))
-    first = next(iter(next(iter(values.values())).values()))
-    n_scored = int((~np.isnan(first)).sum())
-    C.console.print(f"{source}: mean over {n_scored} of {len(query_ids)} queries")
+    C.console.print(f"{source}: {means_scope(values, len(query_ids))}")
     C.console.print(C.results_table(means, names))
     C.console.print(C.conventions_line(metrics))
+
+
+def means_scope(values: dict[str, dict[str, np.ndarray]], n_queries: int) -> str:
+    """Which queries the means cover: those the first metric scored (``empty="skip"`` leaves some out)."""
+    first = next(iter(next(iter(values.values())).values()))
+    return f"mean over {int((~np.isnan(first)).sum())} of {n_queries} queries"
 
 
 def run_compare(

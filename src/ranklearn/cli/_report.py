@@ -112,7 +112,7 @@ def build_report(
         f"{ds.n_queries:,} queries; written {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC.</p>",
         "<h2>Evaluation</h2>",
         _table(["system", *names], [[s, *(C._fmt(query_mean(v[n])) for n in names)] for s, v in values.items()],
-               caption=f"mean over the queries ({ds.n_queries:,})"),  # fmt: skip
+               caption=E.means_scope(values, ds.n_queries)),  # fmt: skip
         f'<p class="note">{_e(C.conventions_line(metrics))}</p>',
     ]
     if baseline_path is not None:
