@@ -172,6 +172,29 @@ def test_report_without_baseline_and_errors(capsys, files, tmp_path):
     assert "--permutations" in error("--baseline", files / "bm25.scores", "--permutations", "0", "--out", out)
 
 
+def test_report_conventions_and_neural_model(capsys, files, tmp_path):
+    pytest.importorskip("torch", reason="the neural extra (torch) is not installed")
+    from ranklearn.data import load_svmlight
+    from ranklearn.metrics import get_metric
+    from ranklearn.models import RankNet
+
+    test = load_svmlight(files / "test.txt")
+    model = RankNet(hidden=(8,), epochs=3, n_jobs=1, random_state=0)
+    model.fit(test.X, test.y, qid=test.qid, eval_set=[(test.X, test.y, test.qid)])
+    model.save(tmp_path / "nn.json")
+    out = tmp_path / "nn.html"
+    code, _, err = run(capsys, "report", "--model", tmp_path / "nn.json", "--data", files / "test.txt",
+                       "--metric", "map", "--empty", "skip", "--out", out)  # fmt: skip
+    assert code == 0, err
+    parsed = parse(out.read_text())
+    assert parsed.tags.count("img") == 3  # learning curves, metric@k, lambdas: no feature importance
+    metric = get_metric("map", empty="skip")
+    n_scored = int((~np.isnan(metric.per_query(test.y, model.predict(test.X), test.ptr))).sum())
+    assert n_scored < test.n_queries  # some queries have no relevant document
+    assert parsed.captions == [f"mean over {n_scored} of {test.n_queries} queries"]
+    assert parsed.tables[0][1] == ["nn.json", f"{metric.mean(test.y, model.predict(test.X), test.ptr):.4f}"]
+
+
 def _chromium() -> str:
     for name in ("chromium", "chromium-browser", "google-chrome", "chrome"):
         if path := shutil.which(name):

@@ -291,6 +291,12 @@ def report(
     ),
     metric: list[str] = MetricOpt,
     conventions: Conventions | None = ConventionsOpt,
+    empty: Empty | None = EmptyOpt,
+    gain: Gain | None = GainOpt,
+    ties: Ties | None = TiesOpt,
+    p_divisor: PDivisor | None = PDivisorOpt,
+    map_divisor: MapDivisor | None = MapDivisorOpt,
+    max_grade: float | None = MaxGradeOpt,
     query: str | None = typer.Option(
         None, "--query", metavar="QID", help="Query whose lambdas are drawn. \\[the first with two different labels]"
     ),
@@ -302,7 +308,7 @@ def report(
     from ranklearn.cli._evaluate import build_metrics
     from ranklearn.cli._report import run_report
 
-    options = _conventions(conventions, None, None, None, None, None, None)
+    options = _conventions(conventions, gain, empty, ties, p_divisor, map_divisor, max_grade)
     metrics = build_metrics(metric, options)
     run_report(out, model, data, baseline, metrics=metrics, conventions=options, query=query,
                permutations=permutations, seed=seed, confidence=confidence)  # fmt: skip
