@@ -8,6 +8,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 from html.parser import HTMLParser
 
 import numpy as np
@@ -97,7 +98,7 @@ def files(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def page(files, tmp_path_factory):
+def page(files):
     out = files / "report.html"
     with pytest.raises(SystemExit) as exit_info:
         main(["report", "--model", str(files / "model.json"), "--data", str(files / "test.txt"), "--baseline",
@@ -170,6 +171,14 @@ def test_report_without_baseline_and_errors(capsys, files, tmp_path):
     assert str(short) in error("--baseline", short, "--out", out)
     assert "destroy the input" in error("--out", files / "test.txt")
     assert "--permutations" in error("--baseline", files / "bm25.scores", "--permutations", "0", "--out", out)
+
+
+def test_report_without_matplotlib_is_one_line(capsys, files, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
+    out = tmp_path / "r.html"
+    code, _, err = run(capsys, "report", "--model", files / "model.json", "--data", files / "test.txt", "--out", out)
+    assert code == 2 and err.count("\n") == 1 and "pip install 'ranklearn[plot]'" in err, err
+    assert not out.exists()
 
 
 def test_report_conventions_and_neural_model(capsys, files, tmp_path):

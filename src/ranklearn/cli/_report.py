@@ -16,8 +16,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from ranklearn.cli import _common as C
 from ranklearn.cli import _evaluate as E
 
@@ -184,7 +182,10 @@ def run_report(out: Path, model_path: Path, data_path: Path, baseline_path: Path
     C.check_output_path(out, *inputs)
     if str(data_path) == "-" and baseline_path is not None and str(baseline_path) == "-":
         raise ValueError("--data and --baseline cannot both read standard input (-)")
-    page = build_report(model_path, data_path, baseline_path=baseline_path, **options)
+    try:
+        page = build_report(model_path, data_path, baseline_path=baseline_path, **options)
+    except ImportError as exc:  # matplotlib (the plot extra), or torch for a neural model: one line
+        raise ValueError(f"report is not available here ({exc})") from None
     write_output(out, page.encode("utf-8"))
     C.report(f"wrote {out}", out)
 
