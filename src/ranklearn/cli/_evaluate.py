@@ -20,6 +20,7 @@ from ranklearn.cli import _common as C
 from ranklearn.exceptions import DataFormatError
 
 if TYPE_CHECKING:
+    from ranklearn.data import RankingDataset
     from ranklearn.metrics import Metric
     from ranklearn.stats import Comparison
 
@@ -45,22 +46,34 @@ def values_from_scores(
     Score files follow the file's rows; when the loader gathered a reappearing qid, they are
     put in the same order.
     """
+    ds, order = C.load_data(data, regroup=regroup, return_order=True)
+    scores = {}
+    for name, path in zip(_names(score_files), score_files):
+        s = C.read_scores(path, ds.n_samples, data)
+        scores[name] = s if order is None else s[order]
+    return ds.query_ids.tolist(), values_from_arrays(ds, scores, metrics, data)
+
+
+def values_from_arrays(
+    ds: RankingDataset, scores: dict[str, np.ndarray], metrics: Sequence[Metric], data: Path
+) -> dict[str, dict[str, np.ndarray]]:
+    """Per-query values of every system's scores (in the rows' order of ``ds``): system -> metric -> values.
+
+    ``data`` is the file ``ds`` was read from, named in errors and read for document ids
+    under ``ties="docid"``.
+    """
     from ranklearn.io.trec import docids_from_comments
 
-    ds, order = C.load_data(data, regroup=regroup, return_order=True)
     docids = None
     if any(m.ties == "docid" for m in metrics):
         docids = docids_from_comments(ds.comments, path=data)
     out = {}
-    for name, path in zip(_names(score_files), score_files):
-        s = C.read_scores(path, ds.n_samples, data)
-        if order is not None:
-            s = s[order]
+    for name, s in scores.items():
         try:
             out[name] = {m.name: m.per_query(ds.y, s, ds.ptr, docids=docids) for m in metrics}
         except ValueError as exc:  # labels the metrics cannot take (negative, too large): name the file
             raise DataFormatError(f"{exc} (data row numbers count from 0)", path=data) from None
-    return ds.query_ids.tolist(), out
+    return out
 
 
 def values_from_trec(
@@ -122,11 +135,15 @@ def print_evaluation(
             if len(values) > 1:
                 C.console.print(f"{system}:")
             C.console.print(C.results_table(rows, names))
-    first = next(iter(next(iter(values.values())).values()))
-    n_scored = int((~np.isnan(first)).sum())
-    C.console.print(f"{source}: mean over {n_scored} of {len(query_ids)} queries")
+    C.console.print(f"{source}: {means_scope(values, len(query_ids))}")
     C.console.print(C.results_table(means, names))
     C.console.print(C.conventions_line(metrics))
+
+
+def means_scope(values: dict[str, dict[str, np.ndarray]], n_queries: int) -> str:
+    """Which queries the means cover: those the first metric scored (``empty="skip"`` leaves some out)."""
+    first = next(iter(next(iter(values.values())).values()))
+    return f"mean over {int((~np.isnan(first)).sum())} of {n_queries} queries"
 
 
 def run_compare(
@@ -141,16 +158,8 @@ def run_compare(
     as_json: bool,
 ) -> None:
     """Test every system against the first one; print a table per metric, or JSON."""
-    from ranklearn.stats import compare
-
-    if len(values) < 2:
-        raise ValueError("compare needs at least two systems (give --scores or --run twice or more)")
-    if permutations < 1:
-        raise ValueError(f"--permutations must be >= 1, got {permutations}")
-    if not 0 < confidence < 1:
-        raise ValueError(f"--confidence must be between 0 and 1, got {confidence}")
+    result = comparison(values, metrics, permutations=permutations, seed=seed, confidence=confidence)
     by_metric = {m.name: {system: values[system][m.name] for system in values} for m in metrics}
-    result = compare(by_metric, n_permutations=permutations, n_resamples=permutations, confidence=confidence, seed=seed)
     if as_json:
         out = result.to_dict()
         out["seed"] = seed
@@ -165,31 +174,69 @@ def run_compare(
     for metric in metrics:
         C.console.print(_compare_table(result, metric.name, len(query_ids)))
     C.console.print(C.conventions_line(metrics))
-    holm = "; p-values Holm-Bonferroni adjusted over each metric's comparisons" if len(values) > 2 else ""
-    C.console.print(
+    C.console.print(compare_note(result, seed))
+
+
+def comparison(
+    values: dict[str, dict[str, np.ndarray]], metrics: Sequence[Metric], *, permutations: int, seed: int, confidence: float
+) -> Comparison:
+    """``compare``'s tests of every system against the first one (options checked as the CLI names them)."""
+    from ranklearn.stats import compare
+
+    if len(values) < 2:
+        raise ValueError("compare needs at least two systems (give --scores or --run twice or more)")
+    if permutations < 1:
+        raise ValueError(f"--permutations must be >= 1, got {permutations}")
+    if not 0 < confidence < 1:
+        raise ValueError(f"--confidence must be between 0 and 1, got {confidence}")
+    by_metric = {m.name: {system: values[system][m.name] for system in values} for m in metrics}
+    return compare(by_metric, n_permutations=permutations, n_resamples=permutations, confidence=confidence, seed=seed)
+
+
+def compare_rows(result: Comparison, metric: str) -> tuple[list[str], list[list[str]]]:
+    """The cells of ``compare``'s table of one metric: (column names, rows), the baseline first.
+
+    With several systems the p-values are the Holm-Bonferroni adjusted ones.
+    """
+    rows = [r for r in result.results if r.metric == metric]
+    holm = len(rows) > 1
+    level = f"{100 * result.confidence:g}%"
+    columns = ["system", "mean", "diff", f"{level} CI", "p(t)", "p(W)", "p(rand)", "W/T/L"]
+    cells = [[f"{result.baseline} (base)", f"{result.means[metric][result.baseline]:.4f}", *[""] * 6]]
+    for r in rows:
+        p = (r.t_p_holm, r.wilcoxon_p_holm, r.randomization_p_holm) if holm else (r.t_p, r.wilcoxon_p, r.randomization_p)
+        cells.append([
+            r.system, f"{r.mean:.4f}", f"{r.difference:+.4f}", f"{r.ci_low:+.3f},{r.ci_high:+.3f}",
+            *(_p(v) for v in p), f"{r.wins}/{r.ties}/{r.losses}",
+        ])  # fmt: skip
+    return columns, cells
+
+
+def compare_title(result: Comparison, metric: str, n_queries: int) -> str:
+    """Title of one metric's table: the metric and how many queries its tests used."""
+    n_used = next(r.n_queries for r in result.results if r.metric == metric)
+    return f"{metric} ({n_used} of {n_queries} queries)"
+
+
+def compare_note(result: Comparison, seed: int) -> str:
+    """The line under ``compare``'s tables saying what each column is."""
+    holm = "; p-values Holm-Bonferroni adjusted over each metric's comparisons" if len(result.systems) > 2 else ""
+    return (
         f"two-sided paired tests against {result.baseline}: t = paired t-test, W = Wilcoxon signed-rank, "
-        f"rand = randomization ({permutations:,} sign flips, seed {seed}); CI = percentile bootstrap of the "
-        f"difference; W/T/L = queries won/tied/lost{holm}"
+        f"rand = randomization ({result.n_permutations:,} sign flips, seed {seed}); CI = percentile bootstrap "
+        f"of the difference; W/T/L = queries won/tied/lost{holm}"
     )
 
 
 def _compare_table(result: Comparison, metric: str, n_queries: int) -> Table:
-    rows = [r for r in result.results if r.metric == metric]
-    holm = len(rows) > 1
-    level = f"{100 * result.confidence:g}%"
+    columns, cells = compare_rows(result, metric)
     # blank rules between columns, no padding: the table fits 80 columns
-    table = Table(title=f"{metric} ({rows[0].n_queries} of {n_queries} queries)", box=box.SIMPLE_HEAD,
-                  padding=0, show_edge=False)  # fmt: skip
-    table.add_column("system", min_width=min(24, max(len(s) for s in result.systems) + 7))
-    for column in ("mean", "diff", f"{level} CI", "p(t)", "p(W)", "p(rand)", "W/T/L"):
+    table = Table(title=compare_title(result, metric, n_queries), box=box.SIMPLE_HEAD, padding=0, show_edge=False)
+    table.add_column(columns[0], min_width=min(24, max(len(s) for s in result.systems) + 7))
+    for column in columns[1:]:
         table.add_column(column, justify="right", no_wrap=True)
-    table.add_row(f"{result.baseline} (base)", f"{result.means[metric][result.baseline]:.4f}", *[""] * 6)
-    for r in rows:
-        p = (r.t_p_holm, r.wilcoxon_p_holm, r.randomization_p_holm) if holm else (r.t_p, r.wilcoxon_p, r.randomization_p)
-        table.add_row(
-            r.system, f"{r.mean:.4f}", f"{r.difference:+.4f}", f"{r.ci_low:+.3f},{r.ci_high:+.3f}",
-            *(_p(v) for v in p), f"{r.wins}/{r.ties}/{r.losses}",
-        )  # fmt: skip
+    for row in cells:
+        table.add_row(*row)
     return table
 
 

@@ -1,4 +1,4 @@
-"""The ``ranklearn`` command line: info, evaluate, compare, cv, convert, train, predict, export, demo.
+"""The ``ranklearn`` command line: info, evaluate, compare, report, cv, convert, train, predict, export, demo.
 
 Bad input of any kind (malformed data or model files, missing or unreadable paths, bad
 parameter values, usage errors) ends with exit status 2 and one line on stderr,
@@ -279,6 +279,39 @@ def compare(
     _, query_ids, values = _inputs(data, scores, qrels, run, metrics, queries)
     run_compare(query_ids, values, metrics, permutations=permutations, seed=seed, confidence=confidence,
                 per_query=per_query, as_json=as_json)  # fmt: skip
+
+
+@app.command()
+def report(
+    model: Path = typer.Option(..., "--model", help="A ranklearn model file (from train --save)."),
+    data: Path = typer.Option(..., "--data", help="Ranking file to score and evaluate (- reads stdin)."),
+    out: Path = typer.Option(..., "--out", help="HTML file to write (- = stdout)."),
+    baseline: Path | None = typer.Option(
+        None, "--baseline", help="Scores of a baseline system, one per row of --data: adds compare's tables and plot."
+    ),
+    metric: list[str] = MetricOpt,
+    conventions: Conventions | None = ConventionsOpt,
+    empty: Empty | None = EmptyOpt,
+    gain: Gain | None = GainOpt,
+    ties: Ties | None = TiesOpt,
+    p_divisor: PDivisor | None = PDivisorOpt,
+    map_divisor: MapDivisor | None = MapDivisorOpt,
+    max_grade: float | None = MaxGradeOpt,
+    query: str | None = typer.Option(
+        None, "--query", metavar="QID", help="Query whose lambdas are drawn. \\[the first with two different labels]"
+    ),
+    permutations: int = typer.Option(10_000, help="Sign flips of the randomization test, and bootstrap resamples."),
+    seed: int = typer.Option(0, help="Seed of the randomization test and the bootstrap."),
+    confidence: float = typer.Option(0.95, help="Level of the bootstrap interval of each mean difference."),
+) -> None:
+    """Write one self-contained HTML page: evaluate's and compare's tables, learning curves, feature importance, metric@k, per-query differences, lambdas of one query."""
+    from ranklearn.cli._evaluate import build_metrics
+    from ranklearn.cli._report import run_report
+
+    options = _conventions(conventions, gain, empty, ties, p_divisor, map_divisor, max_grade)
+    metrics = build_metrics(metric, options)
+    run_report(out, model, data, baseline, metrics=metrics, conventions=options, query=query,
+               permutations=permutations, seed=seed, confidence=confidence)  # fmt: skip
 
 
 @app.command()
