@@ -1,4 +1,8 @@
-"""LambdaMART: gradient-boosted regression trees fitted to lambda gradients (seeds 001, 003, 004).
+"""LambdaMART: gradient-boosted regression trees fitted to lambda gradients.
+
+Burges, "From RankNet to LambdaRank to LambdaMART: An Overview", MSR-TR-2010-82, section 5 (Newton
+leaf values); Wu, Burges, Svore, Gao, "Adapting boosting for information retrieval measures",
+Information Retrieval 13 (2010); best-first growth and early stopping as RankLib's LambdaMART.
 
 Each iteration computes the lambdas and hessians of every document from the current scores
 (:mod:`ranklearn.objectives.lambdas`), grows one tree best-first on them with Newton leaf

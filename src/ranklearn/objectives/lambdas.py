@@ -1,13 +1,14 @@
 """Lambda gradients: RankNet's pairwise cross-entropy scaled by the swap change |ΔZ|.
 
-For a pair where document ``i`` is more relevant than ``j`` (seeds 000, 001, 003)::
+For a pair where document ``i`` is more relevant than ``j`` (Burges, "From RankNet to LambdaRank to
+LambdaMART: An Overview", MSR-TR-2010-82, sections 3-5; Burges, Ragno, Le, NIPS 2006)::
 
     rho_ij    = 1 / (1 + exp(sigma * (s_i - s_j)))
     lambda_ij = -sigma * rho_ij * |ΔZ_ij|          (dC/ds_i: negative pushes i up)
     g_i += lambda_ij,  g_j -= lambda_ij
     h_i += sigma^2 * rho_ij * (1 - rho_ij) * |ΔZ_ij|,  h_j += the same
 
-This is the papers' sign convention; RankLib's walk-through prints ``-g``. ``Z`` is NDCG@k,
+This is the papers' sign convention; RankLib (and its LambdaMART source) uses ``-g``. ``Z`` is NDCG@k,
 ERR@k, AP, or 1 (plain RankNet). Documents are ranked by their current scores with ties in
 input order. Only pairs with at least one document in the top ``truncation`` positions are
 visited; for NDCG@k and ERR@k every other pair has ΔZ = 0, so truncation at k loses nothing.
