@@ -50,7 +50,8 @@ def time_epochs(X, y, qid, *, pairs_budget: int, factorized_repeats: int = 3, se
     from ranklearn.models._base import check_ranking_data
     from ranklearn.neural.scorer import MLPScorer, standardization_stats
     from ranklearn.neural.losses import LambdaLoss
-    from ranklearn.neural.training import QuerySet, factorized_epoch, pairwise_epoch
+    from ranklearn.neural.pairwise import pairwise_epoch
+    from ranklearn.neural.training import QuerySet, factorized_epoch
 
     X, y, ptr, _ = check_ranking_data(X, y, qid, allow_nan=False)
     dev = torch.device("cpu")

@@ -340,7 +340,8 @@ class NeuralRanker(BaseRanker):
         return torch.optim.SGD(params, lr=lr, weight_decay=wd)
 
     def _fit_step(self, iteration: int) -> None:
-        from ranklearn.neural.training import factorized_epoch, pairwise_epoch
+        from ranklearn.neural.pairwise import pairwise_epoch
+        from ranklearn.neural.training import factorized_epoch
 
         order = self._rng.permutation(self._queries)
         if self.mode == "factorized":

@@ -17,9 +17,13 @@ Modules
     :class:`~ranklearn.neural.losses.Loss` and :func:`~ranklearn.neural.losses.get_loss`:
     the upstream gradient of the scores of a padded batch, for the lambda losses (RankNet,
     LambdaRank) and the differentiable listwise ones (ListNet, ListMLE, ApproxNDCG, NeuralNDCG).
+``losses``
+    The :class:`~ranklearn.neural.losses.Loss` interface: RankNet/LambdaRank lambdas and
+    listwise losses (ListNet, ListMLE, ApproxNDCG, NeuralNDCG).
 ``training``
-    The factorized (one update per batch of queries) and pairwise (one update per
-    pair) training epochs, batching and prediction.
+    The factorized training epoch (one update per batch of queries), batching and prediction.
+``pairwise``
+    The original per-pair SGD (one update per pair), kept to measure the factorization.
 """
 
 from __future__ import annotations

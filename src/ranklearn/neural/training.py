@@ -5,8 +5,7 @@
   :class:`~ranklearn.neural.losses.Loss` (for RankNet / LambdaRank the lambdas, from the
   query's pair matrix, vectorized and chunked), and back-propagate once with them as the
   upstream gradient (``s.backward(grad)``): one weight update per batch of queries.
-* :func:`pairwise_epoch` -- the original RankNet training: one forward pass, backward pass
-  and weight update per document pair. Kept for fidelity and to measure the speed-up.
+* the original per-pair training lives apart, in :mod:`ranklearn.neural.pairwise`.
 
 Queries are batched as a padded ``[B, Lmax]`` layout: the network scores only the real
 rows (a flat gather), and the scores are scattered into the padded tensor for the loss.
@@ -19,10 +18,8 @@ from functools import cached_property
 
 import numpy as np
 import torch
-from torch.nn import functional as F
 
-from ranklearn.neural.lambdas import pair_weight_matrix
-from ranklearn.neural.losses import LambdaLoss, Loss
+from ranklearn.neural.losses import Loss
 
 
 @dataclass
@@ -209,78 +206,6 @@ def factorized_epoch(
         optimizer.step()
         total += query_loss.sum().to(torch.float64)
     return float(total.cpu()) / model.n_networks
-
-
-def pairwise_epoch(
-    model: torch.nn.Module,
-    optimizer: torch.optim.Optimizer,
-    data: QuerySet,
-    order: np.ndarray,
-    cfg: LambdaLoss,
-    rng: np.random.Generator,
-    max_pairs: int | None = None,
-) -> tuple[float, int]:
-    """Per-pair SGD (the original RankNet): a forward pass, backward pass and update per pair.
-
-    For the pair (i, j), i more relevant, the two scores are computed and back-propagated
-    with the upstream gradient (lambda_ij, -lambda_ij) = (dC_ij/ds_i, dC_ij/ds_j). Pairs of a
-    query are visited in random order. For LambdaRank the pair weights |dZ_ij| (and the
-    truncation) are fixed from the ranking at the start of each query.
-
-    Returns the summed pair cost and the number of pairs (updates) done; stops after
-    ``max_pairs`` updates when given (for timing).
-    """
-    model.train()
-    total = 0.0
-    done = 0
-    sigma = float(cfg.sigma)
-    for q in order:
-        lo, hi = int(data.ptr[q]), int(data.ptr[q + 1])
-        yq = data.y_np[lo:hi]
-        wins = yq[:, None] > yq[None, :]
-        dz = None
-        if cfg.metric is not None or cfg.truncation_level is not None:
-            model.eval()
-            with torch.no_grad():
-                sq = model(data.X[lo:hi])
-            model.train()
-            dz = (
-                pair_weight_matrix(
-                    sq, data.y[lo:hi], metric=cfg.metric, k=cfg.k,
-                    truncation_level=cfg.truncation_level, max_grade=cfg.max_grade,
-                )
-                .cpu()
-                .numpy()
-                .astype(np.float64)
-            )
-            wins &= dz > 0
-        pi, pj = np.nonzero(wins)
-        perm = rng.permutation(pi.shape[0])
-        pi, pj = pi[perm], pj[perm]
-        # upstream gradient of (s_i, s_j) per unit of lambda_ij: (w_i, -w_j) |dZ_ij|
-        coef = np.ones((pi.shape[0], 2))
-        coef[:, 1] = -1.0
-        if dz is not None:
-            coef *= dz[pi, pj][:, None]
-        cost_w = np.abs(coef[:, 0]).copy()
-        if data.scale_np is not None:
-            coef[:, 0] *= data.scale_np[pi + lo]
-            coef[:, 1] *= data.scale_np[pj + lo]
-        pair_rows = torch.as_tensor(np.stack([pi + lo, pj + lo], axis=1)).to(data.device)
-        pair_coef = torch.as_tensor(coef, dtype=torch.float32).to(data.device)
-        for p in range(pi.shape[0]):
-            if max_pairs is not None and done >= max_pairs:
-                return total, done
-            s = model(data.X[pair_rows[p]])
-            with torch.no_grad():
-                diff = sigma * (s[0] - s[1])
-                lam = -sigma * torch.sigmoid(-diff)  # lambda_ij = dC_ij/ds_i
-                total += float(F.softplus(-diff)) * cost_w[p]
-            optimizer.zero_grad(set_to_none=True)
-            s.backward(lam * pair_coef[p])
-            optimizer.step()
-            done += 1
-    return total, done
 
 
 def predict_scores(
