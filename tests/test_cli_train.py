@@ -273,3 +273,26 @@ def test_ctrl_c_before_the_first_epoch_saves_nothing(capsys, tmp_path, small_fil
         "ranklearn: interrupted before the first iteration finished; nothing trained, nothing saved"
     )
     assert not model.exists()
+
+
+def test_save_to_stdout_keeps_stdout_for_the_model(capsys, tmp_path, small_files):
+    import json
+
+    code, out, err = run(capsys, "train", "--train", small_files["train"], "--model", "lambdamart", "--trees", "3",
+                         "--save", "-")  # fmt: skip
+    assert code == 0, err
+    assert json.loads(out)["model_type"] == "lambdamart"  # the whole of stdout is the model file
+    assert "metrics on each set" in err
+
+
+def test_no_regroup_refuses_a_reappearing_qid(capsys, tmp_path, small_files):
+    lines = small_files["train"].read_text().splitlines(keepends=True)
+    first = lines[0].split()[1]
+    rest = [ln for ln in lines if ln.split()[1] != first]
+    mixed = tmp_path / "mixed.txt"
+    mixed.write_text("".join(lines[:1] + rest + lines[1:2]))  # the first qid comes back at the end
+    assert lines[1].split()[1] == first
+    code, _, err = run(capsys, "train", "--train", mixed, "--model", "lambdamart", "--trees", "2", "--no-regroup")
+    assert code == 2 and "mixed.txt" in err and "reappears" in err
+    code, _, err = run(capsys, "train", "--train", mixed, "--model", "lambdamart", "--trees", "2")
+    assert code == 0 and "warning" in err and "merged" in err

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 REPORT_METRIC = "ndcg@10"
 
 #: options of ``train`` that are not model parameters
-_FIXED = ("train", "validate", "test", "model", "save")
+_FIXED = ("train", "validate", "test", "model", "save", "no_regroup")
 
 
 def merged_options() -> dict[str, tuple[Option, list[str]]]:
@@ -70,7 +70,9 @@ def build_train_command() -> Callable[..., None]:
         ("validate", Path | None, typer.Option(None, "--validate", help="Validation file: progress and early stopping.")),
         ("test", Path | None, typer.Option(None, "--test", help="Test file: reported at the end only.")),
         ("model", model_enum, typer.Option(..., "--model", help="Which ranker to train.")),
-        ("save", Path | None, typer.Option(None, "--save", help="Where to write the model file.")),
+        ("save", Path | None, typer.Option(None, "--save", help="Where to write the model file (- = stdout).")),
+        ("no_regroup", bool, typer.Option(False, "--no-regroup", help="Refuse a file where a qid reappears after "
+                                          "other queries (by default its rows are merged, with a warning).")),
     ]
     params, annotations, flags = [], {}, {}
     for name, annotation, default in fixed:
@@ -83,15 +85,17 @@ def build_train_command() -> Callable[..., None]:
         if opt.choices:
             kind = Enum(name.title().replace("_", ""), [(c, c) for c in opt.choices], type=str)  # type: ignore[misc]
         tag = "" if len(models) == len(REGISTRY) else f"\\[{', '.join(models)}] "
-        default = typer.Option(None, flag, help=tag + opt.help)
+        metavar = flag.lstrip("-").upper().replace("-", "_") if opt.type is str and not opt.choices else None
+        default = typer.Option(None, flag, help=tag + opt.help, metavar=metavar)
         params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=kind | None))
         annotations[name] = kind | None
 
     def train(**kwargs: Any) -> None:
         model = kwargs.pop("model").value
         fixed_values = {k: kwargs.pop(k) for k in _FIXED if k != "model"}
+        no_regroup = fixed_values.pop("no_regroup")
         given = {flags[k]: (v.value if isinstance(v, Enum) else v) for k, v in kwargs.items()}
-        run_train(model, estimator_params(model, given), **fixed_values)
+        run_train(model, estimator_params(model, given), **fixed_values, no_regroup=no_regroup)
 
     train.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     train.__annotations__ = annotations
@@ -184,11 +188,14 @@ def run_train(
     validate: Path | None,
     test: Path | None,
     save: Path | None,
+    *,
+    no_regroup: bool = False,
 ) -> None:
     """Fit ``model`` on ``train`` (early stopping on ``validate``), save it, and print a metrics table.
 
     On Ctrl-C the estimator keeps its best model so far; that one is saved (with ``save``)
-    and the command exits with status 130.
+    and the command exits with status 130. ``save`` "-" writes the model to stdout, and the
+    table then goes to stderr.
     """
     import typer
 
@@ -204,11 +211,11 @@ def run_train(
     except ValueError as exc:
         raise ValueError(option_message(str(exc), model)) from None
     try:
-        sets = {"train": C.load_data(train, regroup=True)}
+        sets = {"train": C.load_data(train, regroup=not no_regroup)}
         if validate is not None:
-            sets["validate"] = C.load_data(validate, regroup=True)
+            sets["validate"] = C.load_data(validate, regroup=not no_regroup)
         if test is not None:
-            sets["test"] = C.load_data(test, regroup=True)
+            sets["test"] = C.load_data(test, regroup=not no_regroup)
     except KeyboardInterrupt:
         typer.echo("ranklearn: interrupted while loading data; nothing trained, nothing saved", err=True)
         raise typer.Exit(130) from None
@@ -230,7 +237,9 @@ def run_train(
         estimator.save(save)
     metric_names = list(dict.fromkeys([REPORT_METRIC, estimator.get_params()["metric"]]))
     saved = f"saved to {save}" if save is not None else "not saved (no --save)"
-    _print_results(f"{model}: {saved}; metrics on each set", evaluate_sets(estimator, sets, metric_names), metric_names)
+    console = C.err_console if save is not None and str(save) == "-" else C.console
+    rows = evaluate_sets(estimator, sets, metric_names)
+    _print_results(f"{model}: {saved}; metrics on each set", rows, metric_names, console)
 
 
 def _save_interrupted(estimator: Any, save: Path | None) -> None:
@@ -246,12 +255,12 @@ def _save_interrupted(estimator: Any, save: Path | None) -> None:
     typer.echo(f"ranklearn: interrupted; saved the best model so far to {save}", err=True)
 
 
-def _print_results(title: str, rows: dict[str, dict[str, float]], metric_names: list[str]) -> None:
+def _print_results(title: str, rows: dict[str, dict[str, float]], metric_names: list[str], console: Console) -> None:
     from ranklearn.metrics import get_metric
 
-    C.console.print(title)
-    C.console.print(C.results_table(rows, metric_names))
-    C.console.print(C.conventions_line([get_metric(m) for m in metric_names]))
+    console.print(title)
+    console.print(C.results_table(rows, metric_names))
+    console.print(C.conventions_line([get_metric(m) for m in metric_names]))
 
 
 # ------------------------------------------------------------------------------------- demo
@@ -297,5 +306,5 @@ def run_demo(console: Console | None = None) -> dict[str, dict[str, float]]:
         out.print(f"{name}: trained in {time.perf_counter() - start:.1f}s")
         results[name] = evaluate_sets(estimator, {"test": test}, DEMO_METRICS)["test"]
     if results:
-        _print_results("test set, every model:", results, DEMO_METRICS)
+        _print_results("test set, every model:", results, DEMO_METRICS, out)
     return results
