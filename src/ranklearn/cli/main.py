@@ -20,6 +20,7 @@ from rich.table import Table
 from typer.core import TyperOption
 
 from ranklearn._files import write_output, write_outputs
+from ranklearn._numba_cache import kernels_cached
 from ranklearn.cli import _common as C
 from ranklearn.exceptions import DataFormatError, RanklearnError
 
@@ -514,6 +515,8 @@ def _usage_line(exc: typer.TyperException, args: list[str]) -> str:
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point of the ``ranklearn`` console script: exit 0, 2 (one line on stderr) or 130."""
     args = list(sys.argv[1:] if argv is None else argv) or ["--help"]
+    if not {"--help", "-h", "--version"} & set(args) and not kernels_cached():
+        typer.echo("ranklearn: compiling kernels, first run only (up to a minute; later runs start at once)", err=True)
     try:
         _register_train_command()
         code = app(args=args, prog_name="ranklearn", standalone_mode=False)
