@@ -1,0 +1,124 @@
+"""DaskLambdaMART on a LocalCluster (2 worker processes, 1 thread each): the same model as one machine."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+da = pytest.importorskip("dask.array")
+distributed = pytest.importorskip("distributed")
+
+from ranklearn.dask import DaskLambdaMART  # noqa: E402
+from ranklearn.io import load_model  # noqa: E402
+from ranklearn.metrics import get_metric  # noqa: E402
+from ranklearn.models.lambdamart import LambdaMART  # noqa: E402
+
+NDCG10 = get_metric("ndcg@10")
+TREE_FIELDS = ("feature", "bin_threshold", "missing_left", "left", "right", "count")
+
+
+@pytest.fixture(scope="module")
+def client():
+    with (
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+        distributed.Client(cluster) as c,
+    ):
+        yield c
+
+
+def _dense(ds):
+    return np.asarray(ds.X.todense() if hasattr(ds.X, "todense") else ds.X, dtype=np.float32)
+
+
+@pytest.fixture(scope="module")
+def mq2008(shared_data):
+    from ranklearn.datasets import load_letor_fold
+
+    return [(_dense(s), s.y, s.qid, s.ptr) for s in load_letor_fold(shared_data / "MQ2008", 1)]
+
+
+def _at_queries(X, y, q, ptr, n_parts):
+    """Dask arrays cut into ``n_parts`` partitions at query boundaries (uneven sizes)."""
+    cuts = ptr[np.linspace(0, len(ptr) - 1, n_parts + 1).astype(int)]
+    rows = tuple(np.diff(cuts).tolist())
+    return da.from_array(X, chunks=(rows, -1)), da.from_array(y, chunks=(rows,)), da.from_array(q, chunks=(rows,))
+
+
+def _assert_same_trees(ours, ref):
+    assert len(ours.trees_) == len(ref.trees_)
+    for a, b in zip(ours.trees_, ref.trees_):
+        for name in TREE_FIELDS:
+            np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+        # leaf values and gains differ only by the order of float sums across partitions
+        np.testing.assert_allclose(a.value, b.value, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(a.threshold, b.threshold, rtol=0)
+
+
+def test_same_trees_and_test_predictions_as_one_machine_on_mq2008(client, mq2008):
+    (Xtr, ytr, qtr, ptr), (Xva, yva, qva, pva), (Xte, yte, qte, pte) = mq2008
+    # 31 leaves: small nodes where two features cut the rows alike (equal gains up to rounding)
+    params = dict(n_estimators=20, num_leaves=31, random_state=0, early_stopping_rounds=10)
+    ref = LambdaMART(**params).fit(Xtr, ytr, qtr, eval_set=[(Xva, yva, qva)])
+    dX, dy, dq = _at_queries(Xtr, ytr, qtr, ptr, 3)
+    eX, ey, eq = _at_queries(Xva, yva, qva, pva, 2)
+    ours = DaskLambdaMART(client=client, **params).fit(dX, dy, dq, eval_set=[(eX, ey, eq)])
+
+    _assert_same_trees(ours, ref)
+    assert ours.best_iteration_ == ref.best_iteration_ and ours.n_iter_ == ref.n_iter_
+    np.testing.assert_allclose(ours.evals_result_["valid_0"]["ndcg@10"], ref.evals_result_["valid_0"]["ndcg@10"], atol=1e-9)
+    lazy = ours.predict(_at_queries(Xte, yte, qte, pte, 2)[0])
+    assert isinstance(lazy, da.Array)  # nothing computed yet
+    pred = lazy.compute()
+    expect = ref.predict(Xte)
+    assert np.abs(pred - expect).max() <= 1e-6
+    # several partitions per worker: partitions are not workers
+    assert len(dX.chunks[0]) > len(client.scheduler_info()["workers"])
+    assert NDCG10.mean(yte, pred, pte) == pytest.approx(NDCG10.mean(yte, expect, pte), abs=1e-6)
+
+
+def test_bagging_feature_subsampling_and_weights_draw_like_one_machine(client, mq2008):
+    Xtr, ytr, qtr, ptr = mq2008[0]
+    w = np.random.default_rng(3).uniform(0.5, 2.0, len(ytr))
+    params = dict(n_estimators=8, num_leaves=7, random_state=5, bagging_fraction=0.6, feature_fraction=0.5,
+                  bin_subsample=3000, objective="ranknet")  # fmt: skip
+    ref = LambdaMART(**params).fit(Xtr, ytr, qtr, sample_weight=w)
+    dX, dy, dq = _at_queries(Xtr, ytr, qtr, ptr, 4)
+    ours = DaskLambdaMART(client=client, **params).fit(dX, dy, dq, sample_weight=da.from_array(w, chunks=dy.chunks))
+    # the bin edges come from the same 3000-row sample, gathered from the workers
+    np.testing.assert_array_equal(ours.bin_mapper_.edges_, ref.bin_mapper_.edges_)
+    _assert_same_trees(ours, ref)
+
+
+def test_a_query_straddling_two_partitions_is_named(client):
+    rng = np.random.default_rng(0)
+    q = np.repeat([7, 8, 9], 10)
+    X, y = rng.normal(size=(30, 3)), rng.integers(0, 3, 30).astype(float)
+    chunks = (15, 15)  # query 8 holds rows 10..19
+    with pytest.raises(ValueError, match=r"query 8 of X straddles partitions 0 and 1"):
+        DaskLambdaMART(client=client, n_estimators=2).fit(
+            da.from_array(X, chunks=(chunks, 3)), da.from_array(y, chunks=chunks), da.from_array(q, chunks=chunks)
+        )
+
+
+def test_objectives_not_computed_query_by_query_are_refused(client):
+    with pytest.raises(ValueError, match="objective='xendcg' is not supported by DaskLambdaMART"):
+        DaskLambdaMART(client=client, objective="xendcg").check_params()
+
+
+def test_to_local_and_save_give_the_single_machine_model(client, mq2008, tmp_path):
+    Xtr, ytr, qtr, ptr = mq2008[0]
+    Xte = mq2008[2][0]
+    dX, dy, dq = _at_queries(Xtr, ytr, qtr, ptr, 2)
+    ours = DaskLambdaMART(client=client, n_estimators=5, num_leaves=7, random_state=1).fit(dX, dy, dq)
+    local = ours.to_local()
+    assert type(local) is LambdaMART
+    assert local.get_params() == {k: v for k, v in ours.get_params().items() if k != "client"}
+    expect = ours.predict(da.from_array(Xte, chunks=(1000, -1))).compute()
+    np.testing.assert_array_equal(local.predict(Xte), expect)
+    np.testing.assert_array_equal(ours.predict(Xte), expect)  # a NumPy array predicts on the client
+    ours.save(tmp_path / "dask.json")
+    local.save(tmp_path / "local.json")
+    assert (tmp_path / "dask.json").read_bytes() == (tmp_path / "local.json").read_bytes()
+    loaded = load_model(tmp_path / "dask.json")
+    assert type(loaded) is LambdaMART
+    np.testing.assert_array_equal(loaded.predict(Xte), expect)
