@@ -122,3 +122,27 @@ def test_to_local_and_save_give_the_single_machine_model(client, mq2008, tmp_pat
     loaded = load_model(tmp_path / "dask.json")
     assert type(loaded) is LambdaMART
     np.testing.assert_array_equal(loaded.predict(Xte), expect)
+
+
+def test_a_killed_worker_stops_the_fit_naming_it_and_the_tree(client):
+    """Last in the module: the nanny restarts the killed worker, but its shard is gone."""
+    import os
+    import signal
+
+    from ranklearn.dask import WorkerLostError
+
+    rng = np.random.default_rng(0)
+    q = np.repeat(np.arange(40), 10)
+    X, y = rng.normal(size=(400, 4)), rng.integers(0, 3, 400).astype(float)
+    pids = client.run(os.getpid)
+
+    def kill_after_tree_2(iteration, total, results):
+        if iteration == 2:
+            for pid in pids.values():  # every worker: whichever holds a shard
+                os.kill(pid, signal.SIGKILL)
+
+    with pytest.raises(WorkerLostError, match=r"tree 3: worker tcp://\S+ holding partition \d was lost"):
+        DaskLambdaMART(client=client, n_estimators=5, min_samples_leaf=5).fit(
+            da.from_array(X, chunks=(200, 4)), da.from_array(y, chunks=200), da.from_array(q, chunks=200),
+            callbacks=[kill_after_tree_2],
+        )

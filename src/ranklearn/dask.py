@@ -20,6 +20,7 @@ from typing import Any
 import dask.array as da
 import numpy as np
 from distributed import Client, default_client, wait
+from distributed.comm import CommClosedError
 from numpy.typing import ArrayLike
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import validate_data
@@ -35,7 +36,7 @@ from ranklearn.tree.histogram_builder import HistogramBuilder, NodeSums
 from ranklearn.tree.predictor import TreePredictor
 from ranklearn.tree.tree import Tree
 
-__all__ = ["DaskLambdaMART"]
+__all__ = ["DaskLambdaMART", "WorkerLostError"]
 
 #: objectives whose gradients depend only on each query's own rows (xendcg draws one random
 #: stream over all rows in order, which partitions cannot reproduce)
@@ -123,9 +124,28 @@ class _Shard:
         return None
 
 
-def _gather(calls: list) -> list:
-    """Results of actor calls made on every shard at once, in shard order."""
-    return [c.result() for c in calls]
+class WorkerLostError(RuntimeError):
+    """A worker holding a partition's state died: the fit cannot go on without its rows."""
+
+
+def _gather(shards: list, calls: list) -> list:
+    """Results of actor calls made on every shard at once, in shard order.
+
+    Raises
+    ------
+    WorkerLostError
+        Naming the worker and the partition, when a shard's worker cannot be reached.
+    """
+    out = []
+    for i, (shard, call) in enumerate(zip(shards, calls)):
+        try:
+            out.append(call.result())
+        except (OSError, CommClosedError) as exc:
+            raise WorkerLostError(
+                f"worker {shard._address} holding partition {i} was lost ({exc}); its rows, scores and "
+                "gradients went with it"
+            ) from exc
+    return out
 
 
 class _ShardedBuilder(HistogramBuilder):
@@ -143,18 +163,18 @@ class _ShardedBuilder(HistogramBuilder):
         return self._n_features
 
     def root(self) -> NodeSums:
-        sums = _gather([s.start_tree(c, self._tree_features) for s, c in zip(self.shards, self._chosen)])
+        sums = _gather(self.shards, [s.start_tree(c, self._tree_features) for s, c in zip(self.shards, self._chosen)])
         return _add_sums(sums)
 
     def split(
         self, node: int, feature: int, bin_threshold: int, missing_left: bool, left: int, right: int
     ) -> tuple[NodeSums, NodeSums]:
-        local = _gather([s.split(node, feature, bin_threshold, missing_left, left, right) for s in self.shards])
+        local = _gather(self.shards, [s.split(node, feature, bin_threshold, missing_left, left, right) for s in self.shards])
         return _add_sums([c[0] for c in local]), _add_sums([c[1] for c in local])
 
     def histograms(self, nodes: Sequence[int]) -> list[np.ndarray]:
         nodes = list(nodes)
-        local = _gather([s.histograms(nodes) for s in self.shards])
+        local = _gather(self.shards, [s.histograms(nodes) for s in self.shards])
         feats = self.features  # the other features' rows are garbage: not added
         out = []
         for per_node in zip(*local):
@@ -245,7 +265,7 @@ def _shard(
         futures.append(client.submit(_Shard, *parts, *([] if w is not None else [None]), actor=True, pure=False))
     wait(futures)
     shards = [f.result() for f in futures]
-    info = _gather([s.describe() for s in shards])
+    info = _gather(shards, [s.describe() for s in shards])
     owner: dict[Any, int] = {}
     for i, d in enumerate(info):
         for q in d["qids"].tolist():
@@ -368,7 +388,7 @@ class DaskLambdaMART(LambdaMART):
             if e.n_features != self.n_features_in_:
                 raise ValueError(f"{what} has {e.n_features} features, the training data has {self.n_features_in_}")
             validate_data(self, item[0], reset=False, skip_check_array=True)
-            labels = _gather([s.labels() for s in e.shards])
+            labels = _gather(e.shards, [s.labels() for s in e.shards])
             e.y = np.concatenate([lab[0] for lab in labels])
             e.ptr = np.concatenate([[0]] + [lab[1][1:] + e.starts[i] for i, lab in enumerate(labels)])
         return out
@@ -386,12 +406,12 @@ class DaskLambdaMART(LambdaMART):
         # the rows one machine would sample, gathered from the shards that hold them
         rows = sample_rows(train.n_rows, self.bin_subsample, self._rng.randint(2**31 - 1))
         local = _per_shard(rows, train.starts)
-        sample = np.concatenate(_gather([s.rows(r) for s, r in zip(train.shards, local)]))
+        sample = np.concatenate(_gather(train.shards, [s.rows(r) for s, r in zip(train.shards, local)]))
         self.bin_mapper_ = BinMapper(self.max_bins, None).fit(sample)
-        missing = _gather([s.bin(self.bin_mapper_, self._objective) for s in train.shards])
+        missing = _gather(train.shards, [s.bin(self.bin_mapper_, self._objective) for s in train.shards])
         self.trained_with_missing_ = any(missing)
         for e in evals:
-            _gather([s.bin(self.bin_mapper_, None) for s in e.shards])
+            _gather(e.shards, [s.bin(self.bin_mapper_, None) for s in e.shards])
         self._train_set, self._eval_sets = train, evals
         self._eval_score_list = [np.zeros(e.n_rows) for e in evals]
         self.trees_: list[Tree] = []
@@ -403,10 +423,13 @@ class DaskLambdaMART(LambdaMART):
         per_shard = [None] * len(train.shards) if chosen is None else _per_shard(chosen, train.query_starts)
         builder = _ShardedBuilder(train.shards, train.n_features, per_shard, features)
         grower = TreeGrower.from_builder(builder, self.bin_mapper_.n_bins_, **self._growth_limits())
-        tree, _, _ = grower.grow()
-        self._finish_tree(tree)
         shards = train.shards + [s for e in self._eval_sets for s in e.shards]
-        scores = _gather([s.add_tree(tree) for s in shards])[len(train.shards) :]
+        try:
+            tree, _, _ = grower.grow()
+            self._finish_tree(tree)
+            scores = _gather(shards, [s.add_tree(tree) for s in shards])[len(train.shards) :]
+        except WorkerLostError as exc:
+            raise WorkerLostError(f"tree {iteration}: {exc}; the fit stops (it does not resume)") from exc
         for i, e in enumerate(self._eval_sets):
             part, scores = scores[: len(e.shards)], scores[len(e.shards) :]
             self._eval_score_list[i] = np.concatenate(part)
