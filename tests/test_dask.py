@@ -124,6 +124,47 @@ def test_to_local_and_save_give_the_single_machine_model(client, mq2008, tmp_pat
     np.testing.assert_array_equal(loaded.predict(Xte), expect)
 
 
+def test_read_svmlight_reads_files_on_the_workers_as_partitions(client, shared_data, tmp_path):
+    from ranklearn.dask import read_svmlight
+    from ranklearn.data import load_svmlight
+
+    src = shared_data / "MQ2008" / "Fold1" / "vali.txt"
+    lines = src.read_bytes().splitlines(keepends=True)
+    ref = load_svmlight(src)
+    cut = [0, int(ref.ptr[50]), int(ref.ptr[120]), len(lines)]  # at query boundaries (one row a line)
+    for i in range(3):
+        (tmp_path / f"part-{i}.txt").write_bytes(b"".join(lines[cut[i] : cut[i + 1]]))
+    X, y, q = read_svmlight(str(tmp_path / "part-*.txt"), client=client)
+    assert X.chunks[0] == tuple(np.diff(cut))
+    np.testing.assert_array_equal(X.compute(), _dense(ref))
+    np.testing.assert_array_equal(y.compute(), ref.y)
+    np.testing.assert_array_equal(q.compute(), np.repeat(ref.query_ids, np.diff(ref.ptr)))
+
+
+def test_read_svmlight_numbers_query_file_groups_per_file_apart(client, tmp_path):
+    from ranklearn.dask import read_svmlight
+
+    for i in range(2):  # LightGBM layout: no qid in the lines, group sizes in <file>.query
+        (tmp_path / f"p{i}.txt").write_text("1 1:0.5\n0 2:1\n2 1:3\n")
+        (tmp_path / f"p{i}.txt.query").write_text("2\n1\n")
+    X, y, q = read_svmlight([tmp_path / "p0.txt", tmp_path / "p1.txt"], client=client)
+    assert q.compute().tolist() == [0, 0, 1, 2, 2, 3]
+    assert X.shape == (6, 2)
+
+
+def test_read_svmlight_bad_file_raises_the_loaders_error_on_the_client(client, tmp_path):
+    from ranklearn.dask import read_svmlight
+    from ranklearn.exceptions import DataFormatError
+
+    (tmp_path / "a.txt").write_text("1 qid:1 1:0.5\n")
+    (tmp_path / "b.txt").write_text("1 qid:2 1:0.5\n0 qid:2 1:zz\n")
+    with pytest.raises(DataFormatError, match=r"b\.txt:2: .*'1:zz'") as info:
+        read_svmlight([tmp_path / "a.txt", tmp_path / "b.txt"], client=client)
+    assert info.value.line == 2
+    with pytest.raises(FileNotFoundError, match="no file matches"):
+        read_svmlight(str(tmp_path / "none-*.txt"), client=client)
+
+
 def test_a_killed_worker_stops_the_fit_naming_it_and_the_tree(client):
     """Last in the module: the nanny restarts the killed worker, but its shard is gone."""
     import os

@@ -13,10 +13,15 @@ Needs the ``dask`` extra: ``pip install 'ranklearn[dask]'``.
 
 from __future__ import annotations
 
+import glob
+import operator
 from collections.abc import Sequence
+from os import PathLike
+from pathlib import Path
 from dataclasses import dataclass
 from typing import Any
 
+import dask
 import dask.array as da
 import numpy as np
 from distributed import Client, default_client, wait
@@ -36,7 +41,7 @@ from ranklearn.tree.histogram_builder import HistogramBuilder, NodeSums
 from ranklearn.tree.predictor import TreePredictor
 from ranklearn.tree.tree import Tree
 
-__all__ = ["DaskLambdaMART", "WorkerLostError"]
+__all__ = ["DaskLambdaMART", "WorkerLostError", "read_svmlight"]
 
 #: objectives whose gradients depend only on each query's own rows (xendcg draws one random
 #: stream over all rows in order, which partitions cannot reproduce)
@@ -472,3 +477,94 @@ def _predict_block(block: np.ndarray, model: LambdaMART) -> np.ndarray:
     X = np.ascontiguousarray(block, dtype=np.float32)
     check_feature_values(X, allow_nan=True)
     return model._predict_raw(X)
+
+
+# ---------------------------------------------------------------------- data on the workers
+def _read_part(path: str, dtype: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
+    """One file's rows (dense), labels, per-row query ids, and whether they came from a
+    LightGBM ``.query`` file (then they number the file's own queries from 0)."""
+    from ranklearn.data import load_svmlight
+
+    ds = load_svmlight(path, dtype=dtype, sparse=True)
+    qid = np.repeat(np.asarray(ds.query_ids), np.diff(ds.ptr))
+    numbered = Path(path + ".query").is_file() and np.array_equal(ds.query_ids, np.arange(len(ds.ptr) - 1))
+    return ds.X, ds.y, qid, numbered
+
+
+def _part_info(part: tuple) -> tuple[int, int, int, np.dtype]:
+    X, _, qid, numbered = part
+    return X.shape[0], X.shape[1], len(np.unique(qid)) if numbered else 0, qid.dtype
+
+
+def _part_X(part: tuple, width: int, dtype: Any) -> np.ndarray:
+    X = part[0]
+    out = np.zeros((X.shape[0], width), dtype=dtype)
+    out[:, : X.shape[1]] = X.toarray()
+    return out
+
+
+def _part_qid(part: tuple, offset: int) -> np.ndarray:
+    return part[2] + offset if part[3] else part[2]
+
+
+def read_svmlight(
+    paths_or_glob: str | PathLike[str] | Sequence[str | PathLike[str]],
+    *,
+    n_features: int | None = None,
+    dtype: Any = np.float32,
+    client: Client | None = None,
+) -> tuple[da.Array, da.Array, da.Array]:
+    """Read LETOR / SVMlight files on the workers: one partition per file.
+
+    Each file is parsed by :func:`ranklearn.data.load_svmlight` on a worker (its LightGBM
+    ``<file>.query`` is used when its lines have no qid); the rows never pass through the
+    client. The paths must be readable by the workers (a shared file system).
+
+    Parameters
+    ----------
+    paths_or_glob : str, path or list of them
+        Files, or one glob pattern (``"parts/train-*.txt"``, files in sorted order).
+    n_features : int, optional
+        Columns of ``X``; default the largest feature id of all files.
+    dtype : numpy.float32 or numpy.float64
+    client : distributed.Client, optional
+        Default: the current client.
+
+    Returns
+    -------
+    X, y, qid : dask arrays
+        Chunked by file. Query ids from ``.query`` files (0, 1, ... in each file) are
+        offset by the queries of the files before, so that files never share a query.
+
+    Raises
+    ------
+    FileNotFoundError
+        If a path or the pattern matches no file.
+    DataFormatError
+        As the local loader: naming the file, line and token (raised on the client).
+    """
+    client = client if client is not None else default_client()
+    if isinstance(paths_or_glob, (str, PathLike)):
+        text = str(paths_or_glob)
+        paths = sorted(glob.glob(text)) if glob.has_magic(text) else [text]
+    else:
+        paths = [str(p) for p in paths_or_glob]
+    if not paths:
+        raise FileNotFoundError(f"no file matches {str(paths_or_glob)!r}")
+    for p in paths:
+        if not Path(p).is_file():
+            raise FileNotFoundError(f"no such file: {p!r}")
+    parts = client.map(_read_part, paths, dtype=dtype, pure=False)
+    info = client.gather(client.map(_part_info, parts))  # a bad file raises its DataFormatError here
+    width = max(w for _, w, _, _ in info) if n_features is None else int(n_features)
+    if width < max(w for _, w, _, _ in info):
+        worst = paths[int(np.argmax([w for _, w, _, _ in info]))]
+        raise ValueError(f"n_features={n_features} but {worst!r} has feature ids up to {max(w for _, w, _, _ in info)}")
+    offsets = np.concatenate(([0], np.cumsum([nq for _, _, nq, _ in info])))
+    qdtype = np.result_type(*[d for _, _, _, d in info])
+    Xs, ys, qs = [], [], []
+    for part, (n, _, _, _), offset in zip(parts, info, offsets):
+        Xs.append(da.from_delayed(dask.delayed(_part_X)(part, width, dtype), shape=(n, width), dtype=dtype))
+        ys.append(da.from_delayed(dask.delayed(operator.itemgetter(1))(part), shape=(n,), dtype=np.float64))
+        qs.append(da.from_delayed(dask.delayed(_part_qid)(part, int(offset)), shape=(n,), dtype=qdtype))
+    return da.concatenate(Xs), da.concatenate(ys), da.concatenate(qs)
