@@ -89,6 +89,20 @@ def test_bagging_feature_subsampling_and_weights_draw_like_one_machine(client, m
     _assert_same_trees(ours, ref)
 
 
+def test_dask_dataframe_with_group_sizes_keeps_feature_names(client, mq2008):
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    Xtr, ytr, qtr, ptr = mq2008[0]
+    names = [f"feat_{i}" for i in range(Xtr.shape[1])]
+    params = dict(n_estimators=3, num_leaves=7, random_state=2)
+    ref = LambdaMART(**params).fit(pd.DataFrame(Xtr, columns=names), ytr, group=np.diff(ptr))
+    dX, dy, _ = _at_queries(Xtr, ytr, qtr, ptr, 2)
+    frame = dd.from_dask_array(dX, columns=names)
+    ours = DaskLambdaMART(client=client, **params).fit(frame, dd.from_dask_array(dy), group=np.diff(ptr))
+    assert list(ours.feature_names_in_) == names
+    _assert_same_trees(ours, ref)
+    np.testing.assert_allclose(ours.predict(frame).compute(), ref.predict(pd.DataFrame(Xtr, columns=names)), atol=1e-9)
+
 def test_a_query_straddling_two_partitions_is_named(client):
     rng = np.random.default_rng(0)
     q = np.repeat([7, 8, 9], 10)

@@ -227,6 +227,12 @@ def _is_frame(X: Any) -> bool:
     return hasattr(X, "to_dask_array") and hasattr(X, "columns")
 
 
+def _columns_view(X: Any) -> Any:
+    """What scikit-learn's feature-name checks read: a Dask DataFrame's empty pandas
+    ``_meta`` (same columns), else ``X``."""
+    return X._meta if _is_frame(X) else X
+
+
 def _as_dask_array(a: Any, rows: tuple[int, ...], what: str) -> da.Array | None:
     """A per-row vector as a dask array chunked like X's rows."""
     if a is None:
@@ -363,7 +369,7 @@ class DaskLambdaMART(LambdaMART):
             train = _shard(client, "train", X, y, qid, group, sample_weight, "X")
             sets.append(train)
             was_fitted = self.__sklearn_is_fitted__()
-            validate_data(self, X, reset=True, skip_check_array=True)  # n_features_in_, feature_names_in_
+            validate_data(self, _columns_view(X), reset=True, skip_check_array=True)  # n_features_in_, feature_names_in_
             self.n_features_in_ = train.n_features
             for e in self._shard_eval_sets(client, eval_set, eval_group, eval_names):
                 sets.append(e)
@@ -392,7 +398,7 @@ class DaskLambdaMART(LambdaMART):
             out.append(e)  # before any check: fit cancels the actors of every set made
             if e.n_features != self.n_features_in_:
                 raise ValueError(f"{what} has {e.n_features} features, the training data has {self.n_features_in_}")
-            validate_data(self, item[0], reset=False, skip_check_array=True)
+            validate_data(self, _columns_view(item[0]), reset=False, skip_check_array=True)
             labels = _gather(e.shards, [s.labels() for s in e.shards])
             e.y = np.concatenate([lab[0] for lab in labels])
             e.ptr = np.concatenate([[0]] + [lab[1][1:] + e.starts[i] for i, lab in enumerate(labels)])
@@ -454,7 +460,7 @@ class DaskLambdaMART(LambdaMART):
         self._check_fitted()
         if not (_is_frame(X) or isinstance(X, da.Array)):
             return super().predict(X)
-        validate_data(self, X, reset=False, skip_check_array=True)
+        validate_data(self, _columns_view(X), reset=False, skip_check_array=True)
         if _is_frame(X):
             X = X.to_dask_array(lengths=True)
         if X.ndim != 2 or X.shape[1] != self.n_features_in_:
