@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 REPORT_METRIC = "ndcg@10"
 
 #: options of ``train`` that are not model parameters
-_FIXED = ("train", "validate", "test", "model", "save")
+_FIXED = ("train", "validate", "test", "model", "save", "scheduler", "workers")
 
 
 def merged_options() -> dict[str, tuple[Option, list[str]]]:
@@ -71,6 +71,8 @@ def build_train_command() -> Callable[..., None]:
         ("test", Path | None, typer.Option(None, "--test", help="Test file: reported at the end only.")),
         ("model", model_enum, typer.Option(..., "--model", help="Which ranker to train.")),
         ("save", Path | None, typer.Option(None, "--save", help="Where to write the model file.")),
+        ("scheduler", str | None, typer.Option(None, "--scheduler", help="Train lambdamart on this Dask cluster (tcp://HOST:PORT); --train and --validate may be globs of files the workers read.")),
+        ("workers", int | None, typer.Option(None, "--workers", help="Train lambdamart on a local Dask cluster of this many worker processes (1 thread each).")),
     ]
     params, annotations, flags = [], {}, {}
     for name, annotation, default in fixed:
@@ -184,11 +186,14 @@ def run_train(
     validate: Path | None,
     test: Path | None,
     save: Path | None,
+    scheduler: str | None = None,
+    workers: int | None = None,
 ) -> None:
     """Fit ``model`` on ``train`` (early stopping on ``validate``), save it, and print a metrics table.
 
     On Ctrl-C the estimator keeps its best model so far; that one is saved (with ``save``)
-    and the command exits with status 130.
+    and the command exits with status 130. With ``scheduler`` or ``workers`` the fit runs
+    on a Dask cluster (:func:`ranklearn.cli._dask.run_train_dask`).
     """
     import typer
 
@@ -198,6 +203,10 @@ def run_train(
         raise ValueError("--early-stopping needs a --validate set to watch")
     if save is not None:
         C.check_output_path(save)  # before training, not after hours of it
+    if scheduler is not None or workers is not None:
+        from ranklearn.cli._dask import run_train_dask
+
+        return run_train_dask(model, params, train, validate, test, save, scheduler, workers)
     estimator = model_class(model)(**params)
     try:
         estimator.check_params()  # before loading data, in the options' own names
