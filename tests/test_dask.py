@@ -179,6 +179,23 @@ def test_read_svmlight_bad_file_raises_the_loaders_error_on_the_client(client, t
         read_svmlight(str(tmp_path / "none-*.txt"), client=client)
 
 
+def test_ctrl_c_keeps_the_trees_so_far(client):
+    rng = np.random.default_rng(1)
+    q = np.repeat(np.arange(40), 10)
+    X, y = rng.normal(size=(400, 4)), rng.integers(0, 3, 400).astype(float)
+
+    def interrupt_after_tree_3(iteration, total, results):
+        if iteration == 3:
+            raise KeyboardInterrupt
+
+    model = DaskLambdaMART(client=client, n_estimators=10, min_samples_leaf=5, random_state=0)
+    with pytest.raises(KeyboardInterrupt):
+        model.fit(da.from_array(X, chunks=(200, 4)), da.from_array(y, chunks=200), da.from_array(q, chunks=200),
+                  callbacks=[interrupt_after_tree_3])  # fmt: skip
+    assert model.interrupted_ and model.n_iter_ == 3 and len(model.trees_) == 3
+    ref = LambdaMART(n_estimators=3, min_samples_leaf=5, random_state=0).fit(X, y, q)
+    np.testing.assert_allclose(model.predict(X), ref.predict(X), atol=1e-9)
+
 def test_a_killed_worker_stops_the_fit_naming_it_and_the_tree(client):
     """Last in the module: the nanny restarts the killed worker, but its shard is gone."""
     import os
