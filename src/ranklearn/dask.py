@@ -31,7 +31,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import validate_data
 
 from ranklearn.models._base import check_feature_values, check_ranking_data
-from ranklearn.models.base import BaseRanker, _check_weight
+from ranklearn.models.base import _check_weight, resolve_qid
 from ranklearn.models.driver import Callback
 from ranklearn.models.lambdamart import LambdaMART, _add_leaf_values
 from ranklearn.objectives import Objective
@@ -261,8 +261,6 @@ def _shard(
     X = X.rechunk({1: -1})
     rows = X.chunks[0]
     if qid is None and group is not None:
-        from ranklearn.models.base import resolve_qid
-
         qid = resolve_qid(None, group, sum(rows), what=what)  # query sizes are small: built here
     if qid is None:
         raise ValueError(f"qid is required for {what} (a query id per row), or group= (query sizes)")
