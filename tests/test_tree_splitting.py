@@ -49,3 +49,21 @@ def test_best_split_equals_exhaustive_search(nan_frac):
     assert gain == pytest.approx(eg, rel=1e-9)
     if emleft is not None:
         assert mleft == emleft
+
+
+@pytest.mark.parametrize("later_scale,winner", [(1 + 1e-13, 0), (1 - 1e-13, 0), (1 + 1e-6, 1)])
+def test_features_cutting_rows_alike_tie_within_rounding_to_the_first(later_scale, winner):
+    # feature 1 is feature 0 with its gradient sums off by rounding (another summation
+    # order, as in a distributed fit): the first feature keeps the split; a real gain wins
+    X, g, h = tree_data(n=600, seed=4)
+    m = BinMapper(max_bins=12).fit(X)
+    b = m.transform(X)
+    b[1] = b[0]
+    hist = new_histogram(2)
+    feats = np.arange(2, dtype=np.int64)
+    build_histogram(b[:2], np.arange(600, dtype=np.int32), g, h, feats, hist)
+    hist[1, :, 0] *= later_scale
+    n_bins = m.n_bins_[:2].copy()
+    n_bins[1] = n_bins[0]
+    gain, f, _, _ = find_best_split(hist, feats, n_bins, g.sum(), h.sum(), 600.0, 0.0, 20, 1e-3, 0.0)
+    assert f == winner

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 REPORT_METRIC = "ndcg@10"
 
 #: options of ``train`` that are not model parameters
-_FIXED = ("train", "validate", "test", "model", "save", "no_regroup")
+_FIXED = ("train", "validate", "test", "model", "save", "no_regroup", "scheduler", "workers")
 
 
 def merged_options() -> dict[str, tuple[Option, list[str]]]:
@@ -73,6 +73,8 @@ def build_train_command() -> Callable[..., None]:
         ("save", Path | None, typer.Option(None, "--save", help="Where to write the model file (- = stdout).")),
         ("no_regroup", bool, typer.Option(False, "--no-regroup", help="Refuse a file where a qid reappears after "
                                           "other queries (by default its rows are merged, with a warning).")),
+        ("scheduler", str | None, typer.Option(None, "--scheduler", help="Train lambdamart on this Dask cluster (tcp://HOST:PORT); --train and --validate may be globs of files the workers read.")),
+        ("workers", int | None, typer.Option(None, "--workers", help="Train lambdamart on a local Dask cluster of this many worker processes (1 thread each).")),
     ]
     params, annotations, flags = [], {}, {}
     for name, annotation, default in fixed:
@@ -93,9 +95,8 @@ def build_train_command() -> Callable[..., None]:
     def train(**kwargs: Any) -> None:
         model = kwargs.pop("model").value
         fixed_values = {k: kwargs.pop(k) for k in _FIXED if k != "model"}
-        no_regroup = fixed_values.pop("no_regroup")
         given = {flags[k]: (v.value if isinstance(v, Enum) else v) for k, v in kwargs.items()}
-        run_train(model, estimator_params(model, given), **fixed_values, no_regroup=no_regroup)
+        run_train(model, estimator_params(model, given), **fixed_values)
 
     train.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     train.__annotations__ = annotations
@@ -190,12 +191,15 @@ def run_train(
     save: Path | None,
     *,
     no_regroup: bool = False,
+    scheduler: str | None = None,
+    workers: int | None = None,
 ) -> None:
     """Fit ``model`` on ``train`` (early stopping on ``validate``), save it, and print a metrics table.
 
     On Ctrl-C the estimator keeps its best model so far; that one is saved (with ``save``)
     and the command exits with status 130. ``save`` "-" writes the model to stdout, and the
-    table then goes to stderr.
+    table then goes to stderr. With ``scheduler`` or ``workers`` the fit runs on a Dask
+    cluster (:func:`ranklearn.cli._dask.run_train_dask`).
     """
     import typer
 
@@ -205,6 +209,10 @@ def run_train(
         raise ValueError("--early-stopping needs a --validate set to watch")
     if save is not None:
         C.check_output_path(save)  # before training, not after hours of it
+    if scheduler is not None or workers is not None:
+        from ranklearn.cli._dask import run_train_dask
+
+        return run_train_dask(model, params, train, validate, test, save, scheduler, workers)
     estimator = model_class(model)(**params)
     try:
         estimator.check_params()  # before loading data, in the options' own names

@@ -20,7 +20,7 @@ from rich.table import Table
 from typer.core import TyperOption
 
 from ranklearn._files import write_output, write_outputs
-from ranklearn._numba_cache import kernels_cached
+from ranklearn._compilation import on_first_compile
 from ranklearn.cli import _common as C
 from ranklearn.exceptions import DataFormatError, RanklearnError
 
@@ -512,11 +512,15 @@ def _usage_line(exc: typer.TyperException, args: list[str]) -> str:
     return f"{text} (see '{command} --help')"
 
 
+def _say_compiling() -> None:
+    typer.echo("ranklearn: compiling kernels, first run only (up to a minute; later runs start at once)", err=True)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point of the ``ranklearn`` console script: exit 0, 2 (one line on stderr) or 130."""
     args = list(sys.argv[1:] if argv is None else argv) or ["--help"]
-    if not {"--help", "-h", "--version"} & set(args) and not kernels_cached():
-        typer.echo("ranklearn: compiling kernels, first run only (up to a minute; later runs start at once)", err=True)
+    if sys.stderr.isatty():  # a person waiting at a terminal; logs and pipes need no note
+        on_first_compile(_say_compiling)
     try:
         _register_train_command()
         code = app(args=args, prog_name="ranklearn", standalone_mode=False)

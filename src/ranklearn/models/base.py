@@ -259,9 +259,24 @@ class BaseRanker(BaseEstimator):
         was_fitted = self.__sklearn_is_fitted__()
         validate_data(self, X, reset=True, skip_check_array=True)  # n_features_in_, feature_names_in_
         evals = self._check_eval_sets(eval_set, eval_group, eval_names)
+        return self._train(data, evals, Xc.shape[0], float(yc.max()), early_stopping_set, callbacks, was_fitted)
+
+    def _train(
+        self,
+        data: Any,
+        evals: Sequence[Any],
+        n_rows: int,
+        max_label: float,
+        early_stopping_set: str | None,
+        callbacks: Sequence[Callback] | None,
+        was_fitted: bool,
+    ) -> BaseRanker:
+        """Run the checked training data (``data`` and ``evals`` as ``_begin_fit`` takes them;
+        an evaluation set has ``name``, ``y`` and ``ptr``) through the driver; set the fitted
+        attributes. Shared by ``fit`` and fits whose rows live elsewhere (:mod:`ranklearn.dask`)."""
         rounds = self._early_stopping(len(evals))
         watch = self._watched(evals, early_stopping_set)
-        self.max_grade_ = float(max(1.0, yc.max()))
+        self.max_grade_ = float(max(1.0, max_label))
         metric = self._metric()
         callbacks = list(callbacks or [])
         progress = None
@@ -271,7 +286,7 @@ class BaseRanker(BaseEstimator):
             progress = TrainingProgress(self._total(), description=self._display_name)
             callbacks.append(progress)
         try:
-            with thread_limit(self._fit_threads(Xc.shape[0])), self._fit_context():
+            with thread_limit(self._fit_threads(n_rows)), self._fit_context():
                 self._begin_fit(data, evals)
                 outcome = run_training(
                     self,

@@ -254,21 +254,15 @@ class LambdaMART(BaseRanker):
 
     def _fit_step(self, iteration: int) -> None:
         data, binned = self._data, self._binned
-        ptr, rng = data.ptr, self._rng
-        n_feat, n_queries = binned.shape[0], ptr.shape[0] - 1
+        ptr = data.ptr
         self._objective.gradients(self._scores, data.y, ptr, self._grad, self._hess)
         if data.weight is not None:
             self._grad *= data.weight
             self._hess *= data.weight
+        chosen, features = self._draw_subsets(ptr.shape[0] - 1, binned.shape[0])
         samples = None
-        n_bag = max(1, int(round(self.bagging_fraction * n_queries)))
-        if n_bag < n_queries:
-            chosen = np.sort(rng.choice(n_queries, size=n_bag, replace=False))
+        if chosen is not None:
             samples = np.concatenate([np.arange(ptr[q], ptr[q + 1]) for q in chosen])
-        features = None
-        n_use_feat = max(1, int(round(self.feature_fraction * n_feat)))
-        if n_use_feat < n_feat:
-            features = np.sort(rng.choice(n_feat, size=n_use_feat, replace=False))
         grower = TreeGrower(
             binned,
             self.bin_mapper_.n_bins_,
@@ -276,20 +270,10 @@ class LambdaMART(BaseRanker):
             self._hess,
             samples=samples,
             features=features,
-            num_leaves=self.num_leaves,
-            max_depth=self.max_depth,
-            min_samples_leaf=self.min_samples_leaf,
-            min_sum_hessian=self.min_sum_hessian,
-            l2_regularization=self.l2_regularization,
-            min_gain_to_split=self.min_gain_to_split,
+            **self._growth_limits(),
         )
         tree, leaf_samples, leaf_ranges = grower.grow()
-        tree.value *= self.learning_rate
-        internal = tree.feature >= 0
-        tree.threshold[internal] = [
-            self.bin_mapper_.threshold(f, b) for f, b in zip(tree.feature[internal], tree.bin_threshold[internal])
-        ]
-        self.trees_.append(tree)
+        self._finish_tree(tree)
         step = TreePredictor([tree])
         if samples is None:
             _add_leaf_values(self._scores, leaf_samples, leaf_ranges, tree.value)
@@ -297,6 +281,40 @@ class LambdaMART(BaseRanker):
             step.predict_binned(binned, self._scores)
         for eval_binned, eval_scores in self._evals:
             step.predict_binned(eval_binned, eval_scores)
+
+    def _draw_subsets(self, n_queries: int, n_features: int) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """This tree's bagged queries and its features, sorted (None: all), drawn from the
+        fit's random state in a fixed order."""
+        rng = self._rng
+        chosen = None
+        n_bag = max(1, int(round(self.bagging_fraction * n_queries)))
+        if n_bag < n_queries:
+            chosen = np.sort(rng.choice(n_queries, size=n_bag, replace=False))
+        features = None
+        n_use_feat = max(1, int(round(self.feature_fraction * n_features)))
+        if n_use_feat < n_features:
+            features = np.sort(rng.choice(n_features, size=n_use_feat, replace=False))
+        return chosen, features
+
+    def _growth_limits(self) -> dict[str, Any]:
+        """The :class:`TreeGrower` limits of this model's parameters."""
+        return {
+            "num_leaves": self.num_leaves,
+            "max_depth": self.max_depth,
+            "min_samples_leaf": self.min_samples_leaf,
+            "min_sum_hessian": self.min_sum_hessian,
+            "l2_regularization": self.l2_regularization,
+            "min_gain_to_split": self.min_gain_to_split,
+        }
+
+    def _finish_tree(self, tree: Tree) -> None:
+        """Shrink a grown tree's leaf values, give its splits raw thresholds, keep it."""
+        tree.value *= self.learning_rate
+        internal = tree.feature >= 0
+        tree.threshold[internal] = [
+            self.bin_mapper_.threshold(f, b) for f, b in zip(tree.feature[internal], tree.bin_threshold[internal])
+        ]
+        self.trees_.append(tree)
 
     def _eval_scores(self, index: int) -> np.ndarray:
         return self._evals[index][1]

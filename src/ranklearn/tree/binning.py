@@ -125,6 +125,19 @@ def _bin_rows(X: np.ndarray, edges: np.ndarray, n_edges: np.ndarray, out: np.nda
                 out[f, i] = a
 
 
+def sample_rows(n: int, subsample: int | None, random_state=None) -> np.ndarray:
+    """Sorted rows of ``n`` that :meth:`BinMapper.fit` finds the edges on: ``subsample`` of
+    them drawn with ``random_state``, or all when ``subsample`` is None or at least ``n``.
+
+    A distributed fit gathers these rows from its workers and fits a mapper on them with
+    ``subsample=None``: the same edges as one machine.
+    """
+    if subsample is not None and n > subsample:
+        rng = np.random.default_rng(random_state)
+        return np.sort(rng.choice(n, size=subsample, replace=False))
+    return np.arange(n)
+
+
 class BinMapper:
     """Quantile binning fitted on training data and applied to any later data.
 
@@ -155,12 +168,7 @@ class BinMapper:
     def fit(self, X: ArrayLike) -> BinMapper:
         """Find the bin edges of every feature of ``X`` (n_samples, n_features)."""
         X = np.ascontiguousarray(X, dtype=np.float32)
-        n = X.shape[0]
-        if self.subsample is not None and n > self.subsample:
-            rng = np.random.default_rng(self.random_state)
-            rows = np.sort(rng.choice(n, size=self.subsample, replace=False))
-        else:
-            rows = np.arange(n)
+        rows = sample_rows(X.shape[0], self.subsample, self.random_state)
         self.edges_, self.n_edges_ = _fit_edges(_gather_columns(X, rows), self.max_bins)
         return self
 

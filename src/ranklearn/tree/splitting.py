@@ -17,6 +17,9 @@ from numba import njit
 from ranklearn.tree.binning import MISSING_BIN
 
 
+_TIE = 1e-10  # relative gain difference below which two features' splits tie
+
+
 @njit(cache=True, inline="always")
 def _score(g: float, h: float, l2: float) -> float:
     d = h + l2
@@ -89,11 +92,14 @@ def find_best_split(
                     else:
                         best_mleft[fi] = cL >= cR
     # First best feature in feature order. A gain within rounding of zero is no gain: such a
-    # split would only spend a leaf.
+    # split would only spend a leaf. Two features that cut the leaf's rows the same way have
+    # the same gain up to rounding, which depends on the order the histograms were summed
+    # in: a later feature wins only by more than rounding (relative _TIE), so that a
+    # distributed fit (other summation order) picks the same feature as one machine.
     win = -1
     win_gain = min_gain + 1e-12 * abs(parent) + 1e-15
     for fi in range(nf):
-        if best_gain[fi] > win_gain:
+        if best_gain[fi] > win_gain + (_TIE * abs(win_gain) if win >= 0 else 0.0):
             win_gain = best_gain[fi]
             win = fi
     if win < 0:

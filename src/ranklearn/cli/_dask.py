@@ -1,0 +1,89 @@
+"""``ranklearn train --scheduler/--workers``: LambdaMART on a Dask cluster (:mod:`ranklearn.dask`)."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ranklearn.cli import _common as C
+from ranklearn.cli._train import REPORT_METRIC, _print_results, _save_interrupted, _total
+from ranklearn.data.groups import group_ptr
+
+
+@contextlib.contextmanager
+def _client(scheduler: str | None, workers: int | None) -> Iterator[Any]:
+    from distributed import Client, LocalCluster
+
+    if scheduler is not None:
+        with Client(scheduler, timeout="30s") as client:
+            yield client
+        return
+    if workers < 1:
+        raise ValueError(f"--workers must be at least 1, got {workers}")
+    with (
+        LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+        Client(cluster) as client,
+    ):
+        yield client
+
+
+def run_train_dask(
+    model: str,
+    params: dict[str, Any],
+    train: Path,
+    validate: Path | None,
+    test: Path | None,
+    save: Path | None,
+    scheduler: str | None,
+    workers: int | None,
+) -> None:
+    """``run_train`` on a Dask cluster: the files (or globs) are read on the workers, the
+    model is a :class:`ranklearn.dask.DaskLambdaMART`; the same progress bar, model file and
+    final table as on one machine (scores and labels of each set come to the client for it)."""
+    import typer
+
+    from ranklearn._progress import TrainingProgress
+
+    if model != "lambdamart":
+        raise ValueError(f"--scheduler/--workers train --model lambdamart only, not {model}")
+    if scheduler is not None and workers is not None:
+        raise ValueError("give --scheduler (an existing cluster) or --workers (a local one), not both")
+    try:
+        from ranklearn.dask import DaskLambdaMART, read_svmlight
+    except ImportError as exc:
+        raise ValueError(f"--scheduler/--workers need the dask extra: pip install 'ranklearn[dask]' ({exc})") from None
+    estimator = DaskLambdaMART(**params)
+    estimator.check_params()
+    with _client(scheduler, workers) as client:
+        estimator.client = client
+        paths = {"train": train, "validate": validate, "test": test}
+        sets = {name: read_svmlight(str(p), client=client) for name, p in paths.items() if p is not None}
+        eval_set = [sets["validate"]] if validate is not None else None
+        try:
+            with TrainingProgress(_total(estimator), description=model) as progress:
+                estimator.fit(
+                    *sets["train"], eval_set=eval_set,
+                    eval_names=["validate"] if eval_set else None, callbacks=[progress],
+                )  # fmt: skip
+        except KeyboardInterrupt:
+            _save_interrupted(estimator, save)
+            raise typer.Exit(130) from None
+        local = estimator.to_local()
+        if save is not None:
+            local.save(save)
+        from ranklearn.metrics import get_metric
+
+        metric_names = list(dict.fromkeys([REPORT_METRIC, estimator.get_params()["metric"]]))
+        metrics = [get_metric(m) for m in metric_names]
+        rows = {}
+        for name, (X, y, q) in sets.items():
+            scores, labels, qid = client.compute([estimator.predict(X), y, q], sync=True)
+            ptr = group_ptr(np.asarray(qid))
+            rows[name] = {m.name: m.mean(labels, scores, ptr) for m in metrics}
+    saved = f"saved to {save}" if save is not None else "not saved (no --save)"
+    console = C.err_console if save is not None and str(save) == "-" else C.console
+    _print_results(f"{model} on dask: {saved}; metrics on each set", rows, metric_names, console)

@@ -1,0 +1,574 @@
+"""LambdaMART on a Dask cluster: the same trees as one machine, the rows kept on the workers.
+
+Queries are the unit of distribution: each partition of the training data holds whole
+queries, so lambdas stay local and only node sums and histograms travel. Every partition
+becomes a :class:`_Shard`, a Dask actor that holds its rows, binned features, scores,
+gradients and the partition of its rows among the tree's nodes for the whole fit. The
+client grows the trees with :meth:`ranklearn.tree.grower.TreeGrower.from_builder` on a
+:class:`_ShardedBuilder`, which asks every shard for its sums and histograms and adds them
+in partition order (deterministic whatever the number of threads or workers).
+
+Needs the ``dask`` extra: ``pip install 'ranklearn[dask]'``.
+"""
+
+from __future__ import annotations
+
+import glob
+import operator
+from collections.abc import Sequence
+from os import PathLike
+from pathlib import Path
+from dataclasses import dataclass
+from typing import Any
+
+import dask
+import dask.array as da
+import numpy as np
+from distributed import Client, default_client, wait
+from distributed.comm import CommClosedError
+from numpy.typing import ArrayLike
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import validate_data
+
+from ranklearn.models._base import check_feature_values, check_ranking_data
+from ranklearn.models.base import _check_weight, resolve_qid
+from ranklearn.models.driver import Callback
+from ranklearn.models.lambdamart import LambdaMART, _add_leaf_values
+from ranklearn.objectives import Objective
+from ranklearn.tree.binning import BinMapper, has_missing, sample_rows
+from ranklearn.tree.grower import TreeGrower
+from ranklearn.tree.histogram_builder import HistogramBuilder, NodeSums
+from ranklearn.tree.predictor import TreePredictor
+from ranklearn.tree.tree import Tree
+
+__all__ = ["DaskLambdaMART", "WorkerLostError", "read_svmlight"]
+
+#: objectives whose gradients depend only on each query's own rows (xendcg draws one random
+#: stream over all rows in order, which partitions cannot reproduce)
+_LOCAL_OBJECTIVES = ("lambdarank", "ranknet", "squared_error")
+
+
+class _Shard:
+    """One partition's rows on its worker (a Dask actor), for the whole fit.
+
+    Parameters
+    ----------
+    X, y, qid, weight
+        The partition's blocks; queries are made contiguous as one machine does.
+    """
+
+    def __init__(self, X: np.ndarray, y: np.ndarray, qid: np.ndarray, weight: np.ndarray | None) -> None:
+        self.X, self.y, self.ptr, order = check_ranking_data(X, y, qid, allow_nan=True)
+        q = np.asarray(qid).ravel() if order is None else np.asarray(qid).ravel()[order]
+        self.heads = q[self.ptr[:-1]]
+        self.weight = _check_weight(weight, self.X.shape[0], order)
+
+    def describe(self) -> dict[str, Any]:
+        """Sizes, the query ids in order, and the label range."""
+        return {
+            "n_rows": self.X.shape[0],
+            "n_features": self.X.shape[1],
+            "qids": self.heads,
+            "y_min": float(self.y.min()),
+            "y_max": float(self.y.max()),
+        }
+
+    def labels(self) -> tuple[np.ndarray, np.ndarray]:
+        """Labels and query boundaries (evaluation sets: the client computes the metric)."""
+        return self.y, self.ptr
+
+    def rows(self, rows: np.ndarray) -> np.ndarray:
+        """Feature rows of the bin-edge sample."""
+        return self.X[rows]
+
+    def bin(self, mapper: BinMapper, objective: Objective | None) -> bool:
+        """Bin the rows once (the raw features are freed); returns whether a value is missing."""
+        self.binned = mapper.transform(self.X)
+        del self.X
+        n = self.binned.shape[1]
+        self.scores = np.zeros(n)
+        if objective is not None:
+            self.objective = objective
+            self.grad, self.hess = np.empty(n), np.empty(n)
+        return bool(has_missing(self.binned))
+
+    def start_tree(self, chosen: np.ndarray | None, features: np.ndarray | None) -> NodeSums:
+        """Gradients of the current scores; a tree on the ``chosen`` local queries (all when
+        None) and ``features``. Returns the root's sums."""
+        self.objective.gradients(self.scores, self.y, self.ptr, self.grad, self.hess)
+        if self.weight is not None:
+            self.grad *= self.weight
+            self.hess *= self.weight
+        samples = None
+        if chosen is not None:
+            ptr = self.ptr
+            samples = np.concatenate([np.arange(ptr[q], ptr[q + 1]) for q in chosen] or [np.empty(0, np.int64)])
+        self.bagged = samples is not None
+        self.builder = HistogramBuilder(self.binned, self.grad, self.hess, samples=samples, features=features)
+        return self.builder.root()
+
+    def split(self, *args: Any) -> tuple[NodeSums, NodeSums]:
+        return self.builder.split(*args)
+
+    def histograms(self, nodes: Sequence[int]) -> list[np.ndarray]:
+        return self.builder.histograms(nodes)
+
+    def add_tree(self, tree: Tree) -> np.ndarray | None:
+        """Add a finished tree to the scores. A training shard updates through its leaves'
+        rows (returns None); an evaluation shard predicts and returns its scores."""
+        builder = getattr(self, "builder", None)
+        if builder is None:
+            TreePredictor([tree]).predict_binned(self.binned, self.scores)
+            return self.scores
+        if self.bagged:
+            TreePredictor([tree]).predict_binned(self.binned, self.scores)
+        else:
+            samples, ranges = builder.leaf_rows(np.flatnonzero(tree.left < 0))
+            _add_leaf_values(self.scores, samples, ranges, tree.value)
+        self.builder = None
+        return None
+
+
+class WorkerLostError(RuntimeError):
+    """A worker holding a partition's state died: the fit cannot go on without its rows."""
+
+
+def _gather(shards: list, calls: list) -> list:
+    """Results of actor calls made on every shard at once, in shard order.
+
+    Raises
+    ------
+    WorkerLostError
+        Naming the worker and the partition, when a shard's worker cannot be reached.
+    """
+    out = []
+    for i, (shard, call) in enumerate(zip(shards, calls)):
+        try:
+            out.append(call.result())
+        except (OSError, CommClosedError) as exc:
+            raise WorkerLostError(
+                f"worker {shard._address} holding partition {i} was lost ({exc}); its rows, scores and "
+                "gradients went with it"
+            ) from exc
+    return out
+
+
+class _ShardedBuilder(HistogramBuilder):
+    """The client's histogram builder: every shard works on its own rows, the client adds."""
+
+    def __init__(self, shards: list, n_features: int, chosen: list, features: np.ndarray | None) -> None:
+        self.shards = shards
+        self._n_features = n_features
+        self._chosen = chosen
+        self._tree_features = features
+        self.features = np.arange(n_features, dtype=np.int64) if features is None else np.asarray(features, np.int64)
+
+    @property
+    def n_features(self) -> int:
+        return self._n_features
+
+    def root(self) -> NodeSums:
+        sums = _gather(self.shards, [s.start_tree(c, self._tree_features) for s, c in zip(self.shards, self._chosen)])
+        return _add_sums(sums)
+
+    def split(
+        self, node: int, feature: int, bin_threshold: int, missing_left: bool, left: int, right: int
+    ) -> tuple[NodeSums, NodeSums]:
+        local = _gather(self.shards, [s.split(node, feature, bin_threshold, missing_left, left, right) for s in self.shards])
+        return _add_sums([c[0] for c in local]), _add_sums([c[1] for c in local])
+
+    def histograms(self, nodes: Sequence[int]) -> list[np.ndarray]:
+        nodes = list(nodes)
+        local = _gather(self.shards, [s.histograms(nodes) for s in self.shards])
+        feats = self.features  # the other features' rows are garbage: not added
+        out = []
+        for per_node in zip(*local):
+            total = per_node[0]
+            for h in per_node[1:]:
+                total[feats] += h[feats]
+            out.append(total)
+        return out
+
+    def leaf_rows(self, leaves: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        # the rows are on the workers, which update their own scores (_Shard.add_tree)
+        return np.empty(0, dtype=np.int32), np.zeros((len(leaves), 3), dtype=np.int64)
+
+
+def _add_sums(sums: list[NodeSums]) -> NodeSums:
+    g = h = 0.0
+    n = 0
+    for sg, sh, sn in sums:
+        g, h, n = g + sg, h + sh, n + sn
+    return g, h, n
+
+
+@dataclass
+class _ShardedSet:
+    """A data set held by shards: their offsets, and what the client keeps (labels and query
+    boundaries of evaluation sets only)."""
+
+    name: str
+    shards: list
+    futures: list
+    starts: np.ndarray  # first row of each shard, and the total
+    query_starts: np.ndarray  # first query of each shard, and the total
+    n_features: int
+    y_min: float
+    y_max: float
+    y: np.ndarray | None = None
+    ptr: np.ndarray | None = None
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.starts[-1])
+
+
+def _is_frame(X: Any) -> bool:
+    return hasattr(X, "to_dask_array") and hasattr(X, "columns")
+
+
+def _columns_view(X: Any) -> Any:
+    """What scikit-learn's feature-name checks read: a Dask DataFrame's empty pandas
+    ``_meta`` (same columns), else ``X``."""
+    return X._meta if _is_frame(X) else X
+
+
+def _as_dask_array(a: Any, rows: tuple[int, ...], what: str) -> da.Array | None:
+    """A per-row vector as a dask array chunked like X's rows."""
+    if a is None:
+        return None
+    if hasattr(a, "to_dask_array"):  # a dask Series
+        a = a.to_dask_array(lengths=True)
+    if not isinstance(a, da.Array):
+        a = da.from_array(np.asarray(a), chunks=(rows,))
+    a = a.ravel()
+    if a.shape[0] != sum(rows):
+        raise ValueError(f"{what} has {a.shape[0]} values for {sum(rows)} rows")
+    return a.rechunk((rows,))
+
+
+def _shard(
+    client: Client, name: str, X: Any, y: Any, qid: Any, group: Any, weight: Any, what: str
+) -> _ShardedSet:
+    """Send every partition of ``X`` to an actor on a worker; check that queries do not
+    straddle partitions."""
+    if _is_frame(X):
+        X = X.to_dask_array(lengths=True)
+    if not isinstance(X, da.Array):
+        raise TypeError(f"{what} must be a dask array or dask DataFrame, got {type(X).__name__}")
+    if X.ndim != 2:
+        raise ValueError(f"{what} must be 2-D, got shape {X.shape}")
+    X = X.rechunk({1: -1})
+    rows = X.chunks[0]
+    if qid is None and group is not None:
+        qid = resolve_qid(None, group, sum(rows), what=what)  # query sizes are small: built here
+    if qid is None:
+        raise ValueError(f"qid is required for {what} (a query id per row), or group= (query sizes)")
+    cols = [X, _as_dask_array(y, rows, f"y of {what}"), _as_dask_array(qid, rows, f"qid of {what}")]
+    w = _as_dask_array(weight, rows, f"sample_weight of {what}")
+    blocks = [c.to_delayed().ravel() for c in cols]
+    wblocks = w.to_delayed().ravel() if w is not None else [None] * len(rows)
+    futures = []
+    for i in range(len(rows)):
+        parts = client.compute([blocks[0][i], blocks[1][i], blocks[2][i]] + ([wblocks[i]] if w is not None else []))
+        futures.append(client.submit(_Shard, *parts, *([] if w is not None else [None]), actor=True, pure=False))
+    wait(futures)
+    shards = [f.result() for f in futures]
+    info = _gather(shards, [s.describe() for s in shards])
+    owner: dict[Any, int] = {}
+    for i, d in enumerate(info):
+        for q in d["qids"].tolist():
+            j = owner.setdefault(q, i)
+            if j != i:
+                raise ValueError(
+                    f"query {q!r} of {what} straddles partitions {j} and {i}: every partition must "
+                    "hold whole queries (repartition at query boundaries, e.g. set_index on the query id)"
+                )
+    return _ShardedSet(
+        name=name,
+        shards=shards,
+        futures=futures,
+        starts=np.concatenate(([0], np.cumsum([d["n_rows"] for d in info]))).astype(np.int64),
+        query_starts=np.concatenate(([0], np.cumsum([len(d["qids"]) for d in info]))).astype(np.int64),
+        n_features=int(X.shape[1]),
+        y_min=min(d["y_min"] for d in info),
+        y_max=max(d["y_max"] for d in info),
+    )
+
+
+def _per_shard(global_sorted: np.ndarray, starts: np.ndarray) -> list[np.ndarray]:
+    """Split sorted global indices into each shard's local ones."""
+    cuts = np.searchsorted(global_sorted, starts)
+    return [global_sorted[cuts[i] : cuts[i + 1]] - starts[i] for i in range(len(starts) - 1)]
+
+
+class DaskLambdaMART(LambdaMART):
+    """:class:`~ranklearn.models.lambdamart.LambdaMART` trained on a Dask cluster.
+
+    Takes every ``LambdaMART`` parameter, plus ``client`` (a ``distributed.Client``; None:
+    the current one). ``fit`` takes Dask arrays or Dask DataFrames whose partitions hold
+    whole queries (a query split between two partitions is a ``ValueError`` naming it);
+    the rows stay on the workers for the whole fit and only node sums and histograms come to
+    the client, where the trees grow. For the same rows in the same order the trees are
+    those of ``LambdaMART`` (up to the order of floating-point sums across partitions).
+
+    ``predict`` of a Dask collection is a lazy Dask array (of a NumPy array: a NumPy
+    array); :meth:`to_local` gives the plain ``LambdaMART``. ``save`` writes the
+    single-machine file (it loads as a ``LambdaMART``).
+
+    Objectives: "lambdarank", "ranknet" and "squared_error" (their gradients depend on each
+    query alone). Evaluation sets are sharded too; their scores (one float per row) come to
+    the client every tree for the metric.
+    """
+
+    _parameter_constraints = {**LambdaMART._parameter_constraints, "client": [Client, None]}
+
+    def __init__(self, *, client: Client | None = None, **params: Any) -> None:
+        super().__init__(**params)
+        self.client = client
+
+    @classmethod
+    def _get_param_names(cls) -> list[str]:
+        return sorted([*LambdaMART._get_param_names(), "client"])
+
+    def _check_params(self) -> None:
+        if not (isinstance(self.objective, str) and self.objective in _LOCAL_OBJECTIVES):
+            raise ValueError(
+                f"objective={self.objective!r} is not supported by DaskLambdaMART; use one of "
+                f"{', '.join(_LOCAL_OBJECTIVES)} (gradients computed query by query)"
+            )
+        super()._check_params()
+
+    def _client(self) -> Client:
+        return self.client if self.client is not None else default_client()
+
+    # ------------------------------------------------------------------ fit
+    def fit(
+        self,
+        X: Any,
+        y: Any,
+        qid: Any = None,
+        *,
+        group: ArrayLike | None = None,
+        sample_weight: Any = None,
+        eval_set: Sequence[tuple] | None = None,
+        eval_group: Sequence[ArrayLike] | None = None,
+        eval_names: Sequence[str] | None = None,
+        early_stopping_set: str | None = None,
+        callbacks: Sequence[Callback] | None = None,
+    ) -> DaskLambdaMART:
+        """Fit on Dask collections partitioned by whole queries (see :meth:`LambdaMART.fit`
+        for the arguments; ``X`` a Dask array or DataFrame, the per-row vectors Dask arrays
+        or Series chunked like its rows, or NumPy arrays)."""
+        self.check_params()
+        client = self._client()
+        sets: list[_ShardedSet] = []
+        try:
+            train = _shard(client, "train", X, y, qid, group, sample_weight, "X")
+            sets.append(train)
+            was_fitted = self.__sklearn_is_fitted__()
+            validate_data(self, _columns_view(X), reset=True, skip_check_array=True)  # n_features_in_, feature_names_in_
+            self.n_features_in_ = train.n_features
+            for e in self._shard_eval_sets(client, eval_set, eval_group, eval_names):
+                sets.append(e)
+            return self._train(sets, sets[1:], train.n_rows, train.y_max, early_stopping_set, callbacks, was_fitted)
+        finally:
+            client.cancel([f for s in sets for f in s.futures])
+
+    def _shard_eval_sets(self, client, eval_set, eval_group, eval_names) -> list[_ShardedSet]:
+        if eval_set is None:
+            if eval_group is not None or eval_names is not None:
+                raise ValueError("eval_group / eval_names given without eval_set")
+            return []
+        if isinstance(eval_set, tuple) and len(eval_set) in (2, 3) and not isinstance(eval_set[0], tuple):
+            eval_set = [eval_set]
+        eval_set = list(eval_set)
+        names = [f"valid_{i}" for i in range(len(eval_set))] if eval_names is None else [str(n) for n in eval_names]
+        if len(names) != len(eval_set) or len(set(names)) != len(names):
+            raise ValueError(f"eval_names must hold {len(eval_set)} distinct names, got {names}")
+        groups = [None] * len(eval_set) if eval_group is None else list(eval_group)
+        out = []
+        for name, item, grp in zip(names, eval_set, groups):
+            if not isinstance(item, (tuple, list)) or len(item) not in (2, 3):
+                raise ValueError(f"evaluation set {name!r} must be (X, y, qid), or (X, y) with eval_group")
+            what = f"evaluation set {name!r}"
+            e = _shard(client, name, item[0], item[1], item[2] if len(item) == 3 else None, grp, None, what)
+            out.append(e)  # before any check: fit cancels the actors of every set made
+            if e.n_features != self.n_features_in_:
+                raise ValueError(f"{what} has {e.n_features} features, the training data has {self.n_features_in_}")
+            validate_data(self, _columns_view(item[0]), reset=False, skip_check_array=True)
+            labels = _gather(e.shards, [s.labels() for s in e.shards])
+            e.y = np.concatenate([lab[0] for lab in labels])
+            e.ptr = np.concatenate([[0]] + [lab[1][1:] + e.starts[i] for i, lab in enumerate(labels)])
+        return out
+
+    def _fit_threads(self, n_rows: int) -> int | None:
+        return self.n_jobs  # the client only adds histograms and finds splits
+
+    def _begin_fit(self, data: list[_ShardedSet], evals: list[_ShardedSet]) -> None:
+        train = data[0]
+        self._objective = self._make_objective()
+        # the objectives' prepare reads only the labels' range (checks, ERR's top grade)
+        self._objective.prepare(np.array([train.y_min, train.y_max]), np.array([0, 2]))
+        self.objective_ = self._objective.get_params()
+        self._rng = check_random_state(self.random_state)
+        # the rows one machine would sample, gathered from the shards that hold them
+        rows = sample_rows(train.n_rows, self.bin_subsample, self._rng.randint(2**31 - 1))
+        local = _per_shard(rows, train.starts)
+        sample = np.concatenate(_gather(train.shards, [s.rows(r) for s, r in zip(train.shards, local)]))
+        self.bin_mapper_ = BinMapper(self.max_bins, None).fit(sample)
+        missing = _gather(train.shards, [s.bin(self.bin_mapper_, self._objective) for s in train.shards])
+        self.trained_with_missing_ = any(missing)
+        for e in evals:
+            _gather(e.shards, [s.bin(self.bin_mapper_, None) for s in e.shards])
+        self._train_set, self._eval_sets = train, evals
+        self._eval_score_list = [np.zeros(e.n_rows) for e in evals]
+        self.trees_: list[Tree] = []
+        self._predictor = None
+
+    def _fit_step(self, iteration: int) -> None:
+        train = self._train_set
+        chosen, features = self._draw_subsets(int(train.query_starts[-1]), train.n_features)
+        per_shard = [None] * len(train.shards) if chosen is None else _per_shard(chosen, train.query_starts)
+        builder = _ShardedBuilder(train.shards, train.n_features, per_shard, features)
+        grower = TreeGrower.from_builder(builder, self.bin_mapper_.n_bins_, **self._growth_limits())
+        shards = train.shards + [s for e in self._eval_sets for s in e.shards]
+        try:
+            tree, _, _ = grower.grow()
+            self._finish_tree(tree)
+            scores = _gather(shards, [s.add_tree(tree) for s in shards])[len(train.shards) :]
+        except WorkerLostError as exc:
+            raise WorkerLostError(f"tree {iteration}: {exc}; the fit stops (it does not resume)") from exc
+        for i, e in enumerate(self._eval_sets):
+            part, scores = scores[: len(e.shards)], scores[len(e.shards) :]
+            self._eval_score_list[i] = np.concatenate(part)
+
+    def _eval_scores(self, index: int) -> np.ndarray:
+        return self._eval_score_list[index]
+
+    def _end_fit(self) -> None:
+        for name in ("_train_set", "_eval_sets", "_eval_score_list"):
+            self.__dict__.pop(name, None)
+        super()._end_fit()
+
+    # ------------------------------------------------------------------ predict / persistence
+    def predict(self, X: Any) -> Any:
+        """Scores of the rows of ``X``: a lazy Dask array for a Dask array or DataFrame (one
+        block per partition), else as :meth:`LambdaMART.predict`."""
+        self._check_fitted()
+        if not (_is_frame(X) or isinstance(X, da.Array)):
+            return super().predict(X)
+        validate_data(self, _columns_view(X), reset=False, skip_check_array=True)
+        if _is_frame(X):
+            X = X.to_dask_array(lengths=True)
+        if X.ndim != 2 or X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[-1]} features, the model was trained on {self.n_features_in_}")
+        local = self.to_local()
+        return X.rechunk({1: -1}).map_blocks(_predict_block, local, drop_axis=1, dtype=np.float64)
+
+    def _json_params(self) -> dict[str, Any]:
+        params = super()._json_params()
+        params.pop("client")  # a connection, not a parameter of the model
+        return params
+
+    def to_local(self) -> LambdaMART:
+        """The plain ``LambdaMART`` with the same trees and fitted attributes (through the
+        model file's payload: what ``save`` would write)."""
+        return LambdaMART._from_payload(self._to_payload())
+
+
+def _predict_block(block: np.ndarray, model: LambdaMART) -> np.ndarray:
+    X = np.ascontiguousarray(block, dtype=np.float32)
+    check_feature_values(X, allow_nan=True)
+    return model._predict_raw(X)
+
+
+# ---------------------------------------------------------------------- data on the workers
+def _read_part(path: str, dtype: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
+    """One file's rows (dense), labels, per-row query ids, and whether they came from a
+    LightGBM ``.query`` file (then they number the file's own queries from 0)."""
+    from ranklearn.data import load_svmlight
+
+    ds = load_svmlight(path, dtype=dtype, sparse=True)
+    qid = np.repeat(np.asarray(ds.query_ids), np.diff(ds.ptr))
+    numbered = Path(path + ".query").is_file() and np.array_equal(ds.query_ids, np.arange(len(ds.ptr) - 1))
+    return ds.X, ds.y, qid, numbered
+
+
+def _part_info(part: tuple) -> tuple[int, int, int, np.dtype]:
+    X, _, qid, numbered = part
+    return X.shape[0], X.shape[1], len(np.unique(qid)) if numbered else 0, qid.dtype
+
+
+def _part_X(part: tuple, width: int, dtype: Any) -> np.ndarray:
+    X = part[0]
+    out = np.zeros((X.shape[0], width), dtype=dtype)
+    out[:, : X.shape[1]] = X.toarray()
+    return out
+
+
+def _part_qid(part: tuple, offset: int) -> np.ndarray:
+    return part[2] + offset if part[3] else part[2]
+
+
+def read_svmlight(
+    paths_or_glob: str | PathLike[str] | Sequence[str | PathLike[str]],
+    *,
+    n_features: int | None = None,
+    dtype: Any = np.float32,
+    client: Client | None = None,
+) -> tuple[da.Array, da.Array, da.Array]:
+    """Read LETOR / SVMlight files on the workers: one partition per file.
+
+    Each file is parsed by :func:`ranklearn.data.load_svmlight` on a worker (its LightGBM
+    ``<file>.query`` is used when its lines have no qid); the rows never pass through the
+    client. The paths must be readable by the workers (a shared file system).
+
+    Parameters
+    ----------
+    paths_or_glob : str, path or list of them
+        Files, or one glob pattern (``"parts/train-*.txt"``, files in sorted order).
+    n_features : int, optional
+        Columns of ``X``; default the largest feature id of all files.
+    dtype : numpy.float32 or numpy.float64
+    client : distributed.Client, optional
+        Default: the current client.
+
+    Returns
+    -------
+    X, y, qid : dask arrays
+        Chunked by file. Query ids from ``.query`` files (0, 1, ... in each file) are
+        offset by the queries of the files before, so that files never share a query.
+
+    Raises
+    ------
+    FileNotFoundError
+        If a path or the pattern matches no file.
+    DataFormatError
+        As the local loader: naming the file, line and token (raised on the client).
+    """
+    client = client if client is not None else default_client()
+    if isinstance(paths_or_glob, (str, PathLike)):
+        text = str(paths_or_glob)
+        paths = sorted(glob.glob(text)) if glob.has_magic(text) else [text]
+    else:
+        paths = [str(p) for p in paths_or_glob]
+    if not paths:
+        raise FileNotFoundError(f"no file matches {str(paths_or_glob)!r}")
+    for p in paths:
+        if not Path(p).is_file():
+            raise FileNotFoundError(f"no such file: {p!r}")
+    parts = client.map(_read_part, paths, dtype=dtype, pure=False)
+    info = client.gather(client.map(_part_info, parts))  # a bad file raises its DataFormatError here
+    width = max(w for _, w, _, _ in info) if n_features is None else int(n_features)
+    if width < max(w for _, w, _, _ in info):
+        worst = paths[int(np.argmax([w for _, w, _, _ in info]))]
+        raise ValueError(f"n_features={n_features} but {worst!r} has feature ids up to {max(w for _, w, _, _ in info)}")
+    offsets = np.concatenate(([0], np.cumsum([nq for _, _, nq, _ in info])))
+    qdtype = np.result_type(*[d for _, _, _, d in info])
+    Xs, ys, qs = [], [], []
+    for part, (n, _, _, _), offset in zip(parts, info, offsets):
+        Xs.append(da.from_delayed(dask.delayed(_part_X)(part, width, dtype), shape=(n, width), dtype=dtype))
+        ys.append(da.from_delayed(dask.delayed(operator.itemgetter(1))(part), shape=(n,), dtype=np.float64))
+        qs.append(da.from_delayed(dask.delayed(_part_qid)(part, int(offset)), shape=(n,), dtype=qdtype))
+    return da.concatenate(Xs), da.concatenate(ys), da.concatenate(qs)

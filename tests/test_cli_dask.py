@@ -1,0 +1,45 @@
+"""``ranklearn train --workers/--scheduler``: LambdaMART on a Dask cluster from the command line."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("distributed")
+
+from ranklearn.data import load_svmlight  # noqa: E402
+from ranklearn.io import load_model  # noqa: E402
+from test_cli import assert_one_line_error, run  # noqa: E402
+
+
+def _split(src, tmp_path, cut_queries):
+    """``src`` written as files ``part-0.txt``... cut at the given query numbers."""
+    ds = load_svmlight(src)
+    lines = src.read_bytes().splitlines(keepends=True)
+    cuts = [0, *(int(ds.ptr[q]) for q in cut_queries), len(lines)]
+    for i in range(len(cuts) - 1):
+        (tmp_path / f"part-{i}.txt").write_bytes(b"".join(lines[cuts[i] : cuts[i + 1]]))
+    return str(tmp_path / "part-*.txt")
+
+
+def test_train_on_a_local_cluster_saves_the_single_machine_model(capsys, tmp_path, shared_data):
+    src = shared_data / "MQ2008" / "Fold1" / "vali.txt"  # small: the cluster start dominates
+    pattern = _split(src, tmp_path, [60, 110])
+    opts = ["--model", "lambdamart", "--trees", "5", "--leaves", "15", "--seed", "0"]
+    code, out, err = run(capsys, "train", "--train", pattern, "--workers", "2", *opts, "--save", tmp_path / "dask.json")
+    assert code == 0, err
+    assert "lambdamart on dask: saved to" in out and "ndcg@10" in out
+    code, _, err = run(capsys, "train", "--train", src, *opts, "--save", tmp_path / "local.json")
+    assert code == 0, err
+    X = np.asarray(load_svmlight(src).X)
+    ours, ref = load_model(tmp_path / "dask.json"), load_model(tmp_path / "local.json")
+    assert len(ours.trees_) == len(ref.trees_) == 5
+    np.testing.assert_allclose(ours.predict(X), ref.predict(X), atol=1e-9)
+
+
+def test_dask_options_take_lambdamart_only_and_one_cluster(capsys, tmp_path, shared_data):
+    src = shared_data / "MQ2008" / "Fold1" / "vali.txt"
+    code, _, err = run(capsys, "train", "--train", src, "--model", "ranknet", "--workers", "2")
+    assert_one_line_error(code, err, "--model lambdamart only")
+    code, _, err = run(capsys, "train", "--train", src, "--model", "lambdamart", "--workers", "2", "--scheduler", "tcp://x:1")
+    assert_one_line_error(code, err, "not both")

@@ -1,0 +1,57 @@
+"""The first run at a terminal says that it compiles the kernels; a run that loads them from the cache says nothing."""
+
+from __future__ import annotations
+
+import os
+import pty
+import subprocess
+import sys
+
+NOTE = "compiling kernels, first run only"
+CODE = "import sys; from ranklearn.cli.main import main; main(sys.argv[1:])"
+
+
+def _at_a_terminal(args, cache_dir) -> tuple[int, str]:
+    """Run ``ranklearn ARGS`` with stderr on a pseudo-terminal and an empty numba cache (a fresh install)."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache_dir)}
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-c", CODE, *map(str, args)], env=env, stdout=subprocess.DEVNULL,
+                            stderr=slave)  # fmt: skip
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 4096)
+        except OSError:  # the terminal closed: the process is done writing
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    return proc.wait(timeout=600), b"".join(chunks).decode(errors="replace")
+
+
+def test_first_run_says_it_compiles_and_the_next_does_not(tmp_path):
+    data, scores = tmp_path / "d.txt", tmp_path / "s.txt"
+    data.write_text("1 qid:1 1:0.5\n0 qid:1 1:0.1\n")
+    scores.write_text("0.5\n0.1\n")
+    args = ["evaluate", "--data", data, "--scores", scores]
+    code, err = _at_a_terminal(args, tmp_path / "cache")
+    assert code == 0, err
+    assert err.count(NOTE) == 1  # once, however many kernels
+    code, err = _at_a_terminal(args, tmp_path / "cache")
+    assert code == 0 and NOTE not in err
+
+
+def test_an_error_before_any_compilation_stays_one_line(tmp_path):
+    code, err = _at_a_terminal(["info", tmp_path / "missing.txt"], tmp_path / "cache")
+    assert code == 2 and NOTE not in err and err.strip().count("\n") == 0
+
+
+def test_no_note_when_stderr_is_not_a_terminal(tmp_path):
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    data = tmp_path / "d.txt"
+    data.write_text("1 qid:1 1:0.5\n0 qid:1 1:0.1\n")
+    out = subprocess.run([sys.executable, "-c", CODE, "info", str(data)], env=env, capture_output=True, text=True,
+                         timeout=600)  # fmt: skip
+    assert out.returncode == 0 and NOTE not in out.stderr

@@ -1,0 +1,220 @@
+"""DaskLambdaMART on a LocalCluster (2 worker processes, 1 thread each): the same model as one machine."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+da = pytest.importorskip("dask.array")
+distributed = pytest.importorskip("distributed")
+
+from ranklearn.dask import DaskLambdaMART  # noqa: E402
+from ranklearn.io import load_model  # noqa: E402
+from ranklearn.metrics import get_metric  # noqa: E402
+from ranklearn.models.lambdamart import LambdaMART  # noqa: E402
+
+NDCG10 = get_metric("ndcg@10")
+TREE_FIELDS = ("feature", "bin_threshold", "missing_left", "left", "right", "count")
+
+
+@pytest.fixture(scope="module")
+def client():
+    with (
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+        distributed.Client(cluster) as c,
+    ):
+        yield c
+
+
+def _dense(ds):
+    return np.asarray(ds.X.todense() if hasattr(ds.X, "todense") else ds.X, dtype=np.float32)
+
+
+@pytest.fixture(scope="module")
+def mq2008(shared_data):
+    from ranklearn.datasets import load_letor_fold
+
+    return [(_dense(s), s.y, s.qid, s.ptr) for s in load_letor_fold(shared_data / "MQ2008", 1)]
+
+
+def _at_queries(X, y, q, ptr, n_parts):
+    """Dask arrays cut into ``n_parts`` partitions at query boundaries (uneven sizes)."""
+    cuts = ptr[np.linspace(0, len(ptr) - 1, n_parts + 1).astype(int)]
+    rows = tuple(np.diff(cuts).tolist())
+    return da.from_array(X, chunks=(rows, -1)), da.from_array(y, chunks=(rows,)), da.from_array(q, chunks=(rows,))
+
+
+def _assert_same_trees(ours, ref):
+    assert len(ours.trees_) == len(ref.trees_)
+    for a, b in zip(ours.trees_, ref.trees_):
+        for name in TREE_FIELDS:
+            np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+        # leaf values and gains differ only by the order of float sums across partitions
+        np.testing.assert_allclose(a.value, b.value, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(a.threshold, b.threshold, rtol=0)
+
+
+def test_same_trees_and_test_predictions_as_one_machine_on_mq2008(client, mq2008):
+    (Xtr, ytr, qtr, ptr), (Xva, yva, qva, pva), (Xte, yte, qte, pte) = mq2008
+    # 31 leaves: small nodes where two features cut the rows alike (equal gains up to rounding)
+    params = dict(n_estimators=20, num_leaves=31, random_state=0, early_stopping_rounds=10)
+    ref = LambdaMART(**params).fit(Xtr, ytr, qtr, eval_set=[(Xva, yva, qva)])
+    dX, dy, dq = _at_queries(Xtr, ytr, qtr, ptr, 3)
+    eX, ey, eq = _at_queries(Xva, yva, qva, pva, 2)
+    ours = DaskLambdaMART(client=client, **params).fit(dX, dy, dq, eval_set=[(eX, ey, eq)])
+
+    _assert_same_trees(ours, ref)
+    assert ours.best_iteration_ == ref.best_iteration_ and ours.n_iter_ == ref.n_iter_
+    np.testing.assert_allclose(ours.evals_result_["valid_0"]["ndcg@10"], ref.evals_result_["valid_0"]["ndcg@10"], atol=1e-9)
+    lazy = ours.predict(_at_queries(Xte, yte, qte, pte, 2)[0])
+    assert isinstance(lazy, da.Array)  # nothing computed yet
+    pred = lazy.compute()
+    expect = ref.predict(Xte)
+    assert np.abs(pred - expect).max() <= 1e-6
+    # several partitions per worker: partitions are not workers
+    assert len(dX.chunks[0]) > len(client.scheduler_info()["workers"])
+    assert NDCG10.mean(yte, pred, pte) == pytest.approx(NDCG10.mean(yte, expect, pte), abs=1e-6)
+
+
+def test_bagging_feature_subsampling_and_weights_draw_like_one_machine(client, mq2008):
+    Xtr, ytr, qtr, ptr = mq2008[0]
+    w = np.random.default_rng(3).uniform(0.5, 2.0, len(ytr))
+    params = dict(n_estimators=8, num_leaves=7, random_state=5, bagging_fraction=0.6, feature_fraction=0.5,
+                  bin_subsample=3000, objective="ranknet")  # fmt: skip
+    ref = LambdaMART(**params).fit(Xtr, ytr, qtr, sample_weight=w)
+    dX, dy, dq = _at_queries(Xtr, ytr, qtr, ptr, 4)
+    ours = DaskLambdaMART(client=client, **params).fit(dX, dy, dq, sample_weight=da.from_array(w, chunks=dy.chunks))
+    # the bin edges come from the same 3000-row sample, gathered from the workers
+    np.testing.assert_array_equal(ours.bin_mapper_.edges_, ref.bin_mapper_.edges_)
+    _assert_same_trees(ours, ref)
+
+
+def test_dask_dataframe_with_group_sizes_keeps_feature_names(client, mq2008):
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    Xtr, ytr, qtr, ptr = mq2008[0]
+    names = [f"feat_{i}" for i in range(Xtr.shape[1])]
+    params = dict(n_estimators=3, num_leaves=7, random_state=2)
+    ref = LambdaMART(**params).fit(pd.DataFrame(Xtr, columns=names), ytr, group=np.diff(ptr))
+    dX, dy, _ = _at_queries(Xtr, ytr, qtr, ptr, 2)
+    frame = dd.from_dask_array(dX, columns=names)
+    ours = DaskLambdaMART(client=client, **params).fit(frame, dd.from_dask_array(dy), group=np.diff(ptr))
+    assert list(ours.feature_names_in_) == names
+    _assert_same_trees(ours, ref)
+    np.testing.assert_allclose(ours.predict(frame).compute(), ref.predict(pd.DataFrame(Xtr, columns=names)), atol=1e-9)
+
+def test_a_query_straddling_two_partitions_is_named(client):
+    rng = np.random.default_rng(0)
+    q = np.repeat([7, 8, 9], 10)
+    X, y = rng.normal(size=(30, 3)), rng.integers(0, 3, 30).astype(float)
+    chunks = (15, 15)  # query 8 holds rows 10..19
+    with pytest.raises(ValueError, match=r"query 8 of X straddles partitions 0 and 1"):
+        DaskLambdaMART(client=client, n_estimators=2).fit(
+            da.from_array(X, chunks=(chunks, 3)), da.from_array(y, chunks=chunks), da.from_array(q, chunks=chunks)
+        )
+
+
+def test_objectives_not_computed_query_by_query_are_refused(client):
+    with pytest.raises(ValueError, match="objective='xendcg' is not supported by DaskLambdaMART"):
+        DaskLambdaMART(client=client, objective="xendcg").check_params()
+
+
+def test_to_local_and_save_give_the_single_machine_model(client, mq2008, tmp_path):
+    Xtr, ytr, qtr, ptr = mq2008[0]
+    Xte = mq2008[2][0]
+    dX, dy, dq = _at_queries(Xtr, ytr, qtr, ptr, 2)
+    ours = DaskLambdaMART(client=client, n_estimators=5, num_leaves=7, random_state=1).fit(dX, dy, dq)
+    local = ours.to_local()
+    assert type(local) is LambdaMART
+    assert local.get_params() == {k: v for k, v in ours.get_params().items() if k != "client"}
+    expect = ours.predict(da.from_array(Xte, chunks=(1000, -1))).compute()
+    np.testing.assert_array_equal(local.predict(Xte), expect)
+    np.testing.assert_array_equal(ours.predict(Xte), expect)  # a NumPy array predicts on the client
+    ours.save(tmp_path / "dask.json")
+    local.save(tmp_path / "local.json")
+    assert (tmp_path / "dask.json").read_bytes() == (tmp_path / "local.json").read_bytes()
+    loaded = load_model(tmp_path / "dask.json")
+    assert type(loaded) is LambdaMART
+    np.testing.assert_array_equal(loaded.predict(Xte), expect)
+
+
+def test_read_svmlight_reads_files_on_the_workers_as_partitions(client, shared_data, tmp_path):
+    from ranklearn.dask import read_svmlight
+    from ranklearn.data import load_svmlight
+
+    src = shared_data / "MQ2008" / "Fold1" / "vali.txt"
+    lines = src.read_bytes().splitlines(keepends=True)
+    ref = load_svmlight(src)
+    cut = [0, int(ref.ptr[50]), int(ref.ptr[120]), len(lines)]  # at query boundaries (one row a line)
+    for i in range(3):
+        (tmp_path / f"part-{i}.txt").write_bytes(b"".join(lines[cut[i] : cut[i + 1]]))
+    X, y, q = read_svmlight(str(tmp_path / "part-*.txt"), client=client)
+    assert X.chunks[0] == tuple(np.diff(cut))
+    np.testing.assert_array_equal(X.compute(), _dense(ref))
+    np.testing.assert_array_equal(y.compute(), ref.y)
+    np.testing.assert_array_equal(q.compute(), np.repeat(ref.query_ids, np.diff(ref.ptr)))
+
+
+def test_read_svmlight_numbers_query_file_groups_per_file_apart(client, tmp_path):
+    from ranklearn.dask import read_svmlight
+
+    for i in range(2):  # LightGBM layout: no qid in the lines, group sizes in <file>.query
+        (tmp_path / f"p{i}.txt").write_text("1 1:0.5\n0 2:1\n2 1:3\n")
+        (tmp_path / f"p{i}.txt.query").write_text("2\n1\n")
+    X, y, q = read_svmlight([tmp_path / "p0.txt", tmp_path / "p1.txt"], client=client)
+    assert q.compute().tolist() == [0, 0, 1, 2, 2, 3]
+    assert X.shape == (6, 2)
+
+
+def test_read_svmlight_bad_file_raises_the_loaders_error_on_the_client(client, tmp_path):
+    from ranklearn.dask import read_svmlight
+    from ranklearn.exceptions import DataFormatError
+
+    (tmp_path / "a.txt").write_text("1 qid:1 1:0.5\n")
+    (tmp_path / "b.txt").write_text("1 qid:2 1:0.5\n0 qid:2 1:zz\n")
+    with pytest.raises(DataFormatError, match=r"b\.txt:2: .*'1:zz'") as info:
+        read_svmlight([tmp_path / "a.txt", tmp_path / "b.txt"], client=client)
+    assert info.value.line == 2
+    with pytest.raises(FileNotFoundError, match="no file matches"):
+        read_svmlight(str(tmp_path / "none-*.txt"), client=client)
+
+
+def test_ctrl_c_keeps_the_trees_so_far(client):
+    rng = np.random.default_rng(1)
+    q = np.repeat(np.arange(40), 10)
+    X, y = rng.normal(size=(400, 4)), rng.integers(0, 3, 400).astype(float)
+
+    def interrupt_after_tree_3(iteration, total, results):
+        if iteration == 3:
+            raise KeyboardInterrupt
+
+    model = DaskLambdaMART(client=client, n_estimators=10, min_samples_leaf=5, random_state=0)
+    with pytest.raises(KeyboardInterrupt):
+        model.fit(da.from_array(X, chunks=(200, 4)), da.from_array(y, chunks=200), da.from_array(q, chunks=200),
+                  callbacks=[interrupt_after_tree_3])  # fmt: skip
+    assert model.interrupted_ and model.n_iter_ == 3 and len(model.trees_) == 3
+    ref = LambdaMART(n_estimators=3, min_samples_leaf=5, random_state=0).fit(X, y, q)
+    np.testing.assert_allclose(model.predict(X), ref.predict(X), atol=1e-9)
+
+def test_a_killed_worker_stops_the_fit_naming_it_and_the_tree(client):
+    """Last in the module: the nanny restarts the killed worker, but its shard is gone."""
+    import os
+    import signal
+
+    from ranklearn.dask import WorkerLostError
+
+    rng = np.random.default_rng(0)
+    q = np.repeat(np.arange(40), 10)
+    X, y = rng.normal(size=(400, 4)), rng.integers(0, 3, 400).astype(float)
+    pids = client.run(os.getpid)
+
+    def kill_after_tree_2(iteration, total, results):
+        if iteration == 2:
+            for pid in pids.values():  # every worker: whichever holds a shard
+                os.kill(pid, signal.SIGKILL)
+
+    with pytest.raises(WorkerLostError, match=r"tree 3: worker tcp://\S+ holding partition \d was lost"):
+        DaskLambdaMART(client=client, n_estimators=5, min_samples_leaf=5).fit(
+            da.from_array(X, chunks=(200, 4)), da.from_array(y, chunks=200), da.from_array(q, chunks=200),
+            callbacks=[kill_after_tree_2],
+        )
