@@ -185,6 +185,8 @@ _TREE_OPTIONS = (
     _SIGMA,
     Option("--objective", "objective", str, "Tree objective: lambdarank, ranknet, squared_error or xendcg."),
 )
+_TREE_DEMO = dict(n_estimators=150, learning_rate=0.1, num_leaves=15, min_samples_leaf=10,
+                  early_stopping_rounds=20, random_state=0)  # fmt: skip
 _NEURAL_OPTIONS = (
     _LEARNING_RATE,
     _METRIC,
@@ -212,11 +214,21 @@ register(
         "Gradient-boosted trees on LambdaRank gradients, Newton leaves, best-first growth.",
         _TREE_OPTIONS,
         payload_version=2,
-        demo=dict(n_estimators=150, learning_rate=0.1, num_leaves=15, min_samples_leaf=10,
-                  early_stopping_rounds=20, random_state=0),
+        demo=_TREE_DEMO,
         ranklib=6,
     )
 )  # fmt: skip
+register(
+    ModelSpec(
+        "mart",
+        "ranklearn.models.mart:MART",
+        "Gradient-boosted regression trees fitted to the labels by squared error (pointwise).",
+        _TREE_OPTIONS,
+        payload_version=2,
+        demo=_TREE_DEMO,
+        ranklib=0,
+    )
+)
 register(
     ModelSpec(
         "ranknet",
@@ -250,5 +262,33 @@ register(
         demo=_NEURAL_DEMO,
         extra="neural",
         ranklib=7,
+    )
+)
+register(
+    ModelSpec(
+        "linear",
+        "ranklearn.models.linear:LinearRegression",
+        "Linear regression on the labels: least squares with an L2 penalty, closed form.",
+        (Option("--l2", "l2_regularization", float, "L2 penalty added to X'X's diagonal."), _METRIC, _THREADS),
+        demo=dict(),
+        ranklib=9,
+    )
+)
+register(
+    ModelSpec(
+        "coordinate-ascent",
+        "ranklearn.models.coordinate_ascent:CoordinateAscent",
+        "Linear weights searched feature by feature for the metric, random restarts, L1-normalized.",
+        (
+            Option("--restarts", "n_restarts", int, "Random restarts (each is one iteration)."),
+            Option("--iterations", "max_iterations", int, "Line-search steps per direction."),
+            Option("--tolerance", "tolerance", float, "Least gain of a sweep that keeps a restart going."),
+            _METRIC,
+            _EARLY,
+            _THREADS,
+            _SEED,
+        ),
+        demo=dict(n_restarts=2, max_iterations=15, random_state=0),
+        ranklib=4,
     )
 )

@@ -61,7 +61,7 @@ def export_ranklib(model, path: str | PathLike[str]) -> None:
             stacklevel=2,
         )
     lines = [
-        "## LambdaMART",
+        f"## {model._display_name}",  # RankLib picks the ranker by this name
         f"## No. of trees = {len(model.trees_)}",
         f"## No. of leaves = {model.num_leaves}",
         f"## No. of threshold candidates = {model.max_bins}",
