@@ -521,7 +521,8 @@ class BaseRanker(BaseEstimator):
         model.best_score_ = payload.get("best_score")
         model.interrupted_ = bool(payload.get("interrupted", False))
         model._state_from_payload(payload, version, **load_options)
-        model.n_iter_ = int(payload.get("n_iter", model._saved_iterations(payload)))
+        # _saved_iterations only for files that predate n_iter (the base one raises)
+        model.n_iter_ = int(payload["n_iter"] if "n_iter" in payload else model._saved_iterations(payload))
         return model
 
     def _saved_iterations(self, payload: dict[str, Any]) -> int:

@@ -3,8 +3,8 @@
 RankLib's ``LinearRegRank`` solves the normal equations ``(X'X + lambda I) w = X'y`` on the
 raw features with a constant 1 appended (the intercept, penalized like the weights),
 ``lambda = 1e-10``. So does this ranker, with the same defaults and no standardization;
-the small system is solved by least squares (:func:`scipy.linalg.lstsq`), which also copes
-with the singular matrices that constant features give.
+the small system is solved by Cholesky (:func:`scipy.linalg.solve`), or by least squares
+(:func:`scipy.linalg.lstsq`) when it is singular (``lambda = 0`` with collinear features).
 """
 
 from __future__ import annotations
@@ -88,7 +88,10 @@ class LinearRegression(LinearRanker):
                 gram += block.T @ block
             rhs += block.T @ target
         gram[np.diag_indices(m)] += self.l2_regularization
-        solution = scipy.linalg.lstsq(gram, rhs)[0]
+        try:  # Cholesky keeps an all-zero feature decoupled: its weight is exactly 0
+            solution = scipy.linalg.solve(gram, rhs, assume_a="pos", check_finite=False)
+        except np.linalg.LinAlgError:  # not positive definite in floating point (lambda 0 and collinear features)
+            solution = scipy.linalg.lstsq(gram, rhs)[0]
         if not np.all(np.isfinite(solution)):
             raise ValueError("linear regression found no finite solution: are the features finite and not huge?")
         self.coef_, self.intercept_ = solution[:-1], float(solution[-1])
