@@ -179,15 +179,13 @@ class CoordinateAscent(LinearRanker):
         sizes = np.diff(ptr)
         qweight = np.ones(sizes.size) if data.weight is None else np.add.reduceat(data.weight, starts) / sizes
         qweight[np.isnan(values)] = 0.0  # queries the metric skips (empty="skip") count nowhere
+        if not qweight.sum() > 0:
+            raise ValueError(f"metric {self._metric_obj.name!r} scores no training query (no weight on one it does not skip)")
         self._qweight = qweight
         self._best_train = -np.inf
 
     def _per_query(self, scores: np.ndarray) -> np.ndarray:
         return np.nan_to_num(self._metric_obj.per_query(self._y, scores, self._data.ptr))
-
-    def _mean(self, values: np.ndarray) -> float:
-        total = self._qweight.sum()
-        return float(self._qweight @ values / total) if total > 0 else 0.0
 
     def _penalty(self, w: np.ndarray, f: int, new_values: np.ndarray) -> np.ndarray:
         """``slack`` times the distance from uniform of ``w`` normalized, with ``w[f]`` set to each new value."""
@@ -208,8 +206,9 @@ class CoordinateAscent(LinearRanker):
         w = np.full(n_feat, 1.0 / n_feat)
         scores = linear_scores(data.X, w, 0.0)
         values = self._per_query(scores)
-        start = best = self._mean(values)
         total_w = self._qweight.sum()
+        current = self._qweight @ values  # the weighted sum of the current weights' values
+        start = best = current / total_w
         fails = 0
         growth = np.cumsum(self.step_scale ** np.arange(self.max_iterations))
         while (n_feat > 1 and fails < n_feat - 1) or (n_feat == 1 and fails == 0):
@@ -226,7 +225,8 @@ class CoordinateAscent(LinearRanker):
                         deltas = step * growth
                     gains = _line_values(self._y, scores, column, data.ptr, queries, deltas, self._qweight, values,
                                          *self._args)  # fmt: skip
-                    tried = (self._qweight @ values + gains) / total_w - self._penalty(w, f, orig + deltas)
+                    # a step that changes no ranking has gains exactly 0, so it never beats best
+                    tried = (current + gains) / total_w - self._penalty(w, f, orig + deltas)
                     j = int(np.argmax(tried))
                     if tried[j] > best:
                         best, found = float(tried[j]), float(deltas[j])
@@ -242,9 +242,12 @@ class CoordinateAscent(LinearRanker):
                     w /= norm
                     scores /= norm
                 values = self._per_query(scores)
+                current = self._qweight @ values
+                # best is the current model's value, in the arithmetic of the next comparisons
+                best = current / total_w - self._penalty(w, f, w[f : f + 1])[0]
             if best - start < self.tolerance:
                 break
-        train = self._mean(values)
+        train = current / total_w
         if self._evals or train > self._best_train:  # without evaluation sets: the restart best on training
             self._best_train = train
             self.coef_, self.intercept_ = w, 0.0
