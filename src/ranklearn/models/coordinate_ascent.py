@@ -21,8 +21,8 @@ without one, the restart best on the training data. Unlike RankLib, the downward
 ``step_base * |w|`` keeps its sign (RankLib's goes up in both directions).
 
 Speed: a step changes scores by ``delta * x_f`` only, so the training scores are updated
-in place, and only the queries whose ``x_f`` is not constant (whose order can change) are
-re-evaluated, for all the steps of a direction at once (numba, parallel over steps).
+in place, and only the queries whose ``x_f`` and labels are not constant (whose value can
+change) are re-evaluated, for all the steps of a direction at once (numba, parallel over steps).
 """
 
 from __future__ import annotations
@@ -171,9 +171,12 @@ class CoordinateAscent(LinearRanker):
         self._args = self._metric_obj.kernel_args()
         self._y = np.ascontiguousarray(data.y, dtype=np.float64)
         self._columns = [np.ascontiguousarray(X[:, f], dtype=np.float64) for f in range(X.shape[1])]
-        # A query's order can change with feature f only if x_f is not constant in it.
+        # A query's value can change with feature f only if x_f is not constant in it (else
+        # its order stays) and its labels differ (else every order has the same value: this
+        # drops the queries without a relevant document).
         starts = ptr[:-1]
         varies = np.maximum.reduceat(X, starts, axis=0) > np.minimum.reduceat(X, starts, axis=0)
+        varies &= (np.maximum.reduceat(data.y, starts) > np.minimum.reduceat(data.y, starts))[:, None]
         self._queries = [np.flatnonzero(varies[:, f]) for f in range(X.shape[1])]
         values = self._metric_obj.per_query(self._y, np.zeros(X.shape[0]), ptr)
         sizes = np.diff(ptr)
