@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from ranklearn.cli.main import main
+from ranklearn.registry import model_names
 from test_metrics import DATA, MQ_TEST, _mq2008_labels_and_groups, brute_ndcg
 
 COMMANDS = ["info", "evaluate", "convert", "train", "predict", "export", "demo"]
@@ -72,7 +73,7 @@ def test_help(capsys, command):
 
 @pytest.mark.parametrize(
     "command, texts",
-    [("train", ["[lambdamart] Number of trees", "[ranknet, lambdarank, listnet] Hidden layer sizes", "--lambda-norm"]),
+    [("train", ["[lambdamart, mart] Number of trees", "[ranknet, lambdarank, listnet] Hidden layer sizes", "--lambda-norm"]),
      ("evaluate", ["map[@k], p@k, rr[@k]"])],
 )
 def test_help_keeps_bracketed_text(capsys, monkeypatch, command, texts):
@@ -403,7 +404,7 @@ def test_train_and_predict_neural_on_cuda(capsys, tmp_path, small_files):
          ["'--trees'", "integer", "(got 'abc')", "(see 'ranklearn train --help')"]),
         (["train", "--train", "t", "--model", "lambdamart", "--learning-rate=fast"], ["'--learning-rate'", "'fast'"]),
         (["train", "--train", "t", "--model", "xgboost"],
-         ["'--model'", "'xgboost'", "'lambdamart', 'ranknet', 'lambdarank', 'listnet'", "ranklearn train --help"]),
+         ["'--model'", "'xgboost'", ", ".join(map(repr, model_names())), "ranklearn train --help"]),
         (["evaluate", "--data", "d"], ["--data needs --scores"]),
         (["predict", "--model", "m", "--data", "d", "--out", "o", "--bogus"], ["--bogus", "ranklearn predict --help"]),
         (["info"], ["Missing argument", "ranklearn info --help"]),
