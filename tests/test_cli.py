@@ -368,6 +368,8 @@ def test_demo_trains_every_model(capsys, monkeypatch):
     # the real settings take about a minute per model; the wiring is the same with tiny ones
     tiny = {
         "lambdamart": dict(n_estimators=3, num_leaves=4, random_state=0),
+        "mart": dict(n_estimators=3, num_leaves=4, random_state=0),
+        "coordinate-ascent": dict(n_restarts=1, max_iterations=3, random_state=0),
         "ranknet": dict(hidden=(4,), epochs=1, random_state=0),
         "lambdarank": dict(hidden=(4,), epochs=1, random_state=0),
     }
@@ -375,7 +377,7 @@ def test_demo_trains_every_model(capsys, monkeypatch):
         monkeypatch.setitem(REGISTRY, name, dataclasses.replace(REGISTRY[name], demo=params))
     code, out, err = run(capsys, "demo")
     assert code == 0, err
-    for fragment in ("lambdamart", "ranknet", "lambdarank", "ndcg@1", "ndcg@5", "err@10", "map", "conventions:"):
+    for fragment in ("lambdamart", "mart", "linear", "coordinate-ascent", "ranknet", "lambdarank", "ndcg@1", "ndcg@5", "err@10", "map", "conventions:"):
         assert fragment in out
 
 
