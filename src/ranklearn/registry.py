@@ -205,6 +205,7 @@ _NEURAL_OPTIONS = (
     Option("--device", "device", str, "torch device: cpu, cuda or cuda:N."),
     Option("--loss", "loss", str, "Loss: ranknet, lambdarank, listnet, listmle, approxndcg or neuralndcg."),
 )  # fmt: skip
+_TOLERANCE = Option("--tolerance", "tolerance", float, "Least gain of a sweep (coordinate-ascent) or round (adarank) that goes on.")
 _NEURAL_DEMO = dict(hidden=(32,), epochs=20, learning_rate=3e-3, early_stopping_rounds=10, random_state=0)
 
 register(
@@ -282,7 +283,7 @@ register(
         (
             Option("--restarts", "n_restarts", int, "Random restarts (each is one iteration)."),
             Option("--iterations", "max_iterations", int, "Line-search steps per direction."),
-            Option("--tolerance", "tolerance", float, "Least gain of a sweep that keeps a restart going."),
+            _TOLERANCE,
             _METRIC,
             _EARLY,
             _THREADS,
@@ -290,5 +291,21 @@ register(
         ),
         demo=dict(n_restarts=2, max_iterations=15, random_state=0),
         ranklib=4,
+    )
+)
+register(
+    ModelSpec(
+        "adarank",
+        "ranklearn.models.adarank:AdaRank",
+        "Boosting single features by the query-level metric, RankLib's safeguards.",
+        (
+            Option("--rounds", "n_estimators", int, "Boosting rounds (at most)."),
+            _TOLERANCE,
+            _METRIC,
+            _EARLY,
+            _THREADS,
+        ),
+        demo=dict(n_estimators=100),
+        ranklib=3,
     )
 )
