@@ -205,7 +205,8 @@ _NEURAL_OPTIONS = (
     Option("--device", "device", str, "torch device: cpu, cuda or cuda:N."),
     Option("--loss", "loss", str, "Loss: ranknet, lambdarank, listnet, listmle, approxndcg or neuralndcg."),
 )  # fmt: skip
-_TOLERANCE = Option("--tolerance", "tolerance", float, "Least gain of a sweep (coordinate-ascent) or round (adarank) that goes on.")
+_TOLERANCE = Option("--tolerance", "tolerance", float,
+                    "Least gain of a sweep (coordinate-ascent) or round (adarank) that goes on.")  # fmt: skip
 _NEURAL_DEMO = dict(hidden=(32,), epochs=20, learning_rate=3e-3, early_stopping_rounds=10, random_state=0)
 
 register(

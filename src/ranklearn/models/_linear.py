@@ -13,9 +13,10 @@ import numpy as np
 from numba import njit, prange
 
 from ranklearn.exceptions import ModelFormatError
+from ranklearn.metrics import Metric
 from ranklearn.models.base import BaseRanker, EvalSet, FitData
 
-__all__ = ["LinearRanker", "linear_scores"]
+__all__ = ["LinearRanker", "MetricFittedRanker", "linear_scores"]
 
 
 @njit(cache=True, parallel=True)
@@ -77,3 +78,21 @@ class LinearRanker(BaseRanker):
         if coef.shape != (self.n_features_in_,) or not np.all(np.isfinite(coef)) or not np.isfinite(intercept):
             raise ModelFormatError(f"{self._model_name} payload needs {self.n_features_in_} finite weights")
         self.coef_, self.intercept_ = coef, intercept
+
+
+class MetricFittedRanker(LinearRanker):
+    """Base of the linear rankers fitted to the metric itself (Coordinate Ascent, AdaRank).
+
+    Their ``early_stopping_rounds="auto"`` keeps, with an evaluation set, the iteration best on
+    it without stopping early (RankLib keeps the best on validation data), and their metric
+    cannot break ties by document id (training data has none).
+    """
+
+    def _check_params(self) -> None:
+        if isinstance(self.metric, Metric) and self.metric.ties == "docid":
+            raise ValueError(f"metric: {self._display_name} cannot fit ties='docid' (training data has no document ids)")
+
+    def _early_stopping(self, n_evals: int) -> int | None:
+        if self.early_stopping_rounds == "auto":
+            return self._total() if n_evals else None  # never stops, but rolls back to the best iteration
+        return super()._early_stopping(n_evals)

@@ -34,7 +34,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ranklearn.metrics import Metric
-from ranklearn.models._linear import LinearRanker
+from ranklearn.models._linear import MetricFittedRanker
 from ranklearn.models.base import N_JOBS, EvalSet, FitData
 
 __all__ = ["AdaRank"]
@@ -42,7 +42,7 @@ __all__ = ["AdaRank"]
 _TINY = np.finfo(np.float64).tiny  # keeps alpha finite when a feature ranks every query perfectly
 
 
-class AdaRank(LinearRanker):
+class AdaRank(MetricFittedRanker):
     """AdaRank ranker: a weighted sum of single features, boosted by the query-level metric.
 
     Parameters
@@ -111,15 +111,6 @@ class AdaRank(LinearRanker):
         self.early_stopping_rounds = early_stopping_rounds
         self.n_jobs = n_jobs
         self.verbose = verbose
-
-    def _check_params(self) -> None:
-        if isinstance(self.metric, Metric) and self.metric.ties == "docid":
-            raise ValueError("metric: AdaRank cannot boost ties='docid' (it has no document ids)")
-
-    def _early_stopping(self, n_evals: int) -> int | None:
-        if self.early_stopping_rounds == "auto":
-            return self.n_estimators if n_evals else None  # never stops, but rolls back to the best round
-        return super()._early_stopping(n_evals)
 
     def _begin_fit(self, data: FitData, evals: list[EvalSet]) -> None:
         super()._begin_fit(data, evals)
@@ -200,22 +191,22 @@ class AdaRank(LinearRanker):
         self._weights *= factor / factor.sum()
         return True
 
-    def _snapshot(self):
+    def _snapshot(self) -> tuple:
         return super()._snapshot(), list(self.rankers_)
 
-    def _restore(self, snapshot) -> None:
+    def _restore(self, snapshot: tuple) -> None:
         super()._restore(snapshot[0])
         self.rankers_ = list(snapshot[1])
 
     def _end_fit(self) -> None:
-        for name in ("_metric_obj", "_feature_values", "_weights", "_backup", "_scores", "_last_train",
-                     "_last_feature", "_repeats", "_queue", "_dropped", "_first_stage", "_done", "_forget_best"):  # fmt: skip
+        for name in ("_metric_obj", "_feature_values", "_weights", "_backup", "_scores", "_last_train", "_last_feature",
+                     "_repeats", "_queue", "_dropped", "_first_stage", "_done", "_forget_best"):  # fmt: skip
             self.__dict__.pop(name, None)
         super()._end_fit()
 
-    def _state_to_payload(self):
+    def _state_to_payload(self) -> dict:
         return {**super()._state_to_payload(), "rankers": [[f, a] for f, a in self.rankers_]}
 
-    def _state_from_payload(self, payload, version: int) -> None:
+    def _state_from_payload(self, payload: dict, version: int) -> None:
         super()._state_from_payload(payload, version)
         self.rankers_ = [(int(f), float(a)) for f, a in payload.get("rankers", [])]

@@ -37,7 +37,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ranklearn.metrics import Metric
 from ranklearn.metrics._kernels import _query_value
-from ranklearn.models._linear import LinearRanker, linear_scores
+from ranklearn.models._linear import MetricFittedRanker, linear_scores
 from ranklearn.models.base import N_JOBS, EvalSet, FitData
 
 __all__ = ["CoordinateAscent"]
@@ -65,7 +65,7 @@ def _line_values(y, scores, xf, ptr, queries, deltas, qweight, current, metric, 
     return out
 
 
-class CoordinateAscent(LinearRanker):
+class CoordinateAscent(MetricFittedRanker):
     """Coordinate Ascent ranker: linear weights searched feature by feature for the metric.
 
     Parameters
@@ -154,15 +154,6 @@ class CoordinateAscent(LinearRanker):
         self.random_state = random_state
         self.verbose = verbose
 
-    def _check_params(self) -> None:
-        if isinstance(self.metric, Metric) and self.metric.ties == "docid":
-            raise ValueError("metric: Coordinate Ascent cannot optimize ties='docid' (it has no document ids)")
-
-    def _early_stopping(self, n_evals: int) -> int | None:
-        if self.early_stopping_rounds == "auto":
-            return self.n_restarts if n_evals else None  # never stops, but rolls back to the best restart
-        return super()._early_stopping(n_evals)
-
     def _begin_fit(self, data: FitData, evals: list[EvalSet]) -> None:
         super()._begin_fit(data, evals)
         X, ptr = data.X, data.ptr
@@ -183,7 +174,7 @@ class CoordinateAscent(LinearRanker):
         qweight = np.ones(sizes.size) if data.weight is None else np.add.reduceat(data.weight, starts) / sizes
         qweight[np.isnan(values)] = 0.0  # queries the metric skips (empty="skip") count nowhere
         if not qweight.sum() > 0:
-            raise ValueError(f"metric {self._metric_obj.name!r} scores no training query (no weight on one it does not skip)")
+            raise ValueError(f"metric {self._metric_obj.name!r} scores no training query with a weight above 0")
         self._qweight = qweight
         self._best_train = -np.inf
 
