@@ -377,7 +377,8 @@ def test_demo_trains_every_model(capsys, monkeypatch):
         monkeypatch.setitem(REGISTRY, name, dataclasses.replace(REGISTRY[name], demo=params))
     code, out, err = run(capsys, "demo")
     assert code == 0, err
-    for fragment in ("lambdamart", "mart", "linear", "coordinate-ascent", "adarank", "ranknet", "lambdarank", "ndcg@1", "ndcg@5", "err@10", "map", "conventions:"):
+    for fragment in ("lambdamart", "mart", "linear", "coordinate-ascent", "adarank", "rankboost",
+                     "ranknet", "lambdarank", "ndcg@1", "ndcg@5", "err@10", "map", "conventions:"):
         assert fragment in out
 
 

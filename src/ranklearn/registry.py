@@ -310,3 +310,19 @@ register(
         ranklib=3,
     )
 )
+register(
+    ModelSpec(
+        "rankboost",
+        "ranklearn.models.rankboost:RankBoost",
+        "Boosting feature thresholds on the document pairs of each query.",
+        (
+            Option("--rounds", "n_estimators", int, "Boosting rounds (at most)."),
+            Option("--thresholds", "n_thresholds", int, "Candidate thresholds per feature."),
+            _METRIC,
+            _EARLY,
+            _THREADS,
+        ),
+        demo=dict(n_estimators=100),
+        ranklib=2,
+    )
+)

@@ -1,5 +1,6 @@
 """The rankers: LambdaMART and MART (trees), RankNet, LambdaRank and ListNet (neural, torch
-imported lazily), CoordinateAscent, LinearRegression and AdaRank (linear); the others load on first use.
+imported lazily), CoordinateAscent, LinearRegression and AdaRank (linear),
+RankBoost (feature thresholds); the others load on first use.
 
 Every ranker derives from :class:`ranklearn.models.base.BaseRanker` and is listed in
 :mod:`ranklearn.registry`.
@@ -14,7 +15,8 @@ from ranklearn.registry import get_model_class, model_names
 
 #: class name -> registry name of the models imported on first use (torch only when asked for)
 _LAZY = {"RankNet": "ranknet", "LambdaRank": "lambdarank", "ListNet": "listnet", "MART": "mart",
-         "CoordinateAscent": "coordinate-ascent", "LinearRegression": "linear", "AdaRank": "adarank"}  # fmt: skip
+         "CoordinateAscent": "coordinate-ascent", "LinearRegression": "linear", "AdaRank": "adarank",
+         "RankBoost": "rankboost"}  # fmt: skip
 
 __all__ = ["LambdaMART", *_LAZY, "get_model_class", "model_names"]
 

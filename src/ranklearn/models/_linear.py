@@ -88,11 +88,9 @@ class MetricFittedRanker(LinearRanker):
     cannot break ties by document id (training data has none).
     """
 
+    _auto_early_stopping = "all"
+
     def _check_params(self) -> None:
         if isinstance(self.metric, Metric) and self.metric.ties == "docid":
             raise ValueError(f"metric: {self._display_name} cannot fit ties='docid' (training data has no document ids)")
 
-    def _early_stopping(self, n_evals: int) -> int | None:
-        if self.early_stopping_rounds == "auto":
-            return self._total() if n_evals else None  # never stops, but rolls back to the best iteration
-        return super()._early_stopping(n_evals)
