@@ -71,6 +71,30 @@ def test_one_restart_equals_the_brute_force_procedure(data, spec):
     assert np.abs(m.coef_).sum() == pytest.approx(1.0) and m.intercept_ == 0.0
 
 
+@pytest.mark.parametrize("ties", ["stable", "pessimistic", "average"])
+def test_line_values_equal_the_metric_of_every_step_with_ties(ties):
+    # scores and a feature on a coarse grid: many steps leave a query's order unchanged (the
+    # kernel reuses its value) and many give equal scores (the kernel must re-evaluate)
+    from ranklearn.models.coordinate_ascent import _line_values
+
+    rng = np.random.default_rng(1)
+    qid = np.repeat(np.arange(25), rng.integers(3, 12, 25))
+    ptr = group_ptr(qid)
+    y = rng.integers(0, 3, qid.size).astype(float)
+    scores = rng.integers(0, 4, qid.size) * 0.25
+    xf = rng.integers(0, 3, qid.size).astype(float)
+    deltas = np.concatenate([0.001 * (2.0 ** np.arange(1, 12) - 1), [-0.25, -0.5, 0.0, 0.25, 0.5]])
+    metric = get_metric("ndcg@5", ties=ties)
+    current = metric.per_query(y, scores, ptr)
+    qweight = rng.uniform(0.5, 2.0, ptr.size - 1)
+    queries = np.arange(0, ptr.size - 1, 2)  # every other query
+    got = _line_values(y, scores, xf, ptr, queries, deltas, qweight, current, *metric.kernel_args())
+    for s, delta in enumerate(deltas):
+        moved = metric.per_query(y, scores + delta * xf, ptr)
+        expected = qweight[queries] @ moved[queries] - qweight[queries] @ current[queries]
+        assert got[s] == pytest.approx(expected, abs=1e-12), (s, delta)
+
+
 def test_finds_the_one_informative_feature():
     rng = np.random.default_rng(0)
     qid = np.repeat(np.arange(20), 10)
