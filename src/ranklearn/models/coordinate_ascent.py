@@ -45,21 +45,25 @@ __all__ = ["CoordinateAscent"]
 
 
 @njit(cache=True)
-def _strict_order(scores: np.ndarray) -> np.ndarray:
-    """Rows by descending score, or an empty array when two scores are equal (no cache then)."""
-    order = np.argsort(-scores, kind="mergesort")
-    for a in range(order.shape[0] - 1):
+def _still_ordered(scores: np.ndarray, order: np.ndarray, k: int) -> bool:
+    """Whether ``order``'s first ``k`` rows (all for k < 0) are in strictly descending score
+    order and strictly above every other row: then the metric at ``k`` sees the same ranking."""
+    n = order.shape[0]
+    top = n if k < 0 else min(k, n)
+    for a in range(top - 1):
         if not scores[order[a]] > scores[order[a + 1]]:
-            return order[:0]
-    return order
+            return False
+    for b in range(top, n):
+        if not scores[order[top - 1]] > scores[order[b]]:
+            return False
+    return True
 
 
 @njit(cache=True)
-def _still_ordered(scores: np.ndarray, order: np.ndarray) -> bool:
-    for a in range(order.shape[0] - 1):
-        if not scores[order[a]] > scores[order[a + 1]]:
-            return False
-    return True
+def _strict_order(scores: np.ndarray, k: int) -> np.ndarray:
+    """Rows by descending score, or an empty array when ties reach the top ``k`` (no cache then)."""
+    order = np.argsort(-scores, kind="mergesort")
+    return order if _still_ordered(scores, order, k) else order[:0]
 
 
 @njit(cache=True, parallel=True)
@@ -68,8 +72,9 @@ def _line_values(y, scores, xf, ptr, queries, deltas, qweight, current, metric, 
     """For each ``delta``: the weighted sum over ``queries`` of the metric of ``scores + delta * xf``,
     minus its current sum (``current``: the queries' values now). Skipped (NaN) queries count 0.
 
-    A query whose documents keep one strict order from one step to the next keeps its value (the
-    same ranking, no ties), so most steps cost one O(n) check instead of a sort and the metric.
+    A query whose top ``k`` documents keep one strict order, strictly above the others, from one
+    step to the next keeps its value (every metric at ``k`` sees the same ranking, without ties),
+    so most steps cost one O(n) check instead of a sort and the metric.
     """
     n_q, n_s = queries.shape[0], deltas.shape[0]
     values = np.empty((n_q, n_s))
@@ -77,14 +82,14 @@ def _line_values(y, scores, xf, ptr, queries, deltas, qweight, current, metric, 
         q = queries[i]
         lo, hi = ptr[q], ptr[q + 1]
         labels, base, column = y[lo:hi], scores[lo:hi], xf[lo:hi]
-        order, value = _strict_order(base), current[q]  # the current ranking's value
+        order, value = _strict_order(base, k), current[q]  # the current ranking's value
         for s in range(n_s):
             moved = base + deltas[s] * column
-            if order.shape[0] == 0 or not _still_ordered(moved, order):
+            if order.shape[0] == 0 or not _still_ordered(moved, order, k):
                 value = _query_value(labels, moved, hi - lo, metric, k, gain_kind, ties, max_grade, empty, p_by, ap_by)
                 if np.isnan(value):
                     value = 0.0
-                order = _strict_order(moved)
+                order = _strict_order(moved, k)
             values[i, s] = value
     out = np.empty(n_s)
     base_sum = 0.0
