@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from ranklearn.registry import model_names
 from test_metrics import DATA, MQ_TEST, _mq2008_labels_and_groups, brute_ndcg
 from _helpers import RANKLEARN, assert_one_line_error, run
 
@@ -55,7 +56,7 @@ def test_help(capsys, command):
 
 @pytest.mark.parametrize(
     "command, texts",
-    [("train", ["[lambdamart] Number of trees", "[ranknet, lambdarank, listnet] Hidden layer sizes", "--lambda-norm"]),
+    [("train", ["[lambdamart, mart] Number of trees", "[ranknet, lambdarank, listnet] Hidden layer sizes", "--lambda-norm"]),
      ("evaluate", ["map[@k], p@k, rr[@k]"])],
 )
 def test_help_keeps_bracketed_text(capsys, monkeypatch, command, texts):
@@ -350,6 +351,8 @@ def test_demo_trains_every_model(capsys, monkeypatch):
     # the real settings take about a minute per model; the wiring is the same with tiny ones
     tiny = {
         "lambdamart": dict(n_estimators=3, num_leaves=4, random_state=0),
+        "mart": dict(n_estimators=3, num_leaves=4, random_state=0),
+        "coordinate-ascent": dict(n_restarts=1, max_iterations=3, random_state=0),
         "ranknet": dict(hidden=(4,), epochs=1, random_state=0),
         "lambdarank": dict(hidden=(4,), epochs=1, random_state=0),
     }
@@ -357,7 +360,8 @@ def test_demo_trains_every_model(capsys, monkeypatch):
         monkeypatch.setitem(REGISTRY, name, dataclasses.replace(REGISTRY[name], demo=params))
     code, out, err = run(capsys, "demo")
     assert code == 0, err
-    for fragment in ("lambdamart", "ranknet", "lambdarank", "ndcg@1", "ndcg@5", "err@10", "map", "conventions:"):
+    for fragment in ("lambdamart", "mart", "linear", "coordinate-ascent", "adarank", "rankboost",
+                     "ranknet", "lambdarank", "ndcg@1", "ndcg@5", "err@10", "map", "conventions:"):
         assert fragment in out
 
 
@@ -386,7 +390,7 @@ def test_train_and_predict_neural_on_cuda(capsys, tmp_path, small_files):
          ["'--trees'", "integer", "(got 'abc')", "(see 'ranklearn train --help')"]),
         (["train", "--train", "t", "--model", "lambdamart", "--learning-rate=fast"], ["'--learning-rate'", "'fast'"]),
         (["train", "--train", "t", "--model", "xgboost"],
-         ["'--model'", "'xgboost'", "'lambdamart', 'ranknet', 'lambdarank', 'listnet'", "ranklearn train --help"]),
+         ["'--model'", "'xgboost'", ", ".join(map(repr, model_names())), "ranklearn train --help"]),
         (["evaluate", "--data", "d"], ["--data needs --scores"]),
         (["predict", "--model", "m", "--data", "d", "--out", "o", "--bogus"], ["--bogus", "ranklearn predict --help"]),
         (["info"], ["Missing argument", "ranklearn info --help"]),

@@ -332,9 +332,10 @@ class DaskLambdaMART(LambdaMART):
         return sorted([*LambdaMART._get_param_names(), "client"])
 
     def _check_params(self) -> None:
-        if not (isinstance(self.objective, str) and self.objective in _LOCAL_OBJECTIVES):
+        objective = self._objective_param()
+        if not (isinstance(objective, str) and objective in _LOCAL_OBJECTIVES):
             raise ValueError(
-                f"objective={self.objective!r} is not supported by DaskLambdaMART; use one of "
+                f"objective={objective!r} is not supported by DaskLambdaMART; use one of "
                 f"{', '.join(_LOCAL_OBJECTIVES)} (gradients computed query by query)"
             )
         super()._check_params()

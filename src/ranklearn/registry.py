@@ -199,6 +199,8 @@ _TREE_OPTIONS = (
     _SIGMA,
     Option("--objective", "objective", str, "Tree objective: lambdarank, ranknet, squared_error or xendcg."),
 )
+_TREE_DEMO = dict(n_estimators=150, learning_rate=0.1, num_leaves=15, min_samples_leaf=10,
+                  early_stopping_rounds=20, random_state=0)  # fmt: skip
 _NEURAL_OPTIONS = (
     _LEARNING_RATE,
     _METRIC,
@@ -217,6 +219,8 @@ _NEURAL_OPTIONS = (
     Option("--device", "device", str, "torch device: cpu, cuda or cuda:N."),
     Option("--loss", "loss", str, "Loss: ranknet, lambdarank, listnet, listmle, approxndcg or neuralndcg."),
 )  # fmt: skip
+_TOLERANCE = Option("--tolerance", "tolerance", float,
+                    "Least gain of a sweep (coordinate-ascent) or round (adarank) that goes on.")  # fmt: skip
 _NEURAL_DEMO = dict(hidden=(32,), epochs=20, learning_rate=3e-3, early_stopping_rounds=10, random_state=0)
 
 register(
@@ -226,11 +230,21 @@ register(
         "Gradient-boosted trees on LambdaRank gradients, Newton leaves, best-first growth.",
         _TREE_OPTIONS,
         payload_version=2,
-        demo=dict(n_estimators=150, learning_rate=0.1, num_leaves=15, min_samples_leaf=10,
-                  early_stopping_rounds=20, random_state=0),
+        demo=_TREE_DEMO,
         ranklib=6,
     )
 )  # fmt: skip
+register(
+    ModelSpec(
+        "mart",
+        "ranklearn.models.mart:MART",
+        "Gradient-boosted regression trees fitted to the labels by squared error (pointwise).",
+        _TREE_OPTIONS,
+        payload_version=2,
+        demo=_TREE_DEMO,
+        ranklib=0,
+    )
+)
 register(
     ModelSpec(
         "ranknet",
@@ -264,5 +278,65 @@ register(
         demo=_NEURAL_DEMO,
         extra="neural",
         ranklib=7,
+    )
+)
+register(
+    ModelSpec(
+        "linear",
+        "ranklearn.models.linear:LinearRegression",
+        "Linear regression on the labels: least squares with an L2 penalty, closed form.",
+        (Option("--l2", "l2_regularization", float, "L2 penalty added to X'X's diagonal."), _METRIC, _THREADS),
+        demo=dict(),
+        ranklib=9,
+    )
+)
+register(
+    ModelSpec(
+        "coordinate-ascent",
+        "ranklearn.models.coordinate_ascent:CoordinateAscent",
+        "Linear weights searched feature by feature for the metric, random restarts, L1-normalized.",
+        (
+            Option("--restarts", "n_restarts", int, "Random restarts (each is one iteration)."),
+            Option("--iterations", "max_iterations", int, "Line-search steps per direction."),
+            _TOLERANCE,
+            _METRIC,
+            _EARLY,
+            _THREADS,
+            _SEED,
+        ),
+        demo=dict(n_restarts=2, max_iterations=15, random_state=0),
+        ranklib=4,
+    )
+)
+register(
+    ModelSpec(
+        "adarank",
+        "ranklearn.models.adarank:AdaRank",
+        "Boosting single features by the query-level metric, RankLib's safeguards.",
+        (
+            Option("--rounds", "n_estimators", int, "Boosting rounds (at most)."),
+            _TOLERANCE,
+            _METRIC,
+            _EARLY,
+            _THREADS,
+        ),
+        demo=dict(n_estimators=100),
+        ranklib=3,
+    )
+)
+register(
+    ModelSpec(
+        "rankboost",
+        "ranklearn.models.rankboost:RankBoost",
+        "Boosting feature thresholds on the document pairs of each query.",
+        (
+            Option("--rounds", "n_estimators", int, "Boosting rounds (at most)."),
+            Option("--thresholds", "n_thresholds", int, "Candidate thresholds per feature."),
+            _METRIC,
+            _EARLY,
+            _THREADS,
+        ),
+        demo=dict(n_estimators=100),
+        ranklib=2,
     )
 )

@@ -447,9 +447,9 @@ def export(
 ) -> None:
     """Export a model to another tool's format.
 
-    ranklib: RankLib's LambdaMART text format (also read by the Elasticsearch and OpenSearch LTR
-    plugins); lightgbm: LightGBM's text model (lightgbm.Booster(model_file=...), lleaves,
-    treelite); onnx: the neural rankers for onnxruntime (needs the onnx extra).
+    ranklib: RankLib's text format, trees (LambdaMART, MART) or linear weights (coordinate-ascent,
+    linear), also read by the Elasticsearch and OpenSearch LTR plugins; lightgbm: LightGBM's text
+    model (lightgbm.Booster(model_file=...), lleaves, treelite); onnx: the neural rankers for onnxruntime (needs the onnx extra).
     """
     from ranklearn.io import load_model
 

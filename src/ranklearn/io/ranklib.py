@@ -1,5 +1,17 @@
-"""RankLib's LambdaMART text format: export (for the Elasticsearch, OpenSearch and Solr LTR
-plugins, and RankLib itself) and import.
+"""RankLib's model text formats: export (for the Elasticsearch, OpenSearch and Solr LTR
+plugins, and RankLib itself) of the tree models and the linear ones, and import of the trees.
+
+The linear models (Coordinate Ascent, linear regression) are ``## <name>`` header lines and
+one line of ``fid:weight`` pairs, 1-based feature ids; linear regression's intercept is
+feature 0 (RankLib reads it as the constant term; RankLib's own writer puts the first
+weight there, a RankLib bug ranklearn does not copy)::
+
+    ## Coordinate Ascent
+    1:0.25 2:-0.5 3:0.25
+
+RankLib scores ``intercept + sum(w_i * x_i)`` left to right in doubles on float features;
+weights are written as the shortest text of the exact double, so the exported model scores
+every document exactly as ``predict``.
 
 The format is a few ``## key = value`` header lines and an XML ensemble::
 
@@ -43,14 +55,24 @@ def _fmt32(x: float) -> str:
     return repr(float(np.float32(x))) if np.float32(x) == x else repr(float(x))
 
 
+#: RankLib's names of the linear models (the header it dispatches on when loading)
+_LINEAR = {"coordinate-ascent": "Coordinate Ascent", "linear": "Linear Regression"}
+
+
 def export_ranklib(model, path: str | PathLike[str]) -> None:
-    """Write a fitted :class:`~ranklearn.LambdaMART` in RankLib's LambdaMART format (safely: ``ranklearn._files``).
+    """Write a fitted model in RankLib's format (safely: ``ranklearn._files``).
+
+    LambdaMART and MART as RankLib's tree ensemble; Coordinate Ascent and linear regression
+    as RankLib's linear model line.
 
     Raises
     ------
     ValueError
-        If the model is not a fitted LambdaMART.
+        If the model is not one of those, or not fitted.
     """
+    if getattr(model, "_model_name", None) in _LINEAR:
+        _export_linear(model, path)
+        return
     require_fitted_lambdamart(model, "RankLib")
     if getattr(model, "trained_with_missing_", False) and any(
         np.any(t.missing_left[t.feature >= 0]) for t in model.trees_
@@ -61,7 +83,7 @@ def export_ranklib(model, path: str | PathLike[str]) -> None:
             stacklevel=2,
         )
     lines = [
-        "## LambdaMART",
+        f"## {model._display_name}",  # RankLib picks the ranker by this name
         f"## No. of trees = {len(model.trees_)}",
         f"## No. of leaves = {model.num_leaves}",
         f"## No. of threshold candidates = {model.max_bins}",
@@ -76,6 +98,29 @@ def export_ranklib(model, path: str | PathLike[str]) -> None:
         _write_node(tree, 0, 2, lines)
         lines.append("\t</tree>")
     lines.append("</ensemble>")
+    write_output(path, ("\n".join(lines) + "\n").encode())
+
+
+def _export_linear(model, path: str | PathLike[str]) -> None:
+    if not model.__sklearn_is_fitted__():
+        raise ValueError(f"export to RankLib needs a fitted model; this {type(model).__name__} is not fitted")
+    name = model._model_name
+    lines = [f"## {_LINEAR[name]}"]
+    if name == "linear":
+        lines.append(f"## Lambda = {model.l2_regularization!r}")
+    else:
+        lines += [
+            f"## Restart = {model.n_restarts}",
+            f"## MaxIteration = {model.max_iterations}",
+            f"## StepBase = {model.step_base!r}",
+            f"## StepScale = {model.step_scale!r}",
+            f"## Tolerance = {model.tolerance!r}",
+            f"## Regularized = {str(bool(model.regularized)).lower()}",
+            f"## Slack = {model.slack!r}",
+        ]
+    pairs = [f"0:{float(model.intercept_)!r}"] if name == "linear" else []
+    pairs += [f"{j + 1}:{float(w)!r}" for j, w in enumerate(model.coef_)]
+    lines.append(" ".join(pairs))
     write_output(path, ("\n".join(lines) + "\n").encode())
 
 

@@ -144,20 +144,24 @@ class Metric:
                     "(stop probabilities would exceed 1); pass max_grade= the top grade of your scale"
                 )
         with numba_threads(1 if labels.size < K.PARALLEL_MIN_DOCS else None):
-            return K.per_query_values(
-                labels,
-                s,
-                p,
-                n_ret,
-                self._code,
-                -1 if self.k is None else self.k,
-                gain_code(self.gain),
-                _TIES[self.ties],
-                float(self.max_grade),
-                _EMPTY[self.empty],
-                _P_DIVISOR[self.p_divisor],
-                _MAP_DIVISOR[self.map_divisor],
-            )
+            return K.per_query_values(labels, s, p, n_ret, *self.kernel_args())
+
+    def kernel_args(self) -> tuple[int, int, int, int, float, int, int, int]:
+        """The conventions as the kernels take them, after the rows (``_kernels._query_value``):
+        metric code, k (-1: whole list), gain, ties, max grade, empty, P@k and AP@k divisors.
+
+        ``ties="docid"`` is stable ties on rows already put in document-id order.
+        """
+        return (
+            self._code,
+            -1 if self.k is None else self.k,
+            gain_code(self.gain),
+            _TIES[self.ties],
+            float(self.max_grade),
+            _EMPTY[self.empty],
+            _P_DIVISOR[self.p_divisor],
+            _MAP_DIVISOR[self.map_divisor],
+        )
 
     def mean(
         self,

@@ -156,8 +156,9 @@ class BaseRanker(BaseEstimator):
     _unit: ClassVar[str] = "iteration"
     _total_param: ClassVar[str] = "n_estimators"
     _allow_nan: ClassVar[bool] = False
-    #: what ``early_stopping_rounds="auto"`` means when an evaluation set is given
-    _auto_early_stopping: ClassVar[int | None] = None
+    #: what ``early_stopping_rounds="auto"`` means when an evaluation set is given ("all": never
+    #: stop early but keep the best iteration, as RankLib's boosting and restarts do)
+    _auto_early_stopping: ClassVar[int | str | None] = None
     _parameter_constraints: ClassVar[dict] = {}
 
     # ------------------------------------------------------------------ parameters
@@ -199,7 +200,9 @@ class BaseRanker(BaseEstimator):
     def _early_stopping(self, n_evals: int) -> int | None:
         rounds = self.early_stopping_rounds
         if isinstance(rounds, str):  # "auto"
-            return self._auto_early_stopping if n_evals else None
+            if not n_evals:
+                return None
+            return self._total() if self._auto_early_stopping == "all" else self._auto_early_stopping
         if rounds is not None and n_evals == 0:
             raise ValueError(
                 f"early_stopping_rounds={rounds} needs an evaluation set to watch: pass eval_set=[(X, y, qid)]"
@@ -536,6 +539,7 @@ class BaseRanker(BaseEstimator):
         model.best_score_ = payload.get("best_score")
         model.interrupted_ = bool(payload.get("interrupted", False))
         model._state_from_payload(payload, version, **load_options)
+        # _saved_iterations only for files that predate n_iter (the base one raises)
         model.n_iter_ = int(payload["n_iter"] if "n_iter" in payload else model._saved_iterations(payload))
         return model
 

@@ -13,6 +13,8 @@ Rules
 * The watched set is the last evaluation set unless one is named (XGBoost's rule).
 * With early stopping the model is rolled back to its best iteration at the end. Without
   it the last iteration is kept (its scores are in ``evals_result_``).
+* A model that sets ``_forget_best = True`` in ``_fit_step`` (AdaRank undoing a round, as
+  RankLib does) makes the driver forget the best so far: the next iteration becomes it.
 * Ctrl-C keeps the best model so far (the last completed iteration without evaluation
   sets), sets ``interrupted_`` and re-raises. Interrupted before the first iteration
   finished, the model is left unfitted: there is nothing to keep.
@@ -113,6 +115,9 @@ def run_training(
         for it in range(1, total + 1):
             model._fit_step(it)
             n_iter = it
+            if getattr(model, "_forget_best", False):  # the step undid rounds the best was built on
+                model._forget_best = False
+                best_value, best_iter = -math.inf, None
             results = {}
             for i, e in enumerate(evals):
                 value = float(metric.mean(e.y, model._eval_scores(i), e.ptr))

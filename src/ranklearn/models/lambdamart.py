@@ -73,8 +73,9 @@ class LambdaMART(BaseRanker):
         on one thread, which is faster there; results never depend on the number of threads.
     random_state : int or None
         Seed of binning subsample, feature subsampling and query bagging.
-    objective : str or object
-        What the trees minimise: "lambdarank" (RankNet's pair loss weighted by the |ΔZ| of
+    objective : str, object or None
+        What the trees minimise (None: the ranker's own, "lambdarank" for LambdaMART and
+        "squared_error" for MART): "lambdarank" (RankNet's pair loss weighted by the |ΔZ| of
         ``lambda_metric``; the LambdaMART of the papers), "ranknet" (no |ΔZ| weights),
         "squared_error" (pointwise regression on the labels: RankLib's MART) or "xendcg"
         (XE-NDCG, Bruch et al. 2019, LightGBM's ``rank_xendcg``); or an object with
@@ -129,6 +130,8 @@ class LambdaMART(BaseRanker):
 
     _model_name = "lambdamart"
     _display_name = "LambdaMART"
+    #: what ``objective=None`` means (MART sets "squared_error")
+    _default_objective: ClassVar[str] = "lambdarank"
     _unit = "tree"
     _allow_nan = True
     _parameter_constraints: ClassVar[dict] = {
@@ -141,7 +144,7 @@ class LambdaMART(BaseRanker):
         "early_stopping_rounds": [Interval(Integral, 1, None, closed="left"), None],
         "n_jobs": N_JOBS,
         "random_state": ["random_state"],
-        "objective": [StrOptions({*OBJECTIVE_NAMES, "custom"}), HasMethods(["gradients"])],
+        "objective": [StrOptions({*OBJECTIVE_NAMES, "custom"}), HasMethods(["gradients"]), None],
         "sigma": [Interval(Real, 0, np.inf, closed="neither")],
         "lambda_metric": [str, None],
         "truncation_level": [Interval(Integral, 1, None, closed="left"), None],
@@ -169,7 +172,7 @@ class LambdaMART(BaseRanker):
         early_stopping_rounds: int | None = None,
         n_jobs: int | None = None,
         random_state: int | None = None,
-        objective: str | Objective = "lambdarank",
+        objective: str | Objective | None = None,
         sigma: float = 1.0,
         lambda_metric: str | None = None,
         truncation_level: int | None = None,
@@ -211,13 +214,18 @@ class LambdaMART(BaseRanker):
         self.verbose = verbose
 
     # ------------------------------------------------------------------ hooks of BaseRanker
+    def _objective_param(self) -> str | Objective:
+        return self._default_objective if self.objective is None else self.objective
+
     def _make_objective(self) -> Objective:
-        if self.objective == "custom":
+        objective = self._objective_param()
+        if objective == "custom":
             raise ValueError(
                 "this model was trained with a user's objective, which model files do not hold; "
                 "pass the object again as objective= to train"
             )
-        objective = self.objective if isinstance(self.objective, str) else copy.deepcopy(self.objective)
+        if not isinstance(objective, str):
+            objective = copy.deepcopy(objective)
         return get_objective(
             objective,
             sigma=self.sigma,
@@ -231,7 +239,7 @@ class LambdaMART(BaseRanker):
         )
 
     def _check_params(self) -> None:
-        if self.objective != "custom":
+        if self._objective_param() != "custom":
             self._make_objective()
 
     def _fit_threads(self, n_rows: int) -> int | None:
@@ -370,7 +378,7 @@ class LambdaMART(BaseRanker):
 
     def _json_params(self) -> dict[str, Any]:
         params = super()._json_params()
-        if not isinstance(self.objective, str):
+        if not isinstance(self.objective, (str, type(None))):
             params["objective"] = "custom"  # the object cannot be saved; objective_ says what it was
         return params
 

@@ -1,0 +1,96 @@
+"""What the linear rankers share: ``score = intercept + sum_j coef[j] * x[j]``.
+
+Scores are summed in float64 from the intercept, feature by feature in column order, the
+order RankLib's linear models use, so a model exported to RankLib's text format
+(:func:`ranklearn.io.ranklib.export_ranklib`) scores every document exactly as ``predict``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numba import njit, prange
+
+from ranklearn.exceptions import ModelFormatError
+from ranklearn.metrics import Metric
+from ranklearn.models.base import BaseRanker, EvalSet, FitData
+
+__all__ = ["LinearRanker", "MetricFittedRanker", "linear_scores"]
+
+
+@njit(cache=True, parallel=True)
+def linear_scores(X: np.ndarray, coef: np.ndarray, intercept: float) -> np.ndarray:
+    """``intercept + X @ coef`` summed left to right per row (RankLib's order, not BLAS's)."""
+    n, m = X.shape
+    out = np.empty(n)
+    for i in prange(n):
+        s = intercept
+        for j in range(m):
+            s += coef[j] * np.float64(X[i, j])
+        out[i] = s
+    return out
+
+
+class LinearRanker(BaseRanker):
+    """Base of the linear rankers (not used directly).
+
+    A subclass sets ``coef_`` and ``intercept_`` in ``_fit_step``; evaluation sets are scored
+    from them after every iteration, and the snapshot is the weights.
+    """
+
+    def _begin_fit(self, data: FitData, evals: list[EvalSet]) -> None:
+        self._data = data
+        self._evals = [[e.X, None] for e in evals]
+        self.coef_ = np.zeros(data.X.shape[1])
+        self.intercept_ = 0.0
+
+    def _score_evals(self) -> None:
+        """Rescore the evaluation sets with the current weights (after each iteration)."""
+        for entry in self._evals:
+            entry[1] = linear_scores(entry[0], self.coef_, self.intercept_)
+
+    def _eval_scores(self, index: int) -> np.ndarray:
+        return self._evals[index][1]
+
+    def _snapshot(self) -> tuple[np.ndarray, float]:
+        return self.coef_.copy(), self.intercept_
+
+    def _restore(self, snapshot: tuple[np.ndarray, float]) -> None:
+        self.coef_, self.intercept_ = snapshot[0].copy(), snapshot[1]
+
+    def _end_fit(self) -> None:
+        for name in ("_data", "_evals"):
+            self.__dict__.pop(name, None)
+
+    def _predict_raw(self, X: np.ndarray) -> np.ndarray:
+        return linear_scores(X, self.coef_, self.intercept_)
+
+    def _state_to_payload(self) -> dict[str, Any]:
+        return {"coef": [float(c) for c in self.coef_], "intercept": float(self.intercept_)}
+
+    def _state_from_payload(self, payload: dict[str, Any], version: int) -> None:
+        try:
+            coef = np.asarray(payload["coef"], dtype=np.float64)
+            intercept = float(payload["intercept"])
+        except (KeyError, TypeError, ValueError):
+            raise ModelFormatError(f"{self._model_name} payload needs numeric 'coef' and 'intercept'") from None
+        if coef.shape != (self.n_features_in_,) or not np.all(np.isfinite(coef)) or not np.isfinite(intercept):
+            raise ModelFormatError(f"{self._model_name} payload needs {self.n_features_in_} finite weights")
+        self.coef_, self.intercept_ = coef, intercept
+
+
+class MetricFittedRanker(LinearRanker):
+    """Base of the linear rankers fitted to the metric itself (Coordinate Ascent, AdaRank).
+
+    Their ``early_stopping_rounds="auto"`` keeps, with an evaluation set, the iteration best on
+    it without stopping early (RankLib keeps the best on validation data), and their metric
+    cannot break ties by document id (training data has none).
+    """
+
+    _auto_early_stopping = "all"
+
+    def _check_params(self) -> None:
+        if isinstance(self.metric, Metric) and self.metric.ties == "docid":
+            raise ValueError(f"metric: {self._display_name} cannot fit ties='docid' (training data has no document ids)")
+

@@ -1,0 +1,291 @@
+"""Coordinate Ascent: a linear model fitted to the ranking metric itself (RankLib's ``-ranker 4``).
+
+Metzler, Croft, "Linear feature-based models for information retrieval", Information
+Retrieval 10 (2007). The procedure and defaults are RankLib's ``CoorAscent``:
+
+* every restart starts from uniform weights ``1/n_features`` and sweeps the features in a
+  fresh random order; for each feature it tries moving its weight up, then down, then
+  setting it to 0, by steps that grow geometrically (first step 0.001, or ``step_base``
+  times the weight when 0.001 is over half of it; each next step ``step_scale`` times the
+  last; ``max_iterations`` steps per direction), and keeps the best value that beats the
+  best metric so far (the first direction that succeeds wins);
+* after a success the weights are divided by their L1 norm;
+* a restart ends when ``n_features - 1`` features in a row failed, or when a whole sweep
+  left the metric less than ``tolerance`` above where the restart began;
+* ``regularized``: the metric minus ``slack`` times the distance of the L1-normalized
+  weights from uniform weights.
+
+One restart is one driver iteration: with an evaluation set (``early_stopping_rounds="auto"``)
+the model is the restart best on it, as RankLib keeps the restart best on validation data;
+without one, the restart best on the training data. Unlike RankLib, the downward first step
+``step_base * |w|`` keeps its sign (RankLib's goes up in both directions).
+
+Speed: a step changes scores by ``delta * x_f`` only, so the training scores are updated
+in place, and only the queries whose ``x_f`` and labels are not constant (whose value can
+change) are re-evaluated, for all the steps of a direction at once (numba, parallel over
+queries); a query whose strict order a step leaves unchanged keeps its value without a sort.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+from typing import ClassVar
+
+import numpy as np
+from numba import njit, prange
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ranklearn.metrics import Metric
+from ranklearn.metrics._kernels import _query_value
+from ranklearn.models._linear import MetricFittedRanker, linear_scores
+from ranklearn.models.base import N_JOBS, EvalSet, FitData
+
+__all__ = ["CoordinateAscent"]
+
+
+@njit(cache=True)
+def _still_ordered(scores: np.ndarray, order: np.ndarray, k: int) -> bool:
+    """Whether ``order``'s first ``k`` rows (all for k < 0) are in strictly descending score
+    order and strictly above every other row: then the metric at ``k`` sees the same ranking."""
+    n = order.shape[0]
+    top = n if k < 0 else min(k, n)
+    for a in range(top - 1):
+        if not scores[order[a]] > scores[order[a + 1]]:
+            return False
+    for b in range(top, n):
+        if not scores[order[top - 1]] > scores[order[b]]:
+            return False
+    return True
+
+
+@njit(cache=True)
+def _strict_order(scores: np.ndarray, k: int) -> np.ndarray:
+    """Rows by descending score, or an empty array when ties reach the top ``k`` (no cache then)."""
+    order = np.argsort(-scores, kind="mergesort")
+    return order if _still_ordered(scores, order, k) else order[:0]
+
+
+@njit(cache=True, parallel=True)
+def _line_values(y, scores, xf, ptr, queries, deltas, qweight, current, metric, k, gain_kind, ties, max_grade,
+                 empty, p_by, ap_by):  # fmt: skip
+    """For each ``delta``: the weighted sum over ``queries`` of the metric of ``scores + delta * xf``,
+    minus its current sum (``current``: the queries' values now). Skipped (NaN) queries count 0.
+
+    A query whose top ``k`` documents keep one strict order, strictly above the others, from one
+    step to the next keeps its value (every metric at ``k`` sees the same ranking, without ties),
+    so most steps cost one O(n) check instead of a sort and the metric.
+    """
+    n_q, n_s = queries.shape[0], deltas.shape[0]
+    values = np.empty((n_q, n_s))
+    for i in prange(n_q):
+        q = queries[i]
+        lo, hi = ptr[q], ptr[q + 1]
+        labels, base, column = y[lo:hi], scores[lo:hi], xf[lo:hi]
+        order, value = _strict_order(base, k), current[q]  # the current ranking's value
+        for s in range(n_s):
+            moved = base + deltas[s] * column
+            if order.shape[0] == 0 or not _still_ordered(moved, order, k):
+                value = _query_value(labels, moved, hi - lo, metric, k, gain_kind, ties, max_grade, empty, p_by, ap_by)
+                if np.isnan(value):
+                    value = 0.0
+                order = _strict_order(moved, k)
+            values[i, s] = value
+    out = np.empty(n_s)
+    base_sum = 0.0
+    for i in range(n_q):
+        base_sum += qweight[queries[i]] * current[queries[i]]
+    for s in range(n_s):
+        acc = 0.0
+        for i in range(n_q):
+            acc += qweight[queries[i]] * values[i, s]
+        out[s] = acc - base_sum
+    return out
+
+
+class CoordinateAscent(MetricFittedRanker):
+    """Coordinate Ascent ranker: linear weights searched feature by feature for the metric.
+
+    Parameters
+    ----------
+    n_restarts : int
+        Random restarts (RankLib's ``-r``, 5); each is one iteration of the driver.
+    max_iterations : int
+        Steps tried in each direction (RankLib's ``-i``, 25).
+    step_base : float
+        First step as a fraction of the weight when 0.001 is over half the weight (0.05).
+    step_scale : float
+        Each step is this times the previous one (2.0).
+    tolerance : float
+        A restart ends after a sweep that left the metric less than this above its start (0.001).
+    regularized : bool
+        Subtract ``slack`` times the distance of the normalized weights from uniform weights.
+    slack : float
+        Weight of that penalty (RankLib's ``-reg``, 0.001).
+    metric : str or Metric
+        The metric optimized on the training data, watched on the evaluation sets and used
+        by ``score`` (RankLib's ``-metric2t``), e.g. "ndcg@10". ``ties="docid"`` is not supported.
+    early_stopping_rounds : "auto", int or None
+        "auto": with an evaluation set, keep the restart best on it (never stop early).
+        An int stops after that many restarts without a gain. None: keep the last restart.
+    n_jobs : int or None
+        Threads (steps of a line search are evaluated in parallel).
+    random_state : int or None
+        Seed of the feature orders.
+    verbose : int
+        0: silent; 1: a progress bar over restarts.
+
+    Attributes
+    ----------
+    coef_ : ndarray of float64 (n_features,)
+        The weights, L1-normalized.
+    intercept_ : float
+        Always 0 (RankLib's model has no intercept).
+    n_features_in_, feature_names_in_, evals_result_, best_iteration_, best_score_, n_iter_, interrupted_, max_grade_
+        See :class:`ranklearn.models.base.BaseRanker`.
+    """
+
+    _model_name = "coordinate-ascent"
+    _display_name = "Coordinate Ascent"
+    _unit = "restart"
+    _total_param = "n_restarts"
+    _parameter_constraints: ClassVar[dict] = {
+        "n_restarts": [Interval(Integral, 1, None, closed="left")],
+        "max_iterations": [Interval(Integral, 1, None, closed="left")],
+        "step_base": [Interval(Real, 0, np.inf, closed="neither")],
+        "step_scale": [Interval(Real, 0, np.inf, closed="neither")],
+        "tolerance": [Interval(Real, 0, np.inf, closed="left")],
+        "regularized": ["boolean"],
+        "slack": [Interval(Real, 0, np.inf, closed="left")],
+        "metric": [str, Metric],
+        "early_stopping_rounds": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}), None],
+        "n_jobs": N_JOBS,
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        n_restarts: int = 5,
+        max_iterations: int = 25,
+        step_base: float = 0.05,
+        step_scale: float = 2.0,
+        tolerance: float = 0.001,
+        regularized: bool = False,
+        slack: float = 0.001,
+        metric: str | Metric = "ndcg@10",
+        early_stopping_rounds: int | str | None = "auto",
+        n_jobs: int | None = None,
+        random_state: int | None = None,
+        verbose: int = 0,
+    ) -> None:
+        self.n_restarts = n_restarts
+        self.max_iterations = max_iterations
+        self.step_base = step_base
+        self.step_scale = step_scale
+        self.tolerance = tolerance
+        self.regularized = regularized
+        self.slack = slack
+        self.metric = metric
+        self.early_stopping_rounds = early_stopping_rounds
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def _begin_fit(self, data: FitData, evals: list[EvalSet]) -> None:
+        super()._begin_fit(data, evals)
+        X, ptr = data.X, data.ptr
+        self._rng = check_random_state(self.random_state)
+        self._metric_obj = self._metric()
+        self._args = self._metric_obj.kernel_args()
+        self._y = np.ascontiguousarray(data.y, dtype=np.float64)
+        self._columns = [np.ascontiguousarray(X[:, f], dtype=np.float64) for f in range(X.shape[1])]
+        # A query's value can change with feature f only if x_f is not constant in it (else
+        # its order stays) and its labels differ (else every order has the same value: this
+        # drops the queries without a relevant document).
+        starts = ptr[:-1]
+        varies = np.maximum.reduceat(X, starts, axis=0) > np.minimum.reduceat(X, starts, axis=0)
+        varies &= (np.maximum.reduceat(data.y, starts) > np.minimum.reduceat(data.y, starts))[:, None]
+        self._queries = [np.flatnonzero(varies[:, f]) for f in range(X.shape[1])]
+        values = self._metric_obj.per_query(self._y, np.zeros(X.shape[0]), ptr)
+        sizes = np.diff(ptr)
+        qweight = np.ones(sizes.size) if data.weight is None else np.add.reduceat(data.weight, starts) / sizes
+        qweight[np.isnan(values)] = 0.0  # queries the metric skips (empty="skip") count nowhere
+        if not qweight.sum() > 0:
+            raise ValueError(f"metric {self._metric_obj.name!r} scores no training query with a weight above 0")
+        self._qweight = qweight
+        self._best_train = -np.inf
+
+    def _per_query(self, scores: np.ndarray) -> np.ndarray:
+        return np.nan_to_num(self._metric_obj.per_query(self._y, scores, self._data.ptr))
+
+    def _penalty(self, w: np.ndarray, f: int, new_values: np.ndarray) -> np.ndarray:
+        """``slack`` times the distance from uniform of ``w`` normalized, with ``w[f]`` set to each new value."""
+        if not self.regularized:
+            return np.zeros(new_values.shape[0])
+        u = 1.0 / w.shape[0]
+        rest_abs = np.abs(w).sum() - abs(w[f])
+        rest = np.delete(w, f)
+        out = np.empty(new_values.shape[0])
+        for i, v in enumerate(new_values):
+            norm = rest_abs + abs(v)
+            out[i] = np.sqrt(((rest / norm - u) ** 2).sum() + (v / norm - u) ** 2) if norm > 0 else np.inf
+        return self.slack * out
+
+    def _fit_step(self, iteration: int) -> None:
+        data = self._data
+        n_feat = data.X.shape[1]
+        w = np.full(n_feat, 1.0 / n_feat)
+        scores = linear_scores(data.X, w, 0.0)
+        values = self._per_query(scores)
+        total_w = self._qweight.sum()
+        current = self._qweight @ values  # the weighted sum of the current weights' values
+        start = best = current / total_w
+        fails = 0
+        growth = np.cumsum(self.step_scale ** np.arange(self.max_iterations))
+        while (n_feat > 1 and fails < n_feat - 1) or (n_feat == 1 and fails == 0):
+            for f in self._rng.permutation(n_feat):
+                orig, queries, column = w[f], self._queries[f], self._columns[f]
+                found = None
+                for direction in (1, -1, 0):
+                    if direction == 0:
+                        deltas = np.array([-orig])
+                    else:
+                        step = 0.001 * direction
+                        if orig != 0.0 and abs(step) > 0.5 * abs(orig):
+                            step = direction * self.step_base * abs(orig)
+                        deltas = step * growth
+                    gains = _line_values(self._y, scores, column, data.ptr, queries, deltas, self._qweight, values,
+                                         *self._args)  # fmt: skip
+                    # a step that changes no ranking has gains exactly 0, so it never beats best
+                    tried = (current + gains) / total_w - self._penalty(w, f, orig + deltas)
+                    j = int(np.argmax(tried))
+                    if tried[j] > best:
+                        best, found = float(tried[j]), float(deltas[j])
+                        break
+                if found is None:
+                    fails += 1
+                    continue
+                fails = 0
+                w[f] = orig + found
+                scores += found * column
+                norm = np.abs(w).sum()
+                if norm > 0:
+                    w /= norm
+                    scores /= norm
+                values = self._per_query(scores)
+                current = self._qweight @ values
+                # best is the current model's value, in the arithmetic of the next comparisons
+                best = current / total_w - self._penalty(w, f, w[f : f + 1])[0]
+            if best - start < self.tolerance:
+                break
+        train = current / total_w
+        if self._evals or train > self._best_train:  # without evaluation sets: the restart best on training
+            self._best_train = train
+            self.coef_, self.intercept_ = w, 0.0
+        self._score_evals()
+
+    def _end_fit(self) -> None:
+        for name in ("_rng", "_metric_obj", "_args", "_y", "_columns", "_queries", "_qweight", "_best_train"):
+            self.__dict__.pop(name, None)
+        super()._end_fit()
