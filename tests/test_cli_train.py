@@ -296,3 +296,15 @@ def test_no_regroup_refuses_a_reappearing_qid(capsys, tmp_path, small_files):
     assert code == 2 and "mixed.txt" in err and "reappears" in err
     code, _, err = run(capsys, "train", "--train", mixed, "--model", "lambdamart", "--trees", "2")
     assert code == 0 and "warning" in err and "merged" in err
+
+
+def test_values_the_model_cannot_take_are_named_by_file_and_row(capsys, tmp_path):
+    pytest.importorskip("torch")
+    data = tmp_path / "nan.txt"
+    data.write_text("# a comment line\n1 qid:1 1:0.5 2:0.1\n0 qid:2 1:0.1 2:0.2\n1 qid:1 1:0.3 2:nan\n")
+    code, _, err = run(capsys, "train", "--train", data, "--model", "ranknet", "--epochs", "1")
+    # qid 1 reappears and is regrouped; the row is still the file's third data row
+    assert code == 2 and err.strip().splitlines()[-1].startswith(f"ranklearn: error: {data}: the file contains NaN at row 3 ")
+    assert "feature 2 (from 1" in err and "ranknet does not accept missing values" in err
+    code, _, err = run(capsys, "train", "--train", data, "--model", "lambdamart", "--trees", "1")
+    assert code == 0, err  # LambdaMART learns where NaN goes

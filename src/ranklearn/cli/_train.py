@@ -9,6 +9,7 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 from rich.console import Console
 
 from ranklearn.cli import _common as C
@@ -177,6 +178,24 @@ def check_labels_for_metrics(ds: RankingDataset, path: Path) -> None:
         )
 
 
+def check_features_for_model(ds: RankingDataset, order: Any, path: Path, estimator: Any) -> None:
+    """Refuse, before training, values the model cannot take (NaN for most rankers), naming the
+    file and the row in the file's own order.
+
+    Raises
+    ------
+    DataFormatError
+    """
+    from ranklearn.exceptions import DataFormatError
+    from ranklearn.models._base import check_feature_values
+
+    X = ds.X if order is None else ds.X[np.argsort(order)]  # back to the file's row order
+    try:
+        check_feature_values(X, allow_nan=estimator._allow_nan, what="the file", row_base=1)
+    except ValueError as exc:
+        raise DataFormatError(str(exc).replace("this model", f"{estimator._model_name}"), path=path) from None
+
+
 def _total(estimator: Any) -> int | None:
     """Planned iterations (trees, epochs...), for the progress bar."""
     return estimator.get_params().get(estimator._total_param)
@@ -219,17 +238,17 @@ def run_train(
     except ValueError as exc:
         raise ValueError(option_message(str(exc), model)) from None
     try:
-        sets = {"train": C.load_data(train, regroup=not no_regroup)}
-        if validate is not None:
-            sets["validate"] = C.load_data(validate, regroup=not no_regroup)
-        if test is not None:
-            sets["test"] = C.load_data(test, regroup=not no_regroup)
+        paths = {"train": train, "validate": validate, "test": test}
+        sets, orders = {}, {}
+        for name, path in paths.items():
+            if path is not None:
+                sets[name], orders[name] = C.load_data(path, regroup=not no_regroup, return_order=True)
     except KeyboardInterrupt:
         typer.echo("ranklearn: interrupted while loading data; nothing trained, nothing saved", err=True)
         raise typer.Exit(130) from None
-    paths = {"train": train, "validate": validate, "test": test}
     for name, ds in sets.items():
         check_labels_for_metrics(ds, paths[name])
+        check_features_for_model(ds, orders[name], paths[name], estimator)
     tr = sets["train"]
     eval_set = [(sets["validate"].X, sets["validate"].y, sets["validate"].qid)] if validate is not None else None
     try:
