@@ -56,7 +56,7 @@ def test_help(capsys, command):
 
 @pytest.mark.parametrize(
     "command, texts",
-    [("train", ["[lambdamart, mart] Number of trees", "[ranknet, lambdarank, listnet] Hidden layer sizes", "--lambda-norm"]),
+    [("train", ["[lambdamart, mart, random-forest] Number of trees", "[ranknet, lambdarank, listnet] Hidden layer sizes", "--lambda-norm"]),
      ("evaluate", ["map[@k], p@k, rr[@k]"])],
 )
 def test_help_keeps_bracketed_text(capsys, monkeypatch, command, texts):
@@ -355,12 +355,13 @@ def test_demo_trains_every_model(capsys, monkeypatch):
         "coordinate-ascent": dict(n_restarts=1, max_iterations=3, random_state=0),
         "ranknet": dict(hidden=(4,), epochs=1, random_state=0),
         "lambdarank": dict(hidden=(4,), epochs=1, random_state=0),
+        "random-forest": dict(n_bags=3, num_leaves=4, random_state=0),
     }
     for name, params in tiny.items():
         monkeypatch.setitem(REGISTRY, name, dataclasses.replace(REGISTRY[name], demo=params))
     code, out, err = run(capsys, "demo")
     assert code == 0, err
-    for fragment in ("lambdamart", "mart", "linear", "coordinate-ascent", "adarank", "rankboost",
+    for fragment in ("lambdamart", "mart", "linear", "coordinate-ascent", "adarank", "rankboost", "random-forest",
                      "ranknet", "lambdarank", "ndcg@1", "ndcg@5", "err@10", "map", "conventions:"):
         assert fragment in out
 

@@ -42,6 +42,7 @@ SMALL = {
     "coordinate-ascent": dict(n_restarts=1, max_iterations=2, random_state=0),
     "adarank": dict(n_estimators=5),
     "rankboost": dict(n_estimators=5),
+    "random-forest": dict(n_bags=3, num_leaves=4, random_state=0),
 }
 
 

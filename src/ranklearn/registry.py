@@ -340,3 +340,24 @@ register(
         ranklib=2,
     )
 )
+register(
+    ModelSpec(
+        "random-forest",
+        "ranklearn.models.random_forest:RandomForest",
+        "Bags of boosted trees over queries drawn with replacement and a fraction of the features.",
+        (
+            Option("--bags", "n_bags", int, "Bags (each one iteration)."),
+            Option("--trees", "n_estimators", int, "Number of trees (at most)."),
+            Option("--leaves", "num_leaves", int, "Leaves per tree."),
+            _LEARNING_RATE,
+            Option("--min-leaf-samples", "min_samples_leaf", int, "Minimum documents per leaf."),
+            Option("--max-bins", "max_bins", int, "Histogram bins per feature."),
+            _METRIC,
+            _EARLY,
+            _THREADS,
+            _SEED,
+        ),
+        demo=dict(n_bags=50, random_state=0),
+        ranklib=8,
+    )
+)

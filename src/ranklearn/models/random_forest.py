@@ -1,0 +1,194 @@
+"""Random Forests for ranking: bags of boosted trees over resampled queries (RankLib's ``-ranker 8``).
+
+Breiman, "Random Forests", Machine Learning 45 (2001), as RankLib's RFRanker applies it to
+ranking: each bag draws ``subsample`` x (number of queries) queries *with* replacement and a
+``feature_fraction`` of the features *without* replacement, trains a small boosted ensemble
+on them (RankLib's default: MART, one tree of 100 leaves, at least one document a leaf), and
+the forest's score is the mean of the bags' scores. One bag is one iteration of the training
+driver, so evaluation sets are scored after every bag.
+
+Every tree keeps raw float32 thresholds, so the bags' trees (each bag binned on its own
+sample) are packed into one predictor with their leaf values divided by the number of bags.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+from typing import Any, ClassVar
+
+import numpy as np
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ranklearn.metrics import Metric
+from ranklearn.models.base import N_JOBS, BaseRanker, EvalSet, FitData
+from ranklearn.models.lambdamart import LambdaMART
+from ranklearn.tree.predictor import TreePredictor
+from ranklearn.tree.tree import Tree
+
+__all__ = ["RandomForest"]
+
+
+class RandomForest(BaseRanker):
+    """Random Forests: the mean of bags of boosted trees, each on resampled queries and features.
+
+    Parameters
+    ----------
+    n_bags : int, default=300
+        Bags (RankLib's ``-bag``).
+    subsample : float, default=1.0
+        Queries drawn per bag, with replacement, as a fraction of the training queries
+        (RankLib's ``-srate``).
+    feature_fraction : float, default=0.3
+        Features each bag may split on, drawn without replacement (``-frate``).
+    objective : {"squared_error", "lambdarank"}, default="squared_error"
+        What each bag's trees fit: MART (RankLib's default ``-rtype 0``) or LambdaMART (``6``).
+    n_estimators : int, default=1
+        Trees per bag (``-tree``).
+    num_leaves : int, default=100
+        Leaves per tree (``-leaf``).
+    learning_rate : float, default=0.1
+        Shrinkage of each bag's trees (``-shrinkage``).
+    min_samples_leaf : int, default=1
+        Documents per leaf at least (``-mls``).
+    max_bins : int, default=255
+        Histogram bins per feature (RankLib's ``-tc 256`` threshold candidates).
+    metric : str or Metric, default="ndcg@10"
+        Scored on the evaluation sets after every bag, and used by ``score``.
+    early_stopping_rounds : int or None, default=None
+        Stop when the watched set has not improved for this many bags and keep the best
+        number of bags (RankLib trains every bag).
+    n_jobs : int or None
+    random_state : int or None
+    verbose : int
+
+    Attributes
+    ----------
+    bags_ : list of list of Tree
+        Each bag's trees (leaf values as the bag's ensemble has them).
+    n_features_in_, feature_names_in_, evals_result_, best_iteration_, best_score_, n_iter_, interrupted_, max_grade_
+        See :class:`ranklearn.models.base.BaseRanker` (iterations are bags).
+    """
+
+    _model_name = "random-forest"
+    _display_name = "RandomForest"
+    _unit = "bag"
+    _total_param = "n_bags"
+    _allow_nan = True
+    _parameter_constraints: ClassVar[dict] = {
+        "n_bags": [Interval(Integral, 1, None, closed="left")],
+        "subsample": [Interval(Real, 0, np.inf, closed="neither")],
+        "feature_fraction": [Interval(Real, 0, 1, closed="right")],
+        "objective": [StrOptions({"squared_error", "lambdarank"})],
+        "n_estimators": [Interval(Integral, 1, None, closed="left")],
+        "num_leaves": [Interval(Integral, 2, None, closed="left")],
+        "learning_rate": [Interval(Real, 0, np.inf, closed="neither")],
+        "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
+        "max_bins": [Interval(Integral, 2, 255, closed="both")],
+        "metric": [str, Metric],
+        "early_stopping_rounds": [Interval(Integral, 1, None, closed="left"), None],
+        "n_jobs": N_JOBS,
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        n_bags: int = 300,
+        subsample: float = 1.0,
+        feature_fraction: float = 0.3,
+        objective: str = "squared_error",
+        n_estimators: int = 1,
+        num_leaves: int = 100,
+        learning_rate: float = 0.1,
+        min_samples_leaf: int = 1,
+        max_bins: int = 255,
+        metric: str | Metric = "ndcg@10",
+        early_stopping_rounds: int | None = None,
+        n_jobs: int | None = None,
+        random_state: int | None = None,
+        verbose: int = 0,
+    ) -> None:
+        self.n_bags = n_bags
+        self.subsample = subsample
+        self.feature_fraction = feature_fraction
+        self.objective = objective
+        self.n_estimators = n_estimators
+        self.num_leaves = num_leaves
+        self.learning_rate = learning_rate
+        self.min_samples_leaf = min_samples_leaf
+        self.max_bins = max_bins
+        self.metric = metric
+        self.early_stopping_rounds = early_stopping_rounds
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------ hooks of BaseRanker
+    def _bag_model(self, seed: int) -> LambdaMART:
+        return LambdaMART(
+            n_estimators=self.n_estimators, num_leaves=self.num_leaves, learning_rate=self.learning_rate,
+            min_samples_leaf=self.min_samples_leaf, max_bins=self.max_bins, feature_fraction=self.feature_fraction,
+            objective=self.objective, n_jobs=self.n_jobs, random_state=seed,
+        )  # fmt: skip
+
+    def _check_params(self) -> None:
+        self._bag_model(0).check_params()
+
+    def _begin_fit(self, data: FitData, evals: list[EvalSet]) -> None:
+        self._bag_model(0)._make_objective().prepare(data.y, data.ptr)  # refuses labels the bags cannot take
+        self._data = data
+        self._rng = check_random_state(self.random_state)
+        self._evals = [(e.X, np.zeros(e.X.shape[0])) for e in evals]
+        self.bags_: list[list[Tree]] = []
+
+    def _fit_step(self, iteration: int) -> None:
+        data, rng = self._data, self._rng
+        n_queries = data.ptr.shape[0] - 1
+        chosen = rng.randint(n_queries, size=max(1, int(round(self.subsample * n_queries))))
+        sizes = np.diff(data.ptr)[chosen]
+        rows = np.concatenate([np.arange(data.ptr[q], data.ptr[q + 1]) for q in chosen])
+        qid = np.repeat(np.arange(chosen.size), sizes)  # a query drawn twice is two queries
+        weight = None if data.weight is None else data.weight[rows]
+        bag = self._bag_model(int(rng.randint(2**31 - 1)))
+        bag.fit(data.X[rows], data.y[rows], qid=qid, sample_weight=weight)
+        self.bags_.append(bag.trees_)
+        for X, scores in self._evals:
+            scores += bag.predict(X)  # a sum ranks as the mean does
+
+    def _eval_scores(self, index: int) -> np.ndarray:
+        return self._evals[index][1]
+
+    def _snapshot(self) -> int:
+        return len(self.bags_)
+
+    def _restore(self, n_bags: int) -> None:
+        del self.bags_[n_bags:]
+
+    def _end_fit(self) -> None:
+        for name in ("_data", "_rng", "_evals"):
+            self.__dict__.pop(name, None)
+        self._build_predictor()
+
+    def _build_predictor(self) -> None:
+        trees = []
+        for bag in self.bags_:
+            for tree in bag:
+                mean = Tree.from_dict(tree.to_dict())
+                mean.value = mean.value / len(self.bags_)
+                trees.append(mean)
+        self._predictor = TreePredictor(trees)
+
+    def _predict_raw(self, X: np.ndarray) -> np.ndarray:
+        return self._predictor.predict(X)
+
+    # ------------------------------------------------------------------ persistence
+    def _state_to_payload(self) -> dict[str, Any]:
+        return {"bags": [[t.to_dict() for t in bag] for bag in self.bags_]}
+
+    def _state_from_payload(self, payload: dict[str, Any], version: int) -> None:
+        self.bags_ = [[Tree.from_dict(t) for t in bag] for bag in payload["bags"]]
+        for bag in self.bags_:
+            for tree in bag:
+                tree.validate(self.n_features_in_)
+        self._build_predictor()
