@@ -186,16 +186,14 @@ _EARLY = Option("--early-stopping", "early_stopping_rounds", int, "Stop after th
 _SEED = Option("--seed", "random_state", int, "Random seed.")
 _SIGMA = Option("--sigma", "sigma", float, "Steepness of the pairwise sigmoid.")
 _THREADS = Option("--threads", "n_jobs", int, "Threads (default: every CPU this process may use).")
+_TREES = Option("--trees", "n_estimators", int, "Number of trees (at most).")
+_LEAVES = Option("--leaves", "num_leaves", int, "Leaves per tree.")
+_MIN_LEAF = Option("--min-leaf-samples", "min_samples_leaf", int, "Minimum documents per leaf.")
+_MAX_BINS = Option("--max-bins", "max_bins", int, "Histogram bins per feature.")
+#: what every ranker of boosted trees takes
+_TREE_GROWTH = (_TREES, _LEAVES, _LEARNING_RATE, _MIN_LEAF, _MAX_BINS, _METRIC, _EARLY, _THREADS, _SEED)
 _TREE_OPTIONS = (
-    Option("--trees", "n_estimators", int, "Number of trees (at most)."),
-    Option("--leaves", "num_leaves", int, "Leaves per tree."),
-    _LEARNING_RATE,
-    Option("--min-leaf-samples", "min_samples_leaf", int, "Minimum documents per leaf."),
-    Option("--max-bins", "max_bins", int, "Histogram bins per feature."),
-    _METRIC,
-    _EARLY,
-    _THREADS,
-    _SEED,
+    *_TREE_GROWTH,
     _SIGMA,
     Option("--objective", "objective", str, "Tree objective: lambdarank, ranknet, squared_error or xendcg."),
 )
@@ -347,15 +345,7 @@ register(
         "Bags of boosted trees over queries drawn with replacement and a fraction of the features.",
         (
             Option("--bags", "n_bags", int, "Bags (each one iteration)."),
-            Option("--trees", "n_estimators", int, "Number of trees (at most)."),
-            Option("--leaves", "num_leaves", int, "Leaves per tree."),
-            _LEARNING_RATE,
-            Option("--min-leaf-samples", "min_samples_leaf", int, "Minimum documents per leaf."),
-            Option("--max-bins", "max_bins", int, "Histogram bins per feature."),
-            _METRIC,
-            _EARLY,
-            _THREADS,
-            _SEED,
+            *_TREE_GROWTH,
         ),
         demo=dict(n_bags=50, random_state=0),
         ranklib=8,
