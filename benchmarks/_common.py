@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -38,3 +40,18 @@ def block_ids(qid: np.ndarray) -> np.ndarray:
     """0, 1, 2, ... for the consecutive query blocks: sorted ids with the same grouping."""
     sizes = group_sizes(qid)
     return np.repeat(np.arange(sizes.shape[0]), sizes)
+
+
+def interleaved(repeats: int, fns: dict) -> tuple[dict, dict, list[float]]:
+    """Run every function once per round, ``repeats`` rounds, so that the libraries share the
+    machine's state: (median seconds by name, last result by name, 1-minute load after each run)."""
+    times: dict = {name: [] for name in fns}
+    out: dict = {}
+    loads = []
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            out[name] = fn()
+            times[name].append(time.perf_counter() - t0)
+            loads.append(os.getloadavg()[0])
+    return {name: float(np.median(t)) for name, t in times.items()}, out, loads

@@ -36,7 +36,7 @@ import time
 from importlib import metadata
 
 import numpy as np
-from _common import SHARED_DATA, load_letor
+from _common import SHARED_DATA, interleaved, load_letor
 
 METRICS = ("ndcg@10", "map")
 RANX_METRICS = ["ndcg@10", "map"]
@@ -50,20 +50,6 @@ COMPARE_FEATURES = {"BM25": 25, "TF-IDF": 15, "LMIR.DIR": 35, "LMIR.JM": 40, "Pa
 
 def load1() -> float:
     return os.getloadavg()[0]
-
-
-def interleaved(repeats: int, fns: dict) -> tuple[dict, dict, list[float]]:
-    """Run every function once per round, ``repeats`` rounds: median seconds, last result, 1-min loads."""
-    times: dict = {name: [] for name in fns}
-    out: dict = {}
-    loads = []
-    for _ in range(repeats):
-        for name, fn in fns.items():
-            t0 = time.perf_counter()
-            out[name] = fn()
-            times[name].append(time.perf_counter() - t0)
-            loads.append(load1())
-    return {name: float(np.median(t)) for name, t in times.items()}, out, loads
 
 
 def make_data(n_queries: int, n_docs: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -21,23 +21,9 @@ import textwrap
 import time
 
 import numpy as np
-from _common import group_sizes
+from _common import group_sizes, interleaved
 
 TREES, LEAVES, BINS, LR, MIN_LEAF = 50, 31, 255, 0.1, 20
-
-
-def interleaved(repeats: int, fns: dict) -> tuple[dict, dict, list[float]]:
-    """Run every function once per round, ``repeats`` rounds: median seconds, last result, 1-min loads."""
-    times: dict = {name: [] for name in fns}
-    out: dict = {}
-    loads = []
-    for _ in range(repeats):
-        for name, fn in fns.items():
-            t0 = time.perf_counter()
-            out[name] = fn()
-            times[name].append(time.perf_counter() - t0)
-            loads.append(os.getloadavg()[0])
-    return {name: float(np.median(t)) for name, t in times.items()}, out, loads
 
 
 def lgb_params(threads: int) -> dict:
