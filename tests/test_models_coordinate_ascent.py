@@ -71,11 +71,12 @@ def test_one_restart_equals_the_brute_force_procedure(data, spec):
     assert np.abs(m.coef_).sum() == pytest.approx(1.0) and m.intercept_ == 0.0
 
 
+@pytest.mark.parametrize("spec", ["ndcg@5", "dcg@5", "err@5", "map", "p@3"])
 @pytest.mark.parametrize("ties", ["stable", "pessimistic", "average"])
-def test_line_values_equal_the_metric_of_every_step_with_ties(ties):
+def test_line_values_equal_the_metric_of_every_step_with_ties(spec, ties):
     # scores and a feature on a coarse grid: many steps leave a query's order unchanged (the
     # kernel reuses its value) and many give equal scores (the kernel must re-evaluate)
-    from ranklearn.models.coordinate_ascent import _line_values
+    from ranklearn.models.coordinate_ascent import _ideal_values, _line_values, _rankings, _row_gains
 
     rng = np.random.default_rng(1)
     qid = np.repeat(np.arange(25), rng.integers(3, 12, 25))
@@ -84,11 +85,16 @@ def test_line_values_equal_the_metric_of_every_step_with_ties(ties):
     scores = rng.integers(0, 4, qid.size) * 0.25
     xf = rng.integers(0, 3, qid.size).astype(float)
     deltas = np.concatenate([0.001 * (2.0 ** np.arange(1, 12) - 1), [-0.25, -0.5, 0.0, 0.25, 0.5]])
-    metric = get_metric("ndcg@5", ties=ties)
-    current = metric.per_query(y, scores, ptr)
+    y[ptr[3] : ptr[4]] = 0  # a query without a relevant document keeps its value
+    metric = get_metric(spec, ties=ties, max_grade=2)
+    current = np.nan_to_num(metric.per_query(y, scores, ptr))
     qweight = rng.uniform(0.5, 2.0, ptr.size - 1)
-    queries = np.arange(0, ptr.size - 1, 2)  # every other query
-    got = _line_values(y, scores, xf, ptr, queries, deltas, qweight, current, *metric.kernel_args())
+    queries = np.arange(1, ptr.size - 1, 2)  # every other query
+    _, k, gain_kind = metric.kernel_args()[:3]
+    relevant = np.add.reduceat((y > 0).astype(np.int64), ptr[:-1])
+    ideal = _ideal_values(y, ptr, k, gain_kind) if spec.startswith("ndcg") else np.ones(ptr.size - 1)
+    got = _line_values(y, _row_gains(y, gain_kind), scores, _rankings(scores, ptr), xf, ptr, queries, relevant, ideal,
+                       deltas, qweight, current, *metric.kernel_args())  # fmt: skip
     for s, delta in enumerate(deltas):
         moved = metric.per_query(y, scores + delta * xf, ptr)
         expected = qweight[queries] @ moved[queries] - qweight[queries] @ current[queries]

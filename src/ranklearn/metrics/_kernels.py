@@ -203,27 +203,49 @@ def _query_value(labels, scores, n_ret, metric, k, gain_kind, ties, max_grade, e
     # Rows n_ret: are judged documents the ranking did not retrieve: they count in R and
     # in the ideal DCG only.
     n = labels.shape[0]
-    n_relevant = 0
-    for i in range(n):
-        if labels[i] > 0:
-            n_relevant += 1
+    n_relevant = _count_relevant(labels)
     if n_relevant == 0:
-        if empty == EMPTY_ONE:
-            return 1.0
-        if empty == EMPTY_SKIP:
-            return np.nan
-        return 0.0
+        return _empty_value(empty)
     kq = n_ret if k < 0 else min(k, n_ret)
     if kq == 0:
         return 0.0
     ranked = labels[:n_ret]
     order, group_end = _rank(ranked, scores[:n_ret], ties)
+    ideal = _ideal_dcg(labels, n if k < 0 else min(k, n), gain_kind) if metric == NDCG else 1.0
+    return _ranked_value(ranked, order, group_end, kq, n_relevant, ideal, metric, k, gain_kind, max_grade, empty,
+                         p_by, ap_by)  # fmt: skip
+
+
+@njit(cache=True)
+def _count_relevant(labels: np.ndarray) -> int:
+    n_relevant = 0
+    for i in range(labels.shape[0]):
+        if labels[i] > 0:
+            n_relevant += 1
+    return n_relevant
+
+
+@njit(cache=True)
+def _empty_value(empty: int) -> float:
+    """The value of a query with no relevant document (or an ideal DCG of 0)."""
+    if empty == EMPTY_ONE:
+        return 1.0
+    if empty == EMPTY_SKIP:
+        return np.nan
+    return 0.0
+
+
+@njit(cache=True)
+def _ranked_value(ranked, order, group_end, kq, n_relevant, ideal, metric, k, gain_kind, max_grade, empty, p_by,
+                  ap_by):  # fmt: skip
+    """The metric of a query already ranked (``order``, ``group_end`` from ``_rank``), cut at ``kq``
+    (at least 1), with ``n_relevant`` relevant judged documents (at least 1) and, for NDCG, the
+    ideal DCG ``ideal``: the part of ``_query_value`` after the sort, for callers that keep a ranking."""
     if metric == DCG:
         return _dcg(ranked, order, group_end, kq, gain_kind)
     if metric == NDCG:
-        ideal = _ideal_dcg(labels, n if k < 0 else min(k, n), gain_kind)
         if ideal <= 0.0:  # relevant labels so small that 2^rel - 1 underflows to 0: an empty query
-            return 1.0 if empty == EMPTY_ONE else (np.nan if empty == EMPTY_SKIP else 0.0)
+            return _empty_value(empty)
         return _dcg(ranked, order, group_end, kq, gain_kind) / ideal
     if metric == ERR:
         return _err(ranked, order, group_end, kq, max_grade)

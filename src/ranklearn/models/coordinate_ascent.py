@@ -23,7 +23,11 @@ without one, the restart best on the training data. Unlike RankLib, the downward
 Speed: a step changes scores by ``delta * x_f`` only, so the training scores are updated
 in place, and only the queries whose ``x_f`` and labels are not constant (whose value can
 change) are re-evaluated, for all the steps of a direction at once (numba, parallel over
-queries); a query whose strict order a step leaves unchanged keeps its value without a sort.
+queries on large data). Each query's ranking is kept from one step to the next by an
+insertion sort (O(n) when few documents swap) and its value is recomputed only when its
+top ``k`` changed, (N)DCG from per-row gains and per-position discounts computed once. Every
+value is the metric kernels' own, bit for bit, so the weights are those of a search that
+scores every step from scratch (the tests check it against one).
 """
 
 from __future__ import annotations
@@ -37,59 +41,88 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ranklearn.metrics import Metric
-from ranklearn.metrics._kernels import _query_value
+from ranklearn.metrics._gain import discount, gain
+from ranklearn.metrics._kernels import (
+    DCG,
+    NDCG,
+    PARALLEL_MIN_DOCS,
+    TIES_STABLE,
+    _ideal_dcg,
+    _query_value,
+    _ranked_value,
+)
 from ranklearn.models._linear import MetricFittedRanker, linear_scores
 from ranklearn.models.base import N_JOBS, EvalSet, FitData
 
 __all__ = ["CoordinateAscent"]
 
 
-@njit(cache=True)
-def _still_ordered(scores: np.ndarray, order: np.ndarray, k: int) -> bool:
-    """Whether ``order``'s first ``k`` rows (all for k < 0) are in strictly descending score
-    order and strictly above every other row: then the metric at ``k`` sees the same ranking."""
-    n = order.shape[0]
-    top = n if k < 0 else min(k, n)
-    for a in range(top - 1):
-        if not scores[order[a]] > scores[order[a + 1]]:
-            return False
-    for b in range(top, n):
-        if not scores[order[top - 1]] > scores[order[b]]:
-            return False
-    return True
-
-
-@njit(cache=True)
-def _strict_order(scores: np.ndarray, k: int) -> np.ndarray:
-    """Rows by descending score, or an empty array when ties reach the top ``k`` (no cache then)."""
-    order = np.argsort(-scores, kind="mergesort")
-    return order if _still_ordered(scores, order, k) else order[:0]
+@njit(cache=True, parallel=True)
+def _rankings(scores: np.ndarray, ptr: np.ndarray) -> np.ndarray:
+    """Each query's rows (offsets from its first row) by score descending, then row: the
+    metric's ranking under stable ties."""
+    orders = np.empty(scores.shape[0], dtype=np.int64)
+    for q in prange(ptr.shape[0] - 1):
+        orders[ptr[q] : ptr[q + 1]] = np.argsort(-scores[ptr[q] : ptr[q + 1]], kind="mergesort")
+    return orders
 
 
 @njit(cache=True, parallel=True)
-def _line_values(y, scores, xf, ptr, queries, deltas, qweight, current, metric, k, gain_kind, ties, max_grade,
-                 empty, p_by, ap_by):  # fmt: skip
+def _line_values(y, gains, scores, orders, xf, ptr, queries, relevant, ideal, deltas, qweight, current, metric, k,
+                 gain_kind, ties, max_grade, empty, p_by, ap_by):  # fmt: skip
     """For each ``delta``: the weighted sum over ``queries`` of the metric of ``scores + delta * xf``,
     minus its current sum (``current``: the queries' values now). Skipped (NaN) queries count 0.
 
-    A query whose top ``k`` documents keep one strict order, strictly above the others, from one
-    step to the next keeps its value (every metric at ``k`` sees the same ranking, without ties),
-    so most steps cost one O(n) check instead of a sort and the metric.
+    ``gains`` is every row's gain (:func:`_row_gains`), ``orders`` every query's ranking of
+    ``scores`` (:func:`_rankings`), ``relevant`` and ``ideal`` its relevant documents and ideal
+    DCG at ``k`` (NDCG; any positive value for the other metrics). Each query's ranking follows
+    the steps by an insertion sort, which costs O(n) when few documents swap; the value is
+    recomputed only when the top ``k`` changed, and under pessimistic or average ties also when
+    a tie touches the top ``k`` (the metric's own ranking then decides).
     """
     n_q, n_s = queries.shape[0], deltas.shape[0]
     values = np.empty((n_q, n_s))
+    order_all, moved_all = orders.copy(), np.empty(scores.shape[0])  # each query works on its own slice
+    longest = np.diff(ptr).max()
+    singles = np.arange(1, longest + 1)  # group ends of a ranking without tie groups
+    discounts = np.array([discount(p) for p in range(longest)])
+    tables = metric == DCG or metric == NDCG
     for i in prange(n_q):
         q = queries[i]
         lo, hi = ptr[q], ptr[q + 1]
+        n = hi - lo
+        kq = n if k < 0 else min(k, n)
+        if relevant[q] == 0 or kq == 0 or ideal[q] <= 0.0:  # the value does not depend on the ranking
+            values[i, :] = current[q]
+            continue
         labels, base, column = y[lo:hi], scores[lo:hi], xf[lo:hi]
-        order, value = _strict_order(base, k), current[q]  # the current ranking's value
+        order, moved = order_all[lo:hi], moved_all[lo:hi]
+        value, strict_before = current[q], _top_is_strict(base, order, kq)
         for s in range(n_s):
-            moved = base + deltas[s] * column
-            if order.shape[0] == 0 or not _still_ordered(moved, order, k):
-                value = _query_value(labels, moved, hi - lo, metric, k, gain_kind, ties, max_grade, empty, p_by, ap_by)
-                if np.isnan(value):
+            for r in range(n):
+                moved[r] = base[r] + deltas[s] * column[r]
+            changed = False
+            for p in range(1, n):  # insertion sort by (score descending, row)
+                row, j = order[p], p - 1
+                while j >= 0 and (moved[row] > moved[order[j]] or (moved[row] == moved[order[j]] and row < order[j])):
+                    order[j + 1] = order[j]
+                    j -= 1
+                order[j + 1] = row
+                changed |= j + 1 < kq
+            strict = ties == TIES_STABLE or _top_is_strict(moved, order, kq)
+            if changed or not (strict and strict_before):
+                if strict and tables:  # _dcg's sum for a ranking without tie groups, from the tables
                     value = 0.0
-                order = _strict_order(moved, k)
+                    for p in range(kq):
+                        value += gains[lo + order[p]] * discounts[p]
+                    if metric == NDCG:
+                        value /= ideal[q]
+                elif strict:  # the stable order is the metric's ranking of the top kq
+                    value = _ranked_value(labels, order, singles, kq, relevant[q], ideal[q], metric, k, gain_kind,
+                                          max_grade, empty, p_by, ap_by)  # fmt: skip
+                else:
+                    value = _query_value(labels, moved, n, metric, k, gain_kind, ties, max_grade, empty, p_by, ap_by)
+            strict_before = strict
             values[i, s] = value
     out = np.empty(n_s)
     base_sum = 0.0
@@ -101,6 +134,34 @@ def _line_values(y, scores, xf, ptr, queries, deltas, qweight, current, metric, 
             acc += qweight[queries[i]] * values[i, s]
         out[s] = acc - base_sum
     return out
+
+
+@njit(cache=True)
+def _row_gains(y: np.ndarray, gain_kind: int) -> np.ndarray:
+    """Every row's gain, as the metric kernels compute it."""
+    out = np.empty(y.shape[0])
+    for i in range(y.shape[0]):
+        out[i] = gain(y[i], gain_kind)
+    return out
+
+
+@njit(cache=True)
+def _ideal_values(y: np.ndarray, ptr: np.ndarray, k: int, gain_kind: int) -> np.ndarray:
+    """Every query's ideal DCG at ``k`` (the whole list for k < 0)."""
+    out = np.empty(ptr.shape[0] - 1)
+    for q in range(out.shape[0]):
+        n = ptr[q + 1] - ptr[q]
+        out[q] = _ideal_dcg(y[ptr[q] : ptr[q + 1]], n if k < 0 else min(k, n), gain_kind)
+    return out
+
+
+@njit(cache=True)
+def _top_is_strict(scores: np.ndarray, order: np.ndarray, kq: int) -> bool:
+    """Whether the first ``kq`` rows of ``order`` have distinct scores, all above the other rows'."""
+    for a in range(min(kq, order.shape[0] - 1)):
+        if not scores[order[a]] > scores[order[a + 1]]:
+            return False
+    return True
 
 
 class CoordinateAscent(MetricFittedRanker):
@@ -192,6 +253,11 @@ class CoordinateAscent(MetricFittedRanker):
         self.random_state = random_state
         self.verbose = verbose
 
+    def _fit_threads(self, n_rows: int) -> int | None:
+        # a restart runs hundreds of line searches of a few milliseconds each: on small data,
+        # waking the thread pool for each costs more than it saves (results do not depend on it)
+        return 1 if n_rows < PARALLEL_MIN_DOCS else self.n_jobs
+
     def _begin_fit(self, data: FitData, evals: list[EvalSet]) -> None:
         super()._begin_fit(data, evals)
         X, ptr = data.X, data.ptr
@@ -214,6 +280,11 @@ class CoordinateAscent(MetricFittedRanker):
         if not qweight.sum() > 0:
             raise ValueError(f"metric {self._metric_obj.name!r} scores no training query with a weight above 0")
         self._qweight = qweight
+        # what the line search needs of each query that its steps do not change
+        metric_code, k, gain_kind = self._args[:3]
+        self._relevant = np.add.reduceat((self._y > 0).astype(np.int64), starts)
+        self._gains = _row_gains(self._y, gain_kind)
+        self._ideal = _ideal_values(self._y, ptr, k, gain_kind) if metric_code == NDCG else np.ones(sizes.size)
         self._best_train = -np.inf
 
     def _per_query(self, scores: np.ndarray) -> np.ndarray:
@@ -237,7 +308,7 @@ class CoordinateAscent(MetricFittedRanker):
         n_feat = data.X.shape[1]
         w = np.full(n_feat, 1.0 / n_feat)
         scores = linear_scores(data.X, w, 0.0)
-        values = self._per_query(scores)
+        values, orders = self._per_query(scores), _rankings(scores, data.ptr)
         total_w = self._qweight.sum()
         current = self._qweight @ values  # the weighted sum of the current weights' values
         start = best = current / total_w
@@ -255,10 +326,11 @@ class CoordinateAscent(MetricFittedRanker):
                         if orig != 0.0 and abs(step) > 0.5 * abs(orig):
                             step = direction * self.step_base * abs(orig)
                         deltas = step * growth
-                    gains = _line_values(self._y, scores, column, data.ptr, queries, deltas, self._qweight, values,
+                    moves = _line_values(self._y, self._gains, scores, orders, column, data.ptr, queries,
+                                         self._relevant, self._ideal, deltas, self._qweight, values,
                                          *self._args)  # fmt: skip
-                    # a step that changes no ranking has gains exactly 0, so it never beats best
-                    tried = (current + gains) / total_w - self._penalty(w, f, orig + deltas)
+                    # a step that changes no ranking moves the sum by exactly 0, so it never beats best
+                    tried = (current + moves) / total_w - self._penalty(w, f, orig + deltas)
                     j = int(np.argmax(tried))
                     if tried[j] > best:
                         best, found = float(tried[j]), float(deltas[j])
@@ -273,7 +345,7 @@ class CoordinateAscent(MetricFittedRanker):
                 if norm > 0:
                     w /= norm
                     scores /= norm
-                values = self._per_query(scores)
+                values, orders = self._per_query(scores), _rankings(scores, data.ptr)
                 current = self._qweight @ values
                 # best is the current model's value, in the arithmetic of the next comparisons
                 best = current / total_w - self._penalty(w, f, w[f : f + 1])[0]
@@ -286,6 +358,7 @@ class CoordinateAscent(MetricFittedRanker):
         self._score_evals()
 
     def _end_fit(self) -> None:
-        for name in ("_rng", "_metric_obj", "_args", "_y", "_columns", "_queries", "_qweight", "_best_train"):
+        for name in ("_rng", "_metric_obj", "_args", "_y", "_columns", "_queries", "_qweight", "_gains", "_relevant",
+                     "_ideal", "_best_train"):
             self.__dict__.pop(name, None)
         super()._end_fit()
