@@ -79,3 +79,30 @@ def test_command_line(capsys, tmp_path, rf_splits):
             main([str(a) for a in args])
         assert (info.value.code or 0) == 0, capsys.readouterr().err
     np.testing.assert_array_equal(np.loadtxt(scores), load_model(model).predict(te.X))
+
+
+def test_bags_binned_from_the_forest_are_the_bags_fitted_alone(rf_splits):
+    # the forest bins each bag from values sorted once (SampleBinner): the trees must be those
+    # of a LambdaMART fitted on the bag's own copy of the rows, split for split
+    tr, _, _ = rf_splits
+    forest = RandomForest(n_bags=5, random_state=4, **SMALL).fit(tr.X, tr.y, qid=tr.qid)
+    for tree, bag in zip((b[0] for b in forest.bags_), _bags_by_hand(tr, 5, 4)):
+        assert tree.to_dict() == bag.trees_[0].to_dict()
+
+
+@pytest.mark.parametrize("bin_subsample", [None, 50])
+def test_a_bag_bins_as_lambdamart_also_when_it_subsamples(rf_splits, bin_subsample):
+    from ranklearn.models.random_forest import _Bag
+    from ranklearn.tree.binning import SampleBinner
+
+    tr, _, te = rf_splits
+    chosen = np.random.default_rng(0).integers(0, tr.n_queries, tr.n_queries)  # queries drawn as the forest does
+    rows = np.concatenate([np.arange(tr.ptr[q], tr.ptr[q + 1]) for q in chosen])
+    qid = np.repeat(np.arange(chosen.size), np.diff(tr.ptr)[chosen])
+    params = dict(n_estimators=2, num_leaves=8, min_samples_leaf=2, bin_subsample=bin_subsample, random_state=1)
+    bag = _Bag(**params)
+    bag._binner, bag._rows = SampleBinner(tr.X, bag.max_bins), rows
+    bag.fit(tr.X[rows], tr.y[rows], qid=qid)
+    alone = LambdaMART(**params).fit(tr.X[rows], tr.y[rows], qid=qid)
+    np.testing.assert_array_equal(bag.bin_mapper_.edges_, alone.bin_mapper_.edges_)
+    np.testing.assert_array_equal(bag.predict(te.X), alone.predict(te.X))

@@ -56,3 +56,30 @@ def test_bin_mapper_round_trips_through_dict_and_checks_width():
         m.transform(X[:, :3])
     with pytest.raises(ValueError, match="max_bins"):
         BinMapper(max_bins=256)
+
+
+@pytest.mark.parametrize("max_bins", [4, 255])
+def test_sample_binner_equals_a_mapper_fitted_on_the_sample(max_bins):
+    from ranklearn.tree.binning import SampleBinner
+
+    rng = np.random.default_rng(5)
+    n = 600
+    X = np.column_stack([
+        rng.normal(size=n),  # more distinct values than bins: quantile edges
+        rng.integers(0, 3, n).astype(float),  # fewer: every value is a bin
+        np.where(rng.random(n) < 0.2, np.nan, rng.normal(size=n)),  # NaN among values
+        np.full(n, np.nan),  # only NaN
+        np.where(rng.random(n) < 0.9, 0.0, rng.random(n)),  # one value with most of the mass
+    ])  # fmt: skip
+    X[:5, 1] = -0.0  # equal to 0.0
+    binner = SampleBinner(X, max_bins)
+    for rows in (rng.integers(0, n, n), np.repeat(np.arange(0, n, 7), 3), np.arange(n), np.array([3])):
+        expected = BinMapper(max_bins, subsample=None)
+        want = expected.fit_transform(X[rows])
+        mapper = BinMapper(max_bins, subsample=None)
+        got = binner.fit_transform(rows, mapper)
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(mapper.n_edges_, expected.n_edges_)
+        np.testing.assert_array_equal(mapper.edges_, expected.edges_)
+    with pytest.raises(ValueError, match="max_bins"):
+        binner.fit_transform(np.arange(n), BinMapper(max_bins + 1 if max_bins < 255 else 8))

@@ -250,8 +250,8 @@ class LambdaMART(BaseRanker):
         self._objective.prepare(data.y, data.ptr)  # refuses labels the objective cannot take
         self.objective_ = self._objective.get_params()
         self._rng = check_random_state(self.random_state)
-        self.bin_mapper_ = BinMapper(self.max_bins, self.bin_subsample, self._rng.randint(2**31 - 1)).fit(data.X)
-        self._binned = self.bin_mapper_.transform(data.X)
+        self.bin_mapper_ = BinMapper(self.max_bins, self.bin_subsample, self._rng.randint(2**31 - 1))
+        self._binned = self._bin_training(data.X)
         self.trained_with_missing_ = has_missing(self._binned)
         self._data = data
         n = data.X.shape[0]
@@ -259,6 +259,11 @@ class LambdaMART(BaseRanker):
         self._evals = [(self.bin_mapper_.transform(e.X), np.zeros(e.X.shape[0])) for e in evals]
         self.trees_: list[Tree] = []
         self._predictor = None
+
+    def _bin_training(self, X: np.ndarray) -> np.ndarray:
+        """Fit ``bin_mapper_`` on the training rows and return them binned (Random Forests'
+        bags override it to bin from their forest's sorted values)."""
+        return self.bin_mapper_.fit(X).transform(X)
 
     def _fit_step(self, iteration: int) -> None:
         data, binned = self._data, self._binned

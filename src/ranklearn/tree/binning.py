@@ -39,12 +39,20 @@ def _feature_edges(values: np.ndarray, max_bins: int) -> np.ndarray:
             d += 1
             distinct[d] = v[i]
     cum[d] = v.shape[0]
+    return _edges_from_counts(distinct, cum, max_bins)
+
+
+@njit(cache=True)
+def _edges_from_counts(distinct: np.ndarray, cum: np.ndarray, max_bins: int) -> np.ndarray:
+    """Upper edges of one feature's quantile bins from its sorted distinct values and, for each,
+    how many values are at most it (``cum``, the last is the number of values)."""
+    n_distinct = distinct.shape[0]
     if n_distinct <= max_bins:
         return distinct[:-1].copy()
     # Weighted quantiles over distinct values: a value carrying much mass gets a bin of its own.
     edges = np.empty(max_bins - 1, dtype=np.float64)
     n_edges = 0
-    total = v.shape[0]
+    total = cum[n_distinct - 1]
     j = 0
     for b in range(1, max_bins):
         target = b * total / max_bins
@@ -123,6 +131,100 @@ def _bin_rows(X: np.ndarray, edges: np.ndarray, n_edges: np.ndarray, out: np.nda
                     else:
                         b = m
                 out[f, i] = a
+
+
+@njit(parallel=True, cache=True)
+def _value_ids(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each value's rank among its feature's distinct non-NaN values (-1 for NaN), feature-major
+    (n_features, n_rows) int32, and the distinct values, (n_features, most distinct) float64."""
+    n, n_features = X.shape
+    ids = np.empty((n_features, n), dtype=np.int32)
+    n_distinct = np.zeros(n_features, dtype=np.int64)
+    for f in prange(n_features):
+        col = X[:, f]
+        finite = np.flatnonzero(~np.isnan(col))
+        ids[f, :] = -1
+        order = finite[np.argsort(col[finite])]
+        d = -1
+        for r in range(order.shape[0]):
+            if r == 0 or col[order[r]] != col[order[r - 1]]:
+                d += 1
+            ids[f, order[r]] = d
+        n_distinct[f] = d + 1
+    distinct = np.empty((n_features, max(1, n_distinct.max())))
+    for f in prange(n_features):
+        for i in range(n):
+            if ids[f, i] >= 0:
+                distinct[f, ids[f, i]] = X[i, f]
+    return ids, distinct, n_distinct
+
+
+@njit(parallel=True, cache=True)
+def _sample_bins(ids, distinct, n_distinct, rows, max_bins):  # fmt: skip
+    """Edges, edge counts and binned matrix of ``X[rows]`` from :func:`_value_ids` of ``X``."""
+    n_features, m = ids.shape[0], rows.shape[0]
+    times = np.zeros(ids.shape[1], dtype=np.int64)  # how often the sample holds each row
+    for r in range(m):
+        times[rows[r]] += 1
+    edges = np.full((n_features, max_bins - 1), np.inf)
+    n_edges = np.zeros(n_features, dtype=np.int64)
+    binned = np.empty((n_features, m), dtype=np.uint8)
+    for f in prange(n_features):
+        nd, col = n_distinct[f], ids[f]
+        count = np.zeros(nd, dtype=np.int64)
+        for i in range(col.shape[0]):
+            if col[i] >= 0:
+                count[col[i]] += times[i]
+        present = 0
+        for d in range(nd):
+            present += count[d] > 0
+        # the sample's distinct values and cumulative counts, as _feature_edges finds them by sorting
+        values, cum = np.empty(present), np.empty(present, dtype=np.int64)
+        j, total = 0, 0
+        for d in range(nd):
+            if count[d] > 0:
+                total += count[d]
+                values[j], cum[j] = distinct[f, d], total
+                j += 1
+        e = _edges_from_counts(values, cum, max_bins) if present > 0 else np.empty(0)
+        n_edges[f] = e.shape[0]
+        edges[f, : e.shape[0]] = e
+        bin_of = np.empty(max(1, nd), dtype=np.uint8)  # edges strictly below each distinct value
+        a = 0
+        for d in range(nd):
+            while a < e.shape[0] and e[a] < distinct[f, d]:
+                a += 1
+            bin_of[d] = a
+        for r in range(m):
+            v = col[rows[r]]
+            binned[f, r] = MISSING_BIN if v < 0 else bin_of[v]
+    return edges, n_edges, binned
+
+
+class SampleBinner:
+    """Bin mappers of row samples of one matrix (with repeated rows, as bagging draws them), the
+    same as :meth:`BinMapper.fit_transform` on ``X[rows]`` with all rows, in O(n) a feature:
+    ``X``'s values are sorted once, a sample's only counted.
+
+    Parameters
+    ----------
+    X : array (n_samples, n_features)
+    max_bins : int
+    """
+
+    def __init__(self, X: ArrayLike, max_bins: int) -> None:
+        self.max_bins = int(max_bins)
+        self._ids, self._distinct, self._n_distinct = _value_ids(np.ascontiguousarray(X, dtype=np.float32))
+
+    def fit_transform(self, rows: np.ndarray, mapper: BinMapper) -> np.ndarray:
+        """Fit ``mapper`` (whose ``max_bins`` is this binner's) on ``X[rows]`` and return it binned."""
+        if mapper.max_bins != self.max_bins:
+            raise ValueError(f"mapper has max_bins={mapper.max_bins}, the binner {self.max_bins}")
+        rows = np.asarray(rows, dtype=np.int64)
+        mapper.edges_, mapper.n_edges_, binned = _sample_bins(
+            self._ids, self._distinct, self._n_distinct, rows, self.max_bins
+        )
+        return binned
 
 
 def sample_rows(n: int, subsample: int | None, random_state=None) -> np.ndarray:
