@@ -26,6 +26,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from ranklearn.data.groups import take_queries
 from ranklearn.metrics import Metric
 from ranklearn.models.base import N_JOBS, BaseRanker, EvalSet, FitData
 from ranklearn.models.lambdamart import LambdaMART
@@ -159,16 +160,15 @@ class RandomForest(BaseRanker):
         data, rng = self._data, self._rng
         n_queries = data.ptr.shape[0] - 1
         chosen = rng.randint(n_queries, size=max(1, int(round(self.subsample * n_queries))))
-        sizes = np.diff(data.ptr)[chosen]
-        rows = np.concatenate([np.arange(data.ptr[q], data.ptr[q + 1]) for q in chosen])
-        qid = np.repeat(np.arange(chosen.size), sizes)  # a query drawn twice is two queries
+        rows, ptr = take_queries(data.ptr, chosen)
+        qid = np.repeat(np.arange(chosen.size), np.diff(ptr))  # a query drawn twice is two queries
         weight = None if data.weight is None else data.weight[rows]
         bag = self._bag_model(int(rng.randint(2**31 - 1)), self._bag_jobs)
         bag._binner, bag._rows = self._binner, rows
         bag.fit(data.X[rows], data.y[rows], qid=qid, sample_weight=weight)
         self.bags_.append(bag.trees_)
         for X, scores in self._evals:
-            scores += bag.predict(X)  # a sum ranks as the mean does
+            scores += bag._predict_raw(X)  # a sum ranks as the mean does (X was checked by this fit)
 
     def _eval_scores(self, index: int) -> np.ndarray:
         return self._evals[index][1]
