@@ -177,3 +177,19 @@ def test_mq2008_fold1_near_ranklib(shared_data):
     m = CoordinateAscent(random_state=0).fit(tr.X, tr.y, qid=tr.qid, eval_set=[(va.X, va.y, va.qid)])
     ndcg = get_metric("ndcg@10").mean(te.y, m.predict(te.X), te.ptr)
     assert ndcg >= 0.4820 - 0.005  # RankLib's Coordinate Ascent on this fold: 0.4820 (ours 0.4824)
+
+
+def test_small_data_fits_on_one_thread_whatever_n_jobs(data, monkeypatch):
+    # metric-fitted rankers (Coordinate Ascent, AdaRank) run hundreds of short parallel loops:
+    # below PARALLEL_MIN_DOCS rows they fit on one thread, with the same weights
+    from ranklearn.metrics._kernels import PARALLEL_MIN_DOCS
+    from ranklearn.models.adarank import AdaRank
+
+    for cls in (CoordinateAscent, AdaRank):
+        assert cls(n_jobs=2)._fit_threads(PARALLEL_MIN_DOCS - 1) == 1
+        assert cls(n_jobs=2)._fit_threads(PARALLEL_MIN_DOCS) == 2
+    X, y, qid = data
+    serial = CoordinateAscent(n_restarts=2, max_iterations=6, random_state=0, n_jobs=2).fit(X, y, qid)
+    monkeypatch.setattr("ranklearn.models._linear.PARALLEL_MIN_DOCS", 0)  # now on n_jobs threads (where the machine has them)
+    parallel = CoordinateAscent(n_restarts=2, max_iterations=6, random_state=0, n_jobs=2).fit(X, y, qid)
+    np.testing.assert_array_equal(parallel.coef_, serial.coef_)

@@ -14,6 +14,7 @@ from numba import njit, prange
 
 from ranklearn.exceptions import ModelFormatError
 from ranklearn.metrics import Metric
+from ranklearn.metrics._kernels import PARALLEL_MIN_DOCS
 from ranklearn.models.base import BaseRanker, EvalSet, FitData
 
 __all__ = ["LinearRanker", "MetricFittedRanker", "linear_scores"]
@@ -85,10 +86,17 @@ class MetricFittedRanker(LinearRanker):
 
     Their ``early_stopping_rounds="auto"`` keeps, with an evaluation set, the iteration best on
     it without stopping early (RankLib keeps the best on validation data), and their metric
-    cannot break ties by document id (training data has none).
+    cannot break ties by document id (training data has none). Below
+    ``metrics._kernels.PARALLEL_MIN_DOCS`` training rows they fit on one thread.
     """
 
     _auto_early_stopping = "all"
+
+    def _fit_threads(self, n_rows: int) -> int | None:
+        # an iteration runs hundreds of metric evaluations of a millisecond or less: on small
+        # data, waking the thread pool for each costs more than it saves, up to several times
+        # the work when the cores are busy (results do not depend on the thread count)
+        return 1 if n_rows < PARALLEL_MIN_DOCS else self.n_jobs
 
     def _check_params(self) -> None:
         if isinstance(self.metric, Metric) and self.metric.ties == "docid":

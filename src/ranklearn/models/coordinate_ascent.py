@@ -45,7 +45,6 @@ from ranklearn.metrics._gain import discount, gain
 from ranklearn.metrics._kernels import (
     DCG,
     NDCG,
-    PARALLEL_MIN_DOCS,
     TIES_STABLE,
     _ideal_dcg,
     _query_value,
@@ -252,11 +251,6 @@ class CoordinateAscent(MetricFittedRanker):
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
-
-    def _fit_threads(self, n_rows: int) -> int | None:
-        # a restart runs hundreds of line searches of a few milliseconds each: on small data,
-        # waking the thread pool for each costs more than it saves (results do not depend on it)
-        return 1 if n_rows < PARALLEL_MIN_DOCS else self.n_jobs
 
     def _begin_fit(self, data: FitData, evals: list[EvalSet]) -> None:
         super()._begin_fit(data, evals)
