@@ -136,7 +136,8 @@ def _bin_rows(X: np.ndarray, edges: np.ndarray, n_edges: np.ndarray, out: np.nda
 @njit(parallel=True, cache=True)
 def _value_ids(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Each value's rank among its feature's distinct non-NaN values (-1 for NaN), feature-major
-    (n_features, n_rows) int32, and the distinct values, (n_features, most distinct) float64."""
+    (n_features, n_rows) int32, and the distinct values, (n_features, most distinct) float32 (as
+    ``X``: twice the memory of ``X`` in all)."""
     n, n_features = X.shape
     ids = np.empty((n_features, n), dtype=np.int32)
     n_distinct = np.zeros(n_features, dtype=np.int64)
@@ -151,7 +152,7 @@ def _value_ids(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
                 d += 1
             ids[f, order[r]] = d
         n_distinct[f] = d + 1
-    distinct = np.empty((n_features, max(1, n_distinct.max())))
+    distinct = np.empty((n_features, max(1, n_distinct.max())), dtype=X.dtype)
     for f in prange(n_features):
         for i in range(n):
             if ids[f, i] >= 0:
