@@ -5,6 +5,11 @@
 affinity mask (``taskset``, ``os.sched_setaffinity``) and a cgroup CPU quota (containers,
 ``docker --cpus``), so that a fit in a 2-CPU container does not start 64 threads that
 then wait for each other. Metrics evaluated inside a fit run on the fit's threads.
+
+Waiting threads sleep instead of spinning (:func:`apply_wait_policy`, called when
+``ranklearn`` is imported): with another process on the same cores (a second fit, a torch
+training), OpenMP threads that spin at every barrier burn the CPU time the thread they wait
+for needs, and a fit can take many times its fair share.
 """
 
 from __future__ import annotations
@@ -13,10 +18,38 @@ import contextlib
 import math
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, MutableMapping
 from pathlib import Path
 
-import numba
+
+#: OpenMP settings that decide how idle threads wait (GNU libgomp, LLVM/Intel libomp):
+#: when the user set any of them, the user's choice stands.
+WAIT_POLICY_SETTINGS = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME", "KMP_LIBRARY")
+
+
+def apply_wait_policy(environ: MutableMapping[str, str] = os.environ) -> bool:
+    """Make OpenMP threads sleep while they wait (``OMP_WAIT_POLICY=PASSIVE``), unless the user chose.
+
+    An OpenMP runtime reads the variable once, when it is loaded: numba's ``omp`` threading
+    layer at the first parallel loop, torch's when torch is imported. So this runs in
+    ``ranklearn``'s package init; a runtime loaded earlier by another library (LightGBM,
+    or torch imported first) keeps its own setting.
+
+    Parameters
+    ----------
+    environ : mutable mapping, default ``os.environ``
+        The environment to change.
+
+    Returns
+    -------
+    bool
+        True when the policy was set, False when one of :data:`WAIT_POLICY_SETTINGS` was
+        already there.
+    """
+    if any(name in environ for name in WAIT_POLICY_SETTINGS):
+        return False
+    environ["OMP_WAIT_POLICY"] = "PASSIVE"
+    return True
 
 
 def cgroup_cpu_limit(root: Path = Path("/sys/fs/cgroup")) -> int | None:
@@ -62,6 +95,7 @@ def resolve_n_jobs(n_jobs: int | None) -> int:
     ValueError
         If ``n_jobs`` is not None, -1 or a positive integer.
     """
+    import numba  # here, not at the top: `import ranklearn` imports this module and stays light
     if n_jobs is None or n_jobs == -1:
         n = available_cpus()
     elif isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs < 1:
@@ -78,6 +112,7 @@ def numba_threads(n_jobs: int | None) -> Iterator[None]:
     One thread runs a ``prange`` loop as a plain loop: on small inputs that avoids waking
     the thread pool, which costs milliseconds when the cores are busy with other work.
     """
+    import numba
     before = numba.get_num_threads()
     numba.set_num_threads(resolve_n_jobs(n_jobs))
     try:
