@@ -135,7 +135,10 @@ def test_openmp_runtimes_load_with_the_passive_policy():
 
 @pytest.mark.parametrize(
     "user_env,expected",
-    [({"OMP_WAIT_POLICY": "active"}, "OMP_WAIT_POLICY = 'ACTIVE'"), ({"GOMP_SPINCOUNT": "1000"}, "GOMP_SPINCOUNT = '1000'")],
+    [
+        ({"OMP_WAIT_POLICY": "active"}, "OMP_WAIT_POLICY = 'ACTIVE'"),
+        ({"GOMP_SPINCOUNT": "1000"}, "GOMP_SPINCOUNT = '1000'"),
+    ],
 )
 def test_the_users_own_wait_policy_wins(user_env, expected):
     layer, policies, spins = _openmp_settings(**user_env)
