@@ -76,9 +76,9 @@ def worker_tree(args) -> None:
 
 
 def worker_neural(args) -> None:
-    import torch
+    from ranklearn.models import RankNet  # ranklearn before torch, as its wait policy needs
 
-    from ranklearn.models import RankNet
+    import torch
 
     X, y, qid = _data(args.neural_queries)
     params = dict(hidden=(64, 32), n_networks=1, early_stopping_rounds=None, random_state=0)
@@ -120,16 +120,16 @@ def worker_torch(args) -> None:
 WORKERS = {"tree": worker_tree, "neural": worker_neural, "torch": worker_torch}
 
 
-def run_scenario(kinds: list[str], args) -> tuple[list[dict], float]:
+def run_scenario(kinds: list[str], env: dict[str, str], args) -> tuple[list[dict], float]:
     """Start the jobs, release them together; the torch loop stops when the timed jobs are done
-    (alone: after ``--torch-seconds``)."""
+    (alone: after ``--torch-seconds``). ``env`` is added to the ranklearn jobs' environment."""
     base = [sys.executable, __file__, "--queries", str(args.queries), "--trees", str(args.trees),
             "--neural-queries", str(args.neural_queries), "--epochs", str(args.epochs)]  # fmt: skip
     procs = []
     for kind in kinds:
-        env = dict(os.environ) if kind == "torch" else {**os.environ, **args.env}
+        job_env = dict(os.environ) if kind == "torch" else {**os.environ, **env}
         procs.append(subprocess.Popen([*base, "--worker", kind], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                      text=True, env=env))  # fmt: skip
+                                      text=True, env=job_env))  # fmt: skip
     for p in procs:
         if p.stdout.readline().strip() != "ready":
             raise RuntimeError(f"a {kinds} job failed to start")
@@ -154,6 +154,19 @@ def run_scenario(kinds: list[str], args) -> tuple[list[dict], float]:
     return results, load
 
 
+SCENARIOS = {
+    "tree alone": ["tree"],
+    "neural alone": ["neural"],
+    "torch alone": ["torch"],
+    "tree + tree": ["tree", "tree"],
+    "tree + torch": ["tree", "torch"],
+    "tree + neural": ["tree", "neural"],
+}
+TARGETS = {"tree + tree": {"tree": 2.5}, "tree + torch": {"tree": 3.0}, "tree + neural": {"tree": 3.0, "neural": 3.0}}
+#: GNU OpenMP's default spin (what ranklearn ran with before its wait policy), for comparison
+SPIN = {"GOMP_SPINCOUNT": "300000"}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=3)
@@ -165,6 +178,7 @@ def main() -> None:
     ap.add_argument("--torch-seconds", type=float, default=3.0, help="the torch loop alone runs this long")
     ap.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
                     help="environment of the ranklearn jobs (repeatable)")  # fmt: skip
+    ap.add_argument("--no-spin", action="store_true", help="leave out the runs with GNU OpenMP's spinning wait")
     ap.add_argument("--worker", choices=sorted(WORKERS), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
@@ -173,65 +187,63 @@ def main() -> None:
     if args.quick:
         args.repeats, args.queries, args.trees, args.neural_queries, args.epochs = 1, 200, 5, 100, 2
         args.torch_seconds = 1.0
-    args.env = dict(item.split("=", 1) for item in args.env)
+    env = dict(item.split("=", 1) for item in args.env)
+    settings = {"ranklearn's wait policy": env}
+    if not args.no_spin:
+        settings["spinning wait (GOMP_SPINCOUNT=300000)"] = {**env, **SPIN}
 
-    scenarios = {
-        "tree alone": ["tree"],
-        "neural alone": ["neural"],
-        "torch alone": ["torch"],
-        "tree + tree": ["tree", "tree"],
-        "tree + torch": ["tree", "torch"],
-        "tree + neural": ["tree", "neural"],
-    }
-    runs: dict[str, list[tuple[list[dict], float]]] = {name: [] for name in scenarios}
+    runs: dict[tuple[str, str], list[tuple[list[dict], float]]] = {}
     for _ in range(args.repeats):
-        for name, kinds in scenarios.items():
-            runs[name].append(run_scenario(kinds, args))
-            print(f"  {name}: {runs[name][-1]}", file=sys.stderr, flush=True)
+        for setting, setting_env in settings.items():
+            for name, kinds in SCENARIOS.items():
+                if setting_env is not env and name == "torch alone":
+                    continue  # the torch loop has no ranklearn in it: one reference is enough
+                runs.setdefault((setting, name), []).append(run_scenario(kinds, setting_env, args))
+                print(f"  {setting}, {name}: {runs[(setting, name)][-1]}", file=sys.stderr, flush=True)
 
-    def median(name: str, job: int, key: str) -> float:
-        return statistics.median(r[0][job][key] for r in runs[name])
+    def median(key: tuple[str, str], job: int, field: str) -> float:
+        return statistics.median(r[0][job][field] for r in runs[key])
 
-    def loads(name: str) -> str:
-        values = [r[1] for r in runs[name]]
+    def loads(key: tuple[str, str]) -> str:
+        values = [r[1] for r in runs[key]]
         return f"{min(values):.2f}-{max(values):.2f}"
 
-    alone = {kind: median(f"{kind} alone", 0, "wall") for kind in ("tree", "neural")}
-    torch_rate = median("torch alone", 0, "steps_per_s")
-    layer = runs["tree alone"][0][0][0]["layer"]
-    threads = runs["neural alone"][0][0][0]["torch_threads"]
-    env = " ".join(f"{k}={v}" for k, v in args.env.items()) or "none"
+    first = next(iter(settings))
+    torch_rate = median((first, "torch alone"), 0, "steps_per_s")
+    layer = runs[(first, "tree alone")][0][0][0]["layer"]
+    threads = runs[(first, "neural alone")][0][0][0]["torch_threads"]
+    extra = " ".join(f"{k}={v}" for k, v in env.items()) or "none"
     print(f"LambdaMART: {args.queries * DOCS:,} rows x {FEATURES} features ({args.queries} queries of {DOCS}), "
           f"{args.trees} trees, 31 leaves, n_jobs=None; numba threading layer: {layer}. RankNet: "
           f"{args.neural_queries * DOCS:,} rows, MLP 64-32, {args.epochs} epochs, {threads} torch threads. "
-          f"torch loop: MLP {FEATURES}-256-256-1, Adam, batch 1024, torch defaults. Extra environment: {env}. "
-          f"{os.cpu_count()} CPUs.")  # fmt: skip
-    print(f"\nMedian of {args.repeats} runs per scenario, scenarios round-robin; load = 1-minute load average "
-          "before the scenario started (min-max).\n")
-    print("| scenario | job | time alone (s) | time in scenario (s) | ratio | target | CPU time (s) | load |")
-    print("|---|---|---:|---:|---:|---:|---:|---|")
-    targets = {
-        "tree + tree": {"tree": 2.5},
-        "tree + torch": {"tree": 3.0},
-        "tree + neural": {"tree": 3.0, "neural": 3.0},
-    }
-    for name, kinds in scenarios.items():
-        for job, kind in enumerate(kinds):
-            cpu = median(name, job, "cpu")
-            if kind == "torch":
-                rate = median(name, job, "steps_per_s")
-                ratio, t_alone, t_here = torch_rate / rate, 1 / torch_rate, 1 / rate
-                what = "torch loop (s per step)"
-            else:
-                t_alone, t_here = alone[kind], median(name, job, "wall")
-                ratio, what = t_here / t_alone, {"tree": "LambdaMART fit", "neural": "RankNet fit"}[kind]
-            target = targets.get(name, {}).get(kind)
-            mark = "" if target is None else (" ok" if ratio <= target else " **missed**")
-            print(f"| {name} | {what} | {t_alone:.3f} | {t_here:.3f} | **{ratio:.2f}x** "
-                  f"| {'' if target is None else f'{target}x'}{mark} | {cpu:.2f} | {loads(name)} |")  # fmt: skip
-    extra = "".join(f" --env {k}={v}" for k, v in args.env.items())
-    quick = " --quick" if args.quick else ""
-    print(f"\nRegenerate: .venv/bin/python benchmarks/bench_contention.py --repeats {args.repeats}{quick}{extra}")
+          f"torch loop: MLP {FEATURES}-256-256-1, Adam, batch 1024, torch defaults. Extra environment of the "
+          f"ranklearn jobs: {extra}. {os.cpu_count()} CPUs.")  # fmt: skip
+    print(f"\nMedian of {args.repeats} runs per scenario, all scenarios round-robin; ratio = time in the scenario / "
+          "time alone with the same setting; load = 1-minute load average before the scenario started (min-max).\n")
+    print("| setting | scenario | job | time alone (s) | time in scenario (s) | ratio | target | CPU time (s) | load |")
+    print("|---|---|---|---:|---:|---:|---:|---:|---|")
+    for setting in settings:
+        alone = {kind: median((setting, f"{kind} alone"), 0, "wall") for kind in ("tree", "neural")}
+        for name, kinds in SCENARIOS.items():
+            key = (setting, name) if (setting, name) in runs else (first, name)
+            if key[0] != setting:
+                continue
+            for job, kind in enumerate(kinds):
+                cpu = median(key, job, "cpu")
+                if kind == "torch":
+                    rate = median(key, job, "steps_per_s")
+                    ratio, t_alone, t_here = torch_rate / rate, 1 / torch_rate, 1 / rate
+                    what = "torch loop (s per step)"
+                else:
+                    t_alone, t_here = alone[kind], median(key, job, "wall")
+                    ratio, what = t_here / t_alone, {"tree": "LambdaMART fit", "neural": "RankNet fit"}[kind]
+                target = TARGETS.get(name, {}).get(kind)
+                mark = "" if target is None else (" ok" if ratio <= target else " **missed**")
+                print(f"| {setting} | {name} | {what} | {t_alone:.3f} | {t_here:.3f} | **{ratio:.2f}x** "
+                      f"| {'' if target is None else f'{target}x'}{mark} | {cpu:.2f} | {loads(key)} |")  # fmt: skip
+    flags = "".join(f" --env {k}={v}" for k, v in env.items()) + (" --quick" if args.quick else "")
+    flags += " --no-spin" if args.no_spin else ""
+    print(f"\nRegenerate: .venv/bin/python benchmarks/bench_contention.py --repeats {args.repeats}{flags}")
 
 
 if __name__ == "__main__":

@@ -146,3 +146,39 @@ def test_the_users_own_wait_policy_wins(user_env, expected):
         pytest.skip(f"numba runs on the {layer} threading layer, not OpenMP")
     shown = policies if expected.startswith("OMP") else spins
     assert shown and set(shown) == {expected}, shown
+
+
+@pytest.mark.parametrize("torch_first,expected", [(True, "True"), (False, "False")])
+def test_torch_imported_before_ranklearn_is_noticed(torch_first, expected):
+    pytest.importorskip("torch")
+    imports = "import torch, ranklearn" if torch_first else "import ranklearn, torch"
+    code = f"{imports}; from ranklearn import _threads; print(_threads._torch_loaded_first)"
+    env = {k: v for k, v in os.environ.items() if k not in WAIT_POLICY_SETTINGS}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == expected
+
+
+def test_a_neural_fit_on_spinning_torch_threads_warns_once(monkeypatch):
+    """Warned at the user's fit, once; not on one thread."""
+    import warnings
+
+    torch = pytest.importorskip("torch")
+    from ranklearn import _threads
+    from ranklearn.datasets import make_ranking
+    from ranklearn.models import RankNet
+
+    if torch.get_num_threads() < 2 and available_cpus() < 2:
+        pytest.skip("needs 2 CPUs for a 2-thread fit")
+    monkeypatch.setattr(_threads, "_torch_loaded_first", True)
+    monkeypatch.setattr(_threads, "_torch_warned", False)
+    X, y, q = make_ranking(10, 4, n_informative=2, random_state=0, return_X_y=True)
+    params = dict(epochs=1, hidden=(4,), n_networks=1)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        RankNet(**params, n_jobs=1).fit(X, y, q)
+        RankNet(**params, n_jobs=2).fit(X, y, q)
+        RankNet(**params, n_jobs=2).fit(X, y, q)
+    spins = [w for w in seen if "spin while they wait" in str(w.message)]
+    assert len(spins) == 1 and spins[0].category is RuntimeWarning
+    assert spins[0].filename == __file__
