@@ -6,6 +6,9 @@ are warmed up first (numba compilation for ranklearn); the two libraries run int
 ``--repeats`` times, and each timing is the median, with the load average (1 minute) over
 those runs beside it. Ratios are ranklearn / LightGBM: below 1 means ranklearn is faster.
 The machines are shared and noisy, so read the ratios, not the seconds.
+Both libraries run in this one process and share GNU OpenMP, loaded first by LightGBM with its
+spinning default, so ranklearn's wait policy does not apply here; bench_scaling.py runs each
+library in its own process with its own defaults.
 
     .venv/bin/python benchmarks/bench_speed.py [--repeats 3] [--threads 2]
 """

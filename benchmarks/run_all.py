@@ -23,6 +23,10 @@ HERE = Path(__file__).resolve().parent
 # The timed sections run first, while nothing else of this script competes for the cores.
 SECTIONS = {
     "speed": ("LambdaMART speed against LightGBM (issue 3)", ["bench_speed.py", "--repeats", "3"]),
+    "scaling": ("LambdaMART training time as the data grows, against LightGBM (issue 15)",
+                ["bench_scaling.py", "--repeats", "3"]),
+    "contention": ("Training under load: a fit beside another fit or a torch training (issue 15)",
+                   ["bench_contention.py", "--repeats", "3"]),
     "predict": ("LambdaMART prediction against LightGBM on the same trees (issue 15)", ["bench_predict.py"]),
     "memory": ("Peak memory of LambdaMART training against LightGBM (issue 5)", ["bench_memory.py"]),
     "loading": ("Loading LETOR files against scikit-learn (issue 2)", ["bench_loading.py"]),

@@ -9,7 +9,14 @@ import sys
 import numba
 import pytest
 
-from ranklearn._threads import available_cpus, cgroup_cpu_limit, resolve_n_jobs, thread_limit
+from ranklearn._threads import (
+    WAIT_POLICY_SETTINGS,
+    apply_wait_policy,
+    available_cpus,
+    cgroup_cpu_limit,
+    resolve_n_jobs,
+    thread_limit,
+)
 
 
 def test_n_jobs_meanings():
@@ -76,3 +83,102 @@ def test_a_fit_and_its_metrics_run_on_the_fits_threads(name):
 
     get_model_class(name)(**params, n_jobs=1).fit(tr.X, tr.y, qid=tr.qid, eval_set=[(va.X, va.y, va.qid)], callbacks=[record])
     assert seen and set(seen) == {(1, 1)}
+
+
+def test_wait_policy_is_passive_unless_the_user_chose_one():
+    env: dict[str, str] = {"PATH": "/bin"}
+    assert apply_wait_policy(env) is True
+    assert env == {"PATH": "/bin", "OMP_WAIT_POLICY": "PASSIVE"}
+    for name in WAIT_POLICY_SETTINGS:
+        env = {name: "7"}
+        assert apply_wait_policy(env) is False
+        assert env == {name: "7"}
+
+
+# Import ranklearn, then torch (when installed), then fit: numba's and torch's OpenMP runtimes
+# print the settings they read at load (OMP_DISPLAY_ENV), one block per runtime.
+_DISPLAY_CODE = """
+import ranklearn, numba
+try:
+    import torch
+    torch.ones(3) + 1
+except ImportError:
+    pass
+from ranklearn.datasets import make_ranking
+from ranklearn.models import LambdaMART
+X, y, q = make_ranking(20, 4, n_informative=2, random_state=0, return_X_y=True)
+LambdaMART(n_estimators=2, num_leaves=4, n_jobs=2).fit(X, y, q)
+print(numba.threading_layer())
+"""
+
+
+def _openmp_settings(**user_env: str) -> tuple[str, list[str], list[str]]:
+    # This test process imported ranklearn, which set the policy in os.environ: start clean.
+    env = {k: v for k, v in os.environ.items() if k not in WAIT_POLICY_SETTINGS}
+    env.update(user_env, OMP_DISPLAY_ENV="VERBOSE")
+    out = subprocess.run([sys.executable, "-c", _DISPLAY_CODE], capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr
+    lines = [line.strip() for line in out.stderr.splitlines()]
+    policies = [line for line in lines if line.startswith("OMP_WAIT_POLICY =")]
+    spins = [line for line in lines if line.startswith("GOMP_SPINCOUNT =")]
+    return out.stdout.strip().splitlines()[-1], policies, spins
+
+
+def test_openmp_runtimes_load_with_the_passive_policy():
+    layer, policies, spins = _openmp_settings()
+    if layer != "omp":
+        pytest.skip(f"numba runs on the {layer} threading layer, not OpenMP")
+    # GNU libgomp says PASSIVE for an unset policy too, but spins 300000 times: the count is the proof
+    assert spins and set(spins) == {"GOMP_SPINCOUNT = '0'"}, spins
+    assert set(policies) == {"OMP_WAIT_POLICY = 'PASSIVE'"}
+
+
+@pytest.mark.parametrize(
+    "user_env,expected",
+    [
+        ({"OMP_WAIT_POLICY": "active"}, "OMP_WAIT_POLICY = 'ACTIVE'"),
+        ({"GOMP_SPINCOUNT": "1000"}, "GOMP_SPINCOUNT = '1000'"),
+    ],
+)
+def test_the_users_own_wait_policy_wins(user_env, expected):
+    layer, policies, spins = _openmp_settings(**user_env)
+    if layer != "omp":
+        pytest.skip(f"numba runs on the {layer} threading layer, not OpenMP")
+    shown = policies if expected.startswith("OMP") else spins
+    assert shown and set(shown) == {expected}, shown
+
+
+@pytest.mark.parametrize("torch_first,expected", [(True, "True"), (False, "False")])
+def test_torch_imported_before_ranklearn_is_noticed(torch_first, expected):
+    pytest.importorskip("torch")
+    imports = "import torch, ranklearn" if torch_first else "import ranklearn, torch"
+    code = f"{imports}; from ranklearn import _threads; print(_threads._torch_loaded_first)"
+    env = {k: v for k, v in os.environ.items() if k not in WAIT_POLICY_SETTINGS}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == expected
+
+
+def test_a_neural_fit_on_spinning_torch_threads_warns_once(monkeypatch):
+    """Warned at the user's fit, once; not on one thread."""
+    import warnings
+
+    torch = pytest.importorskip("torch")
+    from ranklearn import _threads
+    from ranklearn.datasets import make_ranking
+    from ranklearn.models import RankNet
+
+    if torch.get_num_threads() < 2 and available_cpus() < 2:
+        pytest.skip("needs 2 CPUs for a 2-thread fit")
+    monkeypatch.setattr(_threads, "_torch_loaded_first", True)
+    monkeypatch.setattr(_threads, "_torch_warned", False)
+    X, y, q = make_ranking(10, 4, n_informative=2, random_state=0, return_X_y=True)
+    params = dict(epochs=1, hidden=(4,), n_networks=1)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        RankNet(**params, n_jobs=1).fit(X, y, q)
+        RankNet(**params, n_jobs=2).fit(X, y, q)
+        RankNet(**params, n_jobs=2).fit(X, y, q)
+    spins = [w for w in seen if "spin while they wait" in str(w.message)]
+    assert len(spins) == 1 and spins[0].category is RuntimeWarning
+    assert spins[0].filename == __file__

@@ -8,6 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ranklearn._threads import apply_wait_policy
+
+# Before any OpenMP runtime (numba's, torch's) is loaded: see ranklearn._threads.
+apply_wait_policy()
+
 __version__ = "0.1.0"
 
 __all__ = ["LambdaMART", "RankNet", "LambdaRank", "__version__"]

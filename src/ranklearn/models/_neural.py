@@ -29,6 +29,7 @@ from typing import Any, ClassVar
 import numpy as np
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
+from ranklearn._threads import warn_if_torch_spins
 from ranklearn.exceptions import ModelFormatError, TrainingDivergedError
 from ranklearn.metrics import Metric
 from ranklearn.models.base import N_JOBS, BaseRanker, EvalSet, FitData
@@ -305,6 +306,8 @@ class NeuralRanker(BaseRanker):
         from ranklearn.neural.training import QuerySet
 
         device = self._torch_device()
+        if device.type == "cpu":
+            warn_if_torch_spins()
         warm = bool(self.warm_start) and hasattr(self, "model_") and getattr(self, "_fitted_features", None) == data.X.shape[1]
         if bool(self.warm_start) and hasattr(self, "model_") and not warm:
             raise ValueError(
