@@ -196,6 +196,37 @@ def test_ctrl_c_keeps_the_trees_so_far(client):
     ref = LambdaMART(n_estimators=3, min_samples_leaf=5, random_state=0).fit(X, y, q)
     np.testing.assert_allclose(model.predict(X), ref.predict(X), atol=1e-9)
 
+def test_a_hung_worker_stops_the_fit_after_worker_timeout_naming_it(client):
+    import time
+
+    from ranklearn.dask import WorkerLostError, WorkerTimeoutError
+
+    rng = np.random.default_rng(0)
+    q = np.repeat(np.arange(40), 10)
+    X, y = rng.normal(size=(400, 4)), rng.integers(0, 3, 400).astype(float)
+    workers = list(client.scheduler_info()["workers"])
+    hang = 12.0
+    data = da.from_array(X, chunks=(200, 4)), da.from_array(y, chunks=200), da.from_array(q, chunks=200)
+    DaskLambdaMART(client=client, n_estimators=1).fit(*data)  # kernels loaded on the workers: no slow first call
+
+    async def deaf(seconds):
+        time.sleep(seconds)  # blocks the worker's event loop: alive, but it answers nothing
+
+    def hang_after_tree_2(iteration, total, results):
+        if iteration == 2:
+            client.run(deaf, hang, workers=workers, wait=False)
+
+    t0 = time.perf_counter()
+    with pytest.raises(WorkerTimeoutError, match=r"tree 3: worker tcp://\S+ holding partition \d did not answer "
+                       r"within worker_timeout=3 s") as info:  # fmt: skip
+        DaskLambdaMART(client=client, n_estimators=5, min_samples_leaf=5, worker_timeout=3).fit(
+            *data, callbacks=[hang_after_tree_2]
+        )
+    assert time.perf_counter() - t0 < hang  # it did not wait for the workers to wake
+    assert isinstance(info.value, WorkerLostError)  # one except clause catches both
+    time.sleep(hang)  # the next test needs the workers awake
+
+
 def test_a_killed_worker_stops_the_fit_naming_it_and_the_tree(client):
     """Last in the module: the nanny restarts the killed worker, but its shard is gone."""
     import os

@@ -540,7 +540,7 @@ class DaskLambdaMART(LambdaMART):
             self._finish_tree(tree)
             scores = _gather(shards, [s.add_tree(tree) for s in shards], self.worker_timeout)[len(train.shards) :]
         except WorkerLostError as exc:
-            raise WorkerLostError(f"tree {iteration}: {exc}; the fit stops (it does not resume)") from exc
+            raise type(exc)(f"tree {iteration}: {exc}; the fit stops (it does not resume)") from exc
         for i, e in enumerate(self._eval_sets):
             part, scores = scores[: len(e.shards)], scores[len(e.shards) :]
             self._eval_score_list[i] = np.concatenate(part)
