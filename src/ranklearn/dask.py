@@ -13,10 +13,11 @@ Needs the ``dask`` extra: ``pip install 'ranklearn[dask]'``.
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import glob
 import operator
-import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from numbers import Real
 from os import PathLike
@@ -26,13 +27,15 @@ from typing import Any
 import dask
 import dask.array as da
 import numpy as np
-from distributed import Client, default_client, wait
+from distributed import Client, default_client, get_worker, wait
 from distributed.comm import CommClosedError
+from distributed.utils import sync
 from numpy.typing import ArrayLike
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import validate_data
 
+from ranklearn._threads import numba_threads
 from ranklearn.models._base import check_feature_values, check_ranking_data
 from ranklearn.models.base import _check_weight, resolve_qid
 from ranklearn.models.driver import Callback
@@ -51,6 +54,18 @@ __all__ = ["DaskLambdaMART", "WorkerLostError", "WorkerTimeoutError", "read_svml
 _LOCAL_OBJECTIVES = ("lambdarank", "ranknet", "squared_error")
 
 
+def _worker_threads(method: Callable) -> Callable:
+    """Run a shard's method on its worker's threads (``nthreads`` of the worker), not on
+    numba's default of every core: two 1-thread workers on 2 cores use 2 cores, not 4."""
+
+    @functools.wraps(method)
+    def run(self: _Shard, *args: Any) -> Any:
+        with numba_threads(self.n_threads):
+            return method(self, *args)
+
+    return run
+
+
 class _Shard:
     """One partition's rows on its worker (a Dask actor), for the whole fit.
 
@@ -61,6 +76,7 @@ class _Shard:
     """
 
     def __init__(self, X: np.ndarray, y: np.ndarray, qid: np.ndarray, weight: np.ndarray | None) -> None:
+        self.n_threads = get_worker().state.nthreads
         self.X, self.y, self.ptr, order = check_ranking_data(X, y, qid, allow_nan=True)
         q = np.asarray(qid).ravel() if order is None else np.asarray(qid).ravel()[order]
         self.heads = q[self.ptr[:-1]]
@@ -84,6 +100,7 @@ class _Shard:
         """Feature rows of the bin-edge sample."""
         return self.X[rows]
 
+    @_worker_threads
     def bin(self, mapper: BinMapper, objective: Objective | None) -> bool:
         """Bin the rows once (the raw features are freed); returns whether a value is missing."""
         self.binned = mapper.transform(self.X)
@@ -96,6 +113,7 @@ class _Shard:
             self.n_bins = mapper.n_bins_
         return bool(has_missing(self.binned))
 
+    @_worker_threads
     def start_tree(self, chosen: np.ndarray | None, features: np.ndarray | None) -> tuple[NodeSums, np.ndarray]:
         """Gradients of the current scores; a tree on the ``chosen`` local queries (all when
         None) and ``features``. Returns the root's sums and its packed histogram (the grower
@@ -113,6 +131,7 @@ class _Shard:
         self.cells = _histogram_cells(self.builder.features, self.n_bins)
         return self.builder.root(), self.histograms([0])[0]
 
+    @_worker_threads
     def split(
         self, node: int, feature: int, bin_threshold: int, missing_left: bool, left: int, right: int, build: int | None
     ) -> tuple[NodeSums, NodeSums, np.ndarray | None]:
@@ -121,10 +140,12 @@ class _Shard:
         sums = self.builder.split(node, feature, bin_threshold, missing_left, left, right)
         return *sums, None if build is None else self.histograms([build])[0]
 
+    @_worker_threads
     def histograms(self, nodes: Sequence[int]) -> list[np.ndarray]:
         """Packed histograms of ``nodes``: only the cells split finding reads."""
         return [h.reshape(-1, 3)[self.cells] for h in self.builder.histograms(nodes)]
 
+    @_worker_threads
     def add_tree(self, tree: Tree) -> np.ndarray | None:
         """Add a finished tree to the scores. A training shard updates through its leaves'
         rows (returns None); an evaluation shard predicts and returns its scores."""
@@ -141,6 +162,12 @@ class _Shard:
         return None
 
 
+#: keyword of a Dask actor call: run the method in the worker's event loop instead of handing
+#: it to the actor thread and back (two thread switches per call, milliseconds on busy cores);
+#: for the short calls of every split and tree
+_INLINE = {"separate_thread": False}
+
+
 class WorkerLostError(RuntimeError):
     """A worker holding a partition's state died: the fit cannot go on without its rows."""
 
@@ -150,10 +177,20 @@ class WorkerTimeoutError(WorkerLostError):
     (alive but hung, or far slower than the others): the fit stops instead of waiting."""
 
 
+async def _settle(calls: list, timeout: float | None) -> tuple[list, set]:
+    """Wait on the client's event loop for every call at once: (tasks, those still pending)."""
+    tasks = [asyncio.ensure_future(c) for c in calls]
+    _, pending = await asyncio.wait(tasks, timeout=timeout)
+    for t in pending:
+        t.cancel()
+    return tasks, pending
+
+
 def _gather(shards: list, calls: list, timeout: float | None = None) -> list:
     """Results of actor calls made on every shard at once, in shard order.
 
-    ``timeout`` bounds the wait for all of them together (seconds; None: no bound).
+    ``timeout`` bounds the wait for all of them together (seconds; None: no bound). One
+    hand-over to the client's event loop for all the calls, not one per call.
 
     Raises
     ------
@@ -162,21 +199,23 @@ def _gather(shards: list, calls: list, timeout: float | None = None) -> list:
     WorkerTimeoutError
         Naming the worker and the partition, when a shard has not answered in ``timeout``.
     """
-    deadline = None if timeout is None else time.monotonic() + timeout
+    if not calls:
+        return []
+    tasks, pending = sync(shards[0]._io_loop, _settle, calls, timeout)
     out = []
-    for i, (shard, call) in enumerate(zip(shards, calls)):
-        try:
-            out.append(call.result(None if deadline is None else max(deadline - time.monotonic(), 0.0)))
-        except TimeoutError as exc:
+    for i, (shard, task) in enumerate(zip(shards, tasks)):
+        if task in pending:
             raise WorkerTimeoutError(
                 f"worker {shard._address} holding partition {i} did not answer within worker_timeout={timeout:g} s "
                 "(hung or overloaded); its rows, scores and gradients are out of reach"
-            ) from exc
-        except (OSError, CommClosedError) as exc:
+            )
+        exc = task.exception()
+        if isinstance(exc, (OSError, CommClosedError)):
             raise WorkerLostError(
                 f"worker {shard._address} holding partition {i} was lost ({exc}); its rows, scores and "
                 "gradients went with it"
             ) from exc
+        out.append(task.result())
     return out
 
 
@@ -222,7 +261,7 @@ class _ShardedBuilder(HistogramBuilder):
         return self._n_features
 
     def _call(self, method: str, *args: Any) -> list:
-        return _gather(self.shards, [getattr(s, method)(*args) for s in self.shards], self._timeout)
+        return _gather(self.shards, [getattr(s, method)(*args, **_INLINE) for s in self.shards], self._timeout)
 
     def _sum(self, packed: list[np.ndarray]) -> np.ndarray:
         """A full histogram from the shards' packed ones, added in shard order (cells split
@@ -236,7 +275,8 @@ class _ShardedBuilder(HistogramBuilder):
 
     def root(self) -> NodeSums:
         local = _gather(
-            self.shards, [s.start_tree(c, self._tree_features) for s, c in zip(self.shards, self._chosen)], self._timeout
+            self.shards, [s.start_tree(c, self._tree_features, **_INLINE) for s, c in zip(self.shards, self._chosen)],
+            self._timeout,
         )
         self._built = {0: self._sum([r[1] for r in local])}
         return _add_sums([r[0] for r in local])
@@ -538,7 +578,7 @@ class DaskLambdaMART(LambdaMART):
         try:
             tree, _, _ = grower.grow()
             self._finish_tree(tree)
-            scores = _gather(shards, [s.add_tree(tree) for s in shards], self.worker_timeout)[len(train.shards) :]
+            scores = _gather(shards, [s.add_tree(tree, **_INLINE) for s in shards], self.worker_timeout)[len(train.shards) :]
         except WorkerLostError as exc:
             raise type(exc)(f"tree {iteration}: {exc}; the fit stops (it does not resume)") from exc
         for i, e in enumerate(self._eval_sets):
