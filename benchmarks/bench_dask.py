@@ -12,10 +12,10 @@ Four parts (``--parts``):
   documents, ``make_ranking``) in 2 partitions of whole queries persisted on the workers,
   50 trees, 31 leaves, 255 bins, 20 documents per leaf, learning rate 0.1; both warmed up,
   then interleaved, median of ``--repeats``. Ratio below 1: ranklearn is faster.
-* ``scale``: ``--scale-rows`` x 136 rows generated on the workers (never on the client: 32
-  partitions, each ``make_ranking`` of its own queries with its own seed, made lazily by
-  the fit's tasks), 2 workers each with ``memory_limit`` 1 GiB, less than the whole float32
-  matrix (1.09 GB for 2,000,000 rows). Reported: peak resident memory of every worker process (``VmHWM``, generation
+* ``scale``: ``--scale-rows`` x 136 rows generated on the workers (never on the client: 4
+  partitions made lazily by the fit's tasks, each of blocks of 100 queries that are
+  ``make_ranking`` with their own seed), 2 workers each with ``memory_limit`` 1 GiB, less
+  than the whole float32 matrix (1.09 GB for 2,000,000 rows). Reported: peak resident memory of every worker process (``VmHWM``, generation
   included) and the time per tree against ``LambdaMART`` on the same rows on one machine
   (2 threads), both over ``--scale-trees`` trees (time between the first and the last
   tree's callback: binning and setup excluded).
@@ -35,8 +35,10 @@ from __future__ import annotations
 
 import argparse
 import functools
+import logging
 import operator
 import os
+import sys
 import time
 
 import numpy as np
@@ -44,7 +46,7 @@ from _common import SHARED_DATA, interleaved, require_shared_data
 
 TREES, LEAVES, BINS, LR, MIN_LEAF = 50, 31, 255, 0.1, 20
 FEATURES, DOCS = 136, 125
-SCALE_PARTS, SCALE_MEMORY = 32, "1GiB"
+SCALE_PARTS, SCALE_MEMORY = 4, "1GiB"
 PARAMS = dict(num_leaves=LEAVES, max_bins=BINS, learning_rate=LR, min_samples_leaf=MIN_LEAF, random_state=0)
 
 
@@ -116,6 +118,7 @@ def part_speed(repeats: int, compare_local: bool, n_queries: int) -> str | None:
     from ranklearn.dask import DaskLambdaMART
     from ranklearn.models.lambdamart import LambdaMART
 
+    lgb.register_logger(logging.getLogger("lightgbm"))  # its progress lines off the tables (no handler)
     X, y, qid = synthetic(n_queries, 0)
     Xte = synthetic(200, 1)[0]
     with _cluster(2) as cluster, Client(cluster) as client:
@@ -152,9 +155,16 @@ def part_speed(repeats: int, compare_local: bool, n_queries: int) -> str | None:
 
 
 # ---------------------------------------------------------------------- scale
-def _scale_part(i: int, n_queries: int):
-    X, y, qid = synthetic(n_queries, 1000 + i)
-    return X, y, qid + i * n_queries
+def _scale_part(i: int, n_queries: int, block: int = 100):
+    """Partition ``i``: blocks of ``block`` queries, each ``make_ranking`` with its own seed,
+    written into one float32 array (the float64 scratch of a whole partition would not fit
+    beside the others under the memory limit)."""
+    rows = n_queries * DOCS
+    X, y = np.empty((rows, FEATURES), np.float32), np.empty(rows)
+    for k in range(0, n_queries, block):
+        nq = min(block, n_queries - k)
+        X[k * DOCS : (k + nq) * DOCS], y[k * DOCS : (k + nq) * DOCS], _ = synthetic(nq, 1000 + 1000 * i + k)
+    return X, y, np.repeat(np.arange(i * n_queries, (i + 1) * n_queries, dtype=np.int64), DOCS)
 
 
 def _peak_rss() -> int:
@@ -311,6 +321,10 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=1600, help="queries of 125 documents of the speed/overhead data")
     args = ap.parse_args()
     parts = set(args.parts.split(","))
+    # the tables keep standard output; the workers' and LightGBM's logs, which write to the
+    # file descriptor they inherit, go to standard error
+    sys.stdout = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
     print(f"Load average (1, 5, 15 min) at start: {_load()}.\n")
     synthetic_row = None
     if "speed" in parts:
