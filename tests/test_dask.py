@@ -9,6 +9,7 @@ da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
 from ranklearn.dask import DaskLambdaMART  # noqa: E402
+from ranklearn.dask import _gather as _real_gather  # noqa: E402
 from ranklearn.io import load_model  # noqa: E402
 from ranklearn.metrics import get_metric  # noqa: E402
 from ranklearn.models.lambdamart import LambdaMART  # noqa: E402
@@ -102,6 +103,28 @@ def test_dask_dataframe_with_group_sizes_keeps_feature_names(client, mq2008):
     assert list(ours.feature_names_in_) == names
     _assert_same_trees(ours, ref)
     np.testing.assert_allclose(ours.predict(frame).compute(), ref.predict(pd.DataFrame(Xtr, columns=names)), atol=1e-9)
+
+def test_one_round_trip_per_split_and_histograms_packed_to_the_bins_split_finding_reads(client, monkeypatch):
+    import ranklearn.dask as rd
+
+    # features 0 and 2 of widths 3 and 2 bins: their value bins, then the missing bin (255)
+    np.testing.assert_array_equal(rd._histogram_cells(np.array([0, 2]), np.array([3, 1, 2])),
+                                  [0, 1, 2, 255, 2 * 256 + 0, 2 * 256 + 1, 2 * 256 + 255])  # fmt: skip
+    rng = np.random.default_rng(4)
+    q = np.repeat(np.arange(60), 10)
+    X, y = rng.normal(size=(600, 5)), rng.integers(0, 3, 600).astype(float)
+    waits = []
+    monkeypatch.setattr(rd, "_gather", lambda *a, **k: waits.append(1) or _real_gather(*a, **k))
+    marks = []
+    model = DaskLambdaMART(client=client, n_estimators=3, num_leaves=7, min_samples_leaf=5, random_state=0).fit(
+        da.from_array(X, chunks=(300, 5)), da.from_array(y, chunks=300), da.from_array(q, chunks=300),
+        callbacks=[lambda i, total, results: marks.append(len(waits))],
+    )
+    for tree, before, after in zip(model.trees_[1:], marks, marks[1:]):
+        # the root's sums and histogram, one per split, the score update: nothing else
+        assert after - before == 1 + int((tree.left >= 0).sum()) + 1
+    assert (model.trees_[1].left >= 0).sum() == 6  # the tree was grown to its 7 leaves
+
 
 def test_a_query_straddling_two_partitions_is_named(client):
     rng = np.random.default_rng(0)
