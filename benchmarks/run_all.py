@@ -29,6 +29,8 @@ SECTIONS = {
                    ["bench_contention.py", "--repeats", "3"]),
     "predict": ("LambdaMART prediction against LightGBM on the same trees (issue 15)", ["bench_predict.py"]),
     "memory": ("Peak memory of LambdaMART training against LightGBM (issue 5)", ["bench_memory.py"]),
+    "dask": ("DaskLambdaMART: one machine's model, speed against DaskLGBMRanker, scale, communication (issue 13)",
+             ["bench_dask.py", "--repeats", "3"]),
     "loading": ("Loading LETOR files against scikit-learn (issue 2)", ["bench_loading.py"]),
     "quality": ("LambdaMART quality: MQ2008 5-fold (issue 3)", ["bench_quality.py"]),
     "neural": ("RankNet / LambdaRank: the factorized speed-up and quality (issue 4)", ["bench_neural.py"]),

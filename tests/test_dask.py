@@ -9,6 +9,7 @@ da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
 from ranklearn.dask import DaskLambdaMART  # noqa: E402
+from ranklearn.dask import _gather as _real_gather  # noqa: E402
 from ranklearn.io import load_model  # noqa: E402
 from ranklearn.metrics import get_metric  # noqa: E402
 from ranklearn.models.lambdamart import LambdaMART  # noqa: E402
@@ -103,6 +104,28 @@ def test_dask_dataframe_with_group_sizes_keeps_feature_names(client, mq2008):
     _assert_same_trees(ours, ref)
     np.testing.assert_allclose(ours.predict(frame).compute(), ref.predict(pd.DataFrame(Xtr, columns=names)), atol=1e-9)
 
+def test_one_round_trip_per_split_and_histograms_packed_to_the_bins_split_finding_reads(client, monkeypatch):
+    import ranklearn.dask as rd
+
+    # features 0 and 2 of widths 3 and 2 bins: their value bins, then the missing bin (255)
+    np.testing.assert_array_equal(rd._histogram_cells(np.array([0, 2]), np.array([3, 1, 2])),
+                                  [0, 1, 2, 255, 2 * 256 + 0, 2 * 256 + 1, 2 * 256 + 255])  # fmt: skip
+    rng = np.random.default_rng(4)
+    q = np.repeat(np.arange(60), 10)
+    X, y = rng.normal(size=(600, 5)), rng.integers(0, 3, 600).astype(float)
+    waits = []
+    monkeypatch.setattr(rd, "_gather", lambda *a, **k: waits.append(1) or _real_gather(*a, **k))
+    marks = []
+    model = DaskLambdaMART(client=client, n_estimators=3, num_leaves=7, min_samples_leaf=5, random_state=0).fit(
+        da.from_array(X, chunks=(300, 5)), da.from_array(y, chunks=300), da.from_array(q, chunks=300),
+        callbacks=[lambda i, total, results: marks.append(len(waits))],
+    )
+    for tree, before, after in zip(model.trees_[1:], marks, marks[1:]):
+        # the root's sums and histogram, one per split, the score update: nothing else
+        assert after - before == 1 + int((tree.left >= 0).sum()) + 1
+    assert (model.trees_[1].left >= 0).sum() == 6  # the tree was grown to its 7 leaves
+
+
 def test_a_query_straddling_two_partitions_is_named(client):
     rng = np.random.default_rng(0)
     q = np.repeat([7, 8, 9], 10)
@@ -126,7 +149,7 @@ def test_to_local_and_save_give_the_single_machine_model(client, mq2008, tmp_pat
     ours = DaskLambdaMART(client=client, n_estimators=5, num_leaves=7, random_state=1).fit(dX, dy, dq)
     local = ours.to_local()
     assert type(local) is LambdaMART
-    assert local.get_params() == {k: v for k, v in ours.get_params().items() if k != "client"}
+    assert local.get_params() == {k: v for k, v in ours.get_params().items() if k not in ("client", "worker_timeout")}
     expect = ours.predict(da.from_array(Xte, chunks=(1000, -1))).compute()
     np.testing.assert_array_equal(local.predict(Xte), expect)
     np.testing.assert_array_equal(ours.predict(Xte), expect)  # a NumPy array predicts on the client
@@ -195,6 +218,37 @@ def test_ctrl_c_keeps_the_trees_so_far(client):
     assert model.interrupted_ and model.n_iter_ == 3 and len(model.trees_) == 3
     ref = LambdaMART(n_estimators=3, min_samples_leaf=5, random_state=0).fit(X, y, q)
     np.testing.assert_allclose(model.predict(X), ref.predict(X), atol=1e-9)
+
+def test_a_hung_worker_stops_the_fit_after_worker_timeout_naming_it(client):
+    import time
+
+    from ranklearn.dask import WorkerLostError, WorkerTimeoutError
+
+    rng = np.random.default_rng(0)
+    q = np.repeat(np.arange(40), 10)
+    X, y = rng.normal(size=(400, 4)), rng.integers(0, 3, 400).astype(float)
+    workers = list(client.scheduler_info()["workers"])
+    hang = 12.0
+    data = da.from_array(X, chunks=(200, 4)), da.from_array(y, chunks=200), da.from_array(q, chunks=200)
+    DaskLambdaMART(client=client, n_estimators=1).fit(*data)  # kernels loaded on the workers: no slow first call
+
+    async def deaf(seconds):
+        time.sleep(seconds)  # blocks the worker's event loop: alive, but it answers nothing
+
+    def hang_after_tree_2(iteration, total, results):
+        if iteration == 2:
+            client.run(deaf, hang, workers=workers, wait=False)
+
+    t0 = time.perf_counter()
+    with pytest.raises(WorkerTimeoutError, match=r"tree 3: worker tcp://\S+ holding partition \d did not answer "
+                       r"within worker_timeout=3 s") as info:  # fmt: skip
+        DaskLambdaMART(client=client, n_estimators=5, min_samples_leaf=5, worker_timeout=3).fit(
+            *data, callbacks=[hang_after_tree_2]
+        )
+    assert time.perf_counter() - t0 < hang  # it did not wait for the workers to wake
+    assert isinstance(info.value, WorkerLostError)  # one except clause catches both
+    time.sleep(hang)  # the next test needs the workers awake
+
 
 def test_a_killed_worker_stops_the_fit_naming_it_and_the_tree(client):
     """Last in the module: the nanny restarts the killed worker, but its shard is gone."""

@@ -13,39 +13,57 @@ Needs the ``dask`` extra: ``pip install 'ranklearn[dask]'``.
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import glob
 import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from numbers import Real
 from os import PathLike
 from pathlib import Path
-from dataclasses import dataclass
 from typing import Any
 
 import dask
 import dask.array as da
 import numpy as np
-from distributed import Client, default_client, wait
+from distributed import Client, default_client, get_worker, wait
 from distributed.comm import CommClosedError
+from distributed.utils import sync
 from numpy.typing import ArrayLike
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import validate_data
 
+from ranklearn._threads import numba_threads
 from ranklearn.models._base import check_feature_values, check_ranking_data
 from ranklearn.models.base import _check_weight, resolve_qid
 from ranklearn.models.driver import Callback
 from ranklearn.models.lambdamart import LambdaMART, _add_leaf_values
 from ranklearn.objectives import Objective
-from ranklearn.tree.binning import BinMapper, has_missing, sample_rows
+from ranklearn.tree.binning import MISSING_BIN, N_HIST_BINS, BinMapper, has_missing, sample_rows
 from ranklearn.tree.grower import TreeGrower
 from ranklearn.tree.histogram_builder import HistogramBuilder, NodeSums
 from ranklearn.tree.predictor import TreePredictor
 from ranklearn.tree.tree import Tree
 
-__all__ = ["DaskLambdaMART", "WorkerLostError", "read_svmlight"]
+__all__ = ["DaskLambdaMART", "WorkerLostError", "WorkerTimeoutError", "read_svmlight"]
 
 #: objectives whose gradients depend only on each query's own rows (xendcg draws one random
 #: stream over all rows in order, which partitions cannot reproduce)
 _LOCAL_OBJECTIVES = ("lambdarank", "ranknet", "squared_error")
+
+
+def _worker_threads(method: Callable) -> Callable:
+    """Run a shard's method on its worker's threads (``nthreads`` of the worker), not on
+    numba's default of every core: two 1-thread workers on 2 cores use 2 cores, not 4."""
+
+    @functools.wraps(method)
+    def run(self: _Shard, *args: Any) -> Any:
+        with numba_threads(self.n_threads):
+            return method(self, *args)
+
+    return run
 
 
 class _Shard:
@@ -58,6 +76,7 @@ class _Shard:
     """
 
     def __init__(self, X: np.ndarray, y: np.ndarray, qid: np.ndarray, weight: np.ndarray | None) -> None:
+        self.n_threads = get_worker().state.nthreads
         self.X, self.y, self.ptr, order = check_ranking_data(X, y, qid, allow_nan=True)
         q = np.asarray(qid).ravel() if order is None else np.asarray(qid).ravel()[order]
         self.heads = q[self.ptr[:-1]]
@@ -81,6 +100,7 @@ class _Shard:
         """Feature rows of the bin-edge sample."""
         return self.X[rows]
 
+    @_worker_threads
     def bin(self, mapper: BinMapper, objective: Objective | None) -> bool:
         """Bin the rows once (the raw features are freed); returns whether a value is missing."""
         self.binned = mapper.transform(self.X)
@@ -90,11 +110,14 @@ class _Shard:
         if objective is not None:
             self.objective = objective
             self.grad, self.hess = np.empty(n), np.empty(n)
+            self.n_bins = mapper.n_bins_
         return bool(has_missing(self.binned))
 
-    def start_tree(self, chosen: np.ndarray | None, features: np.ndarray | None) -> NodeSums:
+    @_worker_threads
+    def start_tree(self, chosen: np.ndarray | None, features: np.ndarray | None) -> tuple[NodeSums, np.ndarray]:
         """Gradients of the current scores; a tree on the ``chosen`` local queries (all when
-        None) and ``features``. Returns the root's sums."""
+        None) and ``features``. Returns the root's sums and its packed histogram (the grower
+        asks for it next unless the root is a leaf: one round trip instead of two)."""
         self.objective.gradients(self.scores, self.y, self.ptr, self.grad, self.hess)
         if self.weight is not None:
             self.grad *= self.weight
@@ -105,14 +128,24 @@ class _Shard:
             samples = np.concatenate([np.arange(ptr[q], ptr[q + 1]) for q in chosen] or [np.empty(0, np.int64)])
         self.bagged = samples is not None
         self.builder = HistogramBuilder(self.binned, self.grad, self.hess, samples=samples, features=features)
-        return self.builder.root()
+        self.cells = _histogram_cells(self.builder.features, self.n_bins)
+        return self.builder.root(), self.histograms([0])[0]
 
-    def split(self, *args: Any) -> tuple[NodeSums, NodeSums]:
-        return self.builder.split(*args)
+    @_worker_threads
+    def split(
+        self, node: int, feature: int, bin_threshold: int, missing_left: bool, left: int, right: int, build: int | None
+    ) -> tuple[NodeSums, NodeSums, np.ndarray | None]:
+        """Split ``node`` (as :meth:`HistogramBuilder.split`) and return the children's sums
+        and the packed histogram of child ``build`` (None: no histogram)."""
+        sums = self.builder.split(node, feature, bin_threshold, missing_left, left, right)
+        return *sums, None if build is None else self.histograms([build])[0]
 
+    @_worker_threads
     def histograms(self, nodes: Sequence[int]) -> list[np.ndarray]:
-        return self.builder.histograms(nodes)
+        """Packed histograms of ``nodes``: only the cells split finding reads."""
+        return [h.reshape(-1, 3)[self.cells] for h in self.builder.histograms(nodes)]
 
+    @_worker_threads
     def add_tree(self, tree: Tree) -> np.ndarray | None:
         """Add a finished tree to the scores. A training shard updates through its leaves'
         rows (returns None); an evaluation shard predicts and returns its scores."""
@@ -129,65 +162,158 @@ class _Shard:
         return None
 
 
+#: keyword of a Dask actor call: run the method in the worker's event loop instead of handing
+#: it to the actor thread and back (two thread switches per call, milliseconds on busy cores);
+#: for the short calls of every split and tree
+_INLINE = {"separate_thread": False}
+
+
 class WorkerLostError(RuntimeError):
     """A worker holding a partition's state died: the fit cannot go on without its rows."""
 
 
-def _gather(shards: list, calls: list) -> list:
+class WorkerTimeoutError(WorkerLostError):
+    """A worker holding a partition's state did not answer within ``worker_timeout`` seconds
+    (alive but hung, or far slower than the others): the fit stops instead of waiting."""
+
+
+async def _settle(calls: list, timeout: float | None) -> tuple[list, set]:
+    """Wait on the client's event loop for every call at once: (tasks, those still pending)."""
+    tasks = [asyncio.ensure_future(c) for c in calls]
+    _, pending = await asyncio.wait(tasks, timeout=timeout)
+    for t in pending:
+        t.cancel()
+    return tasks, pending
+
+
+def _gather(shards: list, calls: list, timeout: float | None = None) -> list:
     """Results of actor calls made on every shard at once, in shard order.
+
+    ``timeout`` bounds the wait for all of them together (seconds; None: no bound). One
+    hand-over to the client's event loop for all the calls, not one per call.
 
     Raises
     ------
     WorkerLostError
         Naming the worker and the partition, when a shard's worker cannot be reached.
+    WorkerTimeoutError
+        Naming the worker and the partition, when a shard has not answered in ``timeout``.
     """
+    if not calls:
+        return []
+    tasks, pending = sync(shards[0]._io_loop, _settle, calls, timeout)
     out = []
-    for i, (shard, call) in enumerate(zip(shards, calls)):
-        try:
-            out.append(call.result())
-        except (OSError, CommClosedError) as exc:
+    for i, (shard, task) in enumerate(zip(shards, tasks)):
+        if task in pending:
+            raise WorkerTimeoutError(
+                f"worker {shard._address} holding partition {i} did not answer within worker_timeout={timeout:g} s "
+                "(hung or overloaded); its rows, scores and gradients are out of reach"
+            )
+        exc = task.exception()
+        if isinstance(exc, (OSError, CommClosedError)):
             raise WorkerLostError(
                 f"worker {shard._address} holding partition {i} was lost ({exc}); its rows, scores and "
                 "gradients went with it"
             ) from exc
+        out.append(task.result())
     return out
 
 
-class _ShardedBuilder(HistogramBuilder):
-    """The client's histogram builder: every shard works on its own rows, the client adds."""
+def _histogram_cells(features: np.ndarray, n_bins: np.ndarray) -> np.ndarray:
+    """Flat indices into a ``(n_features * 256, 3)`` histogram of the cells split finding
+    reads (:func:`ranklearn.tree.splitting.find_best_split`): for each feature in order, its
+    value bins, then the missing bin. Shards send only these."""
+    nb = np.asarray(n_bins)[features]
+    per = nb + 1
+    offset = np.arange(per.sum()) - np.repeat(np.cumsum(per) - per, per)
+    bins = np.where(offset == np.repeat(nb, per), MISSING_BIN, offset)
+    return np.repeat(features, per) * N_HIST_BINS + bins
 
-    def __init__(self, shards: list, n_features: int, chosen: list, features: np.ndarray | None) -> None:
+
+class _ShardedBuilder(HistogramBuilder):
+    """The client's histogram builder: every shard works on its own rows, the client adds.
+
+    One round trip per split: the parent's summed histogram gives the children's row counts
+    before the split is sent (bins <= threshold go left, the missing bin as the split says),
+    so the shards partition and build the smaller child's histogram in the same call; the
+    grower's :meth:`children_histograms` then finds it here. The root's histogram comes with
+    its sums. A histogram built for a child the grower does not expand is wasted work, not a
+    wrong result.
+    """
+
+    def __init__(
+        self, shards: list, n_features: int, n_bins: np.ndarray, chosen: list, features: np.ndarray | None,
+        timeout: float | None,
+    ) -> None:  # fmt: skip
         self.shards = shards
         self._n_features = n_features
         self._chosen = chosen
         self._tree_features = features
+        self._timeout = timeout
         self.features = np.arange(n_features, dtype=np.int64) if features is None else np.asarray(features, np.int64)
+        self._cells = _histogram_cells(self.features, n_bins)
+        self._given: dict[int, np.ndarray] = {}  # node -> the summed histogram the grower holds
+        self._built: dict[int, np.ndarray] = {}  # node -> summed histogram built ahead of the grower's request
+        self._sibling: dict[int, int] = {}
 
     @property
     def n_features(self) -> int:
         return self._n_features
 
+    def _call(self, method: str, *args: Any) -> list:
+        return _gather(self.shards, [getattr(s, method)(*args, **_INLINE) for s in self.shards], self._timeout)
+
+    def _sum(self, packed: list[np.ndarray]) -> np.ndarray:
+        """A full histogram from the shards' packed ones, added in shard order (cells split
+        finding does not read stay 0)."""
+        total = packed[0].copy()
+        for h in packed[1:]:
+            total += h
+        hist = np.zeros((self._n_features * N_HIST_BINS, 3))
+        hist[self._cells] = total
+        return hist.reshape(self._n_features, N_HIST_BINS, 3)
+
     def root(self) -> NodeSums:
-        sums = _gather(self.shards, [s.start_tree(c, self._tree_features) for s, c in zip(self.shards, self._chosen)])
-        return _add_sums(sums)
+        local = _gather(
+            self.shards, [s.start_tree(c, self._tree_features, **_INLINE) for s, c in zip(self.shards, self._chosen)],
+            self._timeout,
+        )
+        self._built = {0: self._sum([r[1] for r in local])}
+        return _add_sums([r[0] for r in local])
 
     def split(
         self, node: int, feature: int, bin_threshold: int, missing_left: bool, left: int, right: int
     ) -> tuple[NodeSums, NodeSums]:
-        local = _gather(self.shards, [s.split(node, feature, bin_threshold, missing_left, left, right) for s in self.shards])
-        return _add_sums([c[0] for c in local]), _add_sums([c[1] for c in local])
+        parent = self._given.pop(node, None)
+        build = None
+        if parent is not None:
+            counts = parent[feature, :, 2]
+            n_left = counts[: bin_threshold + 1].sum() + (counts[MISSING_BIN] if missing_left else 0.0)
+            build = right if counts.sum() - n_left < n_left else left  # the grower's rule: left on a tie
+        local = self._call("split", node, feature, bin_threshold, missing_left, left, right, build)
+        if build is not None:
+            self._built[build] = self._sum([r[2] for r in local])
+        self._sibling[left], self._sibling[right] = right, left
+        return _add_sums([r[0] for r in local]), _add_sums([r[1] for r in local])
 
     def histograms(self, nodes: Sequence[int]) -> list[np.ndarray]:
         nodes = list(nodes)
-        local = _gather(self.shards, [s.histograms(nodes) for s in self.shards])
-        feats = self.features  # the other features' rows are garbage: not added
-        out = []
-        for per_node in zip(*local):
-            total = per_node[0]
-            for h in per_node[1:]:
-                total[feats] += h[feats]
-            out.append(total)
+        missing = [n for n in nodes if n not in self._built]
+        if missing:  # not built ahead (the grower asked for another node than foreseen)
+            fetched = self._call("histograms", missing)
+            for i, n in enumerate(missing):
+                self._built[n] = self._sum([per_shard[i] for per_shard in fetched])
+        out = [self._built.pop(n) for n in nodes]
+        self._given.update(zip(nodes, out))
         return out
+
+    def children_histograms(
+        self, parents: Sequence[np.ndarray], smaller: Sequence[int]
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        pairs = super().children_histograms(parents, smaller)
+        for node, (_, larger) in zip(smaller, pairs):
+            self._given[self._sibling[node]] = larger  # the parent's memory, now the larger child's
+        return pairs
 
     def leaf_rows(self, leaves: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         # the rows are on the workers, which update their own scores (_Shard.add_tree)
@@ -248,7 +374,7 @@ def _as_dask_array(a: Any, rows: tuple[int, ...], what: str) -> da.Array | None:
 
 
 def _shard(
-    client: Client, name: str, X: Any, y: Any, qid: Any, group: Any, weight: Any, what: str
+    client: Client, name: str, X: Any, y: Any, qid: Any, group: Any, weight: Any, what: str, timeout: float | None
 ) -> _ShardedSet:
     """Send every partition of ``X`` to an actor on a worker; check that queries do not
     straddle partitions."""
@@ -274,7 +400,7 @@ def _shard(
         futures.append(client.submit(_Shard, *parts, *([] if w is not None else [None]), actor=True, pure=False))
     wait(futures)
     shards = [f.result() for f in futures]
-    info = _gather(shards, [s.describe() for s in shards])
+    info = _gather(shards, [s.describe() for s in shards], timeout)
     owner: dict[Any, int] = {}
     for i, d in enumerate(info):
         for q in d["qids"].tolist():
@@ -319,17 +445,28 @@ class DaskLambdaMART(LambdaMART):
     Objectives: "lambdarank", "ranknet" and "squared_error" (their gradients depend on each
     query alone). Evaluation sets are sharded too; their scores (one float per row) come to
     the client every tree for the metric.
+
+    ``worker_timeout`` (seconds, default 600; None waits forever) bounds every wait for the
+    workers' answers (one split, binning a partition, one tree's gradients): a worker that is
+    alive but does not answer stops the fit with :class:`WorkerTimeoutError` naming it and
+    the partition, instead of a hang. Leave room for a fresh worker's first call, which
+    compiles the kernels (up to a minute on a busy 2-core machine).
     """
 
-    _parameter_constraints = {**LambdaMART._parameter_constraints, "client": [Client, None]}
+    _parameter_constraints = {
+        **LambdaMART._parameter_constraints,
+        "client": [Client, None],
+        "worker_timeout": [Interval(Real, 0, None, closed="neither"), None],
+    }
 
-    def __init__(self, *, client: Client | None = None, **params: Any) -> None:
+    def __init__(self, *, client: Client | None = None, worker_timeout: float | None = 600.0, **params: Any) -> None:
         super().__init__(**params)
         self.client = client
+        self.worker_timeout = worker_timeout
 
     @classmethod
     def _get_param_names(cls) -> list[str]:
-        return sorted([*LambdaMART._get_param_names(), "client"])
+        return sorted([*LambdaMART._get_param_names(), "client", "worker_timeout"])
 
     def _check_params(self) -> None:
         objective = self._objective_param()
@@ -365,7 +502,7 @@ class DaskLambdaMART(LambdaMART):
         client = self._client()
         sets: list[_ShardedSet] = []
         try:
-            train = _shard(client, "train", X, y, qid, group, sample_weight, "X")
+            train = _shard(client, "train", X, y, qid, group, sample_weight, "X", self.worker_timeout)
             sets.append(train)
             was_fitted = self.__sklearn_is_fitted__()
             validate_data(self, _columns_view(X), reset=True, skip_check_array=True)  # n_features_in_, feature_names_in_
@@ -393,12 +530,13 @@ class DaskLambdaMART(LambdaMART):
             if not isinstance(item, (tuple, list)) or len(item) not in (2, 3):
                 raise ValueError(f"evaluation set {name!r} must be (X, y, qid), or (X, y) with eval_group")
             what = f"evaluation set {name!r}"
-            e = _shard(client, name, item[0], item[1], item[2] if len(item) == 3 else None, grp, None, what)
+            e = _shard(client, name, item[0], item[1], item[2] if len(item) == 3 else None, grp, None, what,
+                       self.worker_timeout)  # fmt: skip
             out.append(e)  # before any check: fit cancels the actors of every set made
             if e.n_features != self.n_features_in_:
                 raise ValueError(f"{what} has {e.n_features} features, the training data has {self.n_features_in_}")
             validate_data(self, _columns_view(item[0]), reset=False, skip_check_array=True)
-            labels = _gather(e.shards, [s.labels() for s in e.shards])
+            labels = _gather(e.shards, [s.labels() for s in e.shards], self.worker_timeout)
             e.y = np.concatenate([lab[0] for lab in labels])
             e.ptr = np.concatenate([[0]] + [lab[1][1:] + e.starts[i] for i, lab in enumerate(labels)])
         return out
@@ -416,12 +554,13 @@ class DaskLambdaMART(LambdaMART):
         # the rows one machine would sample, gathered from the shards that hold them
         rows = sample_rows(train.n_rows, self.bin_subsample, self._rng.randint(2**31 - 1))
         local = _per_shard(rows, train.starts)
-        sample = np.concatenate(_gather(train.shards, [s.rows(r) for s, r in zip(train.shards, local)]))
+        wait_s = self.worker_timeout
+        sample = np.concatenate(_gather(train.shards, [s.rows(r) for s, r in zip(train.shards, local)], wait_s))
         self.bin_mapper_ = BinMapper(self.max_bins, None).fit(sample)
-        missing = _gather(train.shards, [s.bin(self.bin_mapper_, self._objective) for s in train.shards])
+        missing = _gather(train.shards, [s.bin(self.bin_mapper_, self._objective) for s in train.shards], wait_s)
         self.trained_with_missing_ = any(missing)
         for e in evals:
-            _gather(e.shards, [s.bin(self.bin_mapper_, None) for s in e.shards])
+            _gather(e.shards, [s.bin(self.bin_mapper_, None) for s in e.shards], wait_s)
         self._train_set, self._eval_sets = train, evals
         self._eval_score_list = [np.zeros(e.n_rows) for e in evals]
         self.trees_: list[Tree] = []
@@ -431,15 +570,17 @@ class DaskLambdaMART(LambdaMART):
         train = self._train_set
         chosen, features = self._draw_subsets(int(train.query_starts[-1]), train.n_features)
         per_shard = [None] * len(train.shards) if chosen is None else _per_shard(chosen, train.query_starts)
-        builder = _ShardedBuilder(train.shards, train.n_features, per_shard, features)
+        builder = _ShardedBuilder(
+            train.shards, train.n_features, self.bin_mapper_.n_bins_, per_shard, features, self.worker_timeout
+        )
         grower = TreeGrower.from_builder(builder, self.bin_mapper_.n_bins_, **self._growth_limits())
         shards = train.shards + [s for e in self._eval_sets for s in e.shards]
         try:
             tree, _, _ = grower.grow()
             self._finish_tree(tree)
-            scores = _gather(shards, [s.add_tree(tree) for s in shards])[len(train.shards) :]
+            scores = _gather(shards, [s.add_tree(tree, **_INLINE) for s in shards], self.worker_timeout)[len(train.shards) :]
         except WorkerLostError as exc:
-            raise WorkerLostError(f"tree {iteration}: {exc}; the fit stops (it does not resume)") from exc
+            raise type(exc)(f"tree {iteration}: {exc}; the fit stops (it does not resume)") from exc
         for i, e in enumerate(self._eval_sets):
             part, scores = scores[: len(e.shards)], scores[len(e.shards) :]
             self._eval_score_list[i] = np.concatenate(part)
@@ -469,7 +610,8 @@ class DaskLambdaMART(LambdaMART):
 
     def _json_params(self) -> dict[str, Any]:
         params = super()._json_params()
-        params.pop("client")  # a connection, not a parameter of the model
+        params.pop("client")  # a connection and a wait, not parameters of the model
+        params.pop("worker_timeout")
         return params
 
     def to_local(self) -> LambdaMART:
