@@ -24,6 +24,8 @@ HERE = Path(__file__).resolve().parent
 SECTIONS = {
     "speed": ("LambdaMART speed against LightGBM (issue 3)", ["bench_speed.py", "--repeats", "3"]),
     "predict": ("LambdaMART prediction against LightGBM on the same trees (issue 15)", ["bench_predict.py"]),
+    "coldstart": ("Cold start: first run in a fresh environment, with and without the warm-up (issue 15)",
+                  ["bench_coldstart.py"]),
     "memory": ("Peak memory of LambdaMART training against LightGBM (issue 5)", ["bench_memory.py"]),
     "loading": ("Loading LETOR files against scikit-learn (issue 2)", ["bench_loading.py"]),
     "quality": ("LambdaMART quality: MQ2008 5-fold (issue 3)", ["bench_quality.py"]),
