@@ -9,12 +9,16 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
 # The demo trains every model, so it needs the neural extra (torch, pinned to the local CPU wheel).
+# Right after installing, `ranklearn warm-up` compiles the numba kernels into their cache (in two
+# processes, saying so), so that no later command starts with a silent half-minute of compiling.
 $(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -qq -e '.[neural]'
+	$(BIN)/ranklearn warm-up
 	touch $@
 
 $(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -qq -e '.[dev,neural,plot]'
+	$(BIN)/ranklearn warm-up
 	touch $@ $(VENV)/.demo-installed
 
 demo: $(VENV)/.demo-installed

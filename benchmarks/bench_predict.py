@@ -8,8 +8,9 @@ scores are checked equal. Then, for 1 and 2 threads, ranklearn and LightGBM are 
 ``os.getloadavg()`` printed beside it:
 
 * batch throughput: ``--rows`` rows (200,000 by default);
-* batch-1 latency: one query of 100 documents, warm, per call over ``--calls`` calls, in wall
-  time and in the process's CPU time (which other processes on the cores inflate less).
+* batch-1 latency: one query of 100 documents, warm, the median of ``--calls`` calls each timed
+  on its own (the two libraries in turn), in wall time and in the process's CPU time (which
+  other processes on the cores inflate less).
 
     .venv/bin/python benchmarks/bench_predict.py [--repeats 3] [--rows 200000] [--trees 500]
 """
@@ -45,7 +46,7 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=200_000)
     ap.add_argument("--trees", type=int, default=500)
     ap.add_argument("--train-rows", type=int, default=25_000)
-    ap.add_argument("--calls", type=int, default=200, help="calls per batch-1 latency timing")
+    ap.add_argument("--calls", type=int, default=2000, help="calls timed for the batch-1 latency")
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--model", help="ranklearn model file: loaded if it exists, else trained and saved there")
     args = ap.parse_args()
@@ -91,19 +92,19 @@ def main() -> None:
         print(f"| {threads} | {X.shape[0]:,} rows, Mrows/s | {X.shape[0] / ours / 1e6:.3f} | "
               f"{X.shape[0] / theirs / 1e6:.3f} | **{theirs / ours:.2f}x** | {load()} |", flush=True)
 
-        def ours_query():
-            for _ in range(args.calls):
-                model.predict(query)
-
-        def theirs_query():
-            for _ in range(args.calls):
-                booster.predict(query, num_threads=threads)
-
-        for what, clock in (("wall", time.perf_counter), ("CPU time of the process", time.process_time)):
-            ours = median_time(args.repeats, ours_query, clock) / args.calls
-            theirs = median_time(args.repeats, theirs_query, clock) / args.calls
-            print(f"| {threads} | 1 query of 100 docs, ms ({what}) | {ours * 1e3:.3f} | {theirs * 1e3:.3f} | "
-                  f"**{theirs / ours:.2f}x** | {load()} |", flush=True)
+        # batch-1 latency: every call timed on its own, ranklearn and LightGBM in turn, the median
+        lat: dict = {(who, what): [] for who in ("ours", "theirs") for what in ("wall", "cpu")}
+        for _ in range(args.calls):
+            for who, call in (("ours", lambda: model.predict(query)),
+                              ("theirs", lambda: booster.predict(query, num_threads=threads))):  # fmt: skip
+                w0, c0 = time.perf_counter(), time.process_time()
+                call()
+                lat[who, "cpu"].append(time.process_time() - c0)
+                lat[who, "wall"].append(time.perf_counter() - w0)
+        for what, label in (("wall", "wall"), ("cpu", "CPU time of the process")):
+            ours, theirs = statistics.median(lat["ours", what]), statistics.median(lat["theirs", what])
+            print(f"| {threads} | 1 query of 100 docs, ms ({label}, median of {args.calls} calls) | {ours * 1e3:.3f} | "
+                  f"{theirs * 1e3:.3f} | **{theirs / ours:.2f}x** | {load()} |", flush=True)
     print(f"\nRegenerate: .venv/bin/python benchmarks/bench_predict.py --repeats {args.repeats} "
           f"--rows {args.rows} --trees {args.trees}")
 

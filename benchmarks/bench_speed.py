@@ -16,14 +16,6 @@ library in its own process with its own defaults.
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
-import sys
-import tempfile
-import textwrap
-import time
-
-import numpy as np
 from _common import group_sizes, interleaved
 
 TREES, LEAVES, BINS, LR, MIN_LEAF = 50, 31, 255, 0.1, 20
@@ -42,26 +34,6 @@ def lgb_params(threads: int) -> dict:
     }
 
 
-def cold_start_seconds() -> tuple[float, float]:
-    """Wall time of a tiny fit+predict in a fresh process: empty numba cache, then warm cache."""
-    code = textwrap.dedent(
-        """
-        from ranklearn import LambdaMART
-        from ranklearn.datasets import make_ranking
-        X, y, q = make_ranking(50, 10, random_state=0, return_X_y=True)
-        LambdaMART(n_estimators=3).fit(X, y, q, eval_set=[(X, y, q)]).predict(X)
-        """
-    )
-    out = []
-    with tempfile.TemporaryDirectory() as cache:
-        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
-        for _ in range(2):
-            t0 = time.perf_counter()
-            subprocess.run([sys.executable, "-c", code], env=env, check=True)
-            out.append(time.perf_counter() - t0)
-    return out[0], out[1]
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=3)
@@ -69,7 +41,6 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=1600)
     ap.add_argument("--docs", type=int, default=125)
     ap.add_argument("--features", type=int, default=136)
-    ap.add_argument("--no-cold-start", action="store_true")
     args = ap.parse_args()
 
     import lightgbm as lgb
@@ -125,10 +96,6 @@ def main() -> None:
     print("|---|---|---|---|---|")
     for name, a, b, load in rows:
         print(f"| {name} | {a:.3f} | {b:.3f} | **{a / b:.2f}x** | {min(load):.2f}-{max(load):.2f} |")
-    if not args.no_cold_start:
-        cold, warm = cold_start_seconds()
-        print(f"\nCold start (fresh process, tiny fit + predict): {cold:.1f} s with an empty numba cache, "
-              f"{warm:.1f} s with the cache filled by the first run.")
     print(f"\nRegenerate: .venv/bin/python benchmarks/bench_speed.py --repeats {args.repeats} --threads {args.threads}")
 
 

@@ -28,6 +28,8 @@ SECTIONS = {
     "contention": ("Training under load: a fit beside another fit or a torch training (issue 15)",
                    ["bench_contention.py", "--repeats", "3"]),
     "predict": ("LambdaMART prediction against LightGBM on the same trees (issue 15)", ["bench_predict.py"]),
+    "coldstart": ("Cold start: first run in a fresh environment, with and without the warm-up (issue 15)",
+                  ["bench_coldstart.py"]),
     "memory": ("Peak memory of LambdaMART training against LightGBM (issue 5)", ["bench_memory.py"]),
     "dask": ("DaskLambdaMART: one machine's model, speed against DaskLGBMRanker, scale, communication (issue 13)",
              ["bench_dask.py", "--repeats", "3"]),

@@ -1,4 +1,5 @@
-"""The first run at a terminal says that it compiles the kernels; a run that loads them from the cache says nothing."""
+"""The first run says that it compiles the kernels (at a terminal at once; in a pipe once the inputs are read);
+a run that loads them from the cache says nothing."""
 
 from __future__ import annotations
 
@@ -48,10 +49,29 @@ def test_an_error_before_any_compilation_stays_one_line(tmp_path):
     assert code == 2 and NOTE not in err and err.strip().count("\n") == 0
 
 
-def test_no_note_when_stderr_is_not_a_terminal(tmp_path):
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
-    data = tmp_path / "d.txt"
+def _in_a_pipe(args, cache_dir) -> subprocess.CompletedProcess:
+    """Run ``ranklearn ARGS`` with stderr on a pipe (a log, a notebook) and the numba cache ``cache_dir``."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache_dir)}
+    return subprocess.run([sys.executable, "-c", CODE, *map(str, args)], env=env, capture_output=True, text=True,
+                          timeout=600)  # fmt: skip
+
+
+def test_in_a_pipe_the_note_comes_once_the_inputs_are_read(tmp_path):
+    data, scores = tmp_path / "d.txt", tmp_path / "s.txt"
     data.write_text("1 qid:1 1:0.5\n0 qid:1 1:0.1\n")
-    out = subprocess.run([sys.executable, "-c", CODE, "info", str(data)], env=env, capture_output=True, text=True,
-                         timeout=600)  # fmt: skip
+    scores.write_text("0.5\n0.1\n")
+    out = _in_a_pipe(["evaluate", "--data", data, "--scores", scores], tmp_path / "cache")
+    assert out.returncode == 0 and out.stderr.count(NOTE) == 1, out.stderr  # the metric kernels compile
+    assert out.stderr.index(NOTE) == len("ranklearn: ")  # the first line
+
+
+def test_in_a_pipe_loading_data_says_nothing_and_a_bad_file_stays_one_line(tmp_path):
+    good, bad = tmp_path / "good.txt", tmp_path / "bad.txt"
+    good.write_text("1 qid:1 1:0.5\n0 qid:1 1:0.1\n")
+    bad.write_text("1 qid:1 1:0.5\n0 qid:1 0:0.1\n")
+    out = _in_a_pipe(["info", good], tmp_path / "cache")
     assert out.returncode == 0 and NOTE not in out.stderr
+    fresh = _in_a_pipe(["info", bad], tmp_path / "fresh")  # the parser compiles, then finds the bad line
+    assert fresh.returncode == 2 and NOTE not in fresh.stderr, fresh.stderr
+    assert fresh.stderr.startswith("ranklearn: error: ") and fresh.stderr.count("\n") == 1
+    assert f"{bad}:2:" in fresh.stderr

@@ -236,6 +236,25 @@ def test_feature_names_from_data_frames(core_splits, tmp_path):
     assert list(LambdaMART.load(tmp_path / "m.json").feature_names_in_) == names
 
 
+def test_predict_leaves_out_scikit_learns_checks_only_where_they_have_nothing_to_say(core_splits, monkeypatch):
+    """The batch-1 fast path: a plain array of the right width for a model fitted without names."""
+    import ranklearn.models.base as base
+
+    tr, _, te = core_splits
+    m = LambdaMART(**TREES).fit(tr.X, tr.y, qid=tr.qid)
+    expected = m.predict(te.X)
+    calls = []
+    real = base.validate_data
+    monkeypatch.setattr(base, "validate_data", lambda *a, **k: calls.append(a[1]) or real(*a, **k))
+    np.testing.assert_array_equal(m.predict(np.asarray(te.X, dtype=np.float64)), expected)
+    assert calls == []
+    with pytest.raises(ValueError, match=f"X has {tr.n_features - 1} features, but LambdaMART is expecting "
+                                         f"{tr.n_features} features"):  # fmt: skip
+        m.predict(te.X[:, :-1])
+    np.testing.assert_array_equal(m.predict(te.X.tolist()), expected)  # not an ndarray: scikit-learn's checks
+    assert len(calls) == 2
+
+
 def test_score_uses_the_models_metric_and_conventions(core_splits):
     tr, va, te = core_splits
     m = LambdaMART(**TREES, metric="err@5").fit(tr.X, tr.y, qid=tr.qid)

@@ -5,6 +5,7 @@ small machine) and stores the machine code next to the sources (``__pycache__/*.
 ``NUMBA_CACHE_DIR``; later runs load it in milliseconds. :func:`on_first_compile` listens to
 numba's compile events, so the command line can say "compiling" at the moment it starts,
 and says nothing when everything comes from the cache or nothing is compiled at all.
+``ranklearn warm-up`` (:mod:`ranklearn.warmup`) fills the cache ahead of the first run.
 """
 
 from __future__ import annotations
@@ -15,11 +16,14 @@ from numba.core import event
 
 
 class _FirstCompile(event.Listener):
-    def __init__(self, callback: Callable[[], None]) -> None:
+    def __init__(self, callback: Callable[[], None], ignore: tuple[str, ...]) -> None:
         self.callback: Callable[[], None] | None = callback
+        self.ignore = ignore
 
     def on_start(self, ev: event.Event) -> None:
-        if self.callback is not None:
+        module = ev.data["dispatcher"].py_func.__module__
+        # ranklearn's kernels only (numba's own helpers compile inside them, and other code is not ours)
+        if self.callback is not None and module.startswith("ranklearn.") and not module.startswith(self.ignore):
             callback, self.callback = self.callback, None  # once per process
             callback()
 
@@ -30,10 +34,11 @@ class _FirstCompile(event.Listener):
 _registered = False
 
 
-def on_first_compile(callback: Callable[[], None]) -> None:
-    """Call ``callback`` once, when numba starts compiling the first function of this process
-    (later calls of this function in the same process change nothing)."""
+def on_first_compile(callback: Callable[[], None], *, ignore: tuple[str, ...] = ()) -> None:
+    """Call ``callback`` once, when numba starts compiling the first ranklearn kernel of this
+    process whose module does not start with one of ``ignore`` (later calls of this function
+    in the same process change nothing)."""
     global _registered
     if not _registered:
         _registered = True
-        event.register("numba:compile", _FirstCompile(callback))
+        event.register("numba:compile", _FirstCompile(callback, ignore))

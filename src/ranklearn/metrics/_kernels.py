@@ -40,7 +40,10 @@ def _rank(labels: np.ndarray, scores: np.ndarray, ties: int) -> tuple[np.ndarray
             if ties == TIES_PESSIMISTIC and b - a > 1:
                 block = order[a:b].copy()
                 by_label = np.argsort(labels[block], kind="mergesort")
-                order[a:b] = block[by_label]
+                # a loop, not `order[a:b] = block[by_label]`: that would compile numba's
+                # shape-mismatch message (string formatting, seconds of the first run)
+                for i in range(b - a):
+                    order[a + i] = block[by_label[i]]
             for i in range(a, b):
                 group_end[i] = i + 1
         a = b

@@ -83,8 +83,11 @@ def _query_lambdas(
     n = sc.shape[0]
     if n < 2:
         return
-    if lab.min() == lab.max():
-        return
+    for i in range(1, n):  # a loop, not lab.min() == lab.max(): two fewer numba functions to compile
+        if lab[i] != lab[0]:
+            break
+    else:
+        return  # one label: no pair to order
     order = np.argsort(-sc, kind="mergesort")
     kk = min(k, n)
     # Everything the pair loop needs, in rank order: no pow/log2 inside it.
