@@ -143,3 +143,16 @@ def test_ensemble_predictor_sums_trees():
     total = sum(TreePredictor([t]).predict(X) for t in trees)
     np.testing.assert_allclose(TreePredictor(trees).predict(X), total)
     np.testing.assert_array_equal(TreePredictor([]).predict(X), 0.0)
+
+
+def test_layout_records_shallowest_leaf_and_depth_of_each_tree(ensemble):
+    """The walk's early stop relies on these: up to the shallowest leaf no row can be on a leaf."""
+    trees, _, _ = ensemble
+    nodes, _, depth = TreePredictor(trees)._raw_layout()
+    for tree, (shallowest, deepest) in zip(trees, depth):
+        level = {0: 0}
+        for node in range(tree.feature.shape[0]):  # children are numbered after their parent
+            if tree.feature[node] >= 0:
+                level[tree.left[node]] = level[tree.right[node]] = level[node] + 1
+        leaf_levels = [level[n] for n in range(tree.feature.shape[0]) if tree.feature[n] < 0]
+        assert (shallowest, deepest) == (min(leaf_levels), max(leaf_levels))

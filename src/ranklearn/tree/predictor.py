@@ -40,14 +40,17 @@ def _predict_8(X, lo, first, nodes, thresholds, value, roots, depth, out):
     Always walks the 8 rows ``X[lo:lo+8]``; rows before ``first`` are left alone (the last
     group overlaps the one before it when the row count is not a multiple of 8).
 
-    The 8 walks through a tree go in lockstep for the tree's depth: independent chains of loads
-    the CPU overlaps, no branch that depends on the data. Each row's sum runs over the trees in
-    order, so the result is the same as one row at a time.
+    The 8 walks through a tree go in lockstep: independent chains of loads the CPU overlaps,
+    no branch that depends on one row. ``depth[t]`` is (the depth of tree ``t``'s shallowest
+    leaf, its depth): up to the first, every walk is on an internal node; after it, the group
+    stops as soon as a step moves none of the 8 (all are on leaves), which saves about a
+    third of the steps of best-first trees, whose deepest leaf is far below the typical one.
+    Each row's sum runs over the trees in order, so the result is the same as one row at a time.
     """
     a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = 0.0
     for t in range(roots.shape[0]):
         n0 = n1 = n2 = n3 = n4 = n5 = n6 = n7 = roots[t]
-        for _ in range(depth[t]):
+        for _ in range(depth[t, 0]):
             n0 = _step(X, lo, n0, nodes, thresholds)
             n1 = _step(X, lo + 1, n1, nodes, thresholds)
             n2 = _step(X, lo + 2, n2, nodes, thresholds)
@@ -56,6 +59,19 @@ def _predict_8(X, lo, first, nodes, thresholds, value, roots, depth, out):
             n5 = _step(X, lo + 5, n5, nodes, thresholds)
             n6 = _step(X, lo + 6, n6, nodes, thresholds)
             n7 = _step(X, lo + 7, n7, nodes, thresholds)
+        for _ in range(depth[t, 1] - depth[t, 0]):
+            m0 = _step(X, lo, n0, nodes, thresholds)
+            m1 = _step(X, lo + 1, n1, nodes, thresholds)
+            m2 = _step(X, lo + 2, n2, nodes, thresholds)
+            m3 = _step(X, lo + 3, n3, nodes, thresholds)
+            m4 = _step(X, lo + 4, n4, nodes, thresholds)
+            m5 = _step(X, lo + 5, n5, nodes, thresholds)
+            m6 = _step(X, lo + 6, n6, nodes, thresholds)
+            m7 = _step(X, lo + 7, n7, nodes, thresholds)
+            moved = (m0 ^ n0) | (m1 ^ n1) | (m2 ^ n2) | (m3 ^ n3) | (m4 ^ n4) | (m5 ^ n5) | (m6 ^ n6) | (m7 ^ n7)
+            n0, n1, n2, n3, n4, n5, n6, n7 = m0, m1, m2, m3, m4, m5, m6, m7
+            if moved == 0:
+                break
         a0 += value[n0]
         a1 += value[n1]
         a2 += value[n2]
@@ -76,7 +92,7 @@ def _predict_rows(X, nodes, thresholds, value, roots, depth, out):
         s = 0.0
         for t in range(roots.shape[0]):
             node = roots[t]
-            for _ in range(depth[t]):
+            for _ in range(depth[t, 1]):
                 node = _step(X, r, node, nodes, thresholds)
             s += value[node]
         out[r] += s
@@ -147,7 +163,8 @@ class TreePredictor:
         self._raw: tuple | None = None  # the layout of raw prediction, built on first use
 
     def _raw_layout(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Arrays of the branch-free walk: (nodes, the same viewed as float32, tree depths).
+        """Arrays of the branch-free walk: (nodes, the same viewed as float32, each tree's
+        (shallowest leaf depth, depth)).
 
         ``nodes`` is int32 (n_nodes, 4): 2 * feature + mirrored, the float32 threshold's bits,
         child 0, child 1; a leaf has feature 0 and itself as both children. The float64
@@ -182,7 +199,14 @@ class TreePredictor:
                 if np.array_equal(new, depth):
                     break
                 depth = new
-            tree_depth = np.maximum.reduceat(depth, self.roots) if ids.shape[0] else np.zeros(0, np.int64)
+            if ids.shape[0]:
+                tree_depth = np.stack(
+                    [np.minimum.reduceat(np.where(leaf, depth, depth.max()), self.roots),
+                     np.maximum.reduceat(depth, self.roots)],
+                    axis=1,
+                )
+            else:
+                tree_depth = np.zeros((0, 2), np.int64)
             self._raw = (nodes, nodes.view(np.float32), tree_depth)
         return self._raw
 
