@@ -181,6 +181,36 @@ def test_fit_leaves_global_torch_rng_alone():
     assert torch.equal(state, torch.random.get_rng_state())
 
 
+def test_fit_trains_on_one_thread_unless_n_jobs_says_otherwise():
+    """n_jobs=None: one torch (and numba) thread inside the fit; an explicit n_jobs is kept; the caller's count is restored."""
+    import numba
+
+    from ranklearn._threads import resolve_n_jobs
+
+    X, y, q = make_queries(n_queries=8, seed=4)
+    torch.set_num_threads(2)  # the autouse fixture restores the count it found
+    for n_jobs, expected in ((None, 1), (2, resolve_n_jobs(2))):
+        seen = []
+        record = lambda *_: seen.append((torch.get_num_threads(), numba.get_num_threads()))  # noqa: E731
+        RankNet(hidden=(4,), epochs=2, n_networks=1, n_jobs=n_jobs, random_state=0).fit(
+            X, y, q, eval_set=[(X, y, q)], callbacks=[record]
+        )
+        assert set(seen) == {(expected, expected)}
+        assert torch.get_num_threads() == 2
+
+
+def test_multi_tensor_adam_gives_the_per_parameter_loop_s_weights(monkeypatch):
+    """Adam steps all the parameters together (foreach): the same weights as one parameter at a time."""
+    X, y, q = make_queries(n_queries=12, seed=4)
+    kw = dict(hidden=(8, 4), n_networks=3, epochs=3, random_state=0)
+    fast = RankNet(**kw).fit(X, y, q)
+    adam = torch.optim.Adam
+    monkeypatch.setattr(torch.optim, "Adam", lambda params, **opts: adam(params, **{**opts, "foreach": False}))
+    slow = RankNet(**kw).fit(X, y, q)
+    for a, b in zip(fast.model_.parameters(), slow.model_.parameters()):
+        assert torch.equal(a, b)
+
+
 def _retrain(cls, kw, n_epochs, X, y, q):
     return cls(**{**kw, "epochs": n_epochs, "early_stopping_rounds": None}).fit(X, y, q).predict(X)
 
