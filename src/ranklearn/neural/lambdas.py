@@ -189,21 +189,23 @@ def compute_lambdas(
             r1 = min(rows_end, r0 + step)
             c0 = r0 + 1  # documents below the block's first row
             below = positions[None, c0:] > positions[r0:r1, None]
-            valid = q.mask[:, r0:r1, None] & q.mask[:, None, c0:] & below
+            valid = (q.mask[:, r0:r1, None] & q.mask[:, None, c0:]).logical_and_(below)
             # sgn = +1: the upper document t is more relevant (pair (t, j)); -1: j is (pair (j, t))
-            sgn = torch.sign(q.y[:, r0:r1, None] - q.y[:, None, c0:]) * valid
-            diff = sigma * (q.s[:, r0:r1, None] - q.s[:, None, c0:])
-            # to t: lambda_tj = -sigma sigmoid(-diff) or -lambda_jt = +sigma sigmoid(diff); to j: the negation
-            term = torch.sigmoid(-sgn * diff).mul_(sgn).mul_(-sigma)
+            sgn = torch.sign(q.y[:, r0:r1, None] - q.y[:, None, c0:]).mul_(valid)
+            # z = -sigma (s_more - s_less); in place: the pair temporaries are the cost of a batch
+            z = (q.s[:, r0:r1, None] - q.s[:, None, c0:]).mul_(sgn).mul_(-sigma)
+            # to t: lambda_tj = -sigma sigmoid(z) or -lambda_jt = +sigma sigmoid(z), i.e. -sigma sgn sigmoid(z);
+            # to j: the negation (sigma applied to the sums)
+            term = torch.sigmoid(z).mul_(sgn)
             w = q.weights(r0, r1, c0)
             if w is not None:
-                term = term * w
-            lam[:, r0:r1] += term.sum(dim=2)
-            lam[:, c0:] -= term.sum(dim=1)
+                term.mul_(w)
+            lam[:, r0:r1] -= sigma * term.sum(dim=2)
+            lam[:, c0:] += sigma * term.sum(dim=1)
             if return_loss:
-                cost = torch.where(sgn != 0, torch.nn.functional.softplus(-sgn * diff), zero)
+                cost = torch.nn.functional.softplus(z).mul_(sgn.abs_())  # 0 for pairs that are none
                 if w is not None:
-                    cost = cost * w
+                    cost.mul_(w)
                 loss += cost.sum(dim=(1, 2))
         lambdas = torch.empty_like(lam).scatter_(1, q.order, lam)
     if single:
