@@ -199,16 +199,18 @@ def test_fit_trains_on_one_thread_unless_n_jobs_says_otherwise():
         assert torch.get_num_threads() == 2
 
 
-def test_multi_tensor_adam_gives_the_per_parameter_loop_s_weights(monkeypatch):
-    """Adam steps all the parameters together (foreach): the same weights as one parameter at a time."""
+@pytest.mark.parametrize("weight_decay", [0.0, 0.01])
+def test_fused_adam_gives_the_per_parameter_loop_s_weights(monkeypatch, weight_decay):
+    """Adam (AdamW) steps all the parameters in one fused kernel: the weights of one parameter at a time."""
     X, y, q = make_queries(n_queries=12, seed=4)
-    kw = dict(hidden=(8, 4), n_networks=3, epochs=3, random_state=0)
+    kw = dict(hidden=(8, 4), n_networks=3, epochs=3, weight_decay=weight_decay, random_state=0)
     fast = RankNet(**kw).fit(X, y, q)
-    adam = torch.optim.Adam
-    monkeypatch.setattr(torch.optim, "Adam", lambda params, **opts: adam(params, **{**opts, "foreach": False}))
+    for name in ("Adam", "AdamW"):
+        cls = getattr(torch.optim, name)
+        monkeypatch.setattr(torch.optim, name, lambda params, _cls=cls, **opts: _cls(params, **{**opts, "fused": False}))
     slow = RankNet(**kw).fit(X, y, q)
     for a, b in zip(fast.model_.parameters(), slow.model_.parameters()):
-        assert torch.equal(a, b)
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
 
 
 def _retrain(cls, kw, n_epochs, X, y, q):

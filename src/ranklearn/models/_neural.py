@@ -339,10 +339,11 @@ class NeuralRanker(BaseRanker):
         torch = _require_torch()
         lr, wd = float(self.learning_rate), float(self.weight_decay)
         if self.optimizer == "adam":
-            # foreach: each step a dozen operations on all the parameters at once, not on each (same values)
+            # fused: a step is one kernel over all the parameters, not a dozen operations on each
+            # (0.2 against 0.8 ms for 5 (64, 32) networks); the same update up to float32 round-off
             if wd == 0.0:
-                return torch.optim.Adam(params, lr=lr, foreach=True)
-            return torch.optim.AdamW(params, lr=lr, weight_decay=wd, foreach=True)
+                return torch.optim.Adam(params, lr=lr, fused=True)
+            return torch.optim.AdamW(params, lr=lr, weight_decay=wd, fused=True)
         return torch.optim.SGD(params, lr=lr, weight_decay=wd)
 
     def _fit_step(self, iteration: int) -> None:
