@@ -181,6 +181,38 @@ def test_fit_leaves_global_torch_rng_alone():
     assert torch.equal(state, torch.random.get_rng_state())
 
 
+def test_fit_trains_on_one_thread_unless_n_jobs_says_otherwise():
+    """n_jobs=None: one torch (and numba) thread inside the fit; an explicit n_jobs is kept; the caller's count is restored."""
+    import numba
+
+    from ranklearn._threads import resolve_n_jobs
+
+    X, y, q = make_queries(n_queries=8, seed=4)
+    torch.set_num_threads(2)  # the autouse fixture restores the count it found
+    for n_jobs, expected in ((None, 1), (2, resolve_n_jobs(2))):
+        seen = []
+        record = lambda *_: seen.append((torch.get_num_threads(), numba.get_num_threads()))  # noqa: E731
+        RankNet(hidden=(4,), epochs=2, n_networks=1, n_jobs=n_jobs, random_state=0).fit(
+            X, y, q, eval_set=[(X, y, q)], callbacks=[record]
+        )
+        assert set(seen) == {(expected, expected)}
+        assert torch.get_num_threads() == 2
+
+
+@pytest.mark.parametrize("weight_decay", [0.0, 0.01])
+def test_fused_adam_gives_the_per_parameter_loop_s_weights(monkeypatch, weight_decay):
+    """Adam (AdamW) steps all the parameters in one fused kernel: the weights of one parameter at a time."""
+    X, y, q = make_queries(n_queries=12, seed=4)
+    kw = dict(hidden=(8, 4), n_networks=3, epochs=3, weight_decay=weight_decay, random_state=0)
+    fast = RankNet(**kw).fit(X, y, q)
+    for name in ("Adam", "AdamW"):
+        cls = getattr(torch.optim, name)
+        monkeypatch.setattr(torch.optim, name, lambda params, _cls=cls, **opts: _cls(params, **{**opts, "fused": False}))
+    slow = RankNet(**kw).fit(X, y, q)
+    for a, b in zip(fast.model_.parameters(), slow.model_.parameters()):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+
+
 def _retrain(cls, kw, n_epochs, X, y, q):
     return cls(**{**kw, "epochs": n_epochs, "early_stopping_rounds": None}).fit(X, y, q).predict(X)
 

@@ -172,6 +172,28 @@ def test_chunked_equals_unchunked(metric, k, trunc):
     np.testing.assert_allclose(loss_chunked.numpy(), loss_full.numpy(), rtol=1e-12)
 
 
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+@pytest.mark.parametrize("sigma", [1.0, 0.6])
+def test_cpu_ranknet_pair_loop_equals_the_pair_matrices(dtype, sigma):
+    """RankNet on the CPU (numba loop over pairs) == the torch pair matrices (which a truncation
+    level as long as the lists selects, keeping every pair): lambdas and loss, padding anywhere."""
+    rng = np.random.default_rng(8)
+    B, L = 9, 40
+    S = torch.as_tensor(rng.normal(size=(B, L)) * 3, dtype=dtype)
+    S[0, :5] = torch.as_tensor([60.0, -60.0, 0.0, 0.0, 80.0], dtype=dtype)  # exp(sigma |s_i - s_j|) overflows
+    Y = torch.as_tensor(rng.integers(0, 4, size=(B, L)), dtype=dtype)
+    M = torch.as_tensor(rng.random((B, L)) < 0.8)  # padding also between real documents
+    M[1] = False  # an empty row
+    lam, loss = compute_lambdas(S, Y, M, sigma=sigma, return_loss=True)
+    ref, ref_loss = compute_lambdas(S, Y, M, sigma=sigma, truncation_level=L, return_loss=True)
+    assert lam.dtype == dtype and loss.dtype == dtype
+    tol = dict(rtol=1e-5, atol=1e-5) if dtype == torch.float32 else dict(rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(lam.numpy(), ref.numpy(), **tol)
+    np.testing.assert_allclose(loss.numpy(), ref_loss.numpy(), **tol)
+    assert torch.all(lam[~M] == 0) and torch.all(lam[1] == 0) and loss[1] == 0
+    assert float(loss[0]) > 100  # the misordered pairs far apart cost about sigma * their distance
+
+
 def test_long_query_memory_is_bounded():
     # RankNet on a 10,000-document query: 5 * 10^7 pairs, formed in row blocks within
     # max_elements (4 MB temporaries); the whole pair matrix would be 400 MB per temporary
@@ -186,13 +208,17 @@ compute_lambdas(s[:50], y[:50])
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 lam = compute_lambdas(s, y, sigma=1.0)
 grown = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) / 1024
-print(grown, float(lam.sum()), bool(torch.isfinite(lam).all()), float(lam.abs().sum()))
+exact = compute_lambdas(s.double(), y.double(), sigma=1.0)
+# summed in float64: a float32 sum of 10^4 lambdas of up to ~5000 adds round-off of its own
+print(grown, float(lam.double().sum()), bool(torch.isfinite(lam).all()), float(lam.abs().sum()),
+      float((lam.double() - exact).abs().max()))
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    grown_mb, total, finite, size = out.stdout.split()
+    grown_mb, total, finite, size, error = out.stdout.split()
     assert float(grown_mb) < 150 and finite == "True"
     assert abs(float(total)) < 1e-2 and float(size) > 0  # the two lambdas of a pair cancel
+    assert float(error) < 1e-3  # float32 lambdas of 10^4 pairs each, within round-off of the float64 ones
 
 
 def test_long_query_truncated_lambdarank():

@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 import numpy as np
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
-from ranklearn._threads import warn_if_torch_spins
+from ranklearn._threads import thread_limit, warn_if_torch_spins
 from ranklearn.exceptions import ModelFormatError, TrainingDivergedError
 from ranklearn.metrics import Metric
 from ranklearn.models.base import N_JOBS, BaseRanker, EvalSet, FitData
@@ -101,7 +101,10 @@ class NeuralRanker(BaseRanker):
     device : str, default="cpu"
         torch device, e.g. ``"cuda"`` or ``"cuda:1"``.
     n_jobs : int or None, default=None
-        torch's intra-op threads (None or -1: every CPU this process may use).
+        torch's intra-op threads. None: one thread for a fit on the CPU (a batch's matrices
+        are too small to share: on a busy 2-core machine two threads made a fit up to 15
+        times slower, never faster) and every CPU for ``predict``; -1: every CPU this process
+        may use.
     random_state : int or None
         Seeds initialization, query order, pair order and dropout; a fixed seed gives the same
         model on the same device.
@@ -289,11 +292,12 @@ class NeuralRanker(BaseRanker):
     # ------------------------------------------------------------------ fitting hooks
     @contextlib.contextmanager
     def _fit_context(self) -> Iterator[None]:
-        # A seeded fit leaves the caller's torch random state as it was.
+        # A seeded fit leaves the caller's torch random state as it was; n_jobs=None trains on one thread.
         torch = _require_torch()
         device = self._torch_device()
         devices = [device.index if device.index is not None else torch.cuda.current_device()] if device.type == "cuda" else []
-        with torch.random.fork_rng(devices=devices):
+        threads = thread_limit(1) if self.n_jobs is None and device.type == "cpu" else contextlib.nullcontext()
+        with torch.random.fork_rng(devices=devices), threads:
             seed = self._seed()
             torch.manual_seed(seed)
             self._rng = np.random.default_rng(seed)
@@ -337,9 +341,11 @@ class NeuralRanker(BaseRanker):
         torch = _require_torch()
         lr, wd = float(self.learning_rate), float(self.weight_decay)
         if self.optimizer == "adam":
+            # fused: a step is one kernel over all the parameters, not a dozen operations on each
+            # (0.2 against 0.8 ms for 5 (64, 32) networks); the same update up to float32 round-off
             if wd == 0.0:
-                return torch.optim.Adam(params, lr=lr)
-            return torch.optim.AdamW(params, lr=lr, weight_decay=wd)
+                return torch.optim.Adam(params, lr=lr, fused=True)
+            return torch.optim.AdamW(params, lr=lr, weight_decay=wd, fused=True)
         return torch.optim.SGD(params, lr=lr, weight_decay=wd)
 
     def _fit_step(self, iteration: int) -> None:
