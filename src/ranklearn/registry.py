@@ -185,7 +185,12 @@ _METRIC = Option("--metric", "metric", str, "Metric watched on --validate, e.g. 
 _EARLY = Option("--early-stopping", "early_stopping_rounds", int, "Stop after this many rounds without improvement on --validate.")
 _SEED = Option("--seed", "random_state", int, "Random seed.")
 _SIGMA = Option("--sigma", "sigma", float, "Steepness of the pairwise sigmoid.")
-_THREADS = Option("--threads", "n_jobs", int, "Threads (default: every CPU this process may use; the neural rankers train on one and predict on every CPU).")
+_THREADS = Option(
+    "--threads",
+    "n_jobs",
+    int,
+    "Threads (default: every CPU this process may use; the neural rankers train on one and predict on every CPU).",
+)
 _TREES = Option("--trees", "n_estimators", int, "Number of trees (at most).")
 _LEAVES = Option("--leaves", "num_leaves", int, "Leaves per tree.")
 _MIN_LEAF = Option("--min-leaf-samples", "min_samples_leaf", int, "Minimum documents per leaf.")
