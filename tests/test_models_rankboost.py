@@ -56,7 +56,7 @@ def data():
 def test_rounds_equal_the_pairwise_reference(data):
     X, y, qid = data
     ref = reference(X, y, group_ptr(qid), 12, 10)
-    m = RankBoost(n_estimators=12).fit(X, y, qid)
+    m = RankBoost(n_estimators=12, n_thresholds=10).fit(X, y, qid)
     assert [(f, t) for f, t, _ in m.rankers_] == [(f, t) for f, t, _ in ref]
     np.testing.assert_allclose([a for _, _, a in m.rankers_], [a for _, _, a in ref], rtol=1e-9)
     expected = sum(a * (X[:, f].astype(np.float64) > t) for f, t, a in ref)
