@@ -110,4 +110,4 @@ def test_mq2008_fold1_near_ranklib(shared_data):
     tr, va, te = load_letor_fold(shared_data / "MQ2008", 1)
     m = RankBoost().fit(tr.X, tr.y, qid=tr.qid, eval_set=[(va.X, va.y, va.qid)])
     ndcg = get_metric("ndcg@10").mean(te.y, m.predict(te.X), te.ptr)
-    assert ndcg >= 0.4868 - 0.005  # RankLib's RankBoost on this fold: 0.4868 (ours 0.4868)
+    assert ndcg >= 0.4868 - 0.005  # RankLib's RankBoost on this fold: 0.4868 (ours 0.4867 with the default 50 thresholds)
