@@ -209,9 +209,9 @@ def main() -> None:
     args = ap.parse_args()
     datasets = [d.strip() for d in args.datasets.split(",") if d.strip()]
     names = [r.strip() for r in args.rankers.split(",") if r.strip()]
-    for bad in [d for d in datasets if d not in DATASETS] + [r for r in names if r not in PEERS and r not in model_names()]:
-        sys.exit(f"unknown dataset or ranker {bad!r}: datasets {', '.join(DATASETS)}; rankers "
-                 f"{', '.join([*model_names(), *PEERS])}")  # fmt: skip
+    known = [*model_names(), *PEERS]
+    for bad in [d for d in datasets if d not in DATASETS] + [r for r in names if r not in known]:
+        sys.exit(f"unknown dataset or ranker {bad!r}: datasets {', '.join(DATASETS)}; rankers {', '.join(known)}")
     folds = [int(f) for f in args.folds.split(",")]
     print(f"Test NDCG@10 ({NDCG10.conventions}; queries without a relevant document count 0). "
           f"Validation where a dataset has none: every {CARVE_EVERY}th training query in file order. "

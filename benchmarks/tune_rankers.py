@@ -13,7 +13,8 @@ bench_rankers.py builds its rankers (``random_state=0`` where there is one; Lamb
 with early_stopping_rounds=50 unless the setting says otherwise).
 
     .venv/bin/python benchmarks/tune_rankers.py --settings '[{"model": "mart"},
-        {"model": "mart", "params": {"num_leaves": 10}}]' [--datasets mq2008,mslr,lightgbm,trec-news] [--folds 1,2,3,4,5]
+        {"model": "mart", "params": {"num_leaves": 10}}]' [--datasets mq2008,mslr,lightgbm,trec-news]
+        [--folds 1,2,3,4,5]
 """
 
 from __future__ import annotations
