@@ -20,11 +20,12 @@ def require_shared_data() -> Path:
     return SHARED_DATA
 
 
-def load_letor(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Dense float32 X, labels and per-row qids of a LETOR file, via ranklearn's loader."""
+def load_letor(path: Path, **load_kwargs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Dense float32 X, labels and per-row qids of a LETOR file, via ranklearn's loader
+    (``load_kwargs``, e.g. ``query_file`` or ``n_features``, go to ``load_svmlight``)."""
     from ranklearn.data import load_svmlight
 
-    ds = load_svmlight(path)
+    ds = load_svmlight(path, **load_kwargs)
     X = ds.X.toarray() if hasattr(ds.X, "toarray") else np.asarray(ds.X)
     return np.ascontiguousarray(X, dtype=np.float32), np.asarray(ds.y, dtype=np.float64), np.asarray(ds.qid)
 

@@ -37,9 +37,11 @@ SECTIONS = {
     "quality": ("LambdaMART quality: MQ2008 5-fold (issue 3)", ["bench_quality.py"]),
     "neural": ("RankNet / LambdaRank: the factorized speed-up and quality (issue 4)", ["bench_neural.py"]),
     "metrics": ("Metric speed against ranx and pytrec_eval; compare (issue 14)", ["bench_metrics.py"]),
+    "rankers": ("Every ranker with its defaults against LightGBM and XGBoost on four datasets (issue 17)",
+                ["bench_rankers.py"]),
 }
 #: hand-written records that RESULTS.md carries after the generated sections
-NOTES = ["core_refactor_ab.md", "neural_defaults.md"]
+NOTES = ["core_refactor_ab.md", "neural_defaults.md", "ranker_defaults.md"]
 
 
 def _existing_sections(path: Path) -> dict[str, list[str]]:
