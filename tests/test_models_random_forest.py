@@ -91,7 +91,8 @@ def test_bags_binned_from_the_forest_are_the_bags_fitted_alone(rf_splits):
 
 
 @pytest.mark.parametrize("bin_subsample", [None, 50])
-def test_a_bag_bins_as_lambdamart_also_when_it_subsamples(rf_splits, bin_subsample):
+@pytest.mark.parametrize("with_binner", [True, False])
+def test_a_bag_bins_as_lambdamart_also_when_it_subsamples(rf_splits, bin_subsample, with_binner):
     from ranklearn.models.random_forest import _Bag
     from ranklearn.tree.binning import SampleBinner
 
@@ -101,8 +102,32 @@ def test_a_bag_bins_as_lambdamart_also_when_it_subsamples(rf_splits, bin_subsamp
     qid = np.repeat(np.arange(chosen.size), np.diff(tr.ptr)[chosen])
     params = dict(n_estimators=2, num_leaves=8, min_samples_leaf=2, bin_subsample=bin_subsample, random_state=1)
     bag = _Bag(**params)
-    bag._binner, bag._rows = SampleBinner(tr.X, bag.max_bins), rows
+    # without a binner (the forest's bags over bin_subsample rows never make one) it bins its own rows
+    bag._binner, bag._rows = (SampleBinner(tr.X, bag.max_bins) if with_binner else None), rows
     bag.fit(tr.X[rows], tr.y[rows], qid=qid)
     alone = LambdaMART(**params).fit(tr.X[rows], tr.y[rows], qid=qid)
     np.testing.assert_array_equal(bag.bin_mapper_.edges_, alone.bin_mapper_.edges_)
     np.testing.assert_array_equal(bag.predict(te.X), alone.predict(te.X))
+
+
+@pytest.mark.parametrize("bag_subsample", [200_000, 10])
+def test_the_forest_sorts_its_data_only_when_a_bag_bins_on_all_its_rows(rf_splits, monkeypatch, bag_subsample):
+    """SampleBinner costs a sort of X and twice its memory: made only when a bag can use it."""
+    from ranklearn.models import random_forest
+
+    tr, _, te = rf_splits
+    made = []
+    real_binner, real_bag_model = random_forest.SampleBinner, RandomForest._bag_model
+
+    def binner(*args):
+        made.append(args)
+        return real_binner(*args)
+
+    def bag_model(self, *args):
+        return real_bag_model(self, *args).set_params(bin_subsample=bag_subsample)
+
+    monkeypatch.setattr(random_forest, "SampleBinner", binner)
+    monkeypatch.setattr(RandomForest, "_bag_model", bag_model)
+    forest = RandomForest(n_bags=3, random_state=0, **SMALL).fit(tr.X, tr.y, qid=tr.qid)
+    assert len(made) == (1 if bag_subsample > tr.X.shape[0] * 2 else 0)
+    assert np.isfinite(forest.predict(te.X)).all()

@@ -163,12 +163,12 @@ def test_a_neural_fit_on_spinning_torch_threads_warns_once(monkeypatch):
     """Warned at the user's fit, once; not on one thread."""
     import warnings
 
-    torch = pytest.importorskip("torch")
+    pytest.importorskip("torch")
     from ranklearn import _threads
     from ranklearn.datasets import make_ranking
     from ranklearn.models import RankNet
 
-    if torch.get_num_threads() < 2 and available_cpus() < 2:
+    if _threads.resolve_n_jobs(2) < 2:
         pytest.skip("needs 2 CPUs for a 2-thread fit")
     monkeypatch.setattr(_threads, "_torch_loaded_first", True)
     monkeypatch.setattr(_threads, "_torch_warned", False)

@@ -21,7 +21,7 @@ class _FirstCompile(event.Listener):
         self.ignore = ignore
 
     def on_start(self, ev: event.Event) -> None:
-        module = ev.data["dispatcher"].py_func.__module__
+        module = getattr(ev.data["dispatcher"].py_func, "__module__", None) or ""  # None for exec-made functions
         # ranklearn's kernels only (numba's own helpers compile inside them, and other code is not ours)
         if self.callback is not None and module.startswith("ranklearn.") and not module.startswith(self.ignore):
             callback, self.callback = self.callback, None  # once per process

@@ -13,13 +13,13 @@ is tied to its source file's timestamp: editing a module recompiles its kernels 
 
 The work is split into two groups that run in two processes when ``jobs`` >= 2: the tree
 kernels (binning, histograms, gradients, splits, prediction) and the rest (data loading,
-metrics, the linear rankers). Each group first compiles what the other does not need, so
-that a kernel both use (the metrics, for early stopping) is compiled once and loaded from the
-cache by the second.
+metrics, the linear rankers, and the neural rankers when torch is installed). A kernel both
+use (the metrics, for early stopping) may be compiled by both.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 import tempfile
 import time
@@ -33,7 +33,7 @@ import numpy as np
 #: the rankers of the tree group; every other ranker without an extra goes to the other group
 TREE_MODELS = ("lambdamart", "mart", "random-forest")
 #: iteration parameters cut down to a few: the warm-up needs every code path, not a good model
-_SHORT = {"n_estimators": 3, "n_bags": 2, "n_restarts": 1, "max_iterations": 3, "early_stopping_rounds": 2}
+_SHORT = {"n_estimators": 3, "n_bags": 2, "n_restarts": 1, "max_iterations": 3, "early_stopping_rounds": 2, "epochs": 2}
 METRICS = ("ndcg@10", "dcg@10", "err@10", "map", "p@10", "rr@10")
 
 
@@ -77,12 +77,14 @@ def _data_metrics_linear() -> None:
         path = Path(tmp) / "warmup.txt"
         path.write_text("1 qid:1 1:0.5 3:nan # docid = a\n0 qid:1 2:1e-3\n2 qid:2 1:-1 2:0.25\n")
         load_svmlight(path)
-    _fit_models([n for n, spec in REGISTRY.items() if spec.extra is None and n not in TREE_MODELS])
+    # the neural rankers too when torch is installed (make demo's extra): RankNet's pair loop is numba
+    extras = {None} | ({"neural"} if importlib.util.find_spec("torch") is not None else set())
+    _fit_models([n for n, spec in REGISTRY.items() if spec.extra in extras and n not in TREE_MODELS])
 
 
 GROUPS: dict[str, Callable[[], None]] = {
     "trees (binning, histograms, gradients, splits, prediction)": _trees,
-    "data loading, metrics, linear rankers": _data_metrics_linear,
+    "data loading, metrics, linear and neural rankers": _data_metrics_linear,
 }
 
 
@@ -94,7 +96,7 @@ def _run_group(name: str) -> tuple[int, float]:
 
     class _Count(event.Listener):
         def on_start(self, ev: event.Event) -> None:
-            if ev.data["dispatcher"].py_func.__module__.startswith("ranklearn."):
+            if (getattr(ev.data["dispatcher"].py_func, "__module__", None) or "").startswith("ranklearn."):
                 compiled.append(ev.data["dispatcher"])
 
         def on_end(self, ev: event.Event) -> None:

@@ -107,7 +107,7 @@ def _line_values(y, gains, scores, orders, xf, ptr, queries, relevant, ideal, de
                     order[j + 1] = order[j]
                     j -= 1
                 order[j + 1] = row
-                changed |= j + 1 < kq
+                changed |= j + 1 < p and j + 1 < kq  # a row moved up, into the top kq
             strict = ties == TIES_STABLE or _top_is_strict(moved, order, kq)
             if changed or not (strict and strict_before):
                 if strict and tables:  # _dcg's sum for a ranking without tie groups, from the tables

@@ -149,7 +149,7 @@ class RandomForest(BaseRanker):
     def _begin_fit(self, data: FitData, evals: list[EvalSet]) -> None:
         self._bag_model(0)._make_objective().prepare(data.y, data.ptr)  # refuses labels the bags cannot take
         self._data = data
-        self._binner = SampleBinner(data.X, self.max_bins)
+        self._binner: SampleBinner | None = None  # sorted on the first bag that bins from it
         # a bag has about as many rows as the forest: one decision for all (one thread on small data)
         self._bag_jobs = self._fit_threads(data.X.shape[0])
         self._rng = check_random_state(self.random_state)
@@ -164,6 +164,9 @@ class RandomForest(BaseRanker):
         qid = np.repeat(np.arange(chosen.size), np.diff(ptr))  # a query drawn twice is two queries
         weight = None if data.weight is None else data.weight[rows]
         bag = self._bag_model(int(rng.randint(2**31 - 1)), self._bag_jobs)
+        if self._binner is None and (bag.bin_subsample is None or rows.shape[0] <= bag.bin_subsample):
+            # only a bag binned on all its rows uses it: bags over bin_subsample rows never sort X
+            self._binner = SampleBinner(data.X, self.max_bins)
         bag._binner, bag._rows = self._binner, rows
         bag.fit(data.X[rows], data.y[rows], qid=qid, sample_weight=weight)
         self.bags_.append(bag.trees_)
@@ -216,6 +219,6 @@ class _Bag(LambdaMART):
 
     def _bin_training(self, X: np.ndarray) -> np.ndarray:
         mapper = self.bin_mapper_
-        if mapper.subsample is not None and self._rows.shape[0] > mapper.subsample:
+        if self._binner is None or (mapper.subsample is not None and self._rows.shape[0] > mapper.subsample):
             return super()._bin_training(X)  # the mapper fits on a random subsample of these rows
         return self._binner.fit_transform(self._rows, mapper)
