@@ -9,7 +9,7 @@ scores are checked equal. Then, for 1 and 2 threads, ranklearn and LightGBM are 
 
 * batch throughput: ``--rows`` rows (200,000 by default);
 * batch-1 latency: one query of 100 documents, warm, the median of ``--calls`` calls each timed
-  on its own (the two libraries in turn), in wall time and in the process's CPU time (which
+  on its own (the two libraries in turns of 50 calls), in wall time and in the process's CPU time (which
   other processes on the cores inflate less).
 
     .venv/bin/python benchmarks/bench_predict.py [--repeats 3] [--rows 200000] [--trees 500]
@@ -25,6 +25,7 @@ import time
 import numpy as np
 
 LEAVES = 31
+BLOCK = 50  # batch-1 calls per turn of each library
 
 
 def load() -> str:
@@ -92,15 +93,19 @@ def main() -> None:
         print(f"| {threads} | {X.shape[0]:,} rows, Mrows/s | {X.shape[0] / ours / 1e6:.3f} | "
               f"{X.shape[0] / theirs / 1e6:.3f} | **{theirs / ours:.2f}x** | {load()} |", flush=True)
 
-        # batch-1 latency: every call timed on its own, ranklearn and LightGBM in turn, the median
+        # batch-1 latency: every call timed on its own, the median; ranklearn and LightGBM take
+        # turns by blocks of BLOCK calls, so that each serves from its own warm caches, as a
+        # server answering query after query does (turns of one call each would also time
+        # reloading the trees the other library pushed out of the cache)
         lat: dict = {(who, what): [] for who in ("ours", "theirs") for what in ("wall", "cpu")}
-        for _ in range(args.calls):
+        for _ in range(-(-args.calls // BLOCK)):
             for who, call in (("ours", lambda: model.predict(query)),
                               ("theirs", lambda: booster.predict(query, num_threads=threads))):  # fmt: skip
-                w0, c0 = time.perf_counter(), time.process_time()
-                call()
-                lat[who, "cpu"].append(time.process_time() - c0)
-                lat[who, "wall"].append(time.perf_counter() - w0)
+                for _ in range(BLOCK):
+                    w0, c0 = time.perf_counter(), time.process_time()
+                    call()
+                    lat[who, "cpu"].append(time.process_time() - c0)
+                    lat[who, "wall"].append(time.perf_counter() - w0)
         for what, label in (("wall", "wall"), ("cpu", "CPU time of the process")):
             ours, theirs = statistics.median(lat["ours", what]), statistics.median(lat["theirs", what])
             print(f"| {threads} | 1 query of 100 docs, ms ({label}, median of {args.calls} calls) | {ours * 1e3:.3f} | "
