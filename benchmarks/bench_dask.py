@@ -46,7 +46,7 @@ from _common import SHARED_DATA, interleaved, require_shared_data
 
 TREES, LEAVES, BINS, LR, MIN_LEAF = 50, 31, 255, 0.1, 20
 FEATURES, DOCS = 136, 125
-SCALE_PARTS, SCALE_MEMORY = 4, "1GiB"
+SCALE_PARTS, SCALE_MEMORY = 8, "1GiB"
 PARAMS = dict(num_leaves=LEAVES, max_bins=BINS, learning_rate=LR, min_samples_leaf=MIN_LEAF, random_state=0)
 
 
