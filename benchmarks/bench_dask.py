@@ -200,13 +200,18 @@ def part_scale(n_rows: int, trees: int) -> None:
     quiet = {"distributed.worker.memory.target": False, "distributed.worker.memory.spill": False,
              "distributed.worker.memory.pause": False}  # fmt: skip
     with dask.config.set(quiet), _cluster(2, memory_limit=SCALE_MEMORY) as cluster, Client(cluster) as client:
-        # lazy: each partition is made by a task on a worker when the fit asks for it, and
-        # no future of ours keeps the raw rows alive once the shards have binned them
+        # each partition made by a task on a worker, half of them on each: left to the
+        # scheduler, tasks without inputs can pile up on one worker, which then holds more
+        # than half of the data and is killed at its limit
+        workers = sorted(client.scheduler_info()["workers"])
         cols = [[], [], []]
         for i in range(SCALE_PARTS):
-            part = dask.delayed(_scale_part, pure=True)(i, per_part)
+            where = [workers[i % len(workers)]]
+            part = client.submit(_scale_part, i, per_part, workers=where, pure=False)
             for j, (shape, dtype) in enumerate([((rows, FEATURES), np.float32), ((rows,), np.float64), ((rows,), np.int64)]):
-                cols[j].append(da.from_delayed(dask.delayed(operator.itemgetter(j))(part), shape, dtype))
+                piece = client.submit(operator.itemgetter(j), part, workers=where, pure=False)
+                cols[j].append(da.from_delayed(dask.delayed(piece), shape, dtype))
+            del part, piece
         clock = _TreeClock()
         t0 = time.perf_counter()
         model = DaskLambdaMART(client=client, n_estimators=trees, **PARAMS).fit(
