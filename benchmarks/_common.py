@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -56,3 +57,11 @@ def interleaved(repeats: int, fns: dict) -> tuple[dict, dict, list[float]]:
             times[name].append(time.perf_counter() - t0)
             loads.append(os.getloadavg()[0])
     return {name: float(np.median(t)) for name, t in times.items()}, out, loads
+
+
+def read_settings(text: str) -> list:
+    """The settings of a tuning script: a JSON list, or ``@file.json`` naming a file that holds one."""
+    if text.startswith("@"):
+        with open(text[1:]) as fh:
+            text = fh.read()
+    return json.loads(text)

@@ -28,7 +28,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 
 import numpy as np
 
-from _common import load_letor, require_shared_data
+from _common import load_letor, read_settings, require_shared_data
 
 _PARTS: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
@@ -84,11 +84,7 @@ def main() -> None:
     ap.add_argument("--seeds", default="0,1,2")
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     args = ap.parse_args()
-    text = args.settings
-    if text.startswith("@"):
-        with open(text[1:]) as fh:
-            text = fh.read()
-    settings = json.loads(text)
+    settings = read_settings(args.settings)
     seeds = [int(s) for s in args.seeds.split(",")]
     folds = range(1, 5) if args.protocol == "inner" else range(1, 6)
     require_shared_data()

@@ -26,6 +26,7 @@ import sys
 import time
 
 import numpy as np
+from _common import read_settings
 from bench_rankers import DATASETS, NDCG10, make_ranker, splits
 
 from ranklearn.data.groups import group_ptr
@@ -55,11 +56,7 @@ def main() -> None:
     ap.add_argument("--datasets", default=",".join(DATASETS))
     ap.add_argument("--folds", default="1,2,3,4,5", help="MQ2008 folds")
     args = ap.parse_args()
-    text = args.settings
-    if text.startswith("@"):
-        with open(text[1:]) as fh:
-            text = fh.read()
-    settings = json.loads(text)
+    settings = read_settings(args.settings)
     datasets = [d.strip() for d in args.datasets.split(",") if d.strip()]
     folds = [int(f) for f in args.folds.split(",")]
     results = {(i, d): [] for i in range(len(settings)) for d in datasets}

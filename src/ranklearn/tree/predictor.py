@@ -50,16 +50,7 @@ def _predict_8(X, lo, first, nodes, thresholds, value, roots, depth, out):
     a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = 0.0
     for t in range(roots.shape[0]):
         n0 = n1 = n2 = n3 = n4 = n5 = n6 = n7 = roots[t]
-        for _ in range(depth[t, 0]):
-            n0 = _step(X, lo, n0, nodes, thresholds)
-            n1 = _step(X, lo + 1, n1, nodes, thresholds)
-            n2 = _step(X, lo + 2, n2, nodes, thresholds)
-            n3 = _step(X, lo + 3, n3, nodes, thresholds)
-            n4 = _step(X, lo + 4, n4, nodes, thresholds)
-            n5 = _step(X, lo + 5, n5, nodes, thresholds)
-            n6 = _step(X, lo + 6, n6, nodes, thresholds)
-            n7 = _step(X, lo + 7, n7, nodes, thresholds)
-        for _ in range(depth[t, 1] - depth[t, 0]):
+        for step in range(depth[t, 1]):
             m0 = _step(X, lo, n0, nodes, thresholds)
             m1 = _step(X, lo + 1, n1, nodes, thresholds)
             m2 = _step(X, lo + 2, n2, nodes, thresholds)
@@ -68,10 +59,11 @@ def _predict_8(X, lo, first, nodes, thresholds, value, roots, depth, out):
             m5 = _step(X, lo + 5, n5, nodes, thresholds)
             m6 = _step(X, lo + 6, n6, nodes, thresholds)
             m7 = _step(X, lo + 7, n7, nodes, thresholds)
-            moved = (m0 ^ n0) | (m1 ^ n1) | (m2 ^ n2) | (m3 ^ n3) | (m4 ^ n4) | (m5 ^ n5) | (m6 ^ n6) | (m7 ^ n7)
+            if step >= depth[t, 0]:
+                moved = (m0 ^ n0) | (m1 ^ n1) | (m2 ^ n2) | (m3 ^ n3) | (m4 ^ n4) | (m5 ^ n5) | (m6 ^ n6) | (m7 ^ n7)
+                if moved == 0:
+                    break
             n0, n1, n2, n3, n4, n5, n6, n7 = m0, m1, m2, m3, m4, m5, m6, m7
-            if moved == 0:
-                break
         a0 += value[n0]
         a1 += value[n1]
         a2 += value[n2]
