@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 
 import numpy as np
 import pytest
@@ -324,13 +323,8 @@ def test_ten_thousand_document_query():
     X = rng.normal(size=(n, 5)).astype(np.float32)
     y = rng.integers(0, 5, n).astype(float)
     ptr = np.array([0, n])
-    start = time.perf_counter()
     for spec in ("ndcg@10", "ndcg", "err", "map", "p@10", "rr"):
         for ties in ("stable", "average"):
             assert np.isfinite(get_metric(spec, ties=ties).mean(y, np.round(X[:, 0], 1), ptr))
-    metrics_time = time.perf_counter() - start
-    start = time.perf_counter()
     model = LambdaMART(n_estimators=5, num_leaves=8, random_state=0).fit(X, y, qid=np.zeros(n))
     assert np.isfinite(model.predict(X)).all()
-    fit_time = time.perf_counter() - start
-    assert metrics_time < 10 and fit_time < 30, (metrics_time, fit_time)
