@@ -145,14 +145,24 @@ def test_ensemble_predictor_sums_trees():
     np.testing.assert_array_equal(TreePredictor([]).predict(X), 0.0)
 
 
-def test_layout_records_shallowest_leaf_and_depth_of_each_tree(ensemble):
-    """The walk's early stop relies on these: up to the shallowest leaf no row can be on a leaf."""
+def test_layout_records_shallowest_leaf_depth_and_first_leaf_of_each_tree(ensemble):
+    """The walk's early stop relies on these: up to the shallowest leaf no row can be on a leaf,
+    and within a tree the node ids from its first leaf's on are its leaves (their own children)."""
     trees, _, _ = ensemble
-    nodes, _, depth = TreePredictor(trees)._raw_layout()
-    for tree, (shallowest, deepest) in zip(trees, depth):
+    pred = TreePredictor(trees)
+    nodes, _, value, layout = pred._raw_layout()
+    ends = np.append(pred.roots[1:], nodes.shape[0])
+    for tree, root, end, (shallowest, deepest, first_leaf) in zip(trees, pred.roots, ends, layout):
         level = {0: 0}
         for node in range(tree.feature.shape[0]):  # children are numbered after their parent
             if tree.feature[node] >= 0:
                 level[tree.left[node]] = level[tree.right[node]] = level[node] + 1
         leaf_levels = [level[n] for n in range(tree.feature.shape[0]) if tree.feature[n] < 0]
         assert (shallowest, deepest) == (min(leaf_levels), max(leaf_levels))
+        ids = np.arange(root, end)
+        is_leaf = (nodes[root:end, 2] == ids) & (nodes[root:end, 3] == ids)
+        np.testing.assert_array_equal(is_leaf, ids >= first_leaf)
+        assert end - first_leaf == len(leaf_levels)
+        # children stay in their tree; the leaves keep their values, in the tree's order
+        assert np.all((nodes[root:end, 2:] >= root) & (nodes[root:end, 2:] < end))
+        np.testing.assert_array_equal(value[first_leaf:end], tree.value[tree.feature < 0])

@@ -1,8 +1,9 @@
 """Prediction with an ensemble of trees: raw feature values or binned data, in parallel over rows.
 
 Raw values go 8 rows at a time through each tree, in lockstep and without data-dependent
-branches (see ``_predict_8``), on one packed 16-byte record per node; the scores are the same,
-bit for bit, as walking one row at a time through the trees in order.
+branches (see ``_predict_8``), on one packed 16-byte record per node, each tree's leaves
+numbered after its internal nodes; the scores are the same, bit for bit, as walking one row
+at a time through the trees in order.
 """
 
 from __future__ import annotations
@@ -34,36 +35,35 @@ def _step(X, row, node, nodes, thresholds):
 
 
 @njit(cache=True)
-def _predict_8(X, lo, first, nodes, thresholds, value, roots, depth, out):
+def _predict_8(X, lo, first, nodes, thresholds, value, roots, trees, out):
     """Add the sum of all trees to ``out[first:lo+8]`` for the rows ``X[first:lo+8]``.
 
     Always walks the 8 rows ``X[lo:lo+8]``; rows before ``first`` are left alone (the last
     group overlaps the one before it when the row count is not a multiple of 8).
 
     The 8 walks through a tree go in lockstep: independent chains of loads the CPU overlaps,
-    no branch that depends on one row. ``depth[t]`` is (the depth of tree ``t``'s shallowest
-    leaf, its depth): up to the first, every walk is on an internal node; after it, the group
-    stops as soon as a step moves none of the 8 (all are on leaves), which saves about a
-    third of the steps of best-first trees, whose deepest leaf is far below the typical one.
-    Each row's sum runs over the trees in order, so the result is the same as one row at a time.
+    no branch that depends on one row. ``trees[t]`` is (the depth of tree ``t``'s shallowest
+    leaf, its depth, its first leaf's id): up to the first, every walk is on an internal node;
+    after it, the group stops as soon as all 8 are on leaves, which is the smallest of the 8
+    node ids reaching the first leaf's (a leaf is numbered after every internal node of its
+    tree). That saves about a third of the steps of best-first trees, whose deepest leaf is far
+    below the typical one. Each row's sum runs over the trees in order, so the result is the
+    same as one row at a time.
     """
     a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = 0.0
     for t in range(roots.shape[0]):
         n0 = n1 = n2 = n3 = n4 = n5 = n6 = n7 = roots[t]
-        for step in range(depth[t, 1]):
-            m0 = _step(X, lo, n0, nodes, thresholds)
-            m1 = _step(X, lo + 1, n1, nodes, thresholds)
-            m2 = _step(X, lo + 2, n2, nodes, thresholds)
-            m3 = _step(X, lo + 3, n3, nodes, thresholds)
-            m4 = _step(X, lo + 4, n4, nodes, thresholds)
-            m5 = _step(X, lo + 5, n5, nodes, thresholds)
-            m6 = _step(X, lo + 6, n6, nodes, thresholds)
-            m7 = _step(X, lo + 7, n7, nodes, thresholds)
-            if step >= depth[t, 0]:
-                moved = (m0 ^ n0) | (m1 ^ n1) | (m2 ^ n2) | (m3 ^ n3) | (m4 ^ n4) | (m5 ^ n5) | (m6 ^ n6) | (m7 ^ n7)
-                if moved == 0:
-                    break
-            n0, n1, n2, n3, n4, n5, n6, n7 = m0, m1, m2, m3, m4, m5, m6, m7
+        for step in range(1, trees[t, 1] + 1):
+            n0 = _step(X, lo, n0, nodes, thresholds)
+            n1 = _step(X, lo + 1, n1, nodes, thresholds)
+            n2 = _step(X, lo + 2, n2, nodes, thresholds)
+            n3 = _step(X, lo + 3, n3, nodes, thresholds)
+            n4 = _step(X, lo + 4, n4, nodes, thresholds)
+            n5 = _step(X, lo + 5, n5, nodes, thresholds)
+            n6 = _step(X, lo + 6, n6, nodes, thresholds)
+            n7 = _step(X, lo + 7, n7, nodes, thresholds)
+            if step >= trees[t, 0] and min(min(min(n0, n1), min(n2, n3)), min(min(n4, n5), min(n6, n7))) >= trees[t, 2]:
+                break
         a0 += value[n0]
         a1 += value[n1]
         a2 += value[n2]
@@ -78,40 +78,40 @@ def _predict_8(X, lo, first, nodes, thresholds, value, roots, depth, out):
 
 
 @njit(cache=True)
-def _predict_rows(X, nodes, thresholds, value, roots, depth, out):
+def _predict_rows(X, nodes, thresholds, value, roots, trees, out):
     """Fewer than 8 rows, one at a time."""
     for r in range(X.shape[0]):
         s = 0.0
         for t in range(roots.shape[0]):
             node = roots[t]
-            for _ in range(depth[t, 1]):
+            while node < trees[t, 2]:
                 node = _step(X, r, node, nodes, thresholds)
             s += value[node]
         out[r] += s
 
 
 @njit(cache=True)
-def _predict_tail(X, nodes, thresholds, value, roots, depth, out):
+def _predict_tail(X, nodes, thresholds, value, roots, trees, out):
     """The rows after the last full group of 8: the last 8 rows, adding only the new ones."""
     n = X.shape[0]
     if n < 8:
-        _predict_rows(X, nodes, thresholds, value, roots, depth, out)
+        _predict_rows(X, nodes, thresholds, value, roots, trees, out)
     elif n % 8:
-        _predict_8(X, n - 8, n - n % 8, nodes, thresholds, value, roots, depth, out)
+        _predict_8(X, n - 8, n - n % 8, nodes, thresholds, value, roots, trees, out)
 
 
 @njit(cache=True)
-def _predict_raw_serial(X, nodes, thresholds, value, roots, depth, out):
+def _predict_raw_serial(X, nodes, thresholds, value, roots, trees, out):
     for g in range(X.shape[0] // 8):
-        _predict_8(X, 8 * g, 8 * g, nodes, thresholds, value, roots, depth, out)
-    _predict_tail(X, nodes, thresholds, value, roots, depth, out)
+        _predict_8(X, 8 * g, 8 * g, nodes, thresholds, value, roots, trees, out)
+    _predict_tail(X, nodes, thresholds, value, roots, trees, out)
 
 
 @njit(parallel=True, cache=True)
-def _predict_raw(X, nodes, thresholds, value, roots, depth, out):
+def _predict_raw(X, nodes, thresholds, value, roots, trees, out):
     for g in prange(X.shape[0] // 8):
-        _predict_8(X, 8 * g, 8 * g, nodes, thresholds, value, roots, depth, out)
-    _predict_tail(X, nodes, thresholds, value, roots, depth, out)
+        _predict_8(X, 8 * g, 8 * g, nodes, thresholds, value, roots, trees, out)
+    _predict_tail(X, nodes, thresholds, value, roots, trees, out)
 
 
 @njit(parallel=True, cache=True)
@@ -154,9 +154,9 @@ class TreePredictor:
         self.right = np.where(cat("right", np.int64) >= 0, cat("right", np.int64) + shift, -1)
         self._raw: tuple | None = None  # the layout of raw prediction, built on first use
 
-    def _raw_layout(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Arrays of the branch-free walk: (nodes, the same viewed as float32, each tree's
-        (shallowest leaf depth, depth)).
+    def _raw_layout(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Arrays of the branch-free walk: (nodes, the same viewed as float32, the leaf values,
+        each tree's (shallowest leaf depth, depth, first leaf id)).
 
         ``nodes`` is int32 (n_nodes, 4): 2 * feature + mirrored, the float32 threshold's bits,
         child 0, child 1; a leaf has feature 0 and itself as both children. The float64
@@ -166,6 +166,10 @@ class TreePredictor:
         ``x <= t`` and goes right); one sending NaN left is mirrored: threshold ``-t_up`` with
         ``t_up`` the next float32 above ``t``, children right, left. ``-x <= -t_up`` holds for
         ``x > t`` and fails for ``x <= t`` and for NaN, which then go left.
+
+        The nodes are renumbered: each tree keeps its place and its root, its internal nodes
+        come first and its leaves after them, so "on a leaf" is one comparison of the node id
+        (the values are renumbered with them).
         """
         if self._raw is None:
             leaf = self.feature < 0
@@ -176,11 +180,15 @@ class TreePredictor:
             flip = self.missing_left & ~leaf
             with np.errstate(over="ignore"):  # t = the largest float32: t_up = inf is right
                 thr[flip] = -np.nextafter(thr[flip], np.float32(np.inf))
+            tree_of = np.repeat(np.arange(self.roots.shape[0]), np.diff(np.append(self.roots, ids.shape[0])))
+            order = np.lexsort((leaf, tree_of))  # stable: a root stays its tree's first node
+            renumber = np.empty_like(ids)
+            renumber[order] = ids
             nodes = np.empty((ids.shape[0], 4), dtype=np.int32)
             nodes[:, 0] = np.where(leaf, 0, 2 * self.feature + flip)
             nodes[:, 1] = np.where(leaf, np.float32(0), thr).view(np.int32)
-            nodes[:, 2] = np.where(leaf, ids, np.where(flip, self.right, self.left))
-            nodes[:, 3] = np.where(leaf, ids, np.where(flip, self.left, self.right))
+            nodes[:, 2] = renumber[np.where(leaf, ids, np.where(flip, self.right, self.left))]
+            nodes[:, 3] = renumber[np.where(leaf, ids, np.where(flip, self.left, self.right))]
             # node depths, level by level (children are numbered after their parent)
             depth = np.zeros(ids.shape[0], dtype=np.int64)
             internal = np.flatnonzero(~leaf)
@@ -192,14 +200,16 @@ class TreePredictor:
                     break
                 depth = new
             if ids.shape[0]:
-                tree_depth = np.stack(
+                trees = np.stack(
                     [np.minimum.reduceat(np.where(leaf, depth, depth.max()), self.roots),
-                     np.maximum.reduceat(depth, self.roots)],
+                     np.maximum.reduceat(depth, self.roots),
+                     self.roots + np.add.reduceat(~leaf, self.roots)],
                     axis=1,
                 )
             else:
-                tree_depth = np.zeros((0, 2), np.int64)
-            self._raw = (nodes, nodes.view(np.float32), tree_depth)
+                trees = np.zeros((0, 3), np.int64)
+            nodes = nodes[order]
+            self._raw = (nodes, nodes.view(np.float32), self.value[order], trees)
         return self._raw
 
     def predict(self, X: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
@@ -207,8 +217,8 @@ class TreePredictor:
         X = np.ascontiguousarray(X, dtype=np.float32)
         out = np.zeros(X.shape[0]) if out is None else out
         kernel = _predict_raw_serial if X.shape[0] < _SERIAL_ROWS else _predict_raw
-        nodes, thresholds, depth = self._raw_layout()
-        kernel(X, nodes, thresholds, self.value, self.roots, depth, out)
+        nodes, thresholds, value, trees = self._raw_layout()
+        kernel(X, nodes, thresholds, value, self.roots, trees, out)
         return out
 
     def predict_binned(self, binned: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
