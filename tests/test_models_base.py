@@ -255,6 +255,26 @@ def test_predict_leaves_out_scikit_learns_checks_only_where_they_have_nothing_to
     assert len(calls) == 2
 
 
+def test_predict_sets_the_thread_count_only_for_a_batch_that_runs_in_parallel(core_splits, monkeypatch):
+    """A batch the tree walk serves on the calling thread skips ``thread_limit`` (its cost is
+    1% of a 100-row query); a larger one runs inside it; the scores are the same either way."""
+    import ranklearn.models.base as base
+    from ranklearn.tree.predictor import TreePredictor
+
+    tr, _, te = core_splits
+    m = LambdaMART(**TREES).fit(tr.X, tr.y, qid=tr.qid)
+    X = np.concatenate([te.X] * -(-400 // te.X.shape[0]))[:400]
+    small = next(n for n in range(1, 400) if not TreePredictor.runs_serially(n + 1))  # the largest serial batch
+    expected = m.predict(X)
+    calls = []
+    real = base.thread_limit
+    monkeypatch.setattr(base, "thread_limit", lambda n: calls.append(n) or real(n))
+    np.testing.assert_array_equal(m.predict(X[:small]), expected[:small])
+    assert calls == []
+    np.testing.assert_array_equal(m.predict(X[: small + 1]), expected[: small + 1])
+    assert calls == [1]  # LambdaMART predicts a few hundred rows on one thread
+
+
 def test_score_uses_the_models_metric_and_conventions(core_splits):
     tr, va, te = core_splits
     m = LambdaMART(**TREES, metric="err@5").fit(tr.X, tr.y, qid=tr.qid)

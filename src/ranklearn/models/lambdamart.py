@@ -346,6 +346,9 @@ class LambdaMART(BaseRanker):
     def _predict_raw(self, X: np.ndarray) -> np.ndarray:
         return self._predictor.predict(X)
 
+    def _predicts_serially(self, n_rows: int) -> bool:
+        return self._predictor.runs_serially(n_rows)
+
     # ------------------------------------------------------------------ importances
     def feature_importance(self, kind: str = "gain", *, by_name: bool = False) -> np.ndarray | dict[str, float]:
         """Total split gain ("gain") or number of splits ("split") of every feature.

@@ -199,6 +199,9 @@ class RandomForest(BaseRanker):
     def _predict_raw(self, X: np.ndarray) -> np.ndarray:
         return self._predictor.predict(X)
 
+    def _predicts_serially(self, n_rows: int) -> bool:
+        return self._predictor.runs_serially(n_rows)
+
     # ------------------------------------------------------------------ persistence
     def _state_to_payload(self) -> dict[str, Any]:
         return {"bags": [[t.to_dict() for t in bag] for bag in self.bags_]}

@@ -212,11 +212,16 @@ class TreePredictor:
             self._raw = (nodes, nodes.view(np.float32), self.value[order], trees)
         return self._raw
 
+    @staticmethod
+    def runs_serially(n_rows: int) -> bool:
+        """True when :meth:`predict` walks ``n_rows`` rows on the calling thread, in no parallel region."""
+        return n_rows < _SERIAL_ROWS
+
     def predict(self, X: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """Sum of the trees' outputs for raw float32 rows ``X`` (n, n_features), added to ``out``."""
         X = np.ascontiguousarray(X, dtype=np.float32)
         out = np.zeros(X.shape[0]) if out is None else out
-        kernel = _predict_raw_serial if X.shape[0] < _SERIAL_ROWS else _predict_raw
+        kernel = _predict_raw_serial if self.runs_serially(X.shape[0]) else _predict_raw
         nodes, thresholds, value, trees = self._raw_layout()
         kernel(X, nodes, thresholds, value, self.roots, trees, out)
         return out
