@@ -3,6 +3,8 @@ reference, bit for bit."""
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 
@@ -96,6 +98,31 @@ def test_equals_row_by_row_reference_bit_for_bit(ensemble, n_rows, threads):
     np.testing.assert_array_equal(got, _reference(trees, X))
 
 
+@pytest.mark.parametrize("n_rows", [5, 100, 300])
+def test_reads_the_features_the_splits_use_wherever_they_are(ensemble, n_rows):
+    """The walk gathers only the used features: splits on columns 3, 5, 8, 9, 11, 12 of 14."""
+    trees, grid, between = ensemble
+    columns = np.array([3, 5, 8, 9, 11, 12], np.int32)
+    moved = [copy.deepcopy(t) for t in trees]
+    for t in moved:
+        t.feature[t.feature >= 0] = columns[t.feature[t.feature >= 0]]
+    rng = np.random.default_rng(n_rows)
+    X = rng.normal(size=(n_rows, 14)).astype(np.float32)
+    X[:, columns] = _rows(rng, n_rows, grid, between)
+    X[::3, 13] = np.nan
+    np.testing.assert_array_equal(TreePredictor(moved).predict(X), _reference(moved, X))
+    np.testing.assert_array_equal(TreePredictor(moved).predict(X), _reference(trees, X[:, columns]))
+
+
+@pytest.mark.parametrize("n_rows", [3, 20, 300])
+def test_trees_without_splits_predict_their_values(ensemble, n_rows):
+    trees, _, _ = ensemble
+    leaves = [t for t in trees if t.feature.shape[0] == 1]
+    assert leaves
+    X = np.full((n_rows, 2), np.nan, np.float32)
+    np.testing.assert_array_equal(TreePredictor(leaves * 3).predict(X), _reference(leaves * 3, X))
+
+
 def test_adds_to_out_and_reads_any_layout(ensemble):
     trees, grid, between = ensemble
     X = _rows(np.random.default_rng(1), 300, grid, between)
@@ -150,7 +177,7 @@ def test_layout_records_shallowest_leaf_depth_and_first_leaf_of_each_tree(ensemb
     and within a tree the node ids from its first leaf's on are its leaves (their own children)."""
     trees, _, _ = ensemble
     pred = TreePredictor(trees)
-    nodes, _, value, layout = pred._raw_layout()
+    _, nodes, _, value, layout = pred._raw_layout()
     ends = np.append(pred.roots[1:], nodes.shape[0])
     for tree, root, end, (shallowest, deepest, first_leaf) in zip(trees, pred.roots, ends, layout):
         level = {0: 0}
