@@ -2,8 +2,9 @@
 
 Raw values go 8 rows at a time through each tree, in lockstep and without data-dependent
 branches (see ``_predict_8``), on one packed 16-byte record per node, each tree's leaves
-numbered after its internal nodes; the scores are the same, bit for bit, as walking one row
-at a time through the trees in order.
+numbered after its internal nodes, the 8 rows' used features gathered first with their
+negations (see ``_gather``); the scores are the same, bit for bit, as walking one row at a
+time through the trees in order.
 """
 
 from __future__ import annotations
@@ -205,10 +206,8 @@ class TreePredictor:
             renumber = np.empty_like(ids)
             renumber[order] = ids
             nodes = np.empty((ids.shape[0], 4), dtype=np.int32)
-            used, column = np.unique(np.where(leaf, -1, self.feature), return_inverse=True)
-            if used.shape[0] and used[0] < 0:  # leaves marked -1: not a feature
-                used, column = used[1:], column - 1
-            nodes[:, 0] = np.where(leaf, 0, 2 * column.reshape(-1) + flip)
+            used = np.unique(self.feature[~leaf])
+            nodes[:, 0] = np.where(leaf, 0, 2 * np.searchsorted(used, self.feature) + flip)
             nodes[:, 1] = np.where(leaf, np.float32(0), thr).view(np.int32)
             nodes[:, 2] = renumber[np.where(leaf, ids, np.where(flip, self.right, self.left))]
             nodes[:, 3] = renumber[np.where(leaf, ids, np.where(flip, self.left, self.right))]
