@@ -99,7 +99,7 @@ def _sort_rows(a: np.ndarray) -> None:
 
 
 @njit(parallel=True, cache=True)
-def _gather_columns(X: np.ndarray, rows: np.ndarray) -> np.ndarray:
+def gather_columns(X: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """``X[rows].T`` as a contiguous (n_features, len(rows)) array, in one copy."""
     out = np.empty((X.shape[1], rows.shape[0]), dtype=X.dtype)
     for r in prange(rows.shape[0]):
@@ -287,7 +287,7 @@ class BinMapper:
         """Find the bin edges of every feature of ``X`` (n_samples, n_features)."""
         X = np.ascontiguousarray(X, dtype=np.float32)
         rows = sample_rows(X.shape[0], self.subsample, self.random_state)
-        columns = _gather_columns(X, rows)
+        columns = gather_columns(X, rows)
         _sort_rows(columns)
         self.edges_, self.n_edges_ = _fit_edges(columns, self.max_bins)
         return self
