@@ -42,11 +42,16 @@ def _partition(
     bin_threshold: int,
     missing_left: bool,
     buf: np.ndarray,
-) -> int:
-    """Stable in-place partition of ``samples[start:end]``; returns where the right part starts."""
+    grad: np.ndarray,
+    hess: np.ndarray,
+) -> tuple[int, float, float, float, float]:
+    """Stable in-place partition of ``samples[start:end]``. Returns where the right part starts
+    and the gradient and hessian sums of the left and right rows, each summed in row order (as
+    :func:`_sums` does), in the same pass."""
     col = binned[feature]
     nl = 0
     nr = 0
+    gl = hl = gr = hr = 0.0
     for r in range(start, end):
         i = samples[r]
         b = col[i]
@@ -57,12 +62,16 @@ def _partition(
         if go_left:
             samples[start + nl] = i
             nl += 1
+            gl += grad[i]
+            hl += hess[i]
         else:
             buf[nr] = i
             nr += 1
+            gr += grad[i]
+            hr += hess[i]
     for r in range(nr):
         samples[start + nl + r] = buf[r]
-    return start + nl
+    return start + nl, gl, hl, gr, hr
 
 
 @njit(cache=True)
@@ -140,11 +149,11 @@ class HistogramBuilder:
         """Send the rows of ``node`` to ``left`` (bin <= ``bin_threshold``; missing values as
         ``missing_left`` says) and ``right``. Returns the sums of the two children."""
         start, end = self._ranges.pop(node)
-        mid = _partition(self.binned, self.samples, start, end, feature, bin_threshold, missing_left, self._buf)
+        mid, gl, hl, gr, hr = _partition(
+            self.binned, self.samples, start, end, feature, bin_threshold, missing_left, self._buf, self.grad, self.hess
+        )
         self._ranges[left] = (start, mid)
         self._ranges[right] = (mid, end)
-        gl, hl = _sums(self.samples[start:mid], self.grad, self.hess)
-        gr, hr = _sums(self.samples[mid:end], self.grad, self.hess)
         return (gl, hl, mid - start), (gr, hr, end - mid)
 
     def histograms(self, nodes: Sequence[int]) -> list[np.ndarray]:
