@@ -83,3 +83,18 @@ def test_sample_binner_equals_a_mapper_fitted_on_the_sample(max_bins):
         np.testing.assert_array_equal(mapper.edges_, expected.edges_)
     with pytest.raises(ValueError, match="max_bins"):
         binner.fit_transform(np.arange(n), BinMapper(max_bins + 1 if max_bins < 255 else 8))
+
+
+def test_edges_and_bins_do_not_depend_on_the_thread_count():
+    from ranklearn._threads import numba_threads
+
+    X, _, _ = tree_data(nan_frac=0.05)  # columns are sorted in blocks, one block a thread
+    fitted = []
+    for n_jobs in (1, 2, 3):
+        with numba_threads(n_jobs):
+            m = BinMapper(max_bins=64).fit(X)
+            fitted.append((m.edges_, m.n_edges_, m.transform(X)))
+    for edges, n_edges, binned in fitted[1:]:
+        np.testing.assert_array_equal(edges, fitted[0][0])
+        np.testing.assert_array_equal(n_edges, fitted[0][1])
+        np.testing.assert_array_equal(binned, fitted[0][2])

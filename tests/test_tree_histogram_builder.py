@@ -107,3 +107,27 @@ def test_a_builder_summing_workers_grows_the_same_tree():
         np.testing.assert_array_equal(getattr(dtree, name), getattr(tree, name))
     np.testing.assert_allclose(dtree.value, tree.value, rtol=1e-12)
     np.testing.assert_allclose(dtree.gain, tree.gain, rtol=1e-9)
+
+
+def test_small_nodes_read_from_the_row_major_copy_give_the_same_sums_bit_for_bit():
+    from ranklearn.tree.histogram_builder import ROW_MAJOR_FRACTION
+
+    b, n_bins, g, h = _data(n=6000, seed=2)
+    rows_major = np.ascontiguousarray(b.T)
+    feats = np.array([0, 1, 3, 4])  # a feature subsample: only these are written
+    builders = [HistogramBuilder(b, g, h, features=feats, binned_rows=r) for r in (None, rows_major)]
+    for hb in builders:
+        hb.root()
+        hb.split(0, 0, 0, False, 1, 2)  # node 1: the few rows in the lowest bin of feature 0
+    start, end = builders[1]._ranges[1]
+    assert 0 < end - start < ROW_MAJOR_FRACTION * b.shape[1]  # node 1 takes the row-major path
+    plain, via_rows = (hb.histograms([1, 2]) for hb in builders)
+    for p, r in zip(plain, via_rows):
+        np.testing.assert_array_equal(r[feats], p[feats])  # same rows in the same order
+    node_rows = builders[1].samples[start:end]
+    np.testing.assert_allclose(via_rows[0][feats], _direct(b, node_rows, g, h, feats)[feats], atol=1e-9)
+    # a whole tree: the same with the copy as without
+    limits = dict(num_leaves=40, min_samples_leaf=5)
+    trees = [TreeGrower(b, n_bins, g, h, binned_rows=r, **limits).grow()[0] for r in (None, rows_major)]
+    for name in ("feature", "bin_threshold", "missing_left", "count", "value", "gain"):
+        np.testing.assert_array_equal(getattr(trees[1], name), getattr(trees[0], name))

@@ -252,6 +252,7 @@ class LambdaMART(BaseRanker):
         self._rng = check_random_state(self.random_state)
         self.bin_mapper_ = BinMapper(self.max_bins, self.bin_subsample, self._rng.randint(2**31 - 1))
         self._binned = self._bin_training(data.X)
+        self._binned_rows = np.ascontiguousarray(self._binned.T)  # small nodes' histograms read it
         self.trained_with_missing_ = has_missing(self._binned)
         self._data = data
         n = data.X.shape[0]
@@ -283,6 +284,7 @@ class LambdaMART(BaseRanker):
             self._hess,
             samples=samples,
             features=features,
+            binned_rows=self._binned_rows,
             **self._growth_limits(),
         )
         tree, leaf_samples, leaf_ranges = grower.grow()
@@ -339,7 +341,7 @@ class LambdaMART(BaseRanker):
         del self.trees_[n_trees:]
 
     def _end_fit(self) -> None:
-        for name in ("_objective", "_rng", "_binned", "_data", "_scores", "_grad", "_hess", "_evals"):
+        for name in ("_objective", "_rng", "_binned", "_binned_rows", "_data", "_scores", "_grad", "_hess", "_evals"):
             self.__dict__.pop(name, None)
         self._predictor = TreePredictor(self.trees_)
 

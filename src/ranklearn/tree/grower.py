@@ -57,6 +57,9 @@ class TreeGrower:
         Rows the tree is fitted on (query bagging); all rows by default. Sorted.
     features : int64, optional
         Features the tree may split on (feature subsampling); all by default.
+    binned_rows : uint8 (n_samples, n_features), optional
+        ``binned`` row-major, for the histograms of small nodes (see
+        :class:`~ranklearn.tree.histogram_builder.HistogramBuilder`).
     num_leaves, max_depth, min_samples_leaf, min_sum_hessian, l2_regularization, min_gain_to_split
         Growth limits; ``max_depth=None`` means unlimited.
 
@@ -74,6 +77,7 @@ class TreeGrower:
         *,
         samples: np.ndarray | None = None,
         features: np.ndarray | None = None,
+        binned_rows: np.ndarray | None = None,
         num_leaves: int = 31,
         max_depth: int | None = None,
         min_samples_leaf: int = 20,
@@ -82,7 +86,7 @@ class TreeGrower:
         min_gain_to_split: float = 0.0,
     ) -> None:
         self._configure(
-            HistogramBuilder(binned, grad, hess, samples=samples, features=features),
+            HistogramBuilder(binned, grad, hess, samples=samples, features=features, binned_rows=binned_rows),
             n_bins,
             num_leaves=num_leaves,
             max_depth=max_depth,

@@ -19,11 +19,17 @@ from collections.abc import Sequence
 import numpy as np
 from numba import njit
 
-from ranklearn.tree.binning import MISSING_BIN
+from ranklearn.tree.binning import MISSING_BIN, gather_columns
 from ranklearn.tree.histogram import build_histogram, new_histogram, subtract_histogram
 
 NodeSums = tuple[float, float, int]
 """(sum of gradients, sum of hessians, number of rows) of a node."""
+
+#: a node with fewer rows than this fraction of the data is histogrammed from its rows gathered
+#: out of the row-major copy: its rows lie far apart, and a row's features share a few cache
+#: lines there, one line per feature in the feature-major matrix (measured crossover: 4-5%,
+#: 200,000 x 136)
+ROW_MAJOR_FRACTION = 0.04
 
 
 @njit(cache=True)
@@ -36,11 +42,16 @@ def _partition(
     bin_threshold: int,
     missing_left: bool,
     buf: np.ndarray,
-) -> int:
-    """Stable in-place partition of ``samples[start:end]``; returns where the right part starts."""
+    grad: np.ndarray,
+    hess: np.ndarray,
+) -> tuple[int, float, float, float, float]:
+    """Stable in-place partition of ``samples[start:end]``. Returns where the right part starts
+    and the gradient and hessian sums of the left and right rows, each summed in row order (as
+    :func:`_sums` does), in the same pass."""
     col = binned[feature]
     nl = 0
     nr = 0
+    gl = hl = gr = hr = 0.0
     for r in range(start, end):
         i = samples[r]
         b = col[i]
@@ -51,12 +62,16 @@ def _partition(
         if go_left:
             samples[start + nl] = i
             nl += 1
+            gl += grad[i]
+            hl += hess[i]
         else:
             buf[nr] = i
             nr += 1
+            gr += grad[i]
+            hr += hess[i]
     for r in range(nr):
         samples[start + nl + r] = buf[r]
-    return start + nl
+    return start + nl, gl, hl, gr, hr
 
 
 @njit(cache=True)
@@ -82,6 +97,9 @@ class HistogramBuilder:
         Rows the tree is fitted on (query bagging), sorted; all rows by default.
     features : int64, optional
         Features histograms are built for (feature subsampling), sorted; all by default.
+    binned_rows : uint8 (n_samples, n_features), optional
+        The same bins row-major (``binned.T``, C-contiguous), for the histograms of small
+        nodes (``ROW_MAJOR_FRACTION``); the same sums, read faster. None: ``binned`` only.
 
     Notes
     -----
@@ -98,8 +116,10 @@ class HistogramBuilder:
         *,
         samples: np.ndarray | None = None,
         features: np.ndarray | None = None,
+        binned_rows: np.ndarray | None = None,
     ) -> None:
         self.binned = binned
+        self.binned_rows = binned_rows
         self.grad = grad
         self.hess = hess
         n = binned.shape[1]
@@ -129,11 +149,11 @@ class HistogramBuilder:
         """Send the rows of ``node`` to ``left`` (bin <= ``bin_threshold``; missing values as
         ``missing_left`` says) and ``right``. Returns the sums of the two children."""
         start, end = self._ranges.pop(node)
-        mid = _partition(self.binned, self.samples, start, end, feature, bin_threshold, missing_left, self._buf)
+        mid, gl, hl, gr, hr = _partition(
+            self.binned, self.samples, start, end, feature, bin_threshold, missing_left, self._buf, self.grad, self.hess
+        )
         self._ranges[left] = (start, mid)
         self._ranges[right] = (mid, end)
-        gl, hl = _sums(self.samples[start:mid], self.grad, self.hess)
-        gr, hr = _sums(self.samples[mid:end], self.grad, self.hess)
         return (gl, hl, mid - start), (gr, hr, end - mid)
 
     def histograms(self, nodes: Sequence[int]) -> list[np.ndarray]:
@@ -146,8 +166,16 @@ class HistogramBuilder:
         out = []
         for node in nodes:
             start, end = self._ranges[node]
+            rows = self.samples[start:end]
             hist = new_histogram(self.n_features)
-            build_histogram(self.binned, self.samples[start:end], self.grad, self.hess, self.features, hist)
+            if self.binned_rows is not None and rows.shape[0] < ROW_MAJOR_FRACTION * self.binned.shape[1]:
+                # the node's rows made contiguous: same rows in the same order, so the same sums
+                local = np.arange(rows.shape[0], dtype=np.int32)
+                build_histogram(
+                    gather_columns(self.binned_rows, rows), local, self.grad[rows], self.hess[rows], self.features, hist
+                )
+            else:
+                build_histogram(self.binned, rows, self.grad, self.hess, self.features, hist)
             out.append(hist)
         return out
 
