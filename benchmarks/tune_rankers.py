@@ -12,8 +12,8 @@ same validation queries (each scored once per fold, by the fit that did not watc
 paired 95% percentile-bootstrap interval (``ranklearn.stats.bootstrap_interval``).
 
 Each setting is a JSON object ``{"model": "<registry name>", "params": {...}}``, built as
-bench_rankers.py builds its rankers (``random_state=0`` where there is one; LambdaMART and MART
-with early_stopping_rounds=50 unless the setting says otherwise).
+bench_rankers.py builds its rankers (``random_state=0`` where there is one; LambdaMART with
+early_stopping_rounds=50 unless the setting says otherwise).
 
     .venv/bin/python benchmarks/tune_rankers.py --settings '[{"model": "mart"},
         {"model": "mart", "params": {"num_leaves": 10}}]' [--datasets mq2008,mslr,lightgbm,trec-news]
