@@ -6,11 +6,14 @@ query (a seeded permutation per split): the ranker trains on the training part, 
 or selection watches one half, NDCG@10 (gain 2^rel-1, ties in input order, queries without
 relevant documents count 0) is measured on the other half, then the other way round
 (neural_defaults.md's "folds" protocol). The table gives each dataset's mean over folds and
-halves, and their unweighted mean over the datasets.
+halves, and their unweighted mean over the datasets. Below it, every setting against the first
+(the baseline, normally the defaults) on each dataset: the mean per-query difference over the
+same validation queries (each scored once per fold, by the fit that did not watch it) with its
+paired 95% percentile-bootstrap interval (``ranklearn.stats.bootstrap_interval``).
 
 Each setting is a JSON object ``{"model": "<registry name>", "params": {...}}``, built as
-bench_rankers.py builds its rankers (``random_state=0`` where there is one; LambdaMART and MART
-with early_stopping_rounds=50 unless the setting says otherwise).
+bench_rankers.py builds its rankers (``random_state=0`` where there is one; LambdaMART with
+early_stopping_rounds=50 unless the setting says otherwise).
 
     .venv/bin/python benchmarks/tune_rankers.py --settings '[{"model": "mart"},
         {"model": "mart", "params": {"num_leaves": 10}}]' [--datasets mq2008,mslr,lightgbm,trec-news]
@@ -30,6 +33,7 @@ from _common import read_settings
 from bench_rankers import DATASETS, NDCG10, make_ranker, splits
 
 from ranklearn.data.groups import group_ptr
+from ranklearn.stats import bootstrap_interval
 
 
 def halves(vali: tuple[np.ndarray, ...], seed: int) -> list[tuple[np.ndarray, ...]]:
@@ -40,13 +44,13 @@ def halves(vali: tuple[np.ndarray, ...], seed: int) -> list[tuple[np.ndarray, ..
     return [tuple(a[first] for a in vali), tuple(a[~first] for a in vali)]
 
 
-def score_setting(setting: dict, train, vali, seed: int) -> list[float]:
-    """Validation NDCG@10 of the two fits (select on one half, score the other)."""
+def score_setting(setting: dict, train, vali, seed: int) -> list[np.ndarray]:
+    """Per-query validation NDCG@10 of the two fits (select on one half, score the other)."""
     parts = halves(vali, seed)
     out = []
     for watch, scored in ((parts[0], parts[1]), (parts[1], parts[0])):
         model = make_ranker(setting["model"], **setting.get("params", {})).fit(*train, eval_set=[watch])
-        out.append(float(NDCG10.mean(scored[1], model.predict(scored[0]), group_ptr(scored[2]))))
+        out.append(NDCG10.per_query(scored[1], model.predict(scored[0]), group_ptr(scored[2])))
     return out
 
 
@@ -67,7 +71,8 @@ def main() -> None:
                 values = score_setting(s, train, vali, seed=123 + k)
                 results[i, d] += values
                 loads.append(os.getloadavg()[0])
-                print(f"  {time.perf_counter() - t0:.0f}s {d} {label} setting {i}: {np.mean(values):.4f}",
+                print(f"  {time.perf_counter() - t0:.0f}s {d} {label} setting {i}: "
+                      f"{np.mean([v.mean() for v in values]):.4f}",
                       file=sys.stderr, flush=True)  # fmt: skip
     print(f"\n### Validation NDCG@10, both halves, datasets {', '.join(datasets)} (MQ2008 folds {args.folds})\n")
     print(f"{time.perf_counter() - t0:.0f} s wall, {time.process_time() - c0:.0f} s CPU; "
@@ -75,8 +80,19 @@ def main() -> None:
     print("| setting | mean of datasets | " + " | ".join(datasets) + " |")
     print("|---|---:|" + "---:|" * len(datasets))
     for i, s in enumerate(settings):
-        per = [float(np.mean(results[i, d])) for d in datasets]
+        per = [float(np.mean([v.mean() for v in results[i, d]])) for d in datasets]
         print(f"| `{json.dumps(s)}` | {np.mean(per):.4f} | " + " | ".join(f"{v:.4f}" for v in per) + " |")
+    if len(settings) > 1:
+        print("\nAgainst setting 0, per query: mean difference [paired 95% bootstrap interval].\n")
+        print("| setting | " + " | ".join(datasets) + " |")
+        print("|---|" + "---:|" * len(datasets))
+        for i, s in enumerate(settings[1:], start=1):
+            cells = []
+            for d in datasets:
+                ours, base = np.concatenate(results[i, d]), np.concatenate(results[0, d])
+                lo, hi = bootstrap_interval(ours, base)
+                cells.append(f"{np.mean(ours - base):+.4f} [{lo:+.4f}, {hi:+.4f}]")
+            print(f"| `{json.dumps(s)}` | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

@@ -22,7 +22,9 @@ def data():
 def test_default_objective_is_squared_error_and_equals_lambdamart_with_it(data):
     X, y, qid = data
     mart = MART(n_estimators=8, num_leaves=5, min_samples_leaf=3, random_state=0).fit(X, y, qid)
-    same = LambdaMART(n_estimators=8, num_leaves=5, min_samples_leaf=3, random_state=0, objective="squared_error")
+    # MART's other default that LambdaMART does not share, given explicitly
+    same = LambdaMART(n_estimators=8, num_leaves=5, min_samples_leaf=3, random_state=0, objective="squared_error",
+                      l2_regularization=10.0)  # fmt: skip
     same.fit(X, y, qid)
     assert mart.objective is None and mart.objective_["name"] == "squared_error"
     np.testing.assert_array_equal(mart.predict(X), same.predict(X))
@@ -34,10 +36,40 @@ def test_one_stump_fits_the_mean_label_of_each_side():
     X = np.array([[0.0], [1.0], [2.0], [3.0], [4.0], [5.0]], dtype=np.float32)
     y = np.array([0.0, 0.0, 1.0, 2.0, 2.0, 2.0])
     qid = np.array([1, 1, 1, 2, 2, 2])
-    m = MART(n_estimators=1, num_leaves=2, min_samples_leaf=1, learning_rate=0.5).fit(X, y, qid)
+    m = MART(n_estimators=1, num_leaves=2, min_samples_leaf=1, learning_rate=0.5, l2_regularization=0.0)
+    m.fit(X, y, qid)
     # split gains sum(residual)^2 / n per side: {0,1,2}|{3,4,5} 1/3 + 36/3 = 12.33 beats
     # {0,1}|{2..5} 0 + 49/4 = 12.25 and the others; leaves are the mean labels 1/3 and 2
     np.testing.assert_allclose(m.predict(X), 0.5 * np.array([1 / 3, 1 / 3, 1 / 3, 2, 2, 2]))
+
+
+def test_default_l2_of_10_shrinks_small_leaves():
+    # the data above with MART's default l2_regularization=10: a side scores sum(residual)^2 / (n + 10):
+    # {0,1}|{2..5} 0 + 49/14 = 3.5 now beats {0,1,2}|{3,4,5} 1/13 + 36/13 = 2.85, {0}|{1..5} 49/15 = 3.27
+    # and the others; its leaves are 0 and 7 / (4 + 10) = 0.5, times the learning rate
+    X = np.array([[0.0], [1.0], [2.0], [3.0], [4.0], [5.0]], dtype=np.float32)
+    y = np.array([0.0, 0.0, 1.0, 2.0, 2.0, 2.0])
+    m = MART(n_estimators=1, num_leaves=2, min_samples_leaf=1, learning_rate=0.5).fit(X, y, [1, 1, 1, 2, 2, 2])
+    assert m.l2_regularization == 10.0
+    np.testing.assert_allclose(m.predict(X), 0.5 * np.array([0, 0, 0.5, 0.5, 0.5, 0.5]))
+
+
+def test_default_early_stopping_is_ranklib_s_100_trees_with_an_eval_set(data, tmp_path):
+    X, y, qid = data
+    assert MART().n_estimators == 1000 and MART().early_stopping_rounds == "auto"
+    # without an evaluation set every tree is kept (RankLib without -validate)
+    assert MART(n_estimators=30, random_state=0).fit(X, y, qid).n_iter_ == 30
+    # with one: stops 100 trees after the best, rolled back to it (the same as an explicit 100)
+    Xv, yv, qv = make_ranking(20, 6, n_informative=4, random_state=3, return_X_y=True)
+    auto = MART(learning_rate=0.5, num_leaves=4, random_state=0).fit(X, y, qid, eval_set=[(Xv, yv, qv)])
+    explicit = MART(learning_rate=0.5, num_leaves=4, early_stopping_rounds=100, random_state=0)
+    explicit.fit(X, y, qid, eval_set=[(Xv, yv, qv)])
+    assert auto.n_iter_ == explicit.n_iter_ == auto.best_iteration_ + 100 < 1000
+    np.testing.assert_array_equal(auto.predict(Xv), explicit.predict(Xv))
+    export_ranklib(auto, tmp_path / "auto.txt")
+    assert "## Stop early = 100\n" in (tmp_path / "auto.txt").read_text()
+    assert not np.array_equal(MART(early_stopping_rounds=None, learning_rate=0.5, num_leaves=4, n_estimators=auto.n_iter_,
+                                   random_state=0).fit(X, y, qid).predict(Xv), auto.predict(Xv))  # fmt: skip
 
 
 def test_save_load_and_ranklib_export(data, tmp_path):
@@ -49,6 +81,7 @@ def test_save_load_and_ranklib_export(data, tmp_path):
     np.testing.assert_array_equal(back.predict(X), m.predict(X))
     export_ranklib(m, tmp_path / "m.txt")
     assert (tmp_path / "m.txt").read_text().startswith("## MART\n")  # RankLib loads it as its MART
+    assert "## Stop early = 0\n" in (tmp_path / "m.txt").read_text()  # "auto" without an evaluation set
     np.testing.assert_array_equal(import_ranklib(tmp_path / "m.txt", n_features=X.shape[1]).predict(X), m.predict(X))
 
 
@@ -70,7 +103,8 @@ def test_mq2008_fold1_near_ranklib(shared_data):
     from ranklearn.datasets import load_letor_fold
 
     tr, va, te = load_letor_fold(shared_data / "MQ2008", 1)
-    m = MART(n_estimators=500, early_stopping_rounds=50, random_state=0)
+    m = MART(random_state=0)  # the defaults: early stopping after 100 trees without a gain on vali
     m.fit(tr.X, tr.y, qid=tr.qid, eval_set=[(va.X, va.y, va.qid)])
     ndcg = get_metric("ndcg@10").mean(te.y, m.predict(te.X), te.ptr)
-    assert ndcg > 0.46  # measured 0.4761; RankLib's MART (its defaults) 0.4931 on this fold
+    assert m.n_iter_ == m.best_iteration_ + 100 < 1000
+    assert ndcg > 0.46  # measured 0.4772; RankLib's MART (its defaults) 0.4931 on this fold

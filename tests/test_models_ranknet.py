@@ -13,7 +13,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("safetensors")
 
 from ranklearn.exceptions import ModelFormatError, TrainingDivergedError  # noqa: E402
-from ranklearn.models import LambdaMART, LambdaRank, RankNet  # noqa: E402
+from ranklearn.models import LambdaMART, LambdaRank, ListNet, RankNet  # noqa: E402
 from ranklearn.neural.lambdas import compute_lambdas  # noqa: E402
 from _helpers import NEURAL, make_queries, needs_cuda, needs_torch, small_data  # noqa: E402
 from _helpers import _one_torch_thread  # noqa: E402, F401 (autouse: one torch thread)
@@ -394,6 +394,52 @@ def test_version_1_model_files_still_load(tmp_path):
     r = RankNet.load(tmp_path / "v1.json")
     assert r.n_networks == 1
     assert np.array_equal(r.predict(X), m.predict(X))
+
+
+@pytest.mark.parametrize("cls,kw,expected", [(RankNet, {}, 3), (LambdaRank, {}, 5), (ListNet, {}, 5),
+                                               (RankNet, {"mode": "pairwise"}, 1)])  # fmt: skip
+def test_auto_network_count(cls, kw, expected):
+    """n_networks="auto": RankNet 3, LambdaRank and ListNet 5 (benchmarks/neural_defaults.md), pairwise 1."""
+    X, y, q = make_queries(n_queries=6, seed=24)
+    m = cls(hidden=(4,), epochs=1, random_state=0, **kw).fit(X, y, q)
+    assert m.n_networks == "auto" and m.model_.n_networks == expected
+    with torch.no_grad():
+        assert m.model_.member_scores(torch.as_tensor(X)).shape == (len(y), expected)
+
+
+def _rewrite_payload(src, dst, version: int, **params) -> None:
+    from ranklearn.io.model_file import read_model_file, write_model_file
+
+    model_type, payload = read_model_file(src)
+    payload["payload_version"] = version
+    payload["params"].update(params)
+    write_model_file(dst, model_type, payload)
+
+
+def test_version_3_ranknet_files_load_the_five_networks_auto_trained_then(tmp_path):
+    """Before payload version 4 RankNet's "auto" meant 5 networks: such a file loads as n_networks=5."""
+    X, y, q = make_queries(n_queries=10, seed=25)
+    m = RankNet(hidden=(6,), n_networks=5, epochs=2, random_state=0).fit(X, y, q)
+    m.save(tmp_path / "five.json")
+    _rewrite_payload(tmp_path / "five.json", tmp_path / "v3.json", 3, n_networks="auto")
+    r = RankNet.load(tmp_path / "v3.json")
+    assert r.n_networks == 5 and r.model_.n_networks == 5
+    assert np.array_equal(r.predict(X), m.predict(X))
+    # a pairwise "auto" was one network, as today; LambdaRank's "auto" is still 5
+    p = RankNet(hidden=(6,), mode="pairwise", epochs=1, random_state=0).fit(X, y, q)
+    p.save(tmp_path / "pairwise.json")
+    _rewrite_payload(tmp_path / "pairwise.json", tmp_path / "pairwise3.json", 3)
+    assert RankNet.load(tmp_path / "pairwise3.json").n_networks == "auto"
+    lr = LambdaRank(hidden=(6,), epochs=1, random_state=0).fit(X, y, q)
+    lr.save(tmp_path / "lr.json")
+    loaded = LambdaRank.load(tmp_path / "lr.json")
+    assert loaded.n_networks == "auto" and loaded.model_.n_networks == 5
+    # today's RankNet file with "auto" holds and loads 3 networks
+    d = RankNet(hidden=(6,), epochs=1, random_state=0).fit(X, y, q)
+    d.save(tmp_path / "auto.json")
+    loaded = RankNet.load(tmp_path / "auto.json")
+    assert loaded.n_networks == "auto" and loaded.model_.n_networks == 3
+    assert np.array_equal(loaded.predict(X), d.predict(X))
 
 
 # --------------------------------------------------------------------------- persistence

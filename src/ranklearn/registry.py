@@ -254,7 +254,7 @@ register(
         "ranklearn.models.ranknet:RankNet",
         "Neural scorer trained on pairwise cross-entropy, factorized per query.",
         _NEURAL_OPTIONS,
-        payload_version=3,
+        payload_version=4,
         demo=_NEURAL_DEMO,
         extra="neural",
         ranklib=1,

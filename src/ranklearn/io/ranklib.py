@@ -82,13 +82,16 @@ def export_ranklib(model, path: str | PathLike[str]) -> None:
             "NaN right, so exported scores differ from ranklearn's on rows with missing values",
             stacklevel=2,
         )
+    stop = model.early_stopping_rounds
+    if stop == "auto":  # what it meant for this fit: the ranker's patience if it watched a set
+        stop = model._auto_early_stopping if getattr(model, "evals_result_", None) else None
     lines = [
         f"## {model._display_name}",  # RankLib picks the ranker by this name
         f"## No. of trees = {len(model.trees_)}",
         f"## No. of leaves = {model.num_leaves}",
         f"## No. of threshold candidates = {model.max_bins}",
         f"## Learning rate = {model.learning_rate}",
-        f"## Stop early = {model.early_stopping_rounds or 0}",
+        f"## Stop early = {stop or 0}",
         "## Exported by ranklearn: leaf outputs include the learning rate, tree weights are 1.",
         "",
         "<ensemble>",

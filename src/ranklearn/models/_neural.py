@@ -54,8 +54,10 @@ class NeuralRanker(BaseRanker):
         Networks of this shape trained side by side, each from its own initialization and on
         the lambdas of its own ranking; the score is their mean. Averaging independent
         networks lowers the variance of the model; training costs about ``n_networks``
-        times one network. Early stopping watches the averaged score. "auto": 5 with
-        ``mode="factorized"``, 1 with ``mode="pairwise"`` (which trains a single network).
+        times one network. Early stopping watches the averaged score. "auto" with
+        ``mode="factorized"``: 3 for RankNet, 5 for LambdaRank and ListNet (chosen on the
+        validation data of four datasets, benchmarks/neural_defaults.md); 1 with
+        ``mode="pairwise"`` (which trains a single network).
     activation : {"relu", "tanh", "sigmoid", "gelu", "elu", "leaky_relu", "selu"}, default="relu"
     dropout : float, default=0.0
         Dropout after every hidden activation.
@@ -128,6 +130,10 @@ class NeuralRanker(BaseRanker):
     _unit = "epoch"
     _total_param = "epochs"
     _auto_early_stopping = 20
+    #: what ``n_networks="auto"`` means in factorized mode
+    _auto_networks: ClassVar[int] = 5
+    #: the first payload version whose saved "auto" means ``_auto_networks`` (before it: 5)
+    _auto_networks_since: ClassVar[int] = 0
     #: what ``loss=None`` and ``lambda_normalization=None`` mean for this ranker
     _default_loss: ClassVar[str] = "ranknet"
     _default_normalization: ClassVar[str] = "docs"
@@ -236,7 +242,7 @@ class NeuralRanker(BaseRanker):
 
     def _n_nets(self) -> int:
         if self.n_networks == "auto":
-            return 5 if self.mode == "factorized" else 1
+            return self._auto_networks if self.mode == "factorized" else 1
         return int(self.n_networks)
 
     def _check_params(self) -> None:
@@ -393,6 +399,8 @@ class NeuralRanker(BaseRanker):
         if version < _PAYLOAD_VERSION_NETWORKS:
             params.setdefault("n_networks", 1)
         params.setdefault("lambda_normalization", "none")  # files from before it existed trained without
+        if version < cls._auto_networks_since and params.get("n_networks") == "auto" and params.get("mode") != "pairwise":
+            params["n_networks"] = 5  # what "auto" trained when the file was written
         if device is not None:
             params["device"] = device
         elif params.get("device", "cpu") != "cpu":

@@ -41,6 +41,9 @@ class LambdaRank(RankNet):
     _display_name = "LambdaRank"
     _default_loss = "lambdarank"
     _default_normalization = "none"
+    # RankNet's 3 lost on MSLR-sample (benchmarks/neural_defaults.md)
+    _auto_networks = 5
+    _auto_networks_since = 0
     _parameter_constraints: ClassVar[dict] = {
         **NeuralRanker._parameter_constraints,
         "lambda_metric": [str],

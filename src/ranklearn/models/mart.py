@@ -5,11 +5,24 @@ Friedman, "Greedy function approximation: a gradient boosting machine", Annals o
 (:class:`ranklearn.objectives.SquaredErrorObjective`: gradient s - y, hessian 1), so each
 tree fits the residuals of the labels and each leaf value is their mean times the learning
 rate.
+
+Defaults (chosen on the validation data of four datasets, benchmarks/ranker_defaults.md):
+RankLib's 1000 trees with early stopping after 100 trees without a gain when an evaluation set
+is given (``early_stopping_rounds="auto"``; without one every tree is kept, as in RankLib), and
+``l2_regularization=10``, which shrinks the values of leaves with few documents (hessian 1 per
+document: a leaf of n documents gets n / (n + 10) of its mean residual).
 """
 
 from __future__ import annotations
 
+from numbers import Integral
+from typing import ClassVar
+
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ranklearn.metrics import Metric
 from ranklearn.models.lambdamart import LambdaMART
+from ranklearn.objectives import Objective
 
 __all__ = ["MART"]
 
@@ -17,10 +30,55 @@ __all__ = ["MART"]
 class MART(LambdaMART):
     __doc__ = (
         "MART: gradient-boosted regression trees fitted to the labels by squared error.\n"
-        "\n    ``objective=None`` is \"squared_error\"; otherwise the parameters are LambdaMART's.\n"
+        "\n    ``objective=None`` is \"squared_error\"; the other parameters are LambdaMART's, with other\n"
+        "    defaults: ``n_estimators=1000``, ``l2_regularization=10.0`` and\n"
+        "    ``early_stopping_rounds=\"auto\"`` (100 with an ``eval_set``, as RankLib's MART; off without).\n"
         + LambdaMART.__doc__.split("\n", 1)[1]
     )
 
     _model_name = "mart"
     _display_name = "MART"
     _default_objective = "squared_error"
+    _auto_early_stopping = 100  # RankLib's MART: -estop 100 with -validate
+    _parameter_constraints: ClassVar[dict] = {
+        **LambdaMART._parameter_constraints,
+        "early_stopping_rounds": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}), None],
+    }
+
+    def __init__(
+        self,
+        n_estimators: int = 1000,
+        learning_rate: float = 0.1,
+        num_leaves: int = 31,
+        min_samples_leaf: int = 20,
+        max_bins: int = 255,
+        metric: str | Metric = "ndcg@10",
+        early_stopping_rounds: int | str | None = "auto",
+        n_jobs: int | None = None,
+        random_state: int | None = None,
+        objective: str | Objective | None = None,
+        sigma: float = 1.0,
+        lambda_metric: str | None = None,
+        truncation_level: int | None = None,
+        lambda_normalization: str = "lightgbm",
+        lambda_distance_weight: bool = False,
+        gain: str = "exp2",
+        max_depth: int | None = None,
+        min_sum_hessian: float = 1e-3,
+        l2_regularization: float = 10.0,
+        min_gain_to_split: float = 0.0,
+        feature_fraction: float = 1.0,
+        bagging_fraction: float = 1.0,
+        bin_subsample: int | None = 200_000,
+        verbose: int = 0,
+    ) -> None:
+        super().__init__(
+            n_estimators=n_estimators, learning_rate=learning_rate, num_leaves=num_leaves,
+            min_samples_leaf=min_samples_leaf, max_bins=max_bins, metric=metric,
+            early_stopping_rounds=early_stopping_rounds, n_jobs=n_jobs, random_state=random_state,
+            objective=objective, sigma=sigma, lambda_metric=lambda_metric, truncation_level=truncation_level,
+            lambda_normalization=lambda_normalization, lambda_distance_weight=lambda_distance_weight, gain=gain,
+            max_depth=max_depth, min_sum_hessian=min_sum_hessian, l2_regularization=l2_regularization,
+            min_gain_to_split=min_gain_to_split, feature_fraction=feature_fraction,
+            bagging_fraction=bagging_fraction, bin_subsample=bin_subsample, verbose=verbose,
+        )  # fmt: skip
