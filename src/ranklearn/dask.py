@@ -384,7 +384,9 @@ def _shard(
         raise TypeError(f"{what} must be a dask array or dask DataFrame, got {type(X).__name__}")
     if X.ndim != 2:
         raise ValueError(f"{what} must be 2-D, got shape {X.shape}")
-    X = X.rechunk({1: -1})
+    # float32 block by block on the workers: a float64 block is released once converted,
+    # instead of every float64 block waiting beside its float32 copy for the shards
+    X = X.rechunk({1: -1}).astype(np.float32)
     rows = X.chunks[0]
     if qid is None and group is not None:
         qid = resolve_qid(None, group, sum(rows), what=what)  # query sizes are small: built here
@@ -394,11 +396,13 @@ def _shard(
     w = _as_dask_array(weight, rows, f"sample_weight of {what}")
     blocks = [c.to_delayed().ravel() for c in cols]
     wblocks = w.to_delayed().ravel() if w is not None else [None] * len(rows)
-    futures = []
+    futures, keys = [], []
     for i in range(len(rows)):
         parts = client.compute([blocks[0][i], blocks[1][i], blocks[2][i]] + ([wblocks[i]] if w is not None else []))
         futures.append(client.submit(_Shard, *parts, *([] if w is not None else [None]), actor=True, pure=False))
-    wait(futures)
+        keys.append({futures[-1].key, *(p.key for p in parts)})
+    del parts  # the blocks' data is released once their shard holds it
+    _wait_shards(client, futures, keys, timeout, what)
     shards = [f.result() for f in futures]
     info = _gather(shards, [s.describe() for s in shards], timeout)
     owner: dict[Any, int] = {}
@@ -420,6 +424,28 @@ def _shard(
         y_min=min(d["y_min"] for d in info),
         y_max=max(d["y_max"] for d in info),
     )
+
+
+def _wait_shards(client: Client, futures: list, keys: list[set], timeout: float | None, what: str) -> None:
+    """Wait for the shards of ``what`` to be made (their blocks computed, then the actors),
+    at most ``timeout`` seconds together; ``keys`` are each shard's task and block keys.
+
+    Raises
+    ------
+    WorkerTimeoutError
+        Naming the partition and the worker busy with it, when a shard is not made in time.
+    """
+    try:
+        wait(futures, timeout=timeout)
+    except TimeoutError:
+        i = next(i for i, f in enumerate(futures) if not f.done())
+        busy = [w for w, running in client.processing().items() if keys[i] & set(running)]
+        worker = busy[0] if busy else "(none: no worker has started it)"
+        client.cancel(futures)  # the fit holds no set yet to cancel them with
+        raise WorkerTimeoutError(
+            f"worker {worker} making partition {i} of {what} did not finish within worker_timeout={timeout:g} s "
+            "(hung or overloaded); the fit stops instead of waiting"
+        ) from None
 
 
 def _per_shard(global_sorted: np.ndarray, starts: np.ndarray) -> list[np.ndarray]:
