@@ -396,13 +396,12 @@ def _shard(
     w = _as_dask_array(weight, rows, f"sample_weight of {what}")
     blocks = [c.to_delayed().ravel() for c in cols]
     wblocks = w.to_delayed().ravel() if w is not None else [None] * len(rows)
-    futures, keys = [], []
+    futures = []
     for i in range(len(rows)):
         parts = client.compute([blocks[0][i], blocks[1][i], blocks[2][i]] + ([wblocks[i]] if w is not None else []))
         futures.append(client.submit(_Shard, *parts, *([] if w is not None else [None]), actor=True, pure=False))
-        keys.append({futures[-1].key, *(p.key for p in parts)})
     del parts  # the blocks' data is released once their shard holds it
-    _wait_shards(client, futures, keys, timeout, what)
+    _wait_shards(client, futures, timeout, what)
     shards = [f.result() for f in futures]
     info = _gather(shards, [s.describe() for s in shards], timeout)
     owner: dict[Any, int] = {}
@@ -426,9 +425,25 @@ def _shard(
     )
 
 
-def _wait_shards(client: Client, futures: list, keys: list[set], timeout: float | None, what: str) -> None:
+def _running_on(keys: list, dask_scheduler: Any) -> list[str | None]:
+    """On the scheduler: for each key, a worker running it or a task it waits for (None: none)."""
+    out = []
+    for key in keys:
+        todo, seen, worker = [dask_scheduler.tasks.get(key)], set(), None
+        while todo and worker is None:
+            ts = todo.pop()
+            if ts is None or ts.key in seen:
+                continue
+            seen.add(ts.key)
+            worker = ts.processing_on.address if ts.processing_on is not None else None
+            todo.extend(ts.dependencies)
+        out.append(worker)
+    return out
+
+
+def _wait_shards(client: Client, futures: list, timeout: float | None, what: str) -> None:
     """Wait for the shards of ``what`` to be made (their blocks computed, then the actors),
-    at most ``timeout`` seconds together; ``keys`` are each shard's task and block keys.
+    at most ``timeout`` seconds together.
 
     Raises
     ------
@@ -438,9 +453,11 @@ def _wait_shards(client: Client, futures: list, keys: list[set], timeout: float 
     try:
         wait(futures, timeout=timeout)
     except TimeoutError:
-        i = next(i for i, f in enumerate(futures) if not f.done())
-        busy = [w for w, running in client.processing().items() if keys[i] & set(running)]
-        worker = busy[0] if busy else "(none: no worker has started it)"
+        late = [i for i, f in enumerate(futures) if not f.done()]
+        running = client.run_on_scheduler(_running_on, [futures[i].key for i in late])
+        # the first late partition a worker is busy with (others may only be queued behind it)
+        busy = [(i, w) for i, w in zip(late, running) if w is not None]
+        i, worker = busy[0] if busy else (late[0], "(none: no worker has started it)")
         client.cancel(futures)  # the fit holds no set yet to cancel them with
         raise WorkerTimeoutError(
             f"worker {worker} making partition {i} of {what} did not finish within worker_timeout={timeout:g} s "
