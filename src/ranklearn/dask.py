@@ -394,12 +394,23 @@ def _shard(
         raise ValueError(f"qid is required for {what} (a query id per row), or group= (query sizes)")
     cols = [X, _as_dask_array(y, rows, f"y of {what}"), _as_dask_array(qid, rows, f"qid of {what}")]
     w = _as_dask_array(weight, rows, f"sample_weight of {what}")
-    blocks = [c.to_delayed().ravel() for c in cols]
-    wblocks = w.to_delayed().ravel() if w is not None else [None] * len(rows)
-    futures = []
-    for i in range(len(rows)):
-        parts = client.compute([blocks[0][i], blocks[1][i], blocks[2][i]] + ([wblocks[i]] if w is not None else []))
-        futures.append(client.submit(_Shard, *parts, *([] if w is not None else [None]), actor=True, pure=False))
+    # unoptimized: fusing the graph drops its annotations, and with them where the user asked
+    # each partition to be made (dask.annotate(workers=...)); a worker given more than its share
+    # of the partitions can run out of memory
+    blocks = [c.to_delayed(optimize_graph=False).ravel() for c in cols]
+    wblocks = w.to_delayed(optimize_graph=False).ravel() if w is not None else [None] * len(rows)
+    parts = [
+        client.compute([blocks[0][i], blocks[1][i], blocks[2][i]] + ([wblocks[i]] if w is not None else []))
+        for i in range(len(rows))
+    ]
+    _wait_shards(client, [p[0] for p in parts], timeout, what)
+    # each actor on the worker holding its X block: a copy sent to another worker would double it
+    holder = client.who_has([p[0] for p in parts])
+    futures = [
+        client.submit(_Shard, *p, *([] if w is not None else [None]), workers=sorted(holder[p[0].key])[:1],
+                      allow_other_workers=True, actor=True, pure=False)  # fmt: skip
+        for p in parts
+    ]
     del parts  # the blocks' data is released once their shard holds it
     _wait_shards(client, futures, timeout, what)
     shards = [f.result() for f in futures]
