@@ -12,8 +12,8 @@ Four parts (``--parts``):
   documents, ``make_ranking``) in 2 partitions of whole queries persisted on the workers,
   50 trees, 31 leaves, 255 bins, 20 documents per leaf, learning rate 0.1; both warmed up,
   then interleaved, median of ``--repeats``. Ratio below 1: ranklearn is faster.
-* ``scale``: ``--scale-rows`` x 136 rows generated on the workers (never on the client: 4
-  partitions made lazily by the fit's tasks, each of blocks of 100 queries that are
+* ``scale``: ``--scale-rows`` x 136 rows generated on the workers (never on the client: 8
+  partitions made lazily by the fit's tasks, pinned half to each worker, each of blocks of 100 queries that are
   ``make_ranking`` with their own seed), 2 workers each with ``memory_limit`` 1 GiB, less
   than the whole float32 matrix (1.09 GB for 2,000,000 rows). Reported: peak resident memory of every worker process (``VmHWM``, generation
   included) and the time per tree against ``LambdaMART`` on the same rows on one machine
@@ -36,7 +36,6 @@ from __future__ import annotations
 import argparse
 import functools
 import logging
-import operator
 import os
 import sys
 import time
@@ -200,18 +199,17 @@ def part_scale(n_rows: int, trees: int) -> None:
     quiet = {"distributed.worker.memory.target": False, "distributed.worker.memory.spill": False,
              "distributed.worker.memory.pause": False}  # fmt: skip
     with dask.config.set(quiet), _cluster(2, memory_limit=SCALE_MEMORY) as cluster, Client(cluster) as client:
-        # each partition made by a task on a worker, half of them on each: left to the
-        # scheduler, tasks without inputs can pile up on one worker, which then holds more
-        # than half of the data and is killed at its limit
+        # each partition made by a task of the fit on a worker, half of them on each: left to
+        # the scheduler, tasks without inputs can pile up on one worker, which then holds more
+        # than half of the data. Not persisted beforehand: persisted blocks would stay in the
+        # workers' memory beside the binned shards for the whole fit
         workers = sorted(client.scheduler_info()["workers"])
         cols = [[], [], []]
         for i in range(SCALE_PARTS):
-            where = [workers[i % len(workers)]]
-            part = client.submit(_scale_part, i, per_part, workers=where, pure=False)
-            for j, (shape, dtype) in enumerate([((rows, FEATURES), np.float32), ((rows,), np.float64), ((rows,), np.int64)]):
-                piece = client.submit(operator.itemgetter(j), part, workers=where, pure=False)
-                cols[j].append(da.from_delayed(dask.delayed(piece), shape, dtype))
-            del part, piece
+            with dask.annotate(workers=[workers[i % len(workers)]], allow_other_workers=False):
+                part = dask.delayed(_scale_part, pure=True)(i, per_part, dask_key_name=f"scale-part-{i}")
+                for j, (shape, dtype) in enumerate([((rows, FEATURES), np.float32), ((rows,), np.float64), ((rows,), np.int64)]):
+                    cols[j].append(da.from_delayed(part[j], shape, dtype))
         clock = _TreeClock()
         t0 = time.perf_counter()
         model = DaskLambdaMART(client=client, n_estimators=trees, **PARAMS).fit(

@@ -43,3 +43,22 @@ def test_dask_options_take_lambdamart_only_and_one_cluster(capsys, tmp_path, sha
     assert_one_line_error(code, err, "--model lambdamart only")
     code, _, err = run(capsys, "train", "--train", src, "--model", "lambdamart", "--workers", "2", "--scheduler", "tcp://x:1")
     assert_one_line_error(code, err, "not both")
+
+
+def test_worker_timeout_reaches_the_fit_and_a_timeout_is_one_line(capsys, tmp_path, shared_data):
+    src = shared_data / "MQ2008" / "Fold1" / "vali.txt"
+    pattern = _split(src, tmp_path, [60, 110])
+    # a millisecond: making the shards (files parsed, actors started) takes far longer
+    code, _, err = run(capsys, "train", "--train", pattern, "--model", "lambdamart", "--trees", "2", "--workers", "2",
+                       "--worker-timeout", "0.001")  # fmt: skip
+    assert code == 1, err
+    assert err.startswith("ranklearn: error: worker ") and err.count("\n") == 1 and "Traceback" not in err, err
+    assert "within worker_timeout=0.001 s" in err
+
+
+def test_worker_timeout_needs_a_cluster_and_positive_seconds(capsys, shared_data):
+    src = shared_data / "MQ2008" / "Fold1" / "vali.txt"
+    code, _, err = run(capsys, "train", "--train", src, "--model", "lambdamart", "--worker-timeout", "5")
+    assert_one_line_error(code, err, "--worker-timeout applies to a Dask fit only")
+    code, _, err = run(capsys, "train", "--train", src, "--model", "lambdamart", "--workers", "2", "--worker-timeout", "0")
+    assert_one_line_error(code, err, "--worker-timeout must be a positive number of seconds, got 0")

@@ -272,3 +272,51 @@ def test_a_killed_worker_stops_the_fit_naming_it_and_the_tree(client):
             da.from_array(X, chunks=(200, 4)), da.from_array(y, chunks=200), da.from_array(q, chunks=200),
             callbacks=[kill_after_tree_2],
         )
+
+
+def _sleep_then(block, seconds):
+    import time
+
+    time.sleep(seconds)  # the worker's one thread is busy: the partition's shard is not made
+    return block
+
+
+def test_a_worker_hung_while_making_the_shards_stops_the_fit_after_worker_timeout(client):
+    import time
+
+    from ranklearn.dask import WorkerTimeoutError
+
+    rng = np.random.default_rng(0)
+    q = np.repeat(np.arange(40), 10)
+    X, y = rng.normal(size=(400, 4)).astype(np.float32), rng.integers(0, 3, 400).astype(float)
+    hang = 12.0
+    slow = da.from_array(X, chunks=(200, 4)).map_blocks(_sleep_then, hang, dtype=np.float32)
+    start = time.monotonic()
+    with pytest.raises(WorkerTimeoutError, match=r"worker tcp://\S+ making partition \d of X did not finish "
+                       r"within worker_timeout=3 s"):  # fmt: skip
+        DaskLambdaMART(client=client, n_estimators=2, min_samples_leaf=5, worker_timeout=3).fit(
+            slow, da.from_array(y, chunks=200), da.from_array(q, chunks=200)
+        )
+    time.sleep(max(0.0, hang - (time.monotonic() - start)))  # the next tests need the workers free
+
+
+def test_each_shard_is_made_where_its_partition_was_annotated_to_be_made(client):
+    import dask
+
+    from ranklearn.dask import _shard
+
+    rng = np.random.default_rng(0)
+    workers = sorted(client.scheduler_info()["workers"])
+    where = [workers[1], workers[0], workers[0], workers[1]]  # not the order the scheduler would pick
+    Xs, ys, qs = [], [], []
+    for i, w in enumerate(where):
+        with dask.annotate(workers=[w], allow_other_workers=False):
+            X = dask.delayed(rng.normal(size=(50, 3)).astype(np.float32).copy)()
+            Xs.append(da.from_delayed(X, (50, 3), np.float32))
+        ys.append(da.from_array(rng.integers(0, 3, 50).astype(float), chunks=50))
+        qs.append(da.from_array(np.repeat(np.arange(5 * i, 5 * i + 5), 10), chunks=50))
+    sharded = _shard(client, "train", da.concatenate(Xs), da.concatenate(ys), da.concatenate(qs), None, None, "X", 60)
+    try:
+        assert [s._address for s in sharded.shards] == where
+    finally:
+        client.cancel(sharded.futures)

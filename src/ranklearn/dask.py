@@ -384,7 +384,9 @@ def _shard(
         raise TypeError(f"{what} must be a dask array or dask DataFrame, got {type(X).__name__}")
     if X.ndim != 2:
         raise ValueError(f"{what} must be 2-D, got shape {X.shape}")
-    X = X.rechunk({1: -1})
+    # float32 block by block on the workers: a float64 block is released once converted,
+    # instead of every float64 block waiting beside its float32 copy for the shards
+    X = X.rechunk({1: -1}).astype(np.float32)
     rows = X.chunks[0]
     if qid is None and group is not None:
         qid = resolve_qid(None, group, sum(rows), what=what)  # query sizes are small: built here
@@ -392,13 +394,25 @@ def _shard(
         raise ValueError(f"qid is required for {what} (a query id per row), or group= (query sizes)")
     cols = [X, _as_dask_array(y, rows, f"y of {what}"), _as_dask_array(qid, rows, f"qid of {what}")]
     w = _as_dask_array(weight, rows, f"sample_weight of {what}")
-    blocks = [c.to_delayed().ravel() for c in cols]
-    wblocks = w.to_delayed().ravel() if w is not None else [None] * len(rows)
-    futures = []
-    for i in range(len(rows)):
-        parts = client.compute([blocks[0][i], blocks[1][i], blocks[2][i]] + ([wblocks[i]] if w is not None else []))
-        futures.append(client.submit(_Shard, *parts, *([] if w is not None else [None]), actor=True, pure=False))
-    wait(futures)
+    # unoptimized: fusing the graph drops its annotations, and with them where the user asked
+    # each partition to be made (dask.annotate(workers=...)); a worker given more than its share
+    # of the partitions can run out of memory
+    blocks = [c.to_delayed(optimize_graph=False).ravel() for c in cols]
+    wblocks = w.to_delayed(optimize_graph=False).ravel() if w is not None else [None] * len(rows)
+    parts = [
+        client.compute([blocks[0][i], blocks[1][i], blocks[2][i]] + ([wblocks[i]] if w is not None else []))
+        for i in range(len(rows))
+    ]
+    _wait_shards(client, [p[0] for p in parts], timeout, what)
+    # each actor on the worker holding its X block: a copy sent to another worker would double it
+    holder = client.who_has([p[0] for p in parts])
+    futures = [
+        client.submit(_Shard, *p, *([] if w is not None else [None]), workers=sorted(holder[p[0].key])[:1],
+                      allow_other_workers=True, actor=True, pure=False)  # fmt: skip
+        for p in parts
+    ]
+    del parts  # the blocks' data is released once their shard holds it
+    _wait_shards(client, futures, timeout, what)
     shards = [f.result() for f in futures]
     info = _gather(shards, [s.describe() for s in shards], timeout)
     owner: dict[Any, int] = {}
@@ -420,6 +434,46 @@ def _shard(
         y_min=min(d["y_min"] for d in info),
         y_max=max(d["y_max"] for d in info),
     )
+
+
+def _running_on(keys: list, dask_scheduler: Any) -> list[str | None]:
+    """On the scheduler: for each key, a worker running it or a task it waits for (None: none)."""
+    out = []
+    for key in keys:
+        todo, seen, worker = [dask_scheduler.tasks.get(key)], set(), None
+        while todo and worker is None:
+            ts = todo.pop()
+            if ts is None or ts.key in seen:
+                continue
+            seen.add(ts.key)
+            worker = ts.processing_on.address if ts.processing_on is not None else None
+            todo.extend(ts.dependencies)
+        out.append(worker)
+    return out
+
+
+def _wait_shards(client: Client, futures: list, timeout: float | None, what: str) -> None:
+    """Wait for the shards of ``what`` to be made (their blocks computed, then the actors),
+    at most ``timeout`` seconds together.
+
+    Raises
+    ------
+    WorkerTimeoutError
+        Naming the partition and the worker busy with it, when a shard is not made in time.
+    """
+    try:
+        wait(futures, timeout=timeout)
+    except TimeoutError:
+        late = [i for i, f in enumerate(futures) if not f.done()]
+        running = client.run_on_scheduler(_running_on, [futures[i].key for i in late])
+        # the first late partition a worker is busy with (others may only be queued behind it)
+        busy = [(i, w) for i, w in zip(late, running) if w is not None]
+        i, worker = busy[0] if busy else (late[0], "(none: no worker has started it)")
+        client.cancel(futures)  # the fit holds no set yet to cancel them with
+        raise WorkerTimeoutError(
+            f"worker {worker} making partition {i} of {what} did not finish within worker_timeout={timeout:g} s "
+            "(hung or overloaded); the fit stops instead of waiting"
+        ) from None
 
 
 def _per_shard(global_sorted: np.ndarray, starts: np.ndarray) -> list[np.ndarray]:

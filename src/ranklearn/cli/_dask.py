@@ -40,10 +40,13 @@ def run_train_dask(
     save: Path | None,
     scheduler: str | None,
     workers: int | None,
+    worker_timeout: float | None = None,
 ) -> None:
     """``run_train`` on a Dask cluster: the files (or globs) are read on the workers, the
     model is a :class:`ranklearn.dask.DaskLambdaMART`; the same progress bar, model file and
-    final table as on one machine (scores and labels of each set come to the client for it)."""
+    final table as on one machine (scores and labels of each set come to the client for it).
+    ``worker_timeout`` (seconds; None: the estimator's default) bounds every wait for the
+    workers; a worker lost or silent that long ends the command with one line and status 1."""
     import typer
 
     from ranklearn._progress import TrainingProgress
@@ -52,11 +55,13 @@ def run_train_dask(
         raise ValueError(f"--scheduler/--workers train --model lambdamart only, not {model}")
     if scheduler is not None and workers is not None:
         raise ValueError("give --scheduler (an existing cluster) or --workers (a local one), not both")
+    if worker_timeout is not None and not worker_timeout > 0:
+        raise ValueError(f"--worker-timeout must be a positive number of seconds, got {worker_timeout:g}")
     try:
-        from ranklearn.dask import DaskLambdaMART, read_svmlight
+        from ranklearn.dask import DaskLambdaMART, WorkerLostError, read_svmlight
     except ImportError as exc:
         raise ValueError(f"--scheduler/--workers need the dask extra: pip install 'ranklearn[dask]' ({exc})") from None
-    estimator = DaskLambdaMART(**params)
+    estimator = DaskLambdaMART(**params, **({} if worker_timeout is None else {"worker_timeout": worker_timeout}))
     estimator.check_params()
     with _client(scheduler, workers) as client:
         estimator.client = client
@@ -72,6 +77,9 @@ def run_train_dask(
         except KeyboardInterrupt:
             _save_interrupted(estimator, save)
             raise typer.Exit(130) from None
+        except WorkerLostError as exc:  # the cluster failed, not the input: status 1
+            typer.echo(f"ranklearn: error: {C.one_line(exc)}", err=True)
+            raise typer.Exit(1) from None
         local = estimator.to_local()
         if save is not None:
             local.save(save)

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 REPORT_METRIC = "ndcg@10"
 
 #: options of ``train`` that are not model parameters
-_FIXED = ("train", "validate", "test", "model", "save", "no_regroup", "scheduler", "workers")
+_FIXED = ("train", "validate", "test", "model", "save", "no_regroup", "scheduler", "workers", "worker_timeout")
 
 
 def merged_options() -> dict[str, tuple[Option, list[str]]]:
@@ -76,6 +76,7 @@ def build_train_command() -> Callable[..., None]:
                                           "other queries (by default its rows are merged, with a warning).")),
         ("scheduler", str | None, typer.Option(None, "--scheduler", help="Train lambdamart on this Dask cluster (tcp://HOST:PORT); --train and --validate may be globs of files the workers read.")),
         ("workers", int | None, typer.Option(None, "--workers", help="Train lambdamart on a local Dask cluster of this many worker processes (1 thread each).")),
+        ("worker_timeout", float | None, typer.Option(None, "--worker-timeout", metavar="SECONDS", help="With --scheduler/--workers: stop when a worker has not answered in this many seconds (default 600).")),
     ]
     params, annotations, flags = [], {}, {}
     for name, annotation, default in fixed:
@@ -212,13 +213,15 @@ def run_train(
     no_regroup: bool = False,
     scheduler: str | None = None,
     workers: int | None = None,
+    worker_timeout: float | None = None,
 ) -> None:
     """Fit ``model`` on ``train`` (early stopping on ``validate``), save it, and print a metrics table.
 
     On Ctrl-C the estimator keeps its best model so far; that one is saved (with ``save``)
     and the command exits with status 130. ``save`` "-" writes the model to stdout, and the
     table then goes to stderr. With ``scheduler`` or ``workers`` the fit runs on a Dask
-    cluster (:func:`ranklearn.cli._dask.run_train_dask`).
+    cluster (:func:`ranklearn.cli._dask.run_train_dask`), which stops when a worker has not
+    answered in ``worker_timeout`` seconds (None: the estimator's default).
     """
     import typer
 
@@ -231,7 +234,9 @@ def run_train(
     if scheduler is not None or workers is not None:
         from ranklearn.cli._dask import run_train_dask
 
-        return run_train_dask(model, params, train, validate, test, save, scheduler, workers)
+        return run_train_dask(model, params, train, validate, test, save, scheduler, workers, worker_timeout)
+    if worker_timeout is not None:
+        raise ValueError("--worker-timeout applies to a Dask fit only: give --scheduler or --workers")
     estimator = model_class(model)(**params)
     try:
         estimator.check_params()  # before loading data, in the options' own names
