@@ -123,3 +123,14 @@ def _cuda_available() -> bool:
 
 # CI has no GPU: these run where one exists (they were run on an H100 lent to a session).
 needs_cuda = pytest.mark.skipif(not _cuda_available(), reason="needs a CUDA GPU")
+
+
+def written(hist, features, n_bins):
+    """The cells of a histogram that the kernels write, ``hist[features]`` with every other
+    cell (bins past a feature's ``n_bins`` that are not the missing bin) set to 0."""
+    from ranklearn.tree.binning import MISSING_BIN
+
+    out = np.array(hist[features])
+    for k, f in enumerate(features):
+        out[k, n_bins[f] : MISSING_BIN] = 0.0
+    return out

@@ -10,6 +10,7 @@ import numba
 import pytest
 
 from ranklearn._threads import (
+    SPIN_COUNT,
     WAIT_POLICY_SETTINGS,
     apply_wait_policy,
     available_cpus,
@@ -85,10 +86,10 @@ def test_a_fit_and_its_metrics_run_on_the_fits_threads(name):
     assert seen and set(seen) == {(1, 1)}
 
 
-def test_wait_policy_is_passive_unless_the_user_chose_one():
+def test_wait_policy_spins_briefly_unless_the_user_chose_one():
     env: dict[str, str] = {"PATH": "/bin"}
     assert apply_wait_policy(env) is True
-    assert env == {"PATH": "/bin", "OMP_WAIT_POLICY": "PASSIVE"}
+    assert env == {"PATH": "/bin", "OMP_WAIT_POLICY": "PASSIVE", "GOMP_SPINCOUNT": str(SPIN_COUNT)}
     for name in WAIT_POLICY_SETTINGS:
         env = {name: "7"}
         assert apply_wait_policy(env) is False
@@ -124,12 +125,12 @@ def _openmp_settings(**user_env: str) -> tuple[str, list[str], list[str]]:
     return out.stdout.strip().splitlines()[-1], policies, spins
 
 
-def test_openmp_runtimes_load_with_the_passive_policy():
+def test_openmp_runtimes_load_with_the_short_spin():
     layer, policies, spins = _openmp_settings()
     if layer != "omp":
         pytest.skip(f"numba runs on the {layer} threading layer, not OpenMP")
     # GNU libgomp says PASSIVE for an unset policy too, but spins 300000 times: the count is the proof
-    assert spins and set(spins) == {"GOMP_SPINCOUNT = '0'"}, spins
+    assert spins and set(spins) == {f"GOMP_SPINCOUNT = '{SPIN_COUNT}'"}, spins
     assert set(policies) == {"OMP_WAIT_POLICY = 'PASSIVE'"}
 
 

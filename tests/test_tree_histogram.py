@@ -7,7 +7,7 @@ import pytest
 
 from ranklearn.tree.binning import MISSING_BIN, BinMapper
 from ranklearn.tree.histogram import build_histogram, new_histogram, subtract_histogram
-from _helpers import tree_data
+from _helpers import tree_data, written
 
 
 def test_histogram_and_subtraction_match_direct_sums():
@@ -19,14 +19,20 @@ def test_histogram_and_subtraction_match_direct_sums():
     sub = np.sort(np.random.default_rng(1).choice(X.shape[0], 1000, replace=False)).astype(np.int32)
     rest = np.setdiff1d(allrows, sub).astype(np.int32)
     parent, child, other = new_histogram(6), new_histogram(6), new_histogram(6)
-    build_histogram(b, allrows, g, h, feats, parent)
-    build_histogram(b, sub, g, h, feats, child)
-    build_histogram(b, rest, g, h, feats, other)
+    nb = m.n_bins_
+    build_histogram(b, allrows, g, h, feats, nb, parent)
+    build_histogram(b, sub, g, h, feats, nb, child)
+    build_histogram(b, rest, g, h, feats, nb, other)
+    cells = written(child, feats, nb)
     for f in range(6):
-        for k in (0, 5, MISSING_BIN):
+        for k in (0, 5, nb[f] - 1, MISSING_BIN):
             rows = sub[b[f, sub] == k]
-            assert child[f, k, 2] == len(rows)
-            assert child[f, k, 0] == pytest.approx(g[rows].sum())
-            assert child[f, k, 1] == pytest.approx(h[rows].sum())
-    subtract_histogram(parent, child, feats, parent)
-    np.testing.assert_allclose(parent, other, atol=1e-9)
+            assert cells[f, k, 2] == len(rows)
+            assert cells[f, k, 0] == pytest.approx(g[rows].sum())
+            assert cells[f, k, 1] == pytest.approx(h[rows].sum())
+    for f in range(6):  # only value bins and the missing bin are written: every one of them
+        unused = np.ones(256, bool)
+        unused[: nb[f]] = unused[MISSING_BIN] = False
+        assert not (b[f][:, None] == np.flatnonzero(unused)).any()
+    subtract_histogram(parent, child, feats, nb, parent)
+    np.testing.assert_allclose(written(parent, feats, nb), written(other, feats, nb), atol=1e-9)

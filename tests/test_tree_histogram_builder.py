@@ -8,6 +8,7 @@ import pytest
 from ranklearn.tree.binning import MISSING_BIN, N_HIST_BINS, BinMapper
 from ranklearn.tree.grower import TreeGrower
 from ranklearn.tree.histogram_builder import HistogramBuilder
+from _helpers import written
 
 
 def _data(n=4000, f=5, seed=0):
@@ -32,14 +33,14 @@ def _direct(binned, rows, g, h, features):
 
 
 def test_split_sums_histograms_and_leaf_rows_follow_the_rows():
-    b, _, g, h = _data()
+    b, n_bins, g, h = _data()
     rows = np.arange(0, b.shape[1], 3, dtype=np.int32)
     feats = np.array([0, 2, 4])
-    hb = HistogramBuilder(b, g, h, samples=rows, features=feats)
+    hb = HistogramBuilder(b, n_bins, g, h, samples=rows, features=feats)
     rg, rh, rc = hb.root()
     assert rc == len(rows) and rg == pytest.approx(g[rows].sum()) and rh == pytest.approx(h[rows].sum())
     (parent,) = hb.histograms([0])
-    np.testing.assert_allclose(parent[feats], _direct(b, rows, g, h, feats)[feats], atol=1e-9)
+    np.testing.assert_allclose(written(parent, feats, n_bins), _direct(b, rows, g, h, feats)[feats], atol=1e-9)
 
     # node 0 -> 1, 2 on feature 2 (missing left); then node 2 -> 3, 4 on feature 0 (missing right)
     left_sums, right_sums = hb.split(0, 2, 10, True, 1, 2)
@@ -51,8 +52,8 @@ def test_split_sums_histograms_and_leaf_rows_follow_the_rows():
     small = 1 if left_sums[2] <= right_sums[2] else 2
     ((hs, hl),) = hb.children_histograms([parent], [small])
     parts = {1: rows[go_left], 2: rows[~go_left]}
-    np.testing.assert_allclose(hs[feats], _direct(b, parts[small], g, h, feats)[feats], atol=1e-9)
-    np.testing.assert_allclose(hl[feats], _direct(b, parts[3 - small], g, h, feats)[feats], atol=1e-9)
+    np.testing.assert_allclose(written(hs, feats, n_bins), _direct(b, parts[small], g, h, feats)[feats], atol=1e-9)
+    np.testing.assert_allclose(written(hl, feats, n_bins), _direct(b, parts[3 - small], g, h, feats)[feats], atol=1e-9)
 
     hb.split(2, 0, 15, False, 3, 4)
     r2 = parts[2]
@@ -67,16 +68,17 @@ def test_split_sums_histograms_and_leaf_rows_follow_the_rows():
     # several nodes in one call (a batch) equal one call each
     batch = hb.histograms([1, 3, 4])
     for node, hist in zip((1, 3, 4), batch):
-        np.testing.assert_array_equal(hist[feats], hb.histograms([node])[0][feats])
+        np.testing.assert_array_equal(written(hist, feats, n_bins), written(hb.histograms([node])[0], feats, n_bins))
 
 
 class _TwoWorkers(HistogramBuilder):
     """A stand-in for a distributed builder: two local builders on disjoint rows; the client
     sums their node sums and histograms and never holds rows."""
 
-    def __init__(self, binned, grad, hess, parts):
-        self.workers = [HistogramBuilder(binned, grad, hess, samples=p) for p in parts]
+    def __init__(self, binned, n_bins, grad, hess, parts):
+        self.workers = [HistogramBuilder(binned, n_bins, grad, hess, samples=p) for p in parts]
         self.features = self.workers[0].features
+        self.n_bins = self.workers[0].n_bins
 
     def root(self):
         sums = [w.root() for w in self.workers]
@@ -100,7 +102,7 @@ def test_a_builder_summing_workers_grows_the_same_tree():
     limits = dict(num_leaves=12, min_samples_leaf=30, l2_regularization=0.5)
     tree, _, _ = TreeGrower(b, n_bins, g, h, **limits).grow()
     rows = np.arange(b.shape[1], dtype=np.int32)
-    client = _TwoWorkers(b, g, h, [rows[rows % 2 == 0], rows[rows % 2 == 1]])
+    client = _TwoWorkers(b, n_bins, g, h, [rows[rows % 2 == 0], rows[rows % 2 == 1]])
     dtree, _, _ = TreeGrower.from_builder(client, n_bins, **limits).grow()
     assert tree.n_leaves == 12
     for name in ("feature", "bin_threshold", "missing_left", "left", "right", "count"):
@@ -115,7 +117,7 @@ def test_small_nodes_read_from_the_row_major_copy_give_the_same_sums_bit_for_bit
     b, n_bins, g, h = _data(n=6000, seed=2)
     rows_major = np.ascontiguousarray(b.T)
     feats = np.array([0, 1, 3, 4])  # a feature subsample: only these are written
-    builders = [HistogramBuilder(b, g, h, features=feats, binned_rows=r) for r in (None, rows_major)]
+    builders = [HistogramBuilder(b, n_bins, g, h, features=feats, binned_rows=r) for r in (None, rows_major)]
     for hb in builders:
         hb.root()
         hb.split(0, 0, 0, False, 1, 2)  # node 1: the few rows in the lowest bin of feature 0
@@ -123,9 +125,9 @@ def test_small_nodes_read_from_the_row_major_copy_give_the_same_sums_bit_for_bit
     assert 0 < end - start < ROW_MAJOR_FRACTION * b.shape[1]  # node 1 takes the row-major path
     plain, via_rows = (hb.histograms([1, 2]) for hb in builders)
     for p, r in zip(plain, via_rows):
-        np.testing.assert_array_equal(r[feats], p[feats])  # same rows in the same order
+        np.testing.assert_array_equal(written(r, feats, n_bins), written(p, feats, n_bins))  # same rows, same order
     node_rows = builders[1].samples[start:end]
-    np.testing.assert_allclose(via_rows[0][feats], _direct(b, node_rows, g, h, feats)[feats], atol=1e-9)
+    np.testing.assert_allclose(written(via_rows[0], feats, n_bins), _direct(b, node_rows, g, h, feats)[feats], atol=1e-9)
     # a whole tree: the same with the copy as without
     limits = dict(num_leaves=40, min_samples_leaf=5)
     trees = [TreeGrower(b, n_bins, g, h, binned_rows=r, **limits).grow()[0] for r in (None, rows_major)]

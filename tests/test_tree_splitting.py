@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from ranklearn.tree.binning import MISSING_BIN, BinMapper
-from ranklearn.tree.histogram import build_histogram, new_histogram
-from ranklearn.tree.splitting import find_best_split
-from _helpers import tree_data
+from ranklearn.tree.histogram import build_histogram, new_histogram, subtract_histogram
+from ranklearn.tree.splitting import children_histograms_splits, find_best_split
+from _helpers import tree_data, written
 
 
 def _exhaustive_best(X, b, g, h, mapper, min_leaf, l2=0.0):
@@ -42,7 +42,7 @@ def test_best_split_equals_exhaustive_search(nan_frac):
     b = m.transform(X)
     hist = new_histogram(6)
     feats = np.arange(6, dtype=np.int64)
-    build_histogram(b, np.arange(600, dtype=np.int32), g, h, feats, hist)
+    build_histogram(b, np.arange(600, dtype=np.int32), g, h, feats, m.n_bins_, hist)
     gain, f, t, mleft = find_best_split(hist, feats, m.n_bins_, g.sum(), h.sum(), 600.0, 0.0, 20, 1e-3, 0.0)
     eg, ef, et, emleft = _exhaustive_best(X, b, g, h, m, 20)
     assert (f, t) == (ef, et)
@@ -59,11 +59,51 @@ def test_features_cutting_rows_alike_tie_within_rounding_to_the_first(later_scal
     m = BinMapper(max_bins=12).fit(X)
     b = m.transform(X)
     b[1] = b[0]
-    hist = new_histogram(2)
-    feats = np.arange(2, dtype=np.int64)
-    build_histogram(b[:2], np.arange(600, dtype=np.int32), g, h, feats, hist)
-    hist[1, :, 0] *= later_scale
     n_bins = m.n_bins_[:2].copy()
     n_bins[1] = n_bins[0]
+    hist = new_histogram(2)
+    feats = np.arange(2, dtype=np.int64)
+    build_histogram(b[:2], np.arange(600, dtype=np.int32), g, h, feats, n_bins, hist)
+    hist[1, :, 0] *= later_scale
     gain, f, _, _ = find_best_split(hist, feats, n_bins, g.sum(), h.sum(), 600.0, 0.0, 20, 1e-3, 0.0)
     assert f == winner
+
+
+@pytest.mark.parametrize("find", [(True, True), (True, False), (False, True)])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_children_kernel_equals_histograms_subtraction_and_split_search_bit_for_bit(find, threads):
+    import numba
+
+    X, g, h = tree_data(n=3000, nan_frac=0.05, seed=7)
+    m = BinMapper(max_bins=40).fit(X)
+    b, nb = m.transform(X), m.n_bins_
+    feats = np.array([0, 2, 3, 5], dtype=np.int64)  # a feature subsample
+    rows = np.arange(3000, dtype=np.int32)
+    small_rows = np.sort(np.random.default_rng(3).choice(3000, 700, replace=False)).astype(np.int32)
+    large_rows = np.setdiff1d(rows, small_rows).astype(np.int32)
+    limits = (2.0, 20, 1e-3, 0.0)  # l2, min_samples_leaf, min_sum_hessian, min_gain
+    parent = new_histogram(6)
+    build_histogram(b, rows, g, h, feats, nb, parent)
+    # the separate steps
+    small, large = new_histogram(6), parent.copy()
+    build_histogram(b, small_rows, g, h, feats, nb, small)
+    subtract_histogram(large, small, feats, nb, large)
+    sums = np.array([(g[r].sum(), h[r].sum(), len(r)) for r in (small_rows, large_rows)])
+    expected = [
+        find_best_split(hist, feats, nb, *sums[k], *limits) if find[k] else (0.0, -1, 0, False)
+        for k, hist in enumerate((small, large))
+    ]
+    # one kernel
+    before = numba.get_num_threads()
+    numba.set_num_threads(threads)
+    try:
+        fused_small = new_histogram(6)
+        fused_large = parent.copy()
+        found = children_histograms_splits(b, small_rows, g, h, feats, nb, fused_large, fused_small, sums,
+                                           np.array(find), *limits)  # fmt: skip
+    finally:
+        numba.set_num_threads(before)
+    np.testing.assert_array_equal(written(fused_small, feats, nb), written(small, feats, nb))
+    np.testing.assert_array_equal(written(fused_large, feats, nb), written(large, feats, nb))
+    assert [tuple(found[:4]), tuple(found[4:])] == [tuple(e) for e in expected]
+    assert any(e[1] >= 0 for e in expected)  # a split was found: the comparison says something

@@ -6,10 +6,12 @@ affinity mask (``taskset``, ``os.sched_setaffinity``) and a cgroup CPU quota (co
 ``docker --cpus``), so that a fit in a 2-CPU container does not start 64 threads that
 then wait for each other. Metrics evaluated inside a fit run on the fit's threads.
 
-Waiting threads sleep instead of spinning (:func:`apply_wait_policy`, called when
+Waiting threads spin only briefly, then sleep (:func:`apply_wait_policy`, called when
 ``ranklearn`` is imported): with another process on the same cores (a second fit, a torch
-training), OpenMP threads that spin at every barrier burn the CPU time the thread they wait
-for needs, and a fit can take many times its fair share.
+training), OpenMP threads that spin long at every barrier burn the CPU time the thread they
+wait for needs, and a fit can take many times its fair share; threads that sleep at once
+cost a wake-up of a few hundred microseconds on a virtual machine at every parallel loop,
+most of a small node's time.
 """
 
 from __future__ import annotations
@@ -32,13 +34,23 @@ _torch_loaded_first = False
 _torch_warned = False
 
 
-def apply_wait_policy(environ: MutableMapping[str, str] = os.environ) -> bool:
-    """Make OpenMP threads sleep while they wait (``OMP_WAIT_POLICY=PASSIVE``), unless the user chose.
+#: GNU OpenMP spins this many times (about 0.1 ms) before a waiting thread sleeps. Chosen on
+#: this project's 2-core machine (2026-11-24): 50,000 x 136 LambdaMART on 2 threads 2.06 s with
+#: 0 spins, 1.87 s with 3,000, 1.65 s with 10,000, 1.74 s with 30,000 and 1.77 s with 100,000;
+#: two fits at once still take about 2.1x their time alone (benchmarks/bench_contention.py).
+SPIN_COUNT = 10_000
 
-    An OpenMP runtime reads the variable once, when it is loaded: numba's ``omp`` threading
-    layer at the first parallel loop, torch's when torch is imported. So this runs in
-    ``ranklearn``'s package init; a runtime loaded earlier by another library (LightGBM,
-    or torch imported first) keeps its own setting.
+
+def apply_wait_policy(environ: MutableMapping[str, str] = os.environ) -> bool:
+    """Make OpenMP threads spin briefly, then sleep while they wait, unless the user chose.
+
+    Sets ``OMP_WAIT_POLICY=PASSIVE`` (LLVM and Intel runtimes: sleep at once) and
+    ``GOMP_SPINCOUNT`` to :data:`SPIN_COUNT` (GNU libgomp, numba's and torch's runtime on
+    Linux: an explicit count takes precedence over the policy; its own default is 300,000
+    spins, 0 under ``PASSIVE``). An OpenMP runtime reads the variables once, when it is
+    loaded: numba's ``omp`` threading layer at the first parallel loop, torch's when torch
+    is imported. So this runs in ``ranklearn``'s package init; a runtime loaded earlier by
+    another library (LightGBM, or torch imported first) keeps its own setting.
 
     Parameters
     ----------
@@ -55,6 +67,7 @@ def apply_wait_policy(environ: MutableMapping[str, str] = os.environ) -> bool:
     if any(name in environ for name in WAIT_POLICY_SETTINGS):
         return False
     environ["OMP_WAIT_POLICY"] = "PASSIVE"
+    environ["GOMP_SPINCOUNT"] = str(SPIN_COUNT)
     _torch_loaded_first = environ is os.environ and "torch" in sys.modules
     return True
 

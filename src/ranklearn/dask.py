@@ -127,7 +127,7 @@ class _Shard:
             ptr = self.ptr
             samples = np.concatenate([np.arange(ptr[q], ptr[q + 1]) for q in chosen] or [np.empty(0, np.int64)])
         self.bagged = samples is not None
-        self.builder = HistogramBuilder(self.binned, self.grad, self.hess, samples=samples, features=features)
+        self.builder = HistogramBuilder(self.binned, self.n_bins, self.grad, self.hess, samples=samples, features=features)
         self.cells = _histogram_cells(self.builder.features, self.n_bins)
         return self.builder.root(), self.histograms([0])[0]
 
@@ -251,6 +251,7 @@ class _ShardedBuilder(HistogramBuilder):
         self._tree_features = features
         self._timeout = timeout
         self.features = np.arange(n_features, dtype=np.int64) if features is None else np.asarray(features, np.int64)
+        self.n_bins = np.asarray(n_bins, dtype=np.int64)
         self._cells = _histogram_cells(self.features, n_bins)
         self._given: dict[int, np.ndarray] = {}  # node -> the summed histogram the grower holds
         self._built: dict[int, np.ndarray] = {}  # node -> summed histogram built ahead of the grower's request

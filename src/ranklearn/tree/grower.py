@@ -86,7 +86,7 @@ class TreeGrower:
         min_gain_to_split: float = 0.0,
     ) -> None:
         self._configure(
-            HistogramBuilder(binned, grad, hess, samples=samples, features=features, binned_rows=binned_rows),
+            HistogramBuilder(binned, n_bins, grad, hess, samples=samples, features=features, binned_rows=binned_rows),
             n_bins,
             num_leaves=num_leaves,
             max_depth=max_depth,
@@ -95,6 +95,8 @@ class TreeGrower:
             l2_regularization=l2_regularization,
             min_gain_to_split=min_gain_to_split,
         )
+        # rows in this process: each split's histograms and children's splits in one kernel
+        self._fused = True
 
     @classmethod
     def from_builder(cls, builder: HistogramBuilder, n_bins: np.ndarray, **limits: float | int | None) -> TreeGrower:
@@ -102,6 +104,7 @@ class TreeGrower:
         histograms and splits; ``limits`` are the constructor's growth limits (defaults alike)."""
         grower = cls.__new__(cls)
         grower._configure(builder, n_bins, **limits)
+        grower._fused = False
         return grower
 
     def _configure(
@@ -178,15 +181,26 @@ class TreeGrower:
             nodes.extend(children)
             n_leaves += 1
             parent_hist, node.hist = node.hist, None
-            if any(self._splittable(c) for c in children) and n_leaves < self.num_leaves:
+            find = [self._splittable(c) for c in children]
+            if any(find) and n_leaves < self.num_leaves:
                 # the smaller child is built from rows (the left one on a tie)
                 small = 1 if children[1].count < children[0].count else 0
-                ((children[small].hist, children[1 - small].hist),) = builder.children_histograms(
-                    [parent_hist], [ids[small]]
-                )
-                for cid, c in zip(ids, children):
-                    if self._splittable(c):
-                        self._find_split(c)
+                order = (small, 1 - small)
+                if self._fused:
+                    sums = np.array([(children[k].sum_g, children[k].sum_h, children[k].count) for k in order])
+                    small_hist, large_hist, *found = builder.children_splits(
+                        parent_hist, ids[small], sums, np.array([find[k] for k in order]),
+                        self.l2, self.min_samples_leaf, self.min_sum_hessian, self.min_gain,
+                    )  # fmt: skip
+                    for k, (gain, feature, bin_thr, mleft) in zip(order, found):
+                        children[k].split = Split(gain, feature, bin_thr, mleft) if feature >= 0 else None
+                else:
+                    ((small_hist, large_hist),) = builder.children_histograms([parent_hist], [ids[small]])
+                children[small].hist, children[1 - small].hist = small_hist, large_hist
+                for cid, c, may_split in zip(ids, children, find):
+                    if may_split:
+                        if not self._fused:
+                            self._find_split(c)
                         if c.split is not None:
                             # the heap orders by gain, then node id: deterministic ties
                             heapq.heappush(heap, (-c.split.gain, cid))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ranklearn.tree.binning import N_HIST_BINS
+from ranklearn.tree.binning import MISSING_BIN, N_HIST_BINS
 
 
 def new_histogram(n_features: int) -> np.ndarray:
@@ -18,8 +18,8 @@ def new_histogram(n_features: int) -> np.ndarray:
     return np.empty((n_features, N_HIST_BINS, 3), dtype=np.float64)
 
 
-_FEATURE_CHUNKS = 16  # parallel tasks; fixed so results never depend on the thread count
-_GROUP = 4  # features summed in one pass over the rows: four independent add chains, one row read
+FEATURE_CHUNKS = 16  # parallel tasks; fixed so results never depend on the thread count
+GROUP = 4  # features summed in one pass over the rows: four independent add chains, one row read
 
 
 @njit(cache=True, inline="always")
@@ -43,6 +43,66 @@ def _add_row(acc, c0, c1, c2, c3, i, g, h):  # fmt: skip
     acc[3, b, 2] += 1.0
 
 
+@njit(cache=True, inline="always")
+def gather_gradients(samples: np.ndarray, grad: np.ndarray, hess: np.ndarray) -> tuple[np.ndarray, int, bool]:
+    """The rows' gradients and hessians interleaved, (m, 2), so that every pass over the rows
+    streams one array; and whether the rows are the range ``lo, lo + 1, ...`` (returned
+    second): sorted distinct rows spanning m values (the root) are read without a gather."""
+    m = samples.shape[0]
+    lo = samples[0] if m > 0 else 0
+    contiguous = m > 0 and samples[m - 1] - lo == m - 1
+    gh = np.empty((m, 2))
+    for r in range(m):
+        i = lo + r if contiguous else samples[r]
+        gh[r, 0] = grad[i]
+        gh[r, 1] = hess[i]
+    return gh, lo, contiguous
+
+
+@njit(cache=True, inline="always")
+def build_feature_group(
+    binned: np.ndarray, samples: np.ndarray, gh: np.ndarray, lo: int, contiguous: bool,
+    features: np.ndarray, n_bins: np.ndarray, f0: int, acc: np.ndarray, hist: np.ndarray,
+) -> None:  # fmt: skip
+    """Histograms of ``features[f0:f0 + 4]`` (fewer at the end) into ``hist``, one pass over
+    the rows (``gh``, ``lo``, ``contiguous`` from :func:`gather_gradients`); ``acc`` is a
+    (4, 256, 4) scratch array. Each bin is summed in row order. Only a feature's value bins
+    (``< n_bins[f]``) and the missing bin are written: its rows hold no other bin."""
+    nf = features.shape[0]
+    m = gh.shape[0]
+    # a short last group repeats its last feature; the repeats are not written out
+    c0 = binned[features[f0]]
+    c1 = binned[features[min(f0 + 1, nf - 1)]]
+    c2 = binned[features[min(f0 + 2, nf - 1)]]
+    c3 = binned[features[min(f0 + 3, nf - 1)]]
+    # zeroing and copying the bins in use only: most of a small node's time otherwise
+    top = 0
+    for k in range(min(GROUP, nf - f0)):
+        top = max(top, n_bins[features[f0 + k]])
+    for k in range(GROUP):
+        for b in range(top):
+            for j in range(3):
+                acc[k, b, j] = 0.0
+        for j in range(3):
+            acc[k, MISSING_BIN, j] = 0.0
+    if contiguous:
+        for r in range(m):
+            _add_row(acc, c0, c1, c2, c3, lo + r, gh[r, 0], gh[r, 1])
+    else:
+        for r in range(m):
+            _add_row(acc, c0, c1, c2, c3, samples[r], gh[r, 0], gh[r, 1])
+    for k in range(min(GROUP, nf - f0)):
+        f = features[f0 + k]
+        hf = hist[f]
+        for b in range(n_bins[f]):
+            hf[b, 0] = acc[k, b, 0]
+            hf[b, 1] = acc[k, b, 1]
+            hf[b, 2] = acc[k, b, 2]
+        hf[MISSING_BIN, 0] = acc[k, MISSING_BIN, 0]
+        hf[MISSING_BIN, 1] = acc[k, MISSING_BIN, 1]
+        hf[MISSING_BIN, 2] = acc[k, MISSING_BIN, 2]
+
+
 @njit(parallel=True, cache=True)
 def build_histogram(
     binned: np.ndarray,
@@ -50,6 +110,7 @@ def build_histogram(
     grad: np.ndarray,
     hess: np.ndarray,
     features: np.ndarray,
+    n_bins: np.ndarray,
     hist: np.ndarray,
 ) -> None:
     """Fill ``hist`` for the given features from the rows in ``samples``.
@@ -60,54 +121,39 @@ def build_histogram(
     samples : int32 rows of the leaf (sorted and distinct: reads stay close together)
     grad, hess : float64 per row
     features : int64 features to build (the tree's feature subsample)
-    hist : float64 (n_features, 256, 3), written for ``features`` only
+    n_bins : int64 (n_features,) value bins of each feature
+    hist : float64 (n_features, 256, 3), written for ``features`` only, and of those for the
+        value bins and the missing bin only (the cells split finding reads)
 
     Each feature's bins are summed by one task in row order, so the sums are the same
     whatever the number of threads.
     """
-    m = samples.shape[0]
-    # Sorted distinct rows spanning m values are a range (the root): read them without a gather.
-    lo = samples[0] if m > 0 else 0
-    contiguous = m > 0 and samples[m - 1] - lo == m - 1
-    # Gather once, interleaved, so every pass streams one array.
-    gh = np.empty((m, 2))
-    for r in range(m):
-        i = lo + r if contiguous else samples[r]
-        gh[r, 0] = grad[i]
-        gh[r, 1] = hess[i]
-    nf = features.shape[0]
-    n_groups = (nf + _GROUP - 1) // _GROUP
-    n_chunks = min(n_groups, _FEATURE_CHUNKS)
+    gh, lo, contiguous = gather_gradients(samples, grad, hess)
+    n_groups = (features.shape[0] + GROUP - 1) // GROUP
+    n_chunks = min(n_groups, FEATURE_CHUNKS)
     for c in prange(n_chunks):
         # Task-local accumulators padded to 32 bytes a bin: aligned, and hot in L1.
-        acc = np.empty((_GROUP, N_HIST_BINS, 4))
+        acc = np.empty((GROUP, N_HIST_BINS, 4))
         for gi in range(c * n_groups // n_chunks, (c + 1) * n_groups // n_chunks):
-            f0 = gi * _GROUP
-            # a short last group repeats its last feature; the repeats are not written out
-            c0 = binned[features[f0]]
-            c1 = binned[features[min(f0 + 1, nf - 1)]]
-            c2 = binned[features[min(f0 + 2, nf - 1)]]
-            c3 = binned[features[min(f0 + 3, nf - 1)]]
-            acc[:, :, :] = 0.0
-            if contiguous:
-                for r in range(m):
-                    _add_row(acc, c0, c1, c2, c3, lo + r, gh[r, 0], gh[r, 1])
-            else:
-                for r in range(m):
-                    _add_row(acc, c0, c1, c2, c3, samples[r], gh[r, 0], gh[r, 1])
-            for k in range(min(_GROUP, nf - f0)):
-                hf = hist[features[f0 + k]]
-                for b in range(N_HIST_BINS):
-                    hf[b, 0] = acc[k, b, 0]
-                    hf[b, 1] = acc[k, b, 1]
-                    hf[b, 2] = acc[k, b, 2]
+            build_feature_group(binned, samples, gh, lo, contiguous, features, n_bins, gi * GROUP, acc, hist)
 
 
 @njit(cache=True)
-def subtract_histogram(parent: np.ndarray, child: np.ndarray, features: np.ndarray, out: np.ndarray) -> None:
-    """``out = parent - child`` for the given features (``out`` may be ``parent``); serial: it is tiny."""
+def subtract_histogram(
+    parent: np.ndarray, child: np.ndarray, features: np.ndarray, n_bins: np.ndarray, out: np.ndarray
+) -> None:
+    """``out = parent - child`` for the given features' value bins and missing bin (``out``
+    may be ``parent``); serial: it is tiny."""
     for fi in range(features.shape[0]):
         f = features[fi]
-        for b in range(parent.shape[1]):
-            for c in range(3):
-                out[f, b, c] = parent[f, b, c] - child[f, b, c]
+        subtract_feature(parent[f], child[f], n_bins[f], out[f])
+
+
+@njit(cache=True, inline="always")
+def subtract_feature(parent: np.ndarray, child: np.ndarray, nb: int, out: np.ndarray) -> None:
+    """``out = parent - child`` over one feature's value bins (``< nb``) and missing bin."""
+    for b in range(nb):
+        for c in range(3):
+            out[b, c] = parent[b, c] - child[b, c]
+    for c in range(3):
+        out[MISSING_BIN, c] = parent[MISSING_BIN, c] - child[MISSING_BIN, c]

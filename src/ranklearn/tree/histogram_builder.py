@@ -21,6 +21,7 @@ from numba import njit
 
 from ranklearn.tree.binning import MISSING_BIN, gather_columns
 from ranklearn.tree.histogram import build_histogram, new_histogram, subtract_histogram
+from ranklearn.tree.splitting import children_histograms_splits
 
 NodeSums = tuple[float, float, int]
 """(sum of gradients, sum of hessians, number of rows) of a node."""
@@ -91,6 +92,8 @@ class HistogramBuilder:
     ----------
     binned : uint8 (n_features, n_samples)
         Feature-major binned data.
+    n_bins : int64 (n_features,)
+        Value bins of each feature: histograms are written for those and the missing bin.
     grad, hess : float64 (n_samples,)
         Gradients and hessians of the iteration.
     samples : int, optional
@@ -111,6 +114,7 @@ class HistogramBuilder:
     def __init__(
         self,
         binned: np.ndarray,
+        n_bins: np.ndarray,
         grad: np.ndarray,
         hess: np.ndarray,
         *,
@@ -119,6 +123,7 @@ class HistogramBuilder:
         binned_rows: np.ndarray | None = None,
     ) -> None:
         self.binned = binned
+        self.n_bins = np.asarray(n_bins, dtype=np.int64)
         self.binned_rows = binned_rows
         self.grad = grad
         self.hess = hess
@@ -159,25 +164,47 @@ class HistogramBuilder:
     def histograms(self, nodes: Sequence[int]) -> list[np.ndarray]:
         """Histograms of ``nodes`` from their rows, float64 (n_features, 256, 3) each.
 
-        Only the builder's ``features`` are written; the other features' rows are garbage.
+        Only the builder's ``features`` are written, and of those the value bins and the missing
+        bin (the cells split finding reads); the other cells are garbage.
         This is the one place rows are summed into histograms: the call a distributed
         builder sends to its workers, summing what they return.
         """
         out = []
         for node in nodes:
-            start, end = self._ranges[node]
-            rows = self.samples[start:end]
             hist = new_histogram(self.n_features)
-            if self.binned_rows is not None and rows.shape[0] < ROW_MAJOR_FRACTION * self.binned.shape[1]:
-                # the node's rows made contiguous: same rows in the same order, so the same sums
-                local = np.arange(rows.shape[0], dtype=np.int32)
-                build_histogram(
-                    gather_columns(self.binned_rows, rows), local, self.grad[rows], self.hess[rows], self.features, hist
-                )
-            else:
-                build_histogram(self.binned, rows, self.grad, self.hess, self.features, hist)
+            build_histogram(*self._node_rows(node), self.features, self.n_bins, hist)
             out.append(hist)
         return out
+
+    def _node_rows(self, node: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(binned, samples, grad, hess)`` for a histogram of ``node``'s rows."""
+        start, end = self._ranges[node]
+        rows = self.samples[start:end]
+        if self.binned_rows is not None and rows.shape[0] < ROW_MAJOR_FRACTION * self.binned.shape[1]:
+            # the node's rows made contiguous: same rows in the same order, so the same sums
+            local = np.arange(rows.shape[0], dtype=np.int32)
+            return gather_columns(self.binned_rows, rows), local, self.grad[rows], self.hess[rows]
+        return self.binned, rows, self.grad, self.hess
+
+    def children_splits(
+        self, parent: np.ndarray, smaller: int, sums: np.ndarray, find: np.ndarray,
+        l2: float, min_samples_leaf: int, min_sum_hessian: float, min_gain: float,
+    ) -> tuple[np.ndarray, np.ndarray, tuple, tuple]:  # fmt: skip
+        """:meth:`children_histograms` of one parent and the best split of each child, in one
+        kernel (:func:`~ranklearn.tree.splitting.children_histograms_splits`: the same
+        results as the histograms and then :func:`~ranklearn.tree.splitting.find_best_split`).
+
+        ``sums`` (2, 3) holds the smaller child's ``(sum_g, sum_h, count)`` then the
+        larger's, ``find`` (2,) whether to search each for a split. Returns the smaller and
+        the larger child's histograms (the larger in the parent's memory) and their
+        ``(gain, feature, bin_threshold, missing_left)``, feature -1 for none.
+        """
+        small = new_histogram(self.n_features)
+        found = children_histograms_splits(
+            *self._node_rows(smaller), self.features, self.n_bins, parent, small, sums, find,
+            l2, min_samples_leaf, min_sum_hessian, min_gain,
+        )  # fmt: skip
+        return small, parent, found[:4], found[4:]
 
     def children_histograms(
         self, parents: Sequence[np.ndarray], smaller: Sequence[int]
@@ -193,7 +220,7 @@ class HistogramBuilder:
         built = self.histograms(smaller)
         pairs = []
         for parent, small in zip(parents, built):
-            subtract_histogram(parent, small, self.features, parent)
+            subtract_histogram(parent, small, self.features, self.n_bins, parent)
             pairs.append((small, parent))
         return pairs
 
