@@ -256,7 +256,7 @@ def _timed_shard_methods() -> None:
         return run
 
     if not hasattr(rd._Shard, "busy"):
-        for name in ("start_tree", "split", "add_tree"):  # histograms: called inside these
+        for name in ("start_tree", "split_batch", "add_tree"):  # histograms: called inside these
             setattr(rd._Shard, name, timed(getattr(rd._Shard, name)))
     rd._Shard.busy = 0.0
 

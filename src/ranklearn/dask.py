@@ -4,7 +4,7 @@ Queries are the unit of distribution: each partition of the training data holds 
 queries, so lambdas stay local and only node sums and histograms travel. Every partition
 becomes a :class:`_Shard`, a Dask actor that holds its rows, binned features, scores,
 gradients and the partition of its rows among the tree's nodes for the whole fit. The
-client grows the trees with :meth:`ranklearn.tree.grower.TreeGrower.from_builder` on a
+client grows the trees with :class:`ranklearn.tree.batched_grower.BatchedTreeGrower` on a
 :class:`_ShardedBuilder`, which asks every shard for its sums and histograms and adds them
 in partition order (deterministic whatever the number of threads or workers).
 
@@ -42,7 +42,7 @@ from ranklearn.models.driver import Callback
 from ranklearn.models.lambdamart import LambdaMART, _add_leaf_values
 from ranklearn.objectives import Objective
 from ranklearn.tree.binning import MISSING_BIN, N_HIST_BINS, BinMapper, has_missing, sample_rows
-from ranklearn.tree.grower import TreeGrower
+from ranklearn.tree.batched_grower import BatchedTreeGrower
 from ranklearn.tree.histogram_builder import HistogramBuilder, NodeSums
 from ranklearn.tree.predictor import TreePredictor
 from ranklearn.tree.tree import Tree
@@ -132,13 +132,14 @@ class _Shard:
         return self.builder.root(), self.histograms([0])[0]
 
     @_worker_threads
-    def split(
-        self, node: int, feature: int, bin_threshold: int, missing_left: bool, left: int, right: int, build: int | None
-    ) -> tuple[NodeSums, NodeSums, np.ndarray | None]:
-        """Split ``node`` (as :meth:`HistogramBuilder.split`) and return the children's sums
-        and the packed histogram of child ``build`` (None: no histogram)."""
-        sums = self.builder.split(node, feature, bin_threshold, missing_left, left, right)
-        return *sums, None if build is None else self.histograms([build])[0]
+    def split_batch(
+        self, requests: Sequence[tuple[int, int, int, bool, int, int, int | None]]
+    ) -> list[tuple[NodeSums, NodeSums, np.ndarray | None]]:
+        """Split several nodes (:meth:`HistogramBuilder.split_batch`); histograms packed."""
+        return [
+            (left, right, None if hist is None else hist.reshape(-1, 3)[self.cells])
+            for left, right, hist in self.builder.split_batch(requests)
+        ]
 
     @_worker_threads
     def histograms(self, nodes: Sequence[int]) -> list[np.ndarray]:
@@ -146,9 +147,14 @@ class _Shard:
         return [h.reshape(-1, 3)[self.cells] for h in self.builder.histograms(nodes)]
 
     @_worker_threads
-    def add_tree(self, tree: Tree) -> np.ndarray | None:
+    def add_tree(
+        self, tree: Tree, merges: Sequence[tuple[int, int, int]] = (), leaf_nodes: np.ndarray | None = None
+    ) -> np.ndarray | None:
         """Add a finished tree to the scores. A training shard updates through its leaves'
-        rows (returns None); an evaluation shard predicts and returns its scores."""
+        rows (returns None): first it undoes the splits made ahead and not kept (``merges``:
+        ``(node, left, right)``, deepest first), then finds the rows of each leaf of the tree
+        under its own node id (``leaf_nodes``, in the tree's leaf order). An evaluation shard
+        predicts and returns its scores."""
         builder = getattr(self, "builder", None)
         if builder is None:
             TreePredictor([tree]).predict_binned(self.binned, self.scores)
@@ -156,7 +162,10 @@ class _Shard:
         if self.bagged:
             TreePredictor([tree]).predict_binned(self.binned, self.scores)
         else:
-            samples, ranges = builder.leaf_rows(np.flatnonzero(tree.left < 0))
+            for node, left, right in merges:
+                builder.merge(node, left, right)
+            samples, ranges = builder.leaf_rows(leaf_nodes)
+            ranges[:, 0] = np.flatnonzero(tree.left < 0)
             _add_leaf_values(self.scores, samples, ranges, tree.value)
         self.builder = None
         return None
@@ -233,12 +242,11 @@ def _histogram_cells(features: np.ndarray, n_bins: np.ndarray) -> np.ndarray:
 class _ShardedBuilder(HistogramBuilder):
     """The client's histogram builder: every shard works on its own rows, the client adds.
 
-    One round trip per split: the parent's summed histogram gives the children's row counts
-    before the split is sent (bins <= threshold go left, the missing bin as the split says),
-    so the shards partition and build the smaller child's histogram in the same call; the
-    grower's :meth:`children_histograms` then finds it here. The root's histogram comes with
-    its sums. A histogram built for a child the grower does not expand is wasted work, not a
-    wrong result.
+    Grown by :class:`~ranklearn.tree.batched_grower.BatchedTreeGrower`: one round trip per
+    batch of splits (each shard partitions the nodes of the batch and returns the children's
+    sums and the smaller children's packed histograms); the root's histogram comes with its
+    sums. Splits undone at the end of a tree are only noted here: they travel with the tree
+    (:meth:`_Shard.add_tree`), no extra round trip.
     """
 
     def __init__(
@@ -253,9 +261,8 @@ class _ShardedBuilder(HistogramBuilder):
         self.features = np.arange(n_features, dtype=np.int64) if features is None else np.asarray(features, np.int64)
         self.n_bins = np.asarray(n_bins, dtype=np.int64)
         self._cells = _histogram_cells(self.features, n_bins)
-        self._given: dict[int, np.ndarray] = {}  # node -> the summed histogram the grower holds
-        self._built: dict[int, np.ndarray] = {}  # node -> summed histogram built ahead of the grower's request
-        self._sibling: dict[int, int] = {}
+        self._root: np.ndarray | None = None
+        self.merges: list[tuple[int, int, int]] = []
 
     @property
     def n_features(self) -> int:
@@ -279,42 +286,28 @@ class _ShardedBuilder(HistogramBuilder):
             self.shards, [s.start_tree(c, self._tree_features, **_INLINE) for s, c in zip(self.shards, self._chosen)],
             self._timeout,
         )
-        self._built = {0: self._sum([r[1] for r in local])}
+        self._root = self._sum([r[1] for r in local])
         return _add_sums([r[0] for r in local])
 
-    def split(
-        self, node: int, feature: int, bin_threshold: int, missing_left: bool, left: int, right: int
-    ) -> tuple[NodeSums, NodeSums]:
-        parent = self._given.pop(node, None)
-        build = None
-        if parent is not None:
-            counts = parent[feature, :, 2]
-            n_left = counts[: bin_threshold + 1].sum() + (counts[MISSING_BIN] if missing_left else 0.0)
-            build = right if counts.sum() - n_left < n_left else left  # the grower's rule: left on a tie
-        local = self._call("split", node, feature, bin_threshold, missing_left, left, right, build)
-        if build is not None:
-            self._built[build] = self._sum([r[2] for r in local])
-        self._sibling[left], self._sibling[right] = right, left
-        return _add_sums([r[0] for r in local]), _add_sums([r[1] for r in local])
-
     def histograms(self, nodes: Sequence[int]) -> list[np.ndarray]:
-        nodes = list(nodes)
-        missing = [n for n in nodes if n not in self._built]
-        if missing:  # not built ahead (the grower asked for another node than foreseen)
-            fetched = self._call("histograms", missing)
-            for i, n in enumerate(missing):
-                self._built[n] = self._sum([per_shard[i] for per_shard in fetched])
-        out = [self._built.pop(n) for n in nodes]
-        self._given.update(zip(nodes, out))
+        if list(nodes) != [0] or self._root is None:
+            raise ValueError("a sharded builder gives the root's histogram only; children come with their splits")
+        hist, self._root = self._root, None
+        return [hist]
+
+    def split_batch(
+        self, requests: Sequence[tuple[int, int, int, bool, int, int, int | None]]
+    ) -> list[tuple[NodeSums, NodeSums, np.ndarray | None]]:
+        local = self._call("split_batch", list(requests))
+        out = []
+        for i, request in enumerate(requests):
+            per_shard = [shard[i] for shard in local]
+            hist = None if request[-1] is None else self._sum([r[2] for r in per_shard])
+            out.append((_add_sums([r[0] for r in per_shard]), _add_sums([r[1] for r in per_shard]), hist))
         return out
 
-    def children_histograms(
-        self, parents: Sequence[np.ndarray], smaller: Sequence[int]
-    ) -> list[tuple[np.ndarray, np.ndarray]]:
-        pairs = super().children_histograms(parents, smaller)
-        for node, (_, larger) in zip(smaller, pairs):
-            self._given[self._sibling[node]] = larger  # the parent's memory, now the larger child's
-        return pairs
+    def merge(self, node: int, left: int, right: int) -> None:
+        self.merges.append((node, left, right))
 
     def leaf_rows(self, leaves: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         # the rows are on the workers, which update their own scores (_Shard.add_tree)
@@ -628,12 +621,14 @@ class DaskLambdaMART(LambdaMART):
         builder = _ShardedBuilder(
             train.shards, train.n_features, self.bin_mapper_.n_bins_, per_shard, features, self.worker_timeout
         )
-        grower = TreeGrower.from_builder(builder, self.bin_mapper_.n_bins_, **self._growth_limits())
-        shards = train.shards + [s for e in self._eval_sets for s in e.shards]
+        grower = BatchedTreeGrower.from_builder(builder, self.bin_mapper_.n_bins_, **self._growth_limits())
         try:
             tree, _, _ = grower.grow()
             self._finish_tree(tree)
-            scores = _gather(shards, [s.add_tree(tree, **_INLINE) for s in shards], self.worker_timeout)[len(train.shards) :]
+            calls = [s.add_tree(tree, builder.merges, grower.leaf_nodes, **_INLINE) for s in train.shards]
+            calls += [s.add_tree(tree, **_INLINE) for e in self._eval_sets for s in e.shards]
+            shards = train.shards + [s for e in self._eval_sets for s in e.shards]
+            scores = _gather(shards, calls, self.worker_timeout)[len(train.shards) :]
         except WorkerLostError as exc:
             raise type(exc)(f"tree {iteration}: {exc}; the fit stops (it does not resume)") from exc
         for i, e in enumerate(self._eval_sets):

@@ -239,5 +239,9 @@ class TreeGrower:
             gain=gain,
             count=count,
         )
-        samples, leaf_ranges = self.builder.leaf_rows(leaves)
+        samples, leaf_ranges = self._leaf_rows(leaves)
         return tree, samples, leaf_ranges
+
+    def _leaf_rows(self, leaves: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        """The builder's :meth:`~HistogramBuilder.leaf_rows` of the tree's ``leaves``."""
+        return self.builder.leaf_rows(leaves)

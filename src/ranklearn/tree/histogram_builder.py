@@ -224,6 +224,27 @@ class HistogramBuilder:
             pairs.append((small, parent))
         return pairs
 
+    def split_batch(
+        self, requests: Sequence[tuple[int, int, int, bool, int, int, int | None]]
+    ) -> list[tuple[NodeSums, NodeSums, np.ndarray | None]]:
+        """Several :meth:`split` calls at once (the call a distributed builder makes one round
+        trip of): each request is ``(node, feature, bin_threshold, missing_left, left, right,
+        build)``; returns the sums of both children and the histogram of child ``build``
+        (None: no histogram) per request."""
+        out = []
+        for node, feature, bin_threshold, missing_left, left, right, build in requests:
+            sums = self.split(node, feature, bin_threshold, missing_left, left, right)
+            out.append((*sums, None if build is None else self.histograms([build])[0]))
+        return out
+
+    def merge(self, node: int, left: int, right: int) -> None:
+        """Undo the split of ``node`` into the leaves ``left`` and ``right``: their rows are
+        ``node``'s again (in another order, which no later step depends on: a leaf's rows are
+        only read to add its value to their scores)."""
+        start, _ = self._ranges.pop(left)
+        _, end = self._ranges.pop(right)
+        self._ranges[node] = (start, end)
+
     def leaf_rows(self, leaves: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         """Rows grouped by leaf: ``(samples, ranges)``, ``ranges[i] = (leaves[i], start, end)``
         in ``samples`` (the rows of ``leaves[i]``), to update training scores without walking
