@@ -272,6 +272,34 @@ def test_bad_inputs():
         m.per_query([1, -1], [1.0, 0.0], [0, 2])
 
 
+@pytest.mark.parametrize("spec", ["ndcg@10", "ndcg", "err@5", "map", "p@3", "rr"])
+def test_scorer_is_mean_on_the_same_queries(spec):
+    rng = np.random.default_rng(7)
+    y = rng.integers(0, 5, 300).astype(float)
+    y[:12] = 0  # a query without relevant documents (empty convention)
+    ptr = np.array([0, 12, 40, 41, 120, 200, 300])
+    m = get_metric(spec, max_grade=4)
+    score = m.scorer(y, ptr)
+    for _ in range(3):
+        s = np.round(rng.normal(size=300), 1)  # ties too
+        assert score(s) == m.mean(y, s, ptr)
+
+
+def test_scorer_checks_labels_once_and_scores_every_call():
+    m = get_metric("ndcg")
+    with pytest.raises(ValueError, match="labels"):
+        m.scorer([1, -1], [0, 2])
+    with pytest.raises(ValueError, match="ptr"):
+        m.scorer([1, 0], [0, 3])
+    with pytest.raises(ValueError, match="docids"):
+        get_metric("ndcg", ties="docid").scorer([1, 0], [0, 2])
+    score = m.scorer([1, 0], [0, 2])
+    with pytest.raises(ValueError, match="NaN"):
+        score(np.array([1.0, np.nan]))
+    with pytest.raises(ValueError, match="scores has 1"):
+        score(np.array([1.0]))
+
+
 def test_convenience_functions_and_evaluate():
     # two queries, rows interleaved: regrouping is stable so input order among ties survives
     qid = np.array([5, 9, 5, 9])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -131,6 +132,11 @@ class Metric:
                 raise ValueError(f"{self.name}: ties='docid' needs the document ids (docids=)")
             order = docid_order(docids, p, n_ret)
             labels, s = labels[order], s[order]
+        self._check_labels(labels)
+        return self._values(labels, s, p, n_ret)
+
+    def _check_labels(self, labels: np.ndarray) -> None:
+        """Labels that this metric's gain or stop probabilities cannot take."""
         if self._code in (K.DCG, K.NDCG) and self.gain == "exp2" and labels.size and labels.max() > MAX_EXP2_LABEL:
             raise ValueError(
                 f"{self.name}: label {labels.max():g} is too large for gain 2^rel-1 (it overflows float64 "
@@ -143,6 +149,8 @@ class Metric:
                     f"{self.name}: label {largest:g} exceeds max_grade={self.max_grade:g} "
                     "(stop probabilities would exceed 1); pass max_grade= the top grade of your scale"
                 )
+
+    def _values(self, labels: np.ndarray, s: np.ndarray, p: np.ndarray, n_ret: np.ndarray) -> np.ndarray:
         with numba_threads(1 if labels.size < K.PARALLEL_MIN_DOCS else None):
             return K.per_query_values(labels, s, p, n_ret, *self.kernel_args())
 
@@ -174,6 +182,34 @@ class Metric:
     ) -> float:
         """Mean over queries; skipped queries are excluded (NaN if every query is skipped)."""
         return query_mean(self.per_query(y, scores, ptr, docids=docids, retrieved=retrieved))
+
+    def scorer(self, y: ArrayLike, ptr: ArrayLike) -> Callable[[np.ndarray], float]:
+        """``scores -> mean(y, scores, ptr)`` for many score vectors on the same queries.
+
+        The labels and boundaries are checked and converted once, not on every call (a
+        booster scores its evaluation sets after every tree); each call checks the scores
+        only. Every row is retrieved; ``ties="docid"`` needs :meth:`mean` with the ids.
+
+        Parameters
+        ----------
+        y, ptr : array-like
+            As for :meth:`per_query`.
+
+        Returns
+        -------
+        callable
+            Takes scores of shape (n_samples,) and returns the same float as :meth:`mean`.
+        """
+        if self.ties == "docid":
+            raise ValueError(f"{self.name}: ties='docid' needs the document ids; use mean(..., docids=)")
+        labels, _, p = _check_inputs(y, np.zeros(np.shape(y)), ptr)
+        self._check_labels(labels)
+        sizes = np.diff(p)
+
+        def score(scores: np.ndarray) -> float:
+            return query_mean(self._values(labels, _check_scores(scores, labels.size), p, sizes))
+
+        return score
 
 
 def docid_order(docids: ArrayLike, ptr: np.ndarray, retrieved: np.ndarray) -> np.ndarray:
@@ -308,12 +344,21 @@ def _check_inputs(
             f"ptr must rise from 0 to the number of rows ({labels.size}); got "
             f"{p.size} boundaries from {p[0] if p.size else None} to {p[-1] if p.size else None}"
         )
-    if np.isnan(s).any():
-        raise ValueError(f"scores contain NaN (first at row {int(np.flatnonzero(np.isnan(s))[0])})")
+    _check_scores(s, labels.size)
     if not np.all(np.isfinite(labels)) or (labels < 0).any():
         bad = int(np.flatnonzero(~(np.isfinite(labels) & (labels >= 0)))[0])
         raise ValueError(f"labels must be finite and >= 0; row {bad} has {labels[bad]}")
     return labels, s, p
+
+
+def _check_scores(s: np.ndarray, n_rows: int) -> np.ndarray:
+    """Float64 contiguous scores for ``n_rows`` rows, without NaN."""
+    s = np.ascontiguousarray(s, dtype=np.float64).ravel()
+    if s.size != n_rows:
+        raise ValueError(f"y has {n_rows} values but scores has {s.size}")
+    if np.isnan(s).any():
+        raise ValueError(f"scores contain NaN (first at row {int(np.flatnonzero(np.isnan(s))[0])})")
+    return s
 
 
 def evaluate(

@@ -111,6 +111,7 @@ def run_training(
     n_iter = 0
     stopped_early = False
     watched = evals[watch].name if watch is not None else None
+    scorers = [metric.scorer(e.y, e.ptr) for e in evals]  # labels and queries checked once, not per iteration
     try:
         for it in range(1, total + 1):
             model._fit_step(it)
@@ -120,7 +121,7 @@ def run_training(
                 best_value, best_iter = -math.inf, None
             results = {}
             for i, e in enumerate(evals):
-                value = float(metric.mean(e.y, model._eval_scores(i), e.ptr))
+                value = scorers[i](model._eval_scores(i))
                 history[e.name][name].append(value)
                 results[e.name] = {name: value}
             if watched is None:
