@@ -495,7 +495,7 @@ class DaskLambdaMART(LambdaMART):
     the client every tree for the metric.
 
     ``worker_timeout`` (seconds, default 600; None waits forever) bounds every wait for the
-    workers' answers (one split, binning a partition, one tree's gradients): a worker that is
+    workers' answers (one batch of splits, binning a partition, one tree's gradients): a worker that is
     alive but does not answer stops the fit with :class:`WorkerTimeoutError` naming it and
     the partition, instead of a hang. Leave room for a fresh worker's first call, which
     compiles the kernels (up to a minute on a busy 2-core machine).
