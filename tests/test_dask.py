@@ -55,9 +55,8 @@ def _assert_same_trees(ours, ref):
         np.testing.assert_allclose(a.threshold, b.threshold, rtol=0)
 
 
-def test_same_trees_and_test_predictions_as_one_machine_on_mq2008(client, mq2008, monkeypatch):
+def test_same_trees_and_test_predictions_as_one_machine_on_mq2008(client, mq2008):
     (Xtr, ytr, qtr, ptr), (Xva, yva, qva, pva), (Xte, yte, qte, pte) = mq2008
-    grown = _record_growth(monkeypatch)
     # 31 leaves: small nodes where two features cut the rows alike (equal gains up to rounding)
     params = dict(n_estimators=20, num_leaves=31, random_state=0, early_stopping_rounds=10)
     ref = LambdaMART(**params).fit(Xtr, ytr, qtr, eval_set=[(Xva, yva, qva)])
@@ -66,8 +65,6 @@ def test_same_trees_and_test_predictions_as_one_machine_on_mq2008(client, mq2008
     ours = DaskLambdaMART(client=client, **params).fit(dX, dy, dq, eval_set=[(eX, ey, eq)])
 
     _assert_same_trees(ours, ref)
-    # splits made ahead and undone on the workers, and still the same trees and scores
-    assert sum(undone for _, undone in grown) > 0
     assert ours.best_iteration_ == ref.best_iteration_ and ours.n_iter_ == ref.n_iter_
     np.testing.assert_allclose(ours.evals_result_["valid_0"]["ndcg@10"], ref.evals_result_["valid_0"]["ndcg@10"], atol=1e-9)
     lazy = ours.predict(_at_queries(Xte, yte, qte, pte, 2)[0])
@@ -107,45 +104,21 @@ def test_dask_dataframe_with_group_sizes_keeps_feature_names(client, mq2008):
     _assert_same_trees(ours, ref)
     np.testing.assert_allclose(ours.predict(frame).compute(), ref.predict(pd.DataFrame(Xtr, columns=names)), atol=1e-9)
 
-def _record_growth(monkeypatch) -> list[tuple[int, int]]:
-    """(calls to the rows, splits undone) of every tree DaskLambdaMART grows from now on."""
-    from ranklearn.tree.batched_grower import BatchedTreeGrower
-
-    grown, grow = [], BatchedTreeGrower.grow
-
-    def recording(self):
-        out = grow(self)
-        grown.append((self.calls, self.undone))
-        return out
-
-    monkeypatch.setattr(BatchedTreeGrower, "grow", recording)
-    return grown
-
-
-def test_splits_travel_in_batches_and_histograms_packed_to_the_bins_split_finding_reads(client, monkeypatch):
+def test_the_client_waits_once_a_tree_the_workers_exchange_the_histograms(client, monkeypatch):
     import ranklearn.dask as rd
 
-    # features 0 and 2 of widths 3 and 2 bins: their value bins, then the missing bin (255)
-    np.testing.assert_array_equal(rd._histogram_cells(np.array([0, 2]), np.array([3, 1, 2])),
-                                  [0, 1, 2, 255, 2 * 256 + 0, 2 * 256 + 1, 2 * 256 + 255])  # fmt: skip
     rng = np.random.default_rng(4)
     q = np.repeat(np.arange(60), 10)
     X, y = rng.normal(size=(600, 5)), rng.integers(0, 3, 600).astype(float)
     waits = []
     monkeypatch.setattr(rd, "_gather", lambda *a, **k: waits.append(1) or _real_gather(*a, **k))
-    grown = _record_growth(monkeypatch)
     marks = []
     model = DaskLambdaMART(client=client, n_estimators=3, num_leaves=7, min_samples_leaf=5, random_state=0).fit(
         da.from_array(X, chunks=(300, 5)), da.from_array(y, chunks=300), da.from_array(q, chunks=300),
         callbacks=[lambda i, total, results: marks.append(len(waits))],
     )
-    for (calls, _), before, after in zip(grown[1:], marks, marks[1:]):
-        # the root's sums and histogram, one per batch of splits, the score update: nothing else
-        assert after - before == 1 + calls + 1
+    assert [b - a for a, b in zip(marks, marks[1:])] == [1, 1]  # the client waits once a tree
     assert (model.trees_[1].left >= 0).sum() == 6  # the tree was grown to its 7 leaves
-    splits = [int((tree.left >= 0).sum()) for tree in model.trees_]
-    assert all(calls <= n for (calls, _), n in zip(grown, splits))
-    assert sum(calls for calls, _ in grown) < sum(splits)  # fewer round trips than splits
 
 
 def test_a_query_straddling_two_partitions_is_named(client):
@@ -263,7 +236,7 @@ def test_a_hung_worker_stops_the_fit_after_worker_timeout_naming_it(client):
 
     # without the timeout the fit would wait for the workers to wake and then succeed: the
     # error itself shows it did not wait
-    with pytest.raises(WorkerTimeoutError, match=r"tree 3: worker tcp://\S+ holding partition \d did not answer "
+    with pytest.raises(WorkerTimeoutError, match=r"tree 3: worker tcp://\S+ holding partitions? [\d, ]+ did not answer "
                        r"within worker_timeout=3 s") as info:  # fmt: skip
         DaskLambdaMART(client=client, n_estimators=5, min_samples_leaf=5, worker_timeout=3).fit(
             *data, callbacks=[hang_after_tree_2]
@@ -289,7 +262,7 @@ def test_a_killed_worker_stops_the_fit_naming_it_and_the_tree(client):
             for pid in pids.values():  # every worker: whichever holds a shard
                 os.kill(pid, signal.SIGKILL)
 
-    with pytest.raises(WorkerLostError, match=r"tree 3: worker tcp://\S+ holding partition \d was lost"):
+    with pytest.raises(WorkerLostError, match=r"tree 3: worker tcp://\S+ holding partitions? [\d, ]+ was lost"):
         DaskLambdaMART(client=client, n_estimators=5, min_samples_leaf=5).fit(
             da.from_array(X, chunks=(200, 4)), da.from_array(y, chunks=200), da.from_array(q, chunks=200),
             callbacks=[kill_after_tree_2],

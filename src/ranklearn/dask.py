@@ -2,11 +2,17 @@
 
 Queries are the unit of distribution: each partition of the training data holds whole
 queries, so lambdas stay local and only node sums and histograms travel. Every partition
-becomes a :class:`_Shard`, a Dask actor that holds its rows, binned features, scores,
-gradients and the partition of its rows among the tree's nodes for the whole fit. The
-client grows the trees with :class:`ranklearn.tree.batched_grower.BatchedTreeGrower` on a
-:class:`_ShardedBuilder`, which asks every shard for its sums and histograms and adds them
-in partition order (deterministic whatever the number of threads or workers).
+becomes a :class:`_Shard`, a Dask actor on the worker that holds its rows. For training,
+every worker holding shards gets one :class:`_Peer` actor, which takes over its worker's
+training rows (binned, with their scores and gradients) for the whole fit. The peers join
+a star of TCP connections (:class:`ranklearn.collective.StarComm`) and grow each tree
+together, as LightGBM's distributed learner does: each runs the same
+:class:`~ranklearn.tree.grower.TreeGrower` on an
+:class:`~ranklearn.tree.allreduce_builder.AllreduceHistogramBuilder`, which sums node sums
+and histograms over the peers (added in rank order: every peer gets the same bits and takes
+the same splits). The client only draws each tree's bagged queries and features, asks every
+peer for a tree (one round trip per tree), and keeps the model, the evaluation metric and
+early stopping.
 
 Needs the ``dask`` extra: ``pip install 'ranklearn[dask]'``.
 """
@@ -14,9 +20,11 @@ Needs the ``dask`` extra: ``pip install 'ranklearn[dask]'``.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import glob
 import operator
+import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from numbers import Real
@@ -29,6 +37,7 @@ import dask.array as da
 import numpy as np
 from distributed import Client, default_client, get_worker, wait
 from distributed.comm import CommClosedError
+from distributed.comm.addressing import get_address_host
 from distributed.utils import sync
 from numpy.typing import ArrayLike
 from sklearn.utils import check_random_state
@@ -36,14 +45,15 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import validate_data
 
 from ranklearn._threads import numba_threads
+from ranklearn.collective import PeerError, PeerTimeoutError, StarComm, open_listener
 from ranklearn.models._base import check_feature_values, check_ranking_data
 from ranklearn.models.base import _check_weight, resolve_qid
 from ranklearn.models.driver import Callback
 from ranklearn.models.lambdamart import LambdaMART, _add_leaf_values
 from ranklearn.objectives import Objective
-from ranklearn.tree.binning import MISSING_BIN, N_HIST_BINS, BinMapper, has_missing, sample_rows
-from ranklearn.tree.batched_grower import BatchedTreeGrower
-from ranklearn.tree.histogram_builder import HistogramBuilder, NodeSums
+from ranklearn.tree.allreduce_builder import AllreduceHistogramBuilder
+from ranklearn.tree.binning import BinMapper, has_missing, sample_rows
+from ranklearn.tree.grower import TreeGrower
 from ranklearn.tree.predictor import TreePredictor
 from ranklearn.tree.tree import Tree
 
@@ -55,11 +65,11 @@ _LOCAL_OBJECTIVES = ("lambdarank", "ranknet", "squared_error")
 
 
 def _worker_threads(method: Callable) -> Callable:
-    """Run a shard's method on its worker's threads (``nthreads`` of the worker), not on
+    """Run an actor's method on its worker's threads (``nthreads`` of the worker), not on
     numba's default of every core: two 1-thread workers on 2 cores use 2 cores, not 4."""
 
     @functools.wraps(method)
-    def run(self: _Shard, *args: Any) -> Any:
+    def run(self: Any, *args: Any) -> Any:
         with numba_threads(self.n_threads):
             return method(self, *args)
 
@@ -101,23 +111,77 @@ class _Shard:
         return self.X[rows]
 
     @_worker_threads
-    def bin(self, mapper: BinMapper, objective: Objective | None) -> bool:
+    def bin(self, mapper: BinMapper) -> bool:
         """Bin the rows once (the raw features are freed); returns whether a value is missing."""
         self.binned = mapper.transform(self.X)
         del self.X
-        n = self.binned.shape[1]
-        self.scores = np.zeros(n)
-        if objective is not None:
-            self.objective = objective
-            self.grad, self.hess = np.empty(n), np.empty(n)
-            self.n_bins = mapper.n_bins_
+        self.scores = np.zeros(self.binned.shape[1])
         return bool(has_missing(self.binned))
 
+
+class _Peer:
+    """A worker's part of the fit (a Dask actor, one per worker holding shards).
+
+    Takes its worker's training shards' binned rows (concatenated in partition order, each
+    shard's copy freed as it goes), their labels, weights, scores and gradients, and grows
+    every tree with the other peers (:meth:`tree`). It also predicts its worker's evaluation
+    shards.
+
+    Parameters
+    ----------
+    train_keys : list
+        Keys of the training shards on this worker, in partition order.
+    eval_keys : list of lists
+        For each evaluation set, the keys of its shards on this worker, in partition order.
+    """
+
+    def __init__(self, train_keys: list, eval_keys: list[list]) -> None:
+        worker = get_worker()
+        self.n_threads = worker.state.nthreads
+        actors = worker.state.actors  # the shards are actors of this same worker process
+        self.train = [actors[k] for k in train_keys]
+        self.evals = [[actors[k] for k in keys] for keys in eval_keys]
+        self.listener = open_listener(get_address_host(worker.address))
+        self.comm: StarComm | None = None
+
+    def address(self) -> tuple[str, int]:
+        """Where this peer listens (rank 0's is the one the others connect to)."""
+        return self.listener.getsockname()[:2]
+
+    def connect(
+        self, rank: int, addresses: list[tuple[str, int]], names: list[str], token: bytes, timeout: float | None
+    ) -> None:
+        """Join the star of the fit's peers (:meth:`StarComm.connect`)."""
+        listener, self.listener = self.listener, None
+        self.comm = StarComm.connect(rank, addresses, listener, token, timeout, names)
+
     @_worker_threads
-    def start_tree(self, chosen: np.ndarray | None, features: np.ndarray | None) -> tuple[NodeSums, np.ndarray]:
-        """Gradients of the current scores; a tree on the ``chosen`` local queries (all when
-        None) and ``features``. Returns the root's sums and its packed histogram (the grower
-        asks for it next unless the root is a leaf: one round trip instead of two)."""
+    def prepare(self, objective: Objective, n_bins: np.ndarray, n_features: int) -> None:
+        """Take the training shards' rows (binned by :meth:`_Shard.bin`) for the fit."""
+        n = sum(s.binned.shape[1] for s in self.train)
+        self.binned = np.empty((n_features, n), dtype=np.uint8)
+        start, ptrs = 0, [np.zeros(1, dtype=np.int64)]
+        for s in self.train:
+            end = start + s.binned.shape[1]
+            self.binned[:, start:end] = s.binned
+            del s.binned  # one shard's copy at a time beside the whole
+            ptrs.append(s.ptr[1:] + start)
+            start = end
+        self.y = np.concatenate([s.y for s in self.train]) if self.train else np.zeros(0)
+        self.ptr = np.concatenate(ptrs)
+        weights = [s.weight for s in self.train]
+        self.weight = np.concatenate(weights) if weights and weights[0] is not None else None
+        self.objective, self.n_bins = objective, n_bins
+        self.scores, self.grad, self.hess = np.zeros(n), np.empty(n), np.empty(n)
+
+    @_worker_threads
+    def tree(
+        self, chosen: np.ndarray | None, features: np.ndarray | None, limits: dict[str, Any], learning_rate: float
+    ) -> tuple[Tree | None, list[list[np.ndarray]]]:
+        """Grow one tree with the other peers, on the ``chosen`` local queries (all when None)
+        and ``features``; add it (shrunk by ``learning_rate``) to the training and evaluation
+        scores. Returns the unshrunk tree (rank 0 only; None elsewhere) and the scores of
+        this worker's evaluation shards, per set."""
         self.objective.gradients(self.scores, self.y, self.ptr, self.grad, self.hess)
         if self.weight is not None:
             self.grad *= self.weight
@@ -126,55 +190,21 @@ class _Shard:
         if chosen is not None:
             ptr = self.ptr
             samples = np.concatenate([np.arange(ptr[q], ptr[q + 1]) for q in chosen] or [np.empty(0, np.int64)])
-        self.bagged = samples is not None
-        self.builder = HistogramBuilder(self.binned, self.n_bins, self.grad, self.hess, samples=samples, features=features)
-        self.cells = _histogram_cells(self.builder.features, self.n_bins)
-        return self.builder.root(), self.histograms([0])[0]
-
-    @_worker_threads
-    def split_batch(
-        self, requests: Sequence[tuple[int, int, int, bool, int, int, int | None]]
-    ) -> list[tuple[NodeSums, NodeSums, np.ndarray | None]]:
-        """Split several nodes (:meth:`HistogramBuilder.split_batch`); histograms packed."""
-        return [
-            (left, right, None if hist is None else hist.reshape(-1, 3)[self.cells])
-            for left, right, hist in self.builder.split_batch(requests)
-        ]
-
-    @_worker_threads
-    def histograms(self, nodes: Sequence[int]) -> list[np.ndarray]:
-        """Packed histograms of ``nodes``: only the cells split finding reads."""
-        return [h.reshape(-1, 3)[self.cells] for h in self.builder.histograms(nodes)]
-
-    @_worker_threads
-    def add_tree(
-        self, tree: Tree, merges: Sequence[tuple[int, int, int]] = (), leaf_nodes: np.ndarray | None = None
-    ) -> np.ndarray | None:
-        """Add a finished tree to the scores. A training shard updates through its leaves'
-        rows (returns None): first it undoes the splits made ahead and not kept (``merges``:
-        ``(node, left, right)``, deepest first), then finds the rows of each leaf of the tree
-        under its own node id (``leaf_nodes``, in the tree's leaf order). An evaluation shard
-        predicts and returns its scores."""
-        builder = getattr(self, "builder", None)
-        if builder is None:
-            TreePredictor([tree]).predict_binned(self.binned, self.scores)
-            return self.scores
-        if self.bagged:
-            TreePredictor([tree]).predict_binned(self.binned, self.scores)
+        builder = AllreduceHistogramBuilder(
+            self.comm, self.binned, self.n_bins, self.grad, self.hess, samples=samples, features=features
+        )
+        tree, leaf_samples, leaf_ranges = TreeGrower.from_builder(builder, self.n_bins, **limits).grow()
+        # tree.value * learning_rate: the same product the client's model keeps
+        shrunk = dataclasses.replace(tree, value=tree.value * learning_rate)
+        step = TreePredictor([shrunk])
+        if samples is None:
+            _add_leaf_values(self.scores, leaf_samples, leaf_ranges, shrunk.value)
         else:
-            for node, left, right in merges:
-                builder.merge(node, left, right)
-            samples, ranges = builder.leaf_rows(leaf_nodes)
-            ranges[:, 0] = np.flatnonzero(tree.left < 0)
-            _add_leaf_values(self.scores, samples, ranges, tree.value)
-        self.builder = None
-        return None
-
-
-#: keyword of a Dask actor call: run the method in the worker's event loop instead of handing
-#: it to the actor thread and back (two thread switches per call, milliseconds on busy cores);
-#: for the short calls of every split and tree
-_INLINE = {"separate_thread": False}
+            step.predict_binned(self.binned, self.scores)
+        for shards in self.evals:
+            for s in shards:
+                step.predict_binned(s.binned, s.scores)
+        return (tree if self.comm.rank == 0 else None), [[s.scores for s in shards] for shards in self.evals]
 
 
 class WorkerLostError(RuntimeError):
@@ -195,131 +225,46 @@ async def _settle(calls: list, timeout: float | None) -> tuple[list, set]:
     return tasks, pending
 
 
-def _gather(shards: list, calls: list, timeout: float | None = None) -> list:
-    """Results of actor calls made on every shard at once, in shard order.
+def _gather(actors: list, calls: list, timeout: float | None = None, holding: Sequence[str] | None = None) -> list:
+    """Results of actor calls made on every actor at once, in order.
 
     ``timeout`` bounds the wait for all of them together (seconds; None: no bound). One
-    hand-over to the client's event loop for all the calls, not one per call.
+    hand-over to the client's event loop for all the calls, not one per call. ``holding[i]``
+    says what actor ``i`` holds in errors (default ``"partition <i>"``).
+
+    A worker that cannot be reached is named first, then one that did not answer, then one
+    that a peer reports silent or gone (peers wait on each other during a tree).
 
     Raises
     ------
     WorkerLostError
-        Naming the worker and the partition, when a shard's worker cannot be reached.
+        Naming the worker and what it holds, when a worker cannot be reached or a peer
+        reports it gone.
     WorkerTimeoutError
-        Naming the worker and the partition, when a shard has not answered in ``timeout``.
+        Naming the worker and what it holds, when it has not answered in ``timeout`` or a
+        peer waited on it longer than that.
     """
     if not calls:
         return []
-    tasks, pending = sync(shards[0]._io_loop, _settle, calls, timeout)
-    out = []
-    for i, (shard, task) in enumerate(zip(shards, tasks)):
-        if task in pending:
-            raise WorkerTimeoutError(
-                f"worker {shard._address} holding partition {i} did not answer within worker_timeout={timeout:g} s "
-                "(hung or overloaded); its rows, scores and gradients are out of reach"
-            )
-        exc = task.exception()
+    holding = [f"partition {i}" for i in range(len(actors))] if holding is None else list(holding)
+    tasks, pending = sync(actors[0]._io_loop, _settle, calls, timeout)
+    errors = [None if t in pending else t.exception() for t in tasks]
+    for actor, what, exc in zip(actors, holding, errors):
         if isinstance(exc, (OSError, CommClosedError)):
             raise WorkerLostError(
-                f"worker {shard._address} holding partition {i} was lost ({exc}); its rows, scores and "
-                "gradients went with it"
+                f"worker {actor._address} holding {what} was lost ({exc}); its rows, scores and gradients went with it"
             ) from exc
-        out.append(task.result())
-    return out
-
-
-def _histogram_cells(features: np.ndarray, n_bins: np.ndarray) -> np.ndarray:
-    """Flat indices into a ``(n_features * 256, 3)`` histogram of the cells split finding
-    reads (:func:`ranklearn.tree.splitting.find_best_split`): for each feature in order, its
-    value bins, then the missing bin. Shards send only these."""
-    nb = np.asarray(n_bins)[features]
-    per = nb + 1
-    offset = np.arange(per.sum()) - np.repeat(np.cumsum(per) - per, per)
-    bins = np.where(offset == np.repeat(nb, per), MISSING_BIN, offset)
-    return np.repeat(features, per) * N_HIST_BINS + bins
-
-
-class _ShardedBuilder(HistogramBuilder):
-    """The client's histogram builder: every shard works on its own rows, the client adds.
-
-    Grown by :class:`~ranklearn.tree.batched_grower.BatchedTreeGrower`: one round trip per
-    batch of splits (each shard partitions the nodes of the batch and returns the children's
-    sums and the smaller children's packed histograms); the root's histogram comes with its
-    sums. Splits undone at the end of a tree are only noted here: they travel with the tree
-    (:meth:`_Shard.add_tree`), no extra round trip.
-    """
-
-    def __init__(
-        self, shards: list, n_features: int, n_bins: np.ndarray, chosen: list, features: np.ndarray | None,
-        timeout: float | None,
-    ) -> None:  # fmt: skip
-        self.shards = shards
-        self._n_features = n_features
-        self._chosen = chosen
-        self._tree_features = features
-        self._timeout = timeout
-        self.features = np.arange(n_features, dtype=np.int64) if features is None else np.asarray(features, np.int64)
-        self.n_bins = np.asarray(n_bins, dtype=np.int64)
-        self._cells = _histogram_cells(self.features, n_bins)
-        self._root: np.ndarray | None = None
-        self.merges: list[tuple[int, int, int]] = []
-
-    @property
-    def n_features(self) -> int:
-        return self._n_features
-
-    def _call(self, method: str, *args: Any) -> list:
-        return _gather(self.shards, [getattr(s, method)(*args, **_INLINE) for s in self.shards], self._timeout)
-
-    def _sum(self, packed: list[np.ndarray]) -> np.ndarray:
-        """A full histogram from the shards' packed ones, added in shard order (cells split
-        finding does not read stay 0)."""
-        total = packed[0].copy()
-        for h in packed[1:]:
-            total += h
-        hist = np.zeros((self._n_features * N_HIST_BINS, 3))
-        hist[self._cells] = total
-        return hist.reshape(self._n_features, N_HIST_BINS, 3)
-
-    def root(self) -> NodeSums:
-        local = _gather(
-            self.shards, [s.start_tree(c, self._tree_features, **_INLINE) for s, c in zip(self.shards, self._chosen)],
-            self._timeout,
-        )
-        self._root = self._sum([r[1] for r in local])
-        return _add_sums([r[0] for r in local])
-
-    def histograms(self, nodes: Sequence[int]) -> list[np.ndarray]:
-        if list(nodes) != [0] or self._root is None:
-            raise ValueError("a sharded builder gives the root's histogram only; children come with their splits")
-        hist, self._root = self._root, None
-        return [hist]
-
-    def split_batch(
-        self, requests: Sequence[tuple[int, int, int, bool, int, int, int | None]]
-    ) -> list[tuple[NodeSums, NodeSums, np.ndarray | None]]:
-        local = self._call("split_batch", list(requests))
-        out = []
-        for i, request in enumerate(requests):
-            per_shard = [shard[i] for shard in local]
-            hist = None if request[-1] is None else self._sum([r[2] for r in per_shard])
-            out.append((_add_sums([r[0] for r in per_shard]), _add_sums([r[1] for r in per_shard]), hist))
-        return out
-
-    def merge(self, node: int, left: int, right: int) -> None:
-        self.merges.append((node, left, right))
-
-    def leaf_rows(self, leaves: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
-        # the rows are on the workers, which update their own scores (_Shard.add_tree)
-        return np.empty(0, dtype=np.int32), np.zeros((len(leaves), 3), dtype=np.int64)
-
-
-def _add_sums(sums: list[NodeSums]) -> NodeSums:
-    g = h = 0.0
-    n = 0
-    for sg, sh, sn in sums:
-        g, h, n = g + sg, h + sh, n + sn
-    return g, h, n
+    for actor, what, task in zip(actors, holding, tasks):
+        if task in pending:
+            raise WorkerTimeoutError(
+                f"worker {actor._address} holding {what} did not answer within worker_timeout={timeout:g} s "
+                "(hung or overloaded); its rows, scores and gradients are out of reach"
+            )
+    for exc in errors:
+        if isinstance(exc, PeerError):
+            kind = WorkerTimeoutError if isinstance(exc, PeerTimeoutError) else WorkerLostError
+            raise kind(str(exc)) from exc
+    return [t.result() for t in tasks]
 
 
 @dataclass
@@ -475,6 +420,68 @@ def _per_shard(global_sorted: np.ndarray, starts: np.ndarray) -> list[np.ndarray
     cuts = np.searchsorted(global_sorted, starts)
     return [global_sorted[cuts[i] : cuts[i + 1]] - starts[i] for i in range(len(starts) - 1)]
 
+@dataclass
+class _PeerSet:
+    """The fit's peers (one per worker holding shards, rank order), and where each set's
+    shards are among them."""
+
+    actors: list
+    futures: list
+    holding: list[str]  # what each peer holds, for errors: "partitions 0, 2"
+    train_index: list[list[int]]  # each peer's training shards (partition numbers, in order)
+    eval_order: list[list[tuple[int, int]]]  # each eval set's shards in order: (peer, index there)
+
+    def local_queries(self, chosen: np.ndarray, query_starts: np.ndarray) -> list[np.ndarray]:
+        """Sorted global query numbers as each peer's local ones (its shards' queries
+        concatenated in partition order)."""
+        per_shard = _per_shard(chosen, query_starts)
+        out = []
+        for shards in self.train_index:
+            offsets = np.cumsum([0] + [query_starts[i + 1] - query_starts[i] for i in shards])
+            out.append(np.concatenate([per_shard[i] + o for i, o in zip(shards, offsets)] or [np.empty(0, np.int64)]))
+        return out
+
+
+def _start_peers(client: Client, sets: list[_ShardedSet], timeout: float | None) -> _PeerSet:
+    """One :class:`_Peer` on every worker holding a shard of ``sets`` (the training set
+    first), joined in a star; rank 0 is the worker of the first training partition."""
+    workers: dict[str, int] = {}
+    for s in sets:
+        for shard in s.shards:
+            workers.setdefault(shard._address, len(workers))
+    train_index: list[list[int]] = [[] for _ in workers]
+    for i, shard in enumerate(sets[0].shards):
+        train_index[workers[shard._address]].append(i)
+    eval_keys: list[list[list]] = [[[] for _ in sets[1:]] for _ in workers]
+    eval_order: list[list[tuple[int, int]]] = []
+    for e, s in enumerate(sets[1:]):
+        order = []
+        for shard, future in zip(s.shards, s.futures):
+            p = workers[shard._address]
+            order.append((p, len(eval_keys[p][e])))
+            eval_keys[p][e].append(future.key)
+        eval_order.append(order)
+    futures = [
+        client.submit(_Peer, [sets[0].futures[i].key for i in train_index[p]], eval_keys[p], workers=[address],
+                      allow_other_workers=False, actor=True, pure=False)  # fmt: skip
+        for address, p in workers.items()
+    ]
+    holding = [
+        f"partition {idx[0]}" if len(idx) == 1 else f"partitions {', '.join(map(str, idx))}" if idx else "evaluation rows"
+        for idx in train_index
+    ]
+    try:
+        _wait_shards(client, futures, timeout, "the peers")
+        actors = [f.result() for f in futures]
+        addresses = _gather(actors, [a.address() for a in actors], timeout, holding)
+        names = [f"worker {address} holding {what}" for address, what in zip(workers, holding)]
+        token = secrets.token_bytes(16)
+        _gather(actors, [a.connect(r, addresses, names, token, timeout) for r, a in enumerate(actors)], timeout, holding)
+    except BaseException:
+        client.cancel(futures)
+        raise
+    return _PeerSet(actors, futures, holding, train_index, eval_order)
+
 
 class DaskLambdaMART(LambdaMART):
     """:class:`~ranklearn.models.lambdamart.LambdaMART` trained on a Dask cluster.
@@ -482,9 +489,11 @@ class DaskLambdaMART(LambdaMART):
     Takes every ``LambdaMART`` parameter, plus ``client`` (a ``distributed.Client``; None:
     the current one). ``fit`` takes Dask arrays or Dask DataFrames whose partitions hold
     whole queries (a query split between two partitions is a ``ValueError`` naming it);
-    the rows stay on the workers for the whole fit and only node sums and histograms come to
-    the client, where the trees grow. For the same rows in the same order the trees are
-    those of ``LambdaMART`` (up to the order of floating-point sums across partitions).
+    the rows stay on the workers for the whole fit. The workers grow every tree together,
+    exchanging node sums and histograms directly over TCP (each worker opens one port, on its
+    own address, that the others connect to: rank 0's), and the client receives each finished
+    tree. For the same rows in the same order the trees are those of ``LambdaMART`` (up to
+    the order of floating-point sums across workers).
 
     ``predict`` of a Dask collection is a lazy Dask array (of a NumPy array: a NumPy
     array); :meth:`to_local` gives the plain ``LambdaMART``. ``save`` writes the
@@ -495,10 +504,12 @@ class DaskLambdaMART(LambdaMART):
     the client every tree for the metric.
 
     ``worker_timeout`` (seconds, default 600; None waits forever) bounds every wait for the
-    workers' answers (one batch of splits, binning a partition, one tree's gradients): a worker that is
-    alive but does not answer stops the fit with :class:`WorkerTimeoutError` naming it and
-    the partition, instead of a hang. Leave room for a fresh worker's first call, which
-    compiles the kernels (up to a minute on a busy 2-core machine).
+    workers' answers (making and binning a partition, one tree) and every wait of a worker
+    for another during a tree: a worker that is alive but does not answer stops the fit
+    with :class:`WorkerTimeoutError` naming it and its partitions, instead of a hang; a
+    worker that dies stops it with :class:`WorkerLostError` (the fit does not resume). Leave
+    room for a fresh worker's first call, which compiles the kernels (up to a minute on a
+    busy 2-core machine).
     """
 
     _parameter_constraints = {
@@ -559,7 +570,8 @@ class DaskLambdaMART(LambdaMART):
                 sets.append(e)
             return self._train(sets, sets[1:], train.n_rows, train.y_max, early_stopping_set, callbacks, was_fitted)
         finally:
-            client.cancel([f for s in sets for f in s.futures])
+            peers = self.__dict__.pop("_peers", None)
+            client.cancel([f for s in sets for f in s.futures] + (peers.futures if peers is not None else []))
 
     def _shard_eval_sets(self, client, eval_set, eval_group, eval_names) -> list[_ShardedSet]:
         if eval_set is None:
@@ -605,35 +617,32 @@ class DaskLambdaMART(LambdaMART):
         wait_s = self.worker_timeout
         sample = np.concatenate(_gather(train.shards, [s.rows(r) for s, r in zip(train.shards, local)], wait_s))
         self.bin_mapper_ = BinMapper(self.max_bins, None).fit(sample)
-        missing = _gather(train.shards, [s.bin(self.bin_mapper_, self._objective) for s in train.shards], wait_s)
-        self.trained_with_missing_ = any(missing)
-        for e in evals:
-            _gather(e.shards, [s.bin(self.bin_mapper_, None) for s in e.shards], wait_s)
+        shards = [s for d in data for s in d.shards]
+        missing = _gather(shards, [s.bin(self.bin_mapper_) for s in shards], wait_s)
+        self.trained_with_missing_ = any(missing[: len(train.shards)])
+        self._peers = _start_peers(self._client(), data, wait_s)
+        _gather(self._peers.actors,
+                [p.prepare(self._objective, self.bin_mapper_.n_bins_, train.n_features) for p in self._peers.actors],
+                wait_s, self._peers.holding)  # fmt: skip
         self._train_set, self._eval_sets = train, evals
         self._eval_score_list = [np.zeros(e.n_rows) for e in evals]
         self.trees_: list[Tree] = []
         self._predictor = None
 
     def _fit_step(self, iteration: int) -> None:
-        train = self._train_set
+        train, peers = self._train_set, self._peers
         chosen, features = self._draw_subsets(int(train.query_starts[-1]), train.n_features)
-        per_shard = [None] * len(train.shards) if chosen is None else _per_shard(chosen, train.query_starts)
-        builder = _ShardedBuilder(
-            train.shards, train.n_features, self.bin_mapper_.n_bins_, per_shard, features, self.worker_timeout
-        )
-        grower = BatchedTreeGrower.from_builder(builder, self.bin_mapper_.n_bins_, **self._growth_limits())
+        per_peer = [None] * len(peers.actors) if chosen is None else peers.local_queries(chosen, train.query_starts)
+        limits = self._growth_limits()
+        calls = [p.tree(c, features, limits, self.learning_rate) for p, c in zip(peers.actors, per_peer)]
         try:
-            tree, _, _ = grower.grow()
-            self._finish_tree(tree)
-            calls = [s.add_tree(tree, builder.merges, grower.leaf_nodes, **_INLINE) for s in train.shards]
-            calls += [s.add_tree(tree, **_INLINE) for e in self._eval_sets for s in e.shards]
-            shards = train.shards + [s for e in self._eval_sets for s in e.shards]
-            scores = _gather(shards, calls, self.worker_timeout)[len(train.shards) :]
+            results = _gather(peers.actors, calls, self.worker_timeout, peers.holding)
         except WorkerLostError as exc:
             raise type(exc)(f"tree {iteration}: {exc}; the fit stops (it does not resume)") from exc
+        self._finish_tree(results[0][0])
         for i, e in enumerate(self._eval_sets):
-            part, scores = scores[: len(e.shards)], scores[len(e.shards) :]
-            self._eval_score_list[i] = np.concatenate(part)
+            parts = [results[p][1][i][k] for p, k in peers.eval_order[i]]
+            self._eval_score_list[i] = np.concatenate(parts)
 
     def _eval_scores(self, index: int) -> np.ndarray:
         return self._eval_score_list[index]

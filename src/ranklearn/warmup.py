@@ -58,11 +58,19 @@ def _fit_models(names: list[str]) -> None:
 
 
 def _trees() -> None:
+    from ranklearn.collective import StarComm
     from ranklearn.models import LambdaMART
+    from ranklearn.tree.allreduce_builder import AllreduceHistogramBuilder
+    from ranklearn.tree.grower import TreeGrower
 
     X, y, qid = _data()
-    LambdaMART(n_estimators=2).fit(X, y, qid).predict(X)  # no eval set: the metrics are the other group's
+    model = LambdaMART(n_estimators=2).fit(X, y, qid)  # no eval set: the metrics are the other group's
+    model.predict(X)
     _fit_models(list(TREE_MODELS))
+    # a Dask worker's tree (ranklearn.dask): the builder that sums over workers, here one
+    binned, n_bins = model.bin_mapper_.transform(X), model.bin_mapper_.n_bins_
+    g, h = np.linspace(-1.0, 1.0, len(y)), np.ones(len(y))
+    TreeGrower.from_builder(AllreduceHistogramBuilder(StarComm(0, ["rank 0"], {}), binned, n_bins, g, h), n_bins).grow()
 
 
 def _data_metrics_linear() -> None:

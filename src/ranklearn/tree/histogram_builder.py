@@ -4,10 +4,10 @@
 numba kernels. It owns the binned data, the gradients and hessians and the partition of the
 rows among the tree's nodes; the grower only asks for the sums of the root, the histograms
 of some nodes, and the application of a split to a node, and never sees a row. A
-distributed trainer replaces it: each worker partitions and histograms its own rows, and a
-client-side builder sums what the workers send (histograms and node sums are sums over rows,
-so they add). Histogram subtraction runs where the summed histograms are, in
-:meth:`HistogramBuilder.children_histograms`.
+distributed trainer extends it: each worker partitions and histograms its own rows, and
+:class:`~ranklearn.tree.allreduce_builder.AllreduceHistogramBuilder` answers with the sums over
+all workers (histograms and node sums are sums over rows, so they add). Histogram subtraction
+runs where the summed histograms are, in :meth:`HistogramBuilder.children_histograms`.
 
 Node ids are the grower's: the root is 0 and a split names the ids of its two children.
 """
@@ -223,27 +223,6 @@ class HistogramBuilder:
             subtract_histogram(parent, small, self.features, self.n_bins, parent)
             pairs.append((small, parent))
         return pairs
-
-    def split_batch(
-        self, requests: Sequence[tuple[int, int, int, bool, int, int, int | None]]
-    ) -> list[tuple[NodeSums, NodeSums, np.ndarray | None]]:
-        """Several :meth:`split` calls at once (the call a distributed builder makes one round
-        trip of): each request is ``(node, feature, bin_threshold, missing_left, left, right,
-        build)``; returns the sums of both children and the histogram of child ``build``
-        (None: no histogram) per request."""
-        out = []
-        for node, feature, bin_threshold, missing_left, left, right, build in requests:
-            sums = self.split(node, feature, bin_threshold, missing_left, left, right)
-            out.append((*sums, None if build is None else self.histograms([build])[0]))
-        return out
-
-    def merge(self, node: int, left: int, right: int) -> None:
-        """Undo the split of ``node`` into the leaves ``left`` and ``right``: their rows are
-        ``node``'s again (in another order, which no later step depends on: a leaf's rows are
-        only read to add its value to their scores)."""
-        start, _ = self._ranges.pop(left)
-        _, end = self._ranges.pop(right)
-        self._ranges[node] = (start, end)
 
     def leaf_rows(self, leaves: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         """Rows grouped by leaf: ``(samples, ranges)``, ``ranges[i] = (leaves[i], start, end)``
