@@ -19,11 +19,12 @@ Four parts (``--parts``):
   included) and the time per tree against ``LambdaMART`` on the same rows on one machine
   (2 threads), both over ``--scale-trees`` trees (time between the first and the last
   tree's callback: binning and setup excluded).
-* ``overhead``: share of the time per tree in which the workers compute nothing the
-  client waits for: the client's waits for answers minus the busiest worker's compute
-  time in the shard calls (an upper bound on communication and scheduling), over 10
-  trees of the ``speed`` data, with 2 and with 4 workers of 1 thread. On 2 cores, 4 workers
-  share the cores: their compute slows and the waits grow with it.
+* ``overhead``: share of the time per tree in which the busiest worker computes nothing:
+  the time per tree minus that worker's compute in the tree (its time growing the tree less
+  its exchanges of sums with the other workers), an upper bound on communication, waiting
+  and scheduling, over 10 trees of the ``speed`` data, with 2 and with 4 workers of 1
+  thread. On 2 cores, 4 workers share the cores: their compute slows and the waits grow
+  with it.
 
     .venv/bin/python benchmarks/bench_dask.py [--repeats 3] [--parts same,speed,scale,overhead]
         [--scale-rows 2000000] [--scale-trees 5]
@@ -240,79 +241,72 @@ def part_scale(n_rows: int, trees: int) -> None:
 
 
 # ---------------------------------------------------------------------- overhead
-def _timed_shard_methods() -> None:
-    """On a worker: make every shard call add its compute time to ``_Shard.busy``."""
+def _timed_peer_methods() -> None:
+    """On a worker: add the time of every tree (``_Peer.tree``) and of every exchange of sums
+    with the other workers (``StarComm.allreduce``, waiting for them included) to counters."""
+    from ranklearn import collective
     from ranklearn import dask as rd
 
-    def timed(method):
+    # kept in a module of the worker: this script's functions reach the workers as copies
+    counters = rd.__dict__.setdefault("_bench_counters", {})
+
+    def timed(cls, name, counter):
+        method = getattr(cls, name)
+
         @functools.wraps(method)
-        def run(self, *args):
+        def run(*args):
             t0 = time.perf_counter()
             try:
-                return method(self, *args)
+                return method(*args)
             finally:
-                type(self).busy += time.perf_counter() - t0
+                counters[counter] += time.perf_counter() - t0
 
-        return run
+        setattr(cls, name, run)
 
-    if not hasattr(rd._Shard, "busy"):
-        for name in ("start_tree", "split_batch", "add_tree"):  # histograms: called inside these
-            setattr(rd._Shard, name, timed(getattr(rd._Shard, name)))
-    rd._Shard.busy = 0.0
+    if not counters:
+        timed(rd._Peer, "tree", "tree")
+        timed(collective.StarComm, "allreduce", "exchange")
+    counters.update(tree=0.0, exchange=0.0)
 
 
-def _busy() -> float:
+def _counters() -> dict[str, float]:
     from ranklearn import dask as rd
 
-    return rd._Shard.busy
+    return dict(rd._bench_counters)
 
 
 def part_overhead(n_queries: int, trees: int = 10) -> None:
     from distributed import Client, wait
 
-    from ranklearn import dask as rd
     from ranklearn.dask import DaskLambdaMART
 
     X, y, qid = synthetic(n_queries, 0)
-    waited = [0.0]
-    gather = rd._gather
-
-    def timed_gather(*args, **kw):
-        t0 = time.perf_counter()
-        try:
-            return gather(*args, **kw)
-        finally:
-            waited[0] += time.perf_counter() - t0
-
-    rd._gather = timed_gather
     print(f"{X.shape[0]:,} x {X.shape[1]} synthetic, {trees} trees, {LEAVES} leaves; one partition per worker, 1 thread each\n")
-    print("| workers | time per tree (s) | client waiting (s/tree) | busiest worker computing (s/tree) "
-          "| communication and scheduling (s/tree) | share of the time per tree | load |")
+    print("| workers | time per tree (s) | busiest worker computing (s/tree) | exchanging sums, waits included "
+          "(s/tree, that worker) | communication, waiting and scheduling (s/tree) | share of the time per tree | load |")
     print("|---|---|---|---|---|---|---|")
-    try:
-        for n_workers in (2, 4):
-            with _cluster(n_workers) as cluster, Client(cluster) as client:
-                dX, dy, dq, _ = client.persist(_at_queries(X, y, qid, n_workers))
-                wait([dX, dy, dq])
-                DaskLambdaMART(client=client, n_estimators=2, **PARAMS).fit(dX, dy, dq)  # warm-up
-                marks = {}
+    for n_workers in (2, 4):
+        with _cluster(n_workers) as cluster, Client(cluster) as client:
+            dX, dy, dq, _ = client.persist(_at_queries(X, y, qid, n_workers))
+            wait([dX, dy, dq])
+            DaskLambdaMART(client=client, n_estimators=2, **PARAMS).fit(dX, dy, dq)  # warm-up
+            marks = {}
 
-                def mark(iteration, total, results):
-                    if iteration in (1, total):
-                        busy = client.run(_busy)
-                        marks[iteration] = (time.perf_counter(), waited[0], busy)
+            def mark(iteration, total, results):
+                if iteration in (1, total):
+                    marks[iteration] = (time.perf_counter(), client.run(_counters))
 
-                client.run(_timed_shard_methods)
-                DaskLambdaMART(client=client, n_estimators=trees, **PARAMS).fit(dX, dy, dq, callbacks=[mark])
-                (t1, w1, b1), (t2, w2, b2) = marks[1], marks[trees]
-                k = trees - 1
-                per_tree, wait_s = (t2 - t1) / k, (w2 - w1) / k
-                busiest = max(b2[a] - b1[a] for a in b1) / k
-                comm = wait_s - busiest
-                print(f"| {n_workers} | {per_tree:.3f} | {wait_s:.3f} | {busiest:.3f} | {comm:.3f} | "
-                      f"**{comm / per_tree:.0%}** | {os.getloadavg()[0]:.1f} |")  # fmt: skip
-    finally:
-        rd._gather = gather
+            client.run(_timed_peer_methods)
+            DaskLambdaMART(client=client, n_estimators=trees, **PARAMS).fit(dX, dy, dq, callbacks=[mark])
+            (t1, c1), (t2, c2) = marks[1], marks[trees]
+            k = trees - 1
+            per_tree = (t2 - t1) / k
+            compute = {a: ((c2[a]["tree"] - c1[a]["tree"]) - (c2[a]["exchange"] - c1[a]["exchange"])) / k for a in c1}
+            busiest = max(compute, key=compute.get)
+            exchange = (c2[busiest]["exchange"] - c1[busiest]["exchange"]) / k
+            comm = per_tree - compute[busiest]
+            print(f"| {n_workers} | {per_tree:.3f} | {compute[busiest]:.3f} | {exchange:.3f} | {comm:.3f} | "
+                  f"**{comm / per_tree:.0%}** | {os.getloadavg()[0]:.1f} |")  # fmt: skip
 
 
 def main() -> None:

@@ -167,6 +167,9 @@ class _Peer:
             del s.binned  # one shard's copy at a time beside the whole
             ptrs.append(s.ptr[1:] + start)
             start = end
+        # small nodes' histograms read the rows row-major, as one machine (n x F bytes more,
+        # made once the raw features of every shard are freed)
+        self.binned_rows = np.ascontiguousarray(self.binned.T)
         self.y = np.concatenate([s.y for s in self.train]) if self.train else np.zeros(0)
         self.ptr = np.concatenate(ptrs)
         weights = [s.weight for s in self.train]
@@ -191,8 +194,9 @@ class _Peer:
             ptr = self.ptr
             samples = np.concatenate([np.arange(ptr[q], ptr[q + 1]) for q in chosen] or [np.empty(0, np.int64)])
         builder = AllreduceHistogramBuilder(
-            self.comm, self.binned, self.n_bins, self.grad, self.hess, samples=samples, features=features
-        )
+            self.comm, self.binned, self.n_bins, self.grad, self.hess, samples=samples, features=features,
+            binned_rows=self.binned_rows,
+        )  # fmt: skip
         tree, leaf_samples, leaf_ranges = TreeGrower.from_builder(builder, self.n_bins, **limits).grow()
         # tree.value * learning_rate: the same product the client's model keeps
         shrunk = dataclasses.replace(tree, value=tree.value * learning_rate)

@@ -75,7 +75,7 @@ class AllreduceHistogramBuilder(HistogramBuilder):
     comm
         Has ``allreduce(float64 vector) -> float64 vector``, the same result on every process
         (:class:`ranklearn.collective.StarComm`).
-    binned, n_bins, grad, hess, samples, features
+    binned, n_bins, grad, hess, samples, features, binned_rows
         As :class:`HistogramBuilder`, for the local rows; ``features`` must be the same on
         every process. ``binned`` may have no rows.
 
@@ -104,8 +104,9 @@ class AllreduceHistogramBuilder(HistogramBuilder):
         *,
         samples: np.ndarray | None = None,
         features: np.ndarray | None = None,
+        binned_rows: np.ndarray | None = None,
     ) -> None:
-        super().__init__(binned, n_bins, grad, hess, samples=samples, features=features)
+        super().__init__(binned, n_bins, grad, hess, samples=samples, features=features, binned_rows=binned_rows)
         self.comm = comm
         self._size = packed_size(self.features, self.n_bins)
         self._hists: dict[int, np.ndarray] = {}  # summed histograms handed to the grower, by node
