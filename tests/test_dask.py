@@ -121,6 +121,15 @@ def test_the_client_waits_once_a_tree_the_workers_exchange_the_histograms(client
     assert (model.trees_[1].left >= 0).sum() == 6  # the tree was grown to its 7 leaves
 
 
+def test_the_same_partitions_on_the_same_workers_give_the_same_model_bit_for_bit(client, mq2008):
+    Xtr, ytr, qtr, ptr = mq2008[0]
+    data = _at_queries(Xtr, ytr, qtr, ptr, 3)
+    fits = [DaskLambdaMART(client=client, n_estimators=5, num_leaves=15, random_state=0).fit(*data) for _ in range(2)]
+    for a, b in zip(*(f.trees_ for f in fits)):
+        for name in (*TREE_FIELDS, "value", "gain"):
+            np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+
+
 def test_a_query_straddling_two_partitions_is_named(client):
     rng = np.random.default_rng(0)
     q = np.repeat([7, 8, 9], 10)

@@ -497,7 +497,8 @@ class DaskLambdaMART(LambdaMART):
     exchanging node sums and histograms directly over TCP (each worker opens one port, on its
     own address, that the others connect to: rank 0's), and the client receives each finished
     tree. For the same rows in the same order the trees are those of ``LambdaMART`` (up to
-    the order of floating-point sums across workers).
+    the order of floating-point sums across workers); the same partitions on the same
+    workers give the same model bit for bit, whatever the number of threads.
 
     ``predict`` of a Dask collection is a lazy Dask array (of a NumPy array: a NumPy
     array); :meth:`to_local` gives the plain ``LambdaMART``. ``save`` writes the
