@@ -54,6 +54,14 @@ def test_default_l2_of_10_shrinks_small_leaves():
     np.testing.assert_allclose(m.predict(X), 0.5 * np.array([0, 0, 0.5, 0.5, 0.5, 0.5]))
 
 
+def test_tree_defaults_that_differ_from_lambdamart():
+    # chosen on validation data (benchmarks/ranker_defaults.md, MART's third sweep); the rest are LambdaMART's
+    mart, lm = MART(), LambdaMART()
+    assert (mart.min_samples_leaf, mart.l2_regularization, mart.n_estimators) == (10, 10.0, 1000)
+    assert (mart.num_leaves, mart.learning_rate, mart.max_bins) == (lm.num_leaves, lm.learning_rate, lm.max_bins)
+    assert lm.min_samples_leaf == 20
+
+
 def test_default_early_stopping_is_ranklib_s_100_trees_with_an_eval_set(data, tmp_path):
     X, y, qid = data
     assert MART().n_estimators == 1000 and MART().early_stopping_rounds == "auto"
@@ -107,4 +115,4 @@ def test_mq2008_fold1_near_ranklib(shared_data):
     m.fit(tr.X, tr.y, qid=tr.qid, eval_set=[(va.X, va.y, va.qid)])
     ndcg = get_metric("ndcg@10").mean(te.y, m.predict(te.X), te.ptr)
     assert m.n_iter_ == m.best_iteration_ + 100 < 1000
-    assert ndcg > 0.46  # measured 0.4772; RankLib's MART (its defaults) 0.4931 on this fold
+    assert ndcg > 0.46  # measured 0.4822; RankLib's MART (its defaults) 0.4931 on this fold

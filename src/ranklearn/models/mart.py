@@ -8,9 +8,10 @@ rate.
 
 Defaults (chosen on the validation data of four datasets, benchmarks/ranker_defaults.md):
 RankLib's 1000 trees with early stopping after 100 trees without a gain when an evaluation set
-is given (``early_stopping_rounds="auto"``; without one every tree is kept, as in RankLib), and
+is given (``early_stopping_rounds="auto"``; without one every tree is kept, as in RankLib),
 ``l2_regularization=10``, which shrinks the values of leaves with few documents (hessian 1 per
-document: a leaf of n documents gets n / (n + 10) of its mean residual).
+document: a leaf of n documents gets n / (n + 10) of its mean residual), and
+``min_samples_leaf=10`` (LambdaMART's is 20).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ class MART(LambdaMART):
     __doc__ = (
         "MART: gradient-boosted regression trees fitted to the labels by squared error.\n"
         "\n    ``objective=None`` is \"squared_error\"; the other parameters are LambdaMART's, with other\n"
-        "    defaults: ``n_estimators=1000``, ``l2_regularization=10.0`` and\n"
+        "    defaults: ``n_estimators=1000``, ``min_samples_leaf=10``, ``l2_regularization=10.0`` and\n"
         "    ``early_stopping_rounds=\"auto\"`` (100 with an ``eval_set``, as RankLib's MART; off without).\n"
         + LambdaMART.__doc__.split("\n", 1)[1]
     )
@@ -50,7 +51,7 @@ class MART(LambdaMART):
         n_estimators: int = 1000,
         learning_rate: float = 0.1,
         num_leaves: int = 31,
-        min_samples_leaf: int = 20,
+        min_samples_leaf: int = 10,
         max_bins: int = 255,
         metric: str | Metric = "ndcg@10",
         early_stopping_rounds: int | str | None = "auto",
