@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ranklearn.metrics._gain import discount, gain
+from ranklearn.metrics._gain import GAIN_EXP2, discount, gain
 from ranklearn.objectives.base import Objective, output_arrays
 
 Z_NDCG = 0
@@ -70,6 +70,8 @@ SHORT_QUERY = 32
 _SCRATCH_ROWS = 10
 #: query blocks of :func:`lambda_gradients`: each allocates its scratch once
 QUERY_BLOCKS = 256
+#: integer labels below this take their 2^rel - 1 gain from a table
+GAIN_TABLE = 32
 
 
 @njit(cache=True, inline="always")
@@ -91,6 +93,17 @@ def _stable_argsort(keys: np.ndarray, order: np.ndarray) -> None:
         order[i] = j
 
 
+@njit(cache=True, inline="always")
+def _table_gain(label: float, kind: int, gains: np.ndarray) -> float:
+    """``gain(label, kind)``; an integer label's 2^rel - 1 read from ``gains`` (the same value,
+    computed once a block: a pow a document is most of a short query's time)."""
+    if kind == GAIN_EXP2 and 0.0 <= label < gains.shape[0]:
+        i = int(label)
+        if i == label:
+            return gains[i]
+    return gain(label, kind)
+
+
 @njit(cache=True)
 def _query_lambdas(
     sc: np.ndarray,
@@ -107,11 +120,15 @@ def _query_lambdas(
     h: np.ndarray,
     work: np.ndarray,
     order: np.ndarray,
+    gains: np.ndarray,
+    discounts: np.ndarray,
 ) -> None:
     """Accumulate one query's gradients into ``g`` and ``h`` (already zeroed).
 
     ``work`` (``_SCRATCH_ROWS``, >= n + 1) float64 and ``order`` (>= 2 n) int64 are scratch
     memory: allocating a dozen arrays per query serializes the threads on the allocator.
+    ``gains[v]`` is ``gain(v, gain_kind)`` for v < ``GAIN_TABLE``, ``discounts[r]`` is
+    ``discount(r)`` for r < min(k, n).
     """
     n = sc.shape[0]
     if n < 2:
@@ -159,14 +176,14 @@ def _query_lambdas(
             ideal = np.sort(lab)
         idcg = 0.0
         for r in range(kk):
-            idcg += gain(ideal[n - 1 - r], gain_kind) * discount(r)
+            idcg += _table_gain(ideal[n - 1 - r], gain_kind, gains) * discounts[r]
         if idcg <= 0.0:
             return
         inv_norm = 1.0 / idcg
         for r in range(n):
-            w_r[r] = gain(l_r[r], gain_kind)
+            w_r[r] = _table_gain(l_r[r], gain_kind, gains)
             if r < kk:
-                d_r[r] = discount(r)
+                d_r[r] = discounts[r]
     elif kind == Z_ERR:
         # Prefix products and sums give each swap's ERR change in O(1).
         scale = 2.0**max_grade
@@ -278,7 +295,7 @@ def lambda_gradients(
     """Fill ``grad`` and ``hess`` (float64, length n_samples) for every query, in parallel.
 
     Queries are taken in ``QUERY_BLOCKS`` blocks of consecutive queries; a block allocates
-    scratch memory for its longest query once. Each query is computed alone, so the results
+    scratch memory for its longest query, and the gain and discount tables, once. Each query is computed alone, so the results
     do not depend on the blocks or the thread count.
     """
     n_queries = ptr.shape[0] - 1
@@ -291,6 +308,12 @@ def lambda_gradients(
             longest = max(longest, ptr[q + 1] - ptr[q])
         work = np.empty((_SCRATCH_ROWS, longest + 1))
         order = np.empty(2 * longest, dtype=np.int64)
+        gains = np.empty(GAIN_TABLE)
+        for v in range(GAIN_TABLE):
+            gains[v] = gain(float(v), gain_kind)
+        discounts = np.empty(min(k, longest))
+        for r in range(discounts.shape[0]):
+            discounts[r] = discount(r)
         for q in range(q0, q1):
             s = ptr[q]
             e = ptr[q + 1]
@@ -311,6 +334,8 @@ def lambda_gradients(
                 hess[s:e],
                 work,
                 order,
+                gains,
+                discounts,
             )
 
 
