@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 from llvmlite import ir
 from numba import njit, prange, types
+from numba.core import cgutils
 from numba.extending import intrinsic
 
 from ranklearn.tree.binning import MISSING_BIN, N_HIST_BINS
@@ -22,6 +23,12 @@ def new_histogram(n_features: int) -> np.ndarray:
 
 FEATURE_CHUNKS = 16  # parallel tasks; fixed so results never depend on the thread count
 GROUP = 4  # features summed in one pass over the rows: four independent add chains, one row read
+#: rows whose bins are prefetched ahead of their use, when a node's rows are sparse: at under
+#: one row in SPARSE of its span, each row's bins are a cache miss the hardware does not foresee
+#: (measured, 200,000 x 136, 1 thread: 4% of the rows 3.2 -> 2.3 ms; above ~12% slower: the
+#: lines are streamed already)
+PREFETCH_AHEAD = 32
+SPARSE = 8
 
 
 @intrinsic
@@ -48,6 +55,31 @@ def _add_to_bin(typingctx, acc, offset, g, h):
         return context.get_dummy_value()
 
     return types.void(acc, types.intp, types.float64, types.float64), codegen
+
+
+@intrinsic
+def _prefetch(typingctx, column, index):
+    """Ask the CPU for the cache line of ``column[index]`` ahead of its use (no effect on any
+    value; nothing for a column that is not contiguous)."""
+    if not isinstance(column, types.Array):
+        return None
+
+    def codegen(context, builder, signature, args):
+        if signature.args[0].layout != "C":
+            return context.get_dummy_value()
+        column_v, index_v = args
+        data = context.make_array(signature.args[0])(context, builder, column_v).data
+        byte_ptr = ir.IntType(8).as_pointer()
+        ptr = builder.bitcast(builder.gep(data, [index_v], inbounds=True), byte_ptr)
+        i32 = ir.IntType(32)
+        prefetch = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [byte_ptr, i32, i32, i32]), "llvm.prefetch.p0"
+        )
+        # a read, kept in all cache levels, of data
+        builder.call(prefetch, [ptr, ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+        return context.get_dummy_value()
+
+    return types.void(column, types.intp), codegen
 
 
 @njit(cache=True, inline="always")
@@ -106,7 +138,17 @@ def build_feature_group(
         for r in range(m):
             _add_row(acc, c0, c1, c2, c3, lo + r, gh[r, 0], gh[r, 1])
     else:
-        for r in range(m):
+        ahead = 0
+        if m > 0 and samples[m - 1] - samples[0] > SPARSE * m:
+            ahead = min(PREFETCH_AHEAD, m)
+        for r in range(m - ahead):
+            j = samples[r + ahead]
+            _prefetch(c0, j)
+            _prefetch(c1, j)
+            _prefetch(c2, j)
+            _prefetch(c3, j)
+            _add_row(acc, c0, c1, c2, c3, samples[r], gh[r, 0], gh[r, 1])
+        for r in range(m - ahead, m):
             _add_row(acc, c0, c1, c2, c3, samples[r], gh[r, 0], gh[r, 1])
     for k in range(min(GROUP, nf - f0)):
         f = features[f0 + k]
