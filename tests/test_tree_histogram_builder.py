@@ -71,6 +71,34 @@ def test_split_sums_histograms_and_leaf_rows_follow_the_rows():
         np.testing.assert_array_equal(written(hist, feats, n_bins), written(hb.histograms([node])[0], feats, n_bins))
 
 
+def _row_order_sum(values, rows):
+    total = 0.0
+    for i in rows:
+        total += values[i]
+    return total
+
+
+def test_split_sums_are_each_sides_row_order_sums_bit_for_bit():
+    """The children's sums are each side's values added in row order from +0.0, as one pass
+    per side would add them: signed zeros (a side of -0.0 sums to +0.0) and infinities included."""
+    b, n_bins, g, h = _data()
+    col = b[1]
+    go_left = (col <= 12) | (col == MISSING_BIN)
+    g[go_left] = -0.0
+    g[np.flatnonzero(~go_left)[3]] = np.inf
+    h[::11] = -0.0
+    hb = HistogramBuilder(b, n_bins, g, h)
+    hb.root()
+    sides = hb.split(0, 1, 12, True, 1, 2)
+    samples, ranges = hb.leaf_rows([1, 2])
+    for (_, s, e), (sg, sh, count) in zip(ranges, sides):
+        rows = samples[s:e]
+        assert count == len(rows)
+        for got, want in ((sg, _row_order_sum(g, rows)), (sh, _row_order_sum(h, rows))):
+            assert got == want and np.signbit(got) == np.signbit(want)
+    assert sides[0][0] == 0.0 and not np.signbit(sides[0][0]) and sides[1][0] == np.inf
+
+
 class _TwoWorkers(HistogramBuilder):
     """A stand-in for a distributed builder: two local builders on disjoint rows; the client
     sums their node sums and histograms and never holds rows."""

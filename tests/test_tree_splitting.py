@@ -51,6 +51,56 @@ def test_best_split_equals_exhaustive_search(nan_frac):
         assert mleft == emleft
 
 
+def _scalar_best_of_feature(hf, nb, sum_g, sum_h, count, l2, min_leaf, min_hess):
+    """Each threshold in turn (missing values right, then left), the first strictly best kept."""
+    def score(g, h):
+        return g * g / (h + l2) if h + l2 > 0.0 else 0.0
+
+    parent = score(sum_g, sum_h)
+    mg, mh, mc = hf[MISSING_BIN]
+    best = (-np.inf, 0, False)
+    gl = hl = cl = 0.0
+    for t in range(nb if mc > 0.0 else nb - 1):
+        gl, hl, cl = gl + hf[t, 0], hl + hf[t, 1], cl + hf[t, 2]
+        for side in (0, 1) if mc > 0.0 else (0,):
+            if side == 1 and t == nb - 1:
+                continue
+            gL, hL, cL = (gl, hl, cl) if side == 0 else (gl + mg, hl + mh, cl + mc)
+            gR, hR, cR = sum_g - gL, sum_h - hL, count - cL
+            if cL < min_leaf or cR < min_leaf or hL < min_hess or hR < min_hess:
+                continue
+            gain = score(gL, hL) + score(gR, hR) - parent
+            if gain > best[0]:
+                best = (gain, t, side == 1 if mc > 0.0 else cL >= cR)
+    return best
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_each_features_best_threshold_is_the_scalar_searchs_bit_for_bit(seed):
+    """The search computes all thresholds' gains at once; it keeps the one a threshold-by-threshold
+    search keeps (the first strictly best, missing values right before left), with the same gain."""
+    rng = np.random.default_rng(seed)
+    nb = np.array([1, 2, 7, 40, 255, 255, 255], dtype=np.int64)
+    hist = new_histogram(len(nb))
+    for f, k in enumerate(nb):
+        cnt = rng.integers(0, 4, k) * (rng.random(k) < 0.7)  # empty bins: equal gains, ties
+        hist[f, :k, 2] = cnt
+        hist[f, :k, 0] = rng.normal(size=k) * cnt
+        hist[f, :k, 1] = np.round(rng.random(k), 1) * cnt
+        mc = float(rng.integers(0, 8)) * (f % 2)
+        hist[f, MISSING_BIN] = (rng.normal() * mc, rng.random() * mc, mc)
+    feats = np.arange(len(nb), dtype=np.int64)
+    sum_g, sum_h, count = hist[4, :255].sum(0) + hist[4, MISSING_BIN]
+    for l2, min_leaf, min_hess in ((0.0, 1, 0.0), (1.0, 20, 1e-3), (0.0, 5, 2.0)):
+        gain, f, t, mleft = find_best_split(hist, feats, nb, sum_g, sum_h, count, l2, min_leaf, min_hess, -np.inf)
+        per_feature = [_scalar_best_of_feature(hist[i], nb[i], sum_g, sum_h, count, l2, min_leaf, min_hess) for i in feats]
+        assert f >= 0 and per_feature[f] == (gain, t, mleft)
+        for i in feats:  # each feature's own search: the one feature of the histogram
+            one = find_best_split(hist, feats[i : i + 1], nb, sum_g, sum_h, count, l2, min_leaf, min_hess, -np.inf)
+            if per_feature[i][0] > -np.inf:
+                assert one == (per_feature[i][0], i, *per_feature[i][1:])
+
+
 @pytest.mark.parametrize("later_scale,winner", [(1 + 1e-13, 0), (1 - 1e-13, 0), (1 + 1e-6, 1)])
 def test_features_cutting_rows_alike_tie_within_rounding_to_the_first(later_scale, winner):
     # feature 1 is feature 0 with its gradient sums off by rounding (another summation

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ranklearn.metrics._gain import discount, gain
+from ranklearn.metrics._gain import GAIN_EXP2, discount, gain
 from ranklearn.objectives.base import Objective, output_arrays
 
 Z_NDCG = 0
@@ -64,6 +64,46 @@ def parse_lambda_metric(lambda_metric: str | None, metric: str) -> tuple[str, in
     return name, k
 
 
+#: queries up to this long are sorted by insertion into scratch memory, longer ones by numpy
+SHORT_QUERY = 32
+#: rows of a scratch array: s, e, l, w, d, g, h per rank, two prefix arrays, sort keys
+_SCRATCH_ROWS = 10
+#: query blocks of :func:`lambda_gradients`: each allocates its scratch once
+QUERY_BLOCKS = 256
+#: integer labels below this take their 2^rel - 1 gain from a table
+GAIN_TABLE = 32
+
+
+@njit(cache=True, inline="always")
+def _before(a: float, b: float) -> bool:
+    """numpy's sort order: ``a`` before ``b``, NaN last."""
+    return a < b or (b != b and a == a)
+
+
+@njit(cache=True)
+def _stable_argsort(keys: np.ndarray, order: np.ndarray) -> None:
+    """``order[:n] = np.argsort(keys, kind="mergesort")`` (n = len(keys)) by insertion: a short
+    query is sorted without the allocations of numpy's sort. Stable, NaN last, as numpy."""
+    for j in range(keys.shape[0]):
+        x = keys[j]
+        i = j
+        while i > 0 and _before(x, keys[order[i - 1]]):
+            order[i] = order[i - 1]
+            i -= 1
+        order[i] = j
+
+
+@njit(cache=True, inline="always")
+def _table_gain(label: float, kind: int, gains: np.ndarray) -> float:
+    """``gain(label, kind)``; an integer label's 2^rel - 1 read from ``gains`` (the same value,
+    computed once a block: a pow a document is most of a short query's time)."""
+    if kind == GAIN_EXP2 and 0.0 <= label < gains.shape[0]:
+        i = int(label)
+        if i == label:
+            return gains[i]
+    return gain(label, kind)
+
+
 @njit(cache=True)
 def _query_lambdas(
     sc: np.ndarray,
@@ -78,8 +118,18 @@ def _query_lambdas(
     distance_weight: bool,
     g: np.ndarray,
     h: np.ndarray,
+    work: np.ndarray,
+    order: np.ndarray,
+    gains: np.ndarray,
+    discounts: np.ndarray,
 ) -> None:
-    """Accumulate one query's gradients into ``g`` and ``h`` (already zeroed)."""
+    """Accumulate one query's gradients into ``g`` and ``h`` (already zeroed).
+
+    ``work`` (``_SCRATCH_ROWS``, >= n + 1) float64 and ``order`` (>= 2 n) int64 are scratch
+    memory: allocating a dozen arrays per query serializes the threads on the allocator.
+    ``gains[v]`` is ``gain(v, gain_kind)`` for v < ``GAIN_TABLE``, ``discounts[r]`` is
+    ``discount(r)`` for r < min(k, n).
+    """
     n = sc.shape[0]
     if n < 2:
         return
@@ -88,42 +138,55 @@ def _query_lambdas(
             break
     else:
         return  # one label: no pair to order
-    order = np.argsort(-sc, kind="mergesort")
+    keys = work[9, :n]
+    if n <= SHORT_QUERY:
+        for i in range(n):
+            keys[i] = -sc[i]
+        _stable_argsort(keys, order)
+    else:
+        order[:n] = np.argsort(-sc, kind="mergesort")
     kk = min(k, n)
     # Everything the pair loop needs, in rank order: no pow/log2 inside it.
     # e_r = exp(sigma * (s_r - s_top)) in (0, 1]: one exp per document, and for a pair
     # exp(sigma * (s_hi - s_lo)) = e_hi / e_lo.
-    s_r = np.empty(n)
-    e_r = np.empty(n)
-    l_r = np.empty(n)
+    s_r = work[0, :n]
+    e_r = work[1, :n]
+    l_r = work[2, :n]
     s_top = sc[order[0]]
     for r in range(n):
         s_r[r] = sc[order[r]]
         e_r[r] = np.exp(sigma * (s_r[r] - s_top))
         l_r[r] = lab[order[r]]
-    w_r = np.zeros(n)  # per-position weight: gain for NDCG, R for ERR, relevance count for AP
-    d_r = np.zeros(n)  # per-position discount (NDCG) or 1/(rank+1) terms (ERR, AP)
+    w_r = work[3, :n]  # per-position weight: gain for NDCG, R for ERR, relevance count for AP
+    d_r = work[4, :n]  # per-position discount (NDCG) or 1/(rank+1) terms (ERR, AP)
+    w_r[:] = 0.0
+    d_r[:] = 0.0
     inv_norm = 1.0  # 1/ideal DCG@k for NDCG, 1/#relevant for AP
-    p_before = np.empty(0)
-    t_cum = np.empty(0)
-    q_cum = np.empty(0)
+    p_before = work[7, : n + 1]
+    t_cum = work[8, : n + 1]
+    q_cum = work[7, : n + 1]
     if kind == Z_NDCG:
-        ideal = np.sort(lab)[::-1]
+        # labels in ascending order (NaN last, as np.sort), read from the end
+        if n <= SHORT_QUERY:
+            _stable_argsort(lab, order[n : 2 * n])
+            ideal = keys
+            for r in range(n):
+                ideal[r] = lab[order[n + r]]
+        else:
+            ideal = np.sort(lab)
         idcg = 0.0
         for r in range(kk):
-            idcg += gain(ideal[r], gain_kind) * discount(r)
+            idcg += _table_gain(ideal[n - 1 - r], gain_kind, gains) * discounts[r]
         if idcg <= 0.0:
             return
         inv_norm = 1.0 / idcg
         for r in range(n):
-            w_r[r] = gain(l_r[r], gain_kind)
+            w_r[r] = _table_gain(l_r[r], gain_kind, gains)
             if r < kk:
-                d_r[r] = discount(r)
+                d_r[r] = discounts[r]
     elif kind == Z_ERR:
         # Prefix products and sums give each swap's ERR change in O(1).
         scale = 2.0**max_grade
-        p_before = np.empty(n + 1)
-        t_cum = np.empty(n + 1)
         p_before[0] = 1.0
         t_cum[0] = 0.0
         for r in range(n):
@@ -133,7 +196,6 @@ def _query_lambdas(
             t_cum[r + 1] = t_cum[r] + term
             p_before[r + 1] = p_before[r] * (1.0 - rr)
     elif kind == Z_MAP:
-        q_cum = np.empty(n + 1)
         cnt = 0.0
         q_cum[0] = 0.0
         for r in range(n):
@@ -146,8 +208,10 @@ def _query_lambdas(
             return
         inv_norm = 1.0 / cnt
 
-    g_r = np.zeros(n)
-    h_r = np.zeros(n)
+    g_r = work[5, :n]
+    h_r = work[6, :n]
+    g_r[:] = 0.0
+    h_r[:] = 0.0
     sum_lambdas = 0.0
     # LightGBM weights each pair by 1 / (0.01 + |s_i - s_j|), focusing on pairs the model
     # cannot yet tell apart (skipped while all scores are equal).
@@ -228,26 +292,51 @@ def lambda_gradients(
     grad: np.ndarray,
     hess: np.ndarray,
 ) -> None:
-    """Fill ``grad`` and ``hess`` (float64, length n_samples) for every query, in parallel."""
-    for q in prange(ptr.shape[0] - 1):
-        s = ptr[q]
-        e = ptr[q + 1]
-        grad[s:e] = 0.0
-        hess[s:e] = 0.0
-        _query_lambdas(
-            scores[s:e],
-            labels[s:e],
-            kind,
-            k,
-            sigma,
-            truncation,
-            gain_kind,
-            max_grade,
-            normalize,
-            distance_weight,
-            grad[s:e],
-            hess[s:e],
-        )
+    """Fill ``grad`` and ``hess`` (float64, length n_samples) for every query, in parallel.
+
+    Queries are taken in ``QUERY_BLOCKS`` blocks of consecutive queries; a block allocates
+    scratch memory for its longest query, and the gain and discount tables, once. Each query is computed alone, so the results
+    do not depend on the blocks or the thread count.
+    """
+    n_queries = ptr.shape[0] - 1
+    n_blocks = min(n_queries, QUERY_BLOCKS)
+    for c in prange(n_blocks):
+        q0 = c * n_queries // n_blocks
+        q1 = (c + 1) * n_queries // n_blocks
+        longest = 0
+        for q in range(q0, q1):
+            longest = max(longest, ptr[q + 1] - ptr[q])
+        work = np.empty((_SCRATCH_ROWS, longest + 1))
+        order = np.empty(2 * longest, dtype=np.int64)
+        gains = np.empty(GAIN_TABLE)
+        for v in range(GAIN_TABLE):
+            gains[v] = gain(float(v), gain_kind)
+        discounts = np.empty(min(k, longest))
+        for r in range(discounts.shape[0]):
+            discounts[r] = discount(r)
+        for q in range(q0, q1):
+            s = ptr[q]
+            e = ptr[q + 1]
+            grad[s:e] = 0.0
+            hess[s:e] = 0.0
+            _query_lambdas(
+                scores[s:e],
+                labels[s:e],
+                kind,
+                k,
+                sigma,
+                truncation,
+                gain_kind,
+                max_grade,
+                normalize,
+                distance_weight,
+                grad[s:e],
+                hess[s:e],
+                work,
+                order,
+                gains,
+                discounts,
+            )
 
 
 class LambdaObjective(Objective):

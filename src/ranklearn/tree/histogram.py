@@ -8,7 +8,10 @@ from the data; the larger one is its parent minus the smaller.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from llvmlite import ir
+from numba import njit, prange, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from ranklearn.tree.binning import MISSING_BIN, N_HIST_BINS
 
@@ -20,27 +23,73 @@ def new_histogram(n_features: int) -> np.ndarray:
 
 FEATURE_CHUNKS = 16  # parallel tasks; fixed so results never depend on the thread count
 GROUP = 4  # features summed in one pass over the rows: four independent add chains, one row read
+#: rows whose bins are prefetched ahead of their use, when a node's rows are sparse: at under
+#: one row in SPARSE of its span, each row's bins are a cache miss the hardware does not foresee
+#: (measured, 200,000 x 136, 1 thread: 4% of the rows 3.2 -> 2.3 ms; above ~12% slower: the
+#: lines are streamed already)
+PREFETCH_AHEAD = 32
+SPARSE = 8
+
+
+@intrinsic
+def _add_to_bin(typingctx, acc, offset, g, h):
+    """``acc.ravel()[offset:offset + 4] += (g, h, 1.0, 0.0)`` as one 4-lane vector add.
+
+    ``acc`` is a C-contiguous float64 array whose last axis is a bin's (gradient, hessian,
+    count, padding). One load, add and store a bin instead of three of each: LLVM leaves the
+    three scalar adds as they are, and they were most of a histogram's time. Each lane is the
+    same IEEE addition as the scalar one, so the sums are bit for bit the same.
+    """
+    if not (isinstance(acc, types.Array) and acc.dtype == types.float64 and acc.layout == "C"):
+        return None
+
+    def codegen(context, builder, signature, args):
+        acc_v, offset_v, g_v, h_v = args
+        data = context.make_array(signature.args[0])(context, builder, acc_v).data
+        lanes = ir.VectorType(ir.DoubleType(), 4)
+        ptr = builder.bitcast(builder.gep(data, [offset_v], inbounds=True), lanes.as_pointer())
+        add = ir.Constant(lanes, [0.0, 0.0, 1.0, 0.0])
+        add = builder.insert_element(add, g_v, ir.Constant(ir.IntType(32), 0))
+        add = builder.insert_element(add, h_v, ir.Constant(ir.IntType(32), 1))
+        builder.store(builder.fadd(builder.load(ptr, align=8), add), ptr, align=8)
+        return context.get_dummy_value()
+
+    return types.void(acc, types.intp, types.float64, types.float64), codegen
+
+
+@intrinsic
+def _prefetch(typingctx, column, index):
+    """Ask the CPU for the cache line of ``column[index]`` ahead of its use (no effect on any
+    value; nothing for a column that is not contiguous)."""
+    if not isinstance(column, types.Array):
+        return None
+
+    def codegen(context, builder, signature, args):
+        if signature.args[0].layout != "C":
+            return context.get_dummy_value()
+        column_v, index_v = args
+        data = context.make_array(signature.args[0])(context, builder, column_v).data
+        byte_ptr = ir.IntType(8).as_pointer()
+        ptr = builder.bitcast(builder.gep(data, [index_v], inbounds=True), byte_ptr)
+        i32 = ir.IntType(32)
+        prefetch = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [byte_ptr, i32, i32, i32]), "llvm.prefetch.p0"
+        )
+        # a read, kept in all cache levels, of data
+        builder.call(prefetch, [ptr, ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+        return context.get_dummy_value()
+
+    return types.void(column, types.intp), codegen
 
 
 @njit(cache=True, inline="always")
 def _add_row(acc, c0, c1, c2, c3, i, g, h):  # fmt: skip
-    """Add row ``i`` (gradient ``g``, hessian ``h``) to the histograms of four feature columns."""
-    b = c0[i]
-    acc[0, b, 0] += g
-    acc[0, b, 1] += h
-    acc[0, b, 2] += 1.0
-    b = c1[i]
-    acc[1, b, 0] += g
-    acc[1, b, 1] += h
-    acc[1, b, 2] += 1.0
-    b = c2[i]
-    acc[2, b, 0] += g
-    acc[2, b, 1] += h
-    acc[2, b, 2] += 1.0
-    b = c3[i]
-    acc[3, b, 0] += g
-    acc[3, b, 1] += h
-    acc[3, b, 2] += 1.0
+    """Add row ``i`` (gradient ``g``, hessian ``h``) to the histograms of four feature columns
+    (``acc`` (4, 256, 4): a bin's gradient, hessian, count and a padding lane, kept at 0.0)."""
+    _add_to_bin(acc, (0 * N_HIST_BINS + c0[i]) * 4, g, h)
+    _add_to_bin(acc, (1 * N_HIST_BINS + c1[i]) * 4, g, h)
+    _add_to_bin(acc, (2 * N_HIST_BINS + c2[i]) * 4, g, h)
+    _add_to_bin(acc, (3 * N_HIST_BINS + c3[i]) * 4, g, h)
 
 
 @njit(cache=True, inline="always")
@@ -81,15 +130,25 @@ def build_feature_group(
         top = max(top, n_bins[features[f0 + k]])
     for k in range(GROUP):
         for b in range(top):
-            for j in range(3):
+            for j in range(4):
                 acc[k, b, j] = 0.0
-        for j in range(3):
+        for j in range(4):
             acc[k, MISSING_BIN, j] = 0.0
     if contiguous:
         for r in range(m):
             _add_row(acc, c0, c1, c2, c3, lo + r, gh[r, 0], gh[r, 1])
     else:
-        for r in range(m):
+        ahead = 0
+        if m > 0 and samples[m - 1] - samples[0] > SPARSE * m:
+            ahead = min(PREFETCH_AHEAD, m)
+        for r in range(m - ahead):
+            j = samples[r + ahead]
+            _prefetch(c0, j)
+            _prefetch(c1, j)
+            _prefetch(c2, j)
+            _prefetch(c3, j)
+            _add_row(acc, c0, c1, c2, c3, samples[r], gh[r, 0], gh[r, 1])
+        for r in range(m - ahead, m):
             _add_row(acc, c0, c1, c2, c3, samples[r], gh[r, 0], gh[r, 1])
     for k in range(min(GROUP, nf - f0)):
         f = features[f0 + k]

@@ -60,16 +60,19 @@ def _partition(
             go_left = missing_left
         else:
             go_left = b <= bin_threshold
-        if go_left:
-            samples[start + nl] = i
-            nl += 1
-            gl += grad[i]
-            hl += hess[i]
-        else:
-            buf[nr] = i
-            nr += 1
-            gr += grad[i]
-            hr += hess[i]
+        # no branch on the split, which is as good as random: the row is written to both
+        # places (samples[start + nl] was read already) and each side adds 0.0 when it is
+        # not the row's, which leaves its sum as it is (a sum from +0.0 is never -0.0)
+        samples[start + nl] = i
+        buf[nr] = i
+        g = grad[i]
+        h = hess[i]
+        gl += g if go_left else 0.0
+        hl += h if go_left else 0.0
+        gr += 0.0 if go_left else g
+        hr += 0.0 if go_left else h
+        nl += go_left
+        nr += not go_left
     for r in range(nr):
         samples[start + nl + r] = buf[r]
     return start + nl, gl, hl, gr, hr

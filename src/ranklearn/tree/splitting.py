@@ -28,47 +28,77 @@ def _score(g: float, h: float, l2: float) -> float:
 
 
 @njit(cache=True, inline="always")
+def _threshold_gain(
+    gL: float, hL: float, cL: float, sum_g: float, sum_h: float, count: float, parent: float,
+    l2: float, min_samples_leaf: int, min_sum_hessian: float,
+) -> float:  # fmt: skip
+    """Gain of sending (gL, hL, cL) left and the rest right; -inf where the limits forbid it.
+    Without a branch, so that a loop over thresholds is vectorized."""
+    gR = sum_g - gL
+    hR = sum_h - hL
+    cR = count - cL
+    gain = _score(gL, hL, l2) + _score(gR, hR, l2) - parent
+    forbidden = (cL < min_samples_leaf) | (cR < min_samples_leaf) | (hL < min_sum_hessian) | (hR < min_sum_hessian)
+    return -np.inf if forbidden else gain
+
+
+@njit(cache=True, inline="always")
 def _best_of_feature(
     hf: np.ndarray, nb: int, sum_g: float, sum_h: float, count: float, parent: float,
-    l2: float, min_samples_leaf: int, min_sum_hessian: float,
+    l2: float, min_samples_leaf: int, min_sum_hessian: float, work: np.ndarray,
 ) -> tuple[float, int, bool]:  # fmt: skip
     """Best threshold of one feature from its histogram ``hf`` (256, 3):
-    ``(gain, bin_threshold, missing_left)``, gain -inf when no threshold is allowed."""
-    best_gain = -np.inf
-    best_bin = 0
-    best_mleft = False
+    ``(gain, bin_threshold, missing_left)``, gain -inf when no threshold is allowed.
+    ``work`` is (5, 256) scratch memory.
+
+    The running sums first (in bin order), then every threshold's gain in a loop without
+    branches (vectorized: its divisions were most of the search), then the first best in
+    the order the thresholds are tried: at each bin, missing values right then left.
+    """
     mg = hf[MISSING_BIN, 0]
     mh = hf[MISSING_BIN, 1]
     mc = hf[MISSING_BIN, 2]
     has_missing = mc > 0.0
-    gl = 0.0
-    hl = 0.0
-    cl = 0.0
     # the last value bin can be a threshold only to split missing from the rest
     last = nb if has_missing else nb - 1
+    gl = work[0]
+    hl = work[1]
+    cl = work[2]
+    gain_right = work[3]  # missing values go right
+    gain_left = work[4]  # missing values go left
+    g = 0.0
+    h = 0.0
+    c = 0.0
     for t in range(last):
-        gl += hf[t, 0]
-        hl += hf[t, 1]
-        cl += hf[t, 2]
-        for side in range(2 if has_missing else 1):
-            if side == 0:  # missing values go right
-                gL, hL, cL = gl, hl, cl
-            else:  # missing values go left
-                if t == nb - 1:
-                    continue  # everything left: no split
-                gL, hL, cL = gl + mg, hl + mh, cl + mc
-            gR = sum_g - gL
-            hR = sum_h - hL
-            cR = count - cL
-            if cL < min_samples_leaf or cR < min_samples_leaf:
-                continue
-            if hL < min_sum_hessian or hR < min_sum_hessian:
-                continue
-            gain = _score(gL, hL, l2) + _score(gR, hR, l2) - parent
-            if gain > best_gain:
-                best_gain = gain
-                best_bin = t
-                best_mleft = side == 1 if has_missing else cL >= cR
+        g += hf[t, 0]
+        h += hf[t, 1]
+        c += hf[t, 2]
+        gl[t] = g
+        hl[t] = h
+        cl[t] = c
+    for t in range(last):
+        gain_right[t] = _threshold_gain(
+            gl[t], hl[t], cl[t], sum_g, sum_h, count, parent, l2, min_samples_leaf, min_sum_hessian
+        )
+    if has_missing:
+        for t in range(last):
+            gain_left[t] = _threshold_gain(
+                gl[t] + mg, hl[t] + mh, cl[t] + mc, sum_g, sum_h, count, parent, l2, min_samples_leaf,
+                min_sum_hessian,
+            )  # fmt: skip
+        gain_left[nb - 1] = -np.inf  # everything left: no split
+    best_gain = -np.inf
+    best_bin = 0
+    best_mleft = False
+    for t in range(last):
+        if gain_right[t] > best_gain:
+            best_gain = gain_right[t]
+            best_bin = t
+            best_mleft = False if has_missing else cl[t] >= count - cl[t]
+        if has_missing and gain_left[t] > best_gain:
+            best_gain = gain_left[t]
+            best_bin = t
+            best_mleft = True
     return best_gain, best_bin, best_mleft
 
 
@@ -118,10 +148,11 @@ def find_best_split(
     best_bin = np.empty(nf, dtype=np.int64)
     best_mleft = np.empty(nf, dtype=np.bool_)
     parent = _score(sum_g, sum_h, l2)
+    work = np.empty((5, N_HIST_BINS))
     for fi in range(nf):
         f = features[fi]
         best_gain[fi], best_bin[fi], best_mleft[fi] = _best_of_feature(
-            hist[f], n_bins[f], sum_g, sum_h, count, parent, l2, min_samples_leaf, min_sum_hessian
+            hist[f], n_bins[f], sum_g, sum_h, count, parent, l2, min_samples_leaf, min_sum_hessian, work
         )
     return _first_best(best_gain, best_bin, best_mleft, features, parent, min_gain)
 
@@ -186,6 +217,7 @@ def children_histograms_splits(
     n_chunks = min(n_groups, FEATURE_CHUNKS)
     for c in prange(n_chunks):
         acc = np.empty((GROUP, N_HIST_BINS, 4))
+        work = np.empty((5, N_HIST_BINS))
         for gi in range(c * n_groups // n_chunks, (c + 1) * n_groups // n_chunks):
             f0 = gi * GROUP
             build_feature_group(binned, samples, gh, lo, contiguous, features, n_bins, f0, acc, small)
@@ -198,7 +230,7 @@ def children_histograms_splits(
                     if find[k]:
                         best_gain[k, fi], best_bin[k, fi], best_mleft[k, fi] = _best_of_feature(
                             sf if k == 0 else pf, n_bins[f], sums[k, 0], sums[k, 1], sums[k, 2], scores[k],
-                            l2, min_samples_leaf, min_sum_hessian,
+                            l2, min_samples_leaf, min_sum_hessian, work,
                         )  # fmt: skip
     g0, f0_, b0, m0 = _first_best(best_gain[0], best_bin[0], best_mleft[0], features, scores[0], min_gain)
     g1, f1_, b1, m1 = _first_best(best_gain[1], best_bin[1], best_mleft[1], features, scores[1], min_gain)
