@@ -25,7 +25,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from ranklearn.metrics import Metric
 from ranklearn.models.base import N_JOBS, BaseRanker, EvalSet, FitData
 from ranklearn.objectives import OBJECTIVE_NAMES, Objective, get_objective
-from ranklearn.tree.binning import BinMapper, has_missing
+from ranklearn.tree.binning import N_HIST_BINS, BinMapper, has_missing
 from ranklearn.tree.grower import TreeGrower
 from ranklearn.tree.predictor import TreePredictor
 from ranklearn.tree.tree import Tree
@@ -253,6 +253,8 @@ class LambdaMART(BaseRanker):
         self.bin_mapper_ = BinMapper(self.max_bins, self.bin_subsample, self._rng.randint(2**31 - 1))
         self._binned = self._bin_training(data.X)
         self._binned_rows = np.ascontiguousarray(self._binned.T)  # small nodes' histograms read it
+        # every tree's node histograms, in memory reused from tree to tree (untouched pages cost nothing)
+        self._histograms = np.empty((self.num_leaves, self._binned.shape[0], N_HIST_BINS, 3))
         self.trained_with_missing_ = has_missing(self._binned)
         self._data = data
         n = data.X.shape[0]
@@ -285,6 +287,7 @@ class LambdaMART(BaseRanker):
             samples=samples,
             features=features,
             binned_rows=self._binned_rows,
+            histograms=self._histograms,
             **self._growth_limits(),
         )
         tree, leaf_samples, leaf_ranges = grower.grow()
@@ -341,7 +344,8 @@ class LambdaMART(BaseRanker):
         del self.trees_[n_trees:]
 
     def _end_fit(self) -> None:
-        for name in ("_objective", "_rng", "_binned", "_binned_rows", "_data", "_scores", "_grad", "_hess", "_evals"):
+        for name in ("_objective", "_rng", "_binned", "_binned_rows", "_histograms", "_data", "_scores", "_grad", "_hess",
+                     "_evals"):  # fmt: skip
             self.__dict__.pop(name, None)
         self._predictor = TreePredictor(self.trees_)
 
