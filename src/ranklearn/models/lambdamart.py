@@ -27,7 +27,7 @@ from ranklearn.models.base import N_JOBS, BaseRanker, EvalSet, FitData
 from ranklearn.objectives import OBJECTIVE_NAMES, Objective, get_objective
 from ranklearn.tree.binning import N_HIST_BINS, BinMapper, has_missing
 from ranklearn.tree.grower import TreeGrower
-from ranklearn.tree.predictor import TreePredictor
+from ranklearn.tree.predictor import TreePredictor, add_tree_binned
 from ranklearn.tree.tree import Tree
 
 
@@ -292,13 +292,12 @@ class LambdaMART(BaseRanker):
         )
         tree, leaf_samples, leaf_ranges = grower.grow()
         self._finish_tree(tree)
-        step = TreePredictor([tree])
         if samples is None:
             _add_leaf_values(self._scores, leaf_samples, leaf_ranges, tree.value)
         else:
-            step.predict_binned(binned, self._scores)
+            add_tree_binned(tree, binned, self._scores)
         for eval_binned, eval_scores in self._evals:
-            step.predict_binned(eval_binned, eval_scores)
+            add_tree_binned(tree, eval_binned, eval_scores)
 
     def _draw_subsets(self, n_queries: int, n_features: int) -> tuple[np.ndarray | None, np.ndarray | None]:
         """This tree's bagged queries and its features, sorted (None: all), drawn from the
@@ -329,9 +328,7 @@ class LambdaMART(BaseRanker):
         """Shrink a grown tree's leaf values, give its splits raw thresholds, keep it."""
         tree.value *= self.learning_rate
         internal = tree.feature >= 0
-        tree.threshold[internal] = [
-            self.bin_mapper_.threshold(f, b) for f, b in zip(tree.feature[internal], tree.bin_threshold[internal])
-        ]
+        tree.threshold[internal] = self.bin_mapper_.thresholds(tree.feature[internal], tree.bin_threshold[internal])
         self.trees_.append(tree)
 
     def _eval_scores(self, index: int) -> np.ndarray:
