@@ -25,9 +25,9 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from ranklearn.metrics import Metric
 from ranklearn.models.base import N_JOBS, BaseRanker, EvalSet, FitData
 from ranklearn.objectives import OBJECTIVE_NAMES, Objective, get_objective
-from ranklearn.tree.binning import BinMapper, has_missing
+from ranklearn.tree.binning import N_HIST_BINS, BinMapper, has_missing
 from ranklearn.tree.grower import TreeGrower
-from ranklearn.tree.predictor import TreePredictor
+from ranklearn.tree.predictor import TreePredictor, add_tree_binned
 from ranklearn.tree.tree import Tree
 
 
@@ -253,6 +253,8 @@ class LambdaMART(BaseRanker):
         self.bin_mapper_ = BinMapper(self.max_bins, self.bin_subsample, self._rng.randint(2**31 - 1))
         self._binned = self._bin_training(data.X)
         self._binned_rows = np.ascontiguousarray(self._binned.T)  # small nodes' histograms read it
+        # every tree's node histograms, in memory reused from tree to tree (untouched pages cost nothing)
+        self._histograms = np.empty((self.num_leaves, self._binned.shape[0], N_HIST_BINS, 3))
         self.trained_with_missing_ = has_missing(self._binned)
         self._data = data
         n = data.X.shape[0]
@@ -285,17 +287,17 @@ class LambdaMART(BaseRanker):
             samples=samples,
             features=features,
             binned_rows=self._binned_rows,
+            histograms=self._histograms,
             **self._growth_limits(),
         )
         tree, leaf_samples, leaf_ranges = grower.grow()
         self._finish_tree(tree)
-        step = TreePredictor([tree])
         if samples is None:
             _add_leaf_values(self._scores, leaf_samples, leaf_ranges, tree.value)
         else:
-            step.predict_binned(binned, self._scores)
+            add_tree_binned(tree, binned, self._scores)
         for eval_binned, eval_scores in self._evals:
-            step.predict_binned(eval_binned, eval_scores)
+            add_tree_binned(tree, eval_binned, eval_scores)
 
     def _draw_subsets(self, n_queries: int, n_features: int) -> tuple[np.ndarray | None, np.ndarray | None]:
         """This tree's bagged queries and its features, sorted (None: all), drawn from the
@@ -326,9 +328,7 @@ class LambdaMART(BaseRanker):
         """Shrink a grown tree's leaf values, give its splits raw thresholds, keep it."""
         tree.value *= self.learning_rate
         internal = tree.feature >= 0
-        tree.threshold[internal] = [
-            self.bin_mapper_.threshold(f, b) for f, b in zip(tree.feature[internal], tree.bin_threshold[internal])
-        ]
+        tree.threshold[internal] = self.bin_mapper_.thresholds(tree.feature[internal], tree.bin_threshold[internal])
         self.trees_.append(tree)
 
     def _eval_scores(self, index: int) -> np.ndarray:
@@ -341,7 +341,8 @@ class LambdaMART(BaseRanker):
         del self.trees_[n_trees:]
 
     def _end_fit(self) -> None:
-        for name in ("_objective", "_rng", "_binned", "_binned_rows", "_data", "_scores", "_grad", "_hess", "_evals"):
+        for name in ("_objective", "_rng", "_binned", "_binned_rows", "_histograms", "_data", "_scores", "_grad", "_hess",
+                     "_evals"):  # fmt: skip
             self.__dict__.pop(name, None)
         self._predictor = TreePredictor(self.trees_)
 

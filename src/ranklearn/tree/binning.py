@@ -315,10 +315,16 @@ class BinMapper:
 
     def threshold(self, feature: int, bin_threshold: int) -> float:
         """Raw threshold of the split "bin <= bin_threshold": the bin's upper edge."""
-        if bin_threshold >= self.n_edges_[feature]:
-            # every non-missing value goes left: the largest float32 keeps the file finite
-            return float(np.finfo(np.float32).max)
-        return float(self.edges_[feature, bin_threshold])
+        return float(self.thresholds(np.array([feature]), np.array([bin_threshold]))[0])
+
+    def thresholds(self, features: np.ndarray, bin_thresholds: np.ndarray) -> np.ndarray:
+        """:meth:`threshold` of many splits at once, float64 (a tree's splits in one call)."""
+        features = np.asarray(features, dtype=np.int64)
+        bin_thresholds = np.asarray(bin_thresholds, dtype=np.int64)
+        # past the last edge every non-missing value goes left: the largest float32 keeps the file finite
+        beyond = bin_thresholds >= self.n_edges_[features]
+        edges = self.edges_[features, np.minimum(bin_thresholds, self.edges_.shape[1] - 1)]
+        return np.where(beyond, float(np.finfo(np.float32).max), edges)
 
     def to_dict(self) -> dict:
         """JSON-friendly edges (only the real ones) and settings."""

@@ -4,7 +4,9 @@ The leaf whose best split gains most is split next, until ``num_leaves`` leaves 
 split gains anything, as in RankLib's LambdaMART and LightGBM. The grower decides; the rows
 are a :class:`~ranklearn.tree.histogram_builder.HistogramBuilder`'s business (the seam a
 distributed trainer replaces): after a split the smaller child's histogram is built from the
-rows and the larger one is the parent's minus it.
+rows and the larger one is the parent's minus it. On rows held in this process the whole tree
+grows in one compiled call (:func:`_grow_local`, the same decisions as the loop over a
+builder), as a Python call per split is most of a small tree's time.
 """
 
 from __future__ import annotations
@@ -14,9 +16,18 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
+from numba import njit
 
-from ranklearn.tree.histogram_builder import HistogramBuilder
-from ranklearn.tree.splitting import find_best_split
+from ranklearn.tree.binning import N_HIST_BINS
+from ranklearn.tree.histogram import build_histogram
+from ranklearn.tree.histogram_builder import (
+    ROW_MAJOR_FRACTION,
+    HistogramBuilder,
+    _partition,
+    _sums,
+    row_major_rows,
+)
+from ranklearn.tree.splitting import children_histograms_splits, find_best_split
 from ranklearn.tree.tree import Tree
 
 
@@ -43,6 +54,167 @@ class GrowerNode:
     children: tuple[int, int] | None = None
 
 
+@njit(cache=True, inline="always")
+def _splittable(count: int, depth: int, min_samples_leaf: int, max_depth: int) -> bool:
+    """:meth:`TreeGrower._splittable` of a node (``max_depth < 0``: unlimited)."""
+    return count >= 2 * min_samples_leaf and (max_depth < 0 or depth < max_depth)
+
+
+@njit(cache=True)
+def _root_histogram(
+    binned: np.ndarray, binned_rows: np.ndarray, samples: np.ndarray, grad: np.ndarray, hess: np.ndarray,
+    features: np.ndarray, n_bins: np.ndarray, hist: np.ndarray,
+) -> None:  # fmt: skip
+    """The root's histogram, its rows read as :meth:`HistogramBuilder.histograms` reads them
+    (``binned_rows`` with no rows: no row-major copy)."""
+    if binned_rows.shape[0] > 0 and samples.shape[0] < ROW_MAJOR_FRACTION * binned.shape[1]:
+        b, s, g, h = row_major_rows(binned_rows, samples, grad, hess)
+        build_histogram(b, s, g, h, features, n_bins, hist)
+    else:
+        build_histogram(binned, samples, grad, hess, features, n_bins, hist)
+
+
+@njit(cache=True)
+def _children(
+    binned: np.ndarray, binned_rows: np.ndarray, rows: np.ndarray, grad: np.ndarray, hess: np.ndarray,
+    features: np.ndarray, n_bins: np.ndarray, parent: np.ndarray, small: np.ndarray, sums: np.ndarray,
+    find: np.ndarray, l2: float, min_samples_leaf: int, min_sum_hessian: float, min_gain: float,
+) -> tuple[float, int, int, bool, float, int, int, bool]:  # fmt: skip
+    """:func:`~ranklearn.tree.splitting.children_histograms_splits` with the smaller child's
+    ``rows`` read as :meth:`HistogramBuilder.histograms` reads them."""
+    if binned_rows.shape[0] > 0 and rows.shape[0] < ROW_MAJOR_FRACTION * binned.shape[1]:
+        b, s, g, h = row_major_rows(binned_rows, rows, grad, hess)
+        return children_histograms_splits(
+            b, s, g, h, features, n_bins, parent, small, sums, find, l2, min_samples_leaf, min_sum_hessian, min_gain
+        )
+    return children_histograms_splits(
+        binned, rows, grad, hess, features, n_bins, parent, small, sums, find,
+        l2, min_samples_leaf, min_sum_hessian, min_gain,
+    )  # fmt: skip
+
+
+@njit(cache=True)
+def _grow_local(
+    binned: np.ndarray, binned_rows: np.ndarray, samples: np.ndarray, grad: np.ndarray, hess: np.ndarray,
+    features: np.ndarray, n_bins: np.ndarray, hists: np.ndarray, num_leaves: int, max_depth: int,
+    min_samples_leaf: int, min_sum_hessian: float, l2: float, min_gain: float,
+) -> tuple[np.ndarray, ...]:  # fmt: skip
+    """:meth:`TreeGrower.grow` on rows held in this process, compiled: the same decisions in
+    the same order (the leaf of highest gain first, the lower node id on a tie; the smaller
+    child's histogram from its rows, the left one on a tie; the rows partitioned by
+    :func:`~ranklearn.tree.histogram_builder._partition`), so the same tree, node for node,
+    without a Python call per split, which on small data is most of a tree's time.
+
+    ``samples`` (sorted rows of the tree) is partitioned in place, grouped by leaf;
+    ``binned_rows`` is the row-major copy or an array with no rows; ``hists`` holds at least
+    ``num_leaves`` histograms (the most alive at once), reused as nodes come and go;
+    ``max_depth < 0`` means unlimited. Returns the tree's node arrays (feature, bin_threshold,
+    missing_left, left, right, value, gain, count) and the leaf ranges ``(node, start, end)``.
+    """
+    n_max = 2 * num_leaves - 1
+    depth = np.zeros(n_max, dtype=np.int64)
+    sum_g = np.zeros(n_max)
+    sum_h = np.zeros(n_max)
+    count = np.zeros(n_max, dtype=np.int64)
+    start = np.zeros(n_max, dtype=np.int64)
+    end = np.zeros(n_max, dtype=np.int64)
+    left = np.full(n_max, -1, dtype=np.int32)
+    right = np.full(n_max, -1, dtype=np.int32)
+    slot = np.full(n_max, -1, dtype=np.int64)  # a node's histogram in ``hists``
+    queued = np.zeros(n_max, dtype=np.bool_)  # a leaf with a split, waiting to be split
+    # each node's best split: (gain, feature, bin threshold, missing left), feature -1 for none
+    s_gain = np.zeros(n_max)
+    s_feature = np.full(n_max, -1, dtype=np.int64)
+    s_bin = np.zeros(n_max, dtype=np.int64)
+    s_mleft = np.zeros(n_max, dtype=np.bool_)
+    free = np.arange(hists.shape[0] - 1, -1, -1)  # a stack of unused histograms
+    n_free = free.shape[0]
+    buf = np.empty(samples.shape[0], dtype=np.int32)
+    sums = np.empty((2, 3))
+    find = np.empty(2, dtype=np.bool_)
+
+    end[0] = count[0] = samples.shape[0]
+    sum_g[0], sum_h[0] = _sums(samples, grad, hess)
+    n_nodes = 1
+    n_leaves = 1
+    if _splittable(count[0], 0, min_samples_leaf, max_depth) and num_leaves > 1:
+        n_free -= 1
+        slot[0] = free[n_free]
+        hist = hists[slot[0]]
+        _root_histogram(binned, binned_rows, samples, grad, hess, features, n_bins, hist)
+        s_gain[0], s_feature[0], s_bin[0], s_mleft[0] = find_best_split(
+            hist, features, n_bins, sum_g[0], sum_h[0], float(count[0]),
+            l2, min_samples_leaf, min_sum_hessian, min_gain,
+        )  # fmt: skip
+        queued[0] = s_feature[0] >= 0
+    while n_leaves < num_leaves:
+        # the queued leaf of highest gain, the lowest id on a tie (TreeGrower's heap order)
+        nid = -1
+        for i in range(n_nodes):
+            if queued[i] and (nid < 0 or -s_gain[i] < -s_gain[nid]):
+                nid = i
+        if nid < 0:
+            break
+        queued[nid] = False
+        lc, rc = n_nodes, n_nodes + 1
+        n_nodes += 2
+        n_leaves += 1
+        mid, gl, hl, gr, hr = _partition(
+            binned, samples, start[nid], end[nid], s_feature[nid], s_bin[nid], s_mleft[nid], buf, grad, hess
+        )
+        left[nid], right[nid] = lc, rc
+        start[lc], end[lc], start[rc], end[rc] = start[nid], mid, mid, end[nid]
+        sum_g[lc], sum_h[lc], count[lc] = gl, hl, mid - start[nid]
+        sum_g[rc], sum_h[rc], count[rc] = gr, hr, end[nid] - mid
+        depth[lc] = depth[rc] = depth[nid] + 1
+        parent = slot[nid]
+        slot[nid] = -1
+        find_l = _splittable(count[lc], depth[lc], min_samples_leaf, max_depth)
+        find_r = _splittable(count[rc], depth[rc], min_samples_leaf, max_depth)
+        if (find_l or find_r) and n_leaves < num_leaves:
+            small, large = (rc, lc) if count[rc] < count[lc] else (lc, rc)
+            for k, c in enumerate((small, large)):
+                sums[k, 0], sums[k, 1], sums[k, 2] = sum_g[c], sum_h[c], float(count[c])
+            find[0] = find_l if small == lc else find_r
+            find[1] = find_r if small == lc else find_l
+            n_free -= 1
+            slot[small], slot[large] = free[n_free], parent  # the larger child in the parent's memory
+            found = _children(
+                binned, binned_rows, samples[start[small] : end[small]], grad, hess, features, n_bins,
+                hists[parent], hists[slot[small]], sums, find, l2, min_samples_leaf, min_sum_hessian, min_gain,
+            )  # fmt: skip
+            s_gain[small], s_feature[small], s_bin[small], s_mleft[small] = found[0], found[1], found[2], found[3]
+            s_gain[large], s_feature[large], s_bin[large], s_mleft[large] = found[4], found[5], found[6], found[7]
+        else:
+            free[n_free] = parent
+            n_free += 1
+        for c, may_split in ((lc, find_l), (rc, find_r)):
+            if may_split and s_feature[c] >= 0:
+                queued[c] = True
+            elif slot[c] >= 0:  # a final leaf: its histogram is free now
+                free[n_free] = slot[c]
+                n_free += 1
+                slot[c] = -1
+
+    feature = np.full(n_nodes, -1, dtype=np.int32)
+    bin_thr = np.zeros(n_nodes, dtype=np.int32)
+    mleft = np.zeros(n_nodes, dtype=np.bool_)
+    value = np.zeros(n_nodes)
+    gain = np.zeros(n_nodes)
+    leaf_ranges = np.empty((n_leaves, 3), dtype=np.int64)
+    k = 0
+    for i in range(n_nodes):
+        if left[i] >= 0:
+            gain[i], feature[i], bin_thr[i], mleft[i] = s_gain[i], s_feature[i], s_bin[i], s_mleft[i]
+        else:
+            d = sum_h[i] + l2
+            value[i] = -sum_g[i] / d if d > 0.0 else 0.0
+            leaf_ranges[k, 0], leaf_ranges[k, 1], leaf_ranges[k, 2] = i, start[i], end[i]
+            k += 1
+    left, right, count = left[:n_nodes].copy(), right[:n_nodes].copy(), count[:n_nodes].copy()
+    return feature, bin_thr, mleft, left, right, value, gain, count, leaf_ranges
+
+
 class TreeGrower:
     """Grow one tree.
 
@@ -60,6 +232,10 @@ class TreeGrower:
     binned_rows : uint8 (n_samples, n_features), optional
         ``binned`` row-major, for the histograms of small nodes (see
         :class:`~ranklearn.tree.histogram_builder.HistogramBuilder`).
+    histograms : float64 (>= num_leaves, n_features, 256, 3), optional
+        Memory for the node histograms, overwritten; a booster passes the same to every tree,
+        which then writes to memory in use instead of pages the system must map. New memory
+        for each tree by default.
     num_leaves, max_depth, min_samples_leaf, min_sum_hessian, l2_regularization, min_gain_to_split
         Growth limits; ``max_depth=None`` means unlimited.
 
@@ -78,6 +254,7 @@ class TreeGrower:
         samples: np.ndarray | None = None,
         features: np.ndarray | None = None,
         binned_rows: np.ndarray | None = None,
+        histograms: np.ndarray | None = None,
         num_leaves: int = 31,
         max_depth: int | None = None,
         min_samples_leaf: int = 20,
@@ -95,8 +272,13 @@ class TreeGrower:
             l2_regularization=l2_regularization,
             min_gain_to_split=min_gain_to_split,
         )
-        # rows in this process: each split's histograms and children's splits in one kernel
+        # rows in this process: the whole tree grows in one compiled call (_grow_local)
         self._fused = True
+        shape = (num_leaves, binned.shape[0], N_HIST_BINS, 3)
+        if histograms is not None and (histograms.shape[0] < num_leaves or histograms.shape[1:] != shape[1:]):
+            raise ValueError(f"histograms has shape {histograms.shape}, needs at least {shape}")
+        self._histograms = histograms
+        self._binned_rows = binned_rows
 
     @classmethod
     def from_builder(cls, builder: HistogramBuilder, n_bins: np.ndarray, **limits: float | int | None) -> TreeGrower:
@@ -160,6 +342,8 @@ class TreeGrower:
         leaf_ranges : int64 (n_leaves, 3)
             ``(node, start, end)`` of each leaf in ``samples``.
         """
+        if self._fused:
+            return self._grow_fused()
         builder = self.builder
         root = GrowerNode(0, *builder.root())
         nodes = [root]
@@ -185,28 +369,53 @@ class TreeGrower:
             if any(find) and n_leaves < self.num_leaves:
                 # the smaller child is built from rows (the left one on a tie)
                 small = 1 if children[1].count < children[0].count else 0
-                order = (small, 1 - small)
-                if self._fused:
-                    sums = np.array([(children[k].sum_g, children[k].sum_h, children[k].count) for k in order])
-                    small_hist, large_hist, *found = builder.children_splits(
-                        parent_hist, ids[small], sums, np.array([find[k] for k in order]),
-                        self.l2, self.min_samples_leaf, self.min_sum_hessian, self.min_gain,
-                    )  # fmt: skip
-                    for k, (gain, feature, bin_thr, mleft) in zip(order, found):
-                        children[k].split = Split(gain, feature, bin_thr, mleft) if feature >= 0 else None
-                else:
-                    ((small_hist, large_hist),) = builder.children_histograms([parent_hist], [ids[small]])
+                ((small_hist, large_hist),) = builder.children_histograms([parent_hist], [ids[small]])
                 children[small].hist, children[1 - small].hist = small_hist, large_hist
                 for cid, c, may_split in zip(ids, children, find):
                     if may_split:
-                        if not self._fused:
-                            self._find_split(c)
+                        self._find_split(c)
                         if c.split is not None:
                             # the heap orders by gain, then node id: deterministic ties
                             heapq.heappush(heap, (-c.split.gain, cid))
                             continue
                     c.hist = None  # a final leaf: free its histogram now
         return self._finish(nodes)
+
+    def _grow_fused(self) -> tuple[Tree, np.ndarray, np.ndarray]:
+        """:meth:`grow` in one compiled call (:func:`_grow_local`), on the builder's rows."""
+        builder = self.builder
+        hists = self._histograms
+        if hists is None:
+            hists = np.empty((self.num_leaves, builder.n_features, N_HIST_BINS, 3))
+        rows = self._binned_rows
+        feature, bin_thr, mleft, left, right, value, gain, count, leaf_ranges = _grow_local(
+            builder.binned,
+            np.empty((0, builder.n_features), dtype=np.uint8) if rows is None else rows,
+            builder.samples,
+            builder.grad,
+            builder.hess,
+            builder.features,
+            builder.n_bins,
+            hists,
+            self.num_leaves,
+            -1 if self.max_depth is None else self.max_depth,
+            self.min_samples_leaf,
+            float(self.min_sum_hessian),
+            float(self.l2),
+            float(self.min_gain),
+        )
+        tree = Tree(
+            feature=feature,
+            bin_threshold=bin_thr,
+            threshold=np.zeros(feature.shape[0]),
+            missing_left=mleft,
+            left=left,
+            right=right,
+            value=value,
+            gain=gain,
+            count=count,
+        )
+        return tree, builder.samples, leaf_ranges
 
     def _finish(self, nodes: list[GrowerNode]) -> tuple[Tree, np.ndarray, np.ndarray]:
         n = len(nodes)

@@ -21,7 +21,6 @@ from numba import njit
 
 from ranklearn.tree.binning import MISSING_BIN, gather_columns
 from ranklearn.tree.histogram import build_histogram, new_histogram, subtract_histogram
-from ranklearn.tree.splitting import children_histograms_splits
 
 NodeSums = tuple[float, float, int]
 """(sum of gradients, sum of hessians, number of rows) of a node."""
@@ -76,6 +75,22 @@ def _partition(
     for r in range(nr):
         samples[start + nl + r] = buf[r]
     return start + nl, gl, hl, gr, hr
+
+
+@njit(cache=True)
+def row_major_rows(
+    binned_rows: np.ndarray, rows: np.ndarray, grad: np.ndarray, hess: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(binned, samples, grad, hess)`` of a small node's ``rows`` made contiguous out of the
+    row-major copy (see ``ROW_MAJOR_FRACTION``): the same rows in the same order, so the same
+    histogram sums."""
+    m = rows.shape[0]
+    g = np.empty(m)
+    h = np.empty(m)
+    for r in range(m):
+        g[r] = grad[rows[r]]
+        h[r] = hess[rows[r]]
+    return gather_columns(binned_rows, rows), np.arange(m, dtype=np.int32), g, h
 
 
 @njit(cache=True)
@@ -184,30 +199,8 @@ class HistogramBuilder:
         start, end = self._ranges[node]
         rows = self.samples[start:end]
         if self.binned_rows is not None and rows.shape[0] < ROW_MAJOR_FRACTION * self.binned.shape[1]:
-            # the node's rows made contiguous: same rows in the same order, so the same sums
-            local = np.arange(rows.shape[0], dtype=np.int32)
-            return gather_columns(self.binned_rows, rows), local, self.grad[rows], self.hess[rows]
+            return row_major_rows(self.binned_rows, rows, self.grad, self.hess)
         return self.binned, rows, self.grad, self.hess
-
-    def children_splits(
-        self, parent: np.ndarray, smaller: int, sums: np.ndarray, find: np.ndarray,
-        l2: float, min_samples_leaf: int, min_sum_hessian: float, min_gain: float,
-    ) -> tuple[np.ndarray, np.ndarray, tuple, tuple]:  # fmt: skip
-        """:meth:`children_histograms` of one parent and the best split of each child, in one
-        kernel (:func:`~ranklearn.tree.splitting.children_histograms_splits`: the same
-        results as the histograms and then :func:`~ranklearn.tree.splitting.find_best_split`).
-
-        ``sums`` (2, 3) holds the smaller child's ``(sum_g, sum_h, count)`` then the
-        larger's, ``find`` (2,) whether to search each for a split. Returns the smaller and
-        the larger child's histograms (the larger in the parent's memory) and their
-        ``(gain, feature, bin_threshold, missing_left)``, feature -1 for none.
-        """
-        small = new_histogram(self.n_features)
-        found = children_histograms_splits(
-            *self._node_rows(smaller), self.features, self.n_bins, parent, small, sums, find,
-            l2, min_samples_leaf, min_sum_hessian, min_gain,
-        )  # fmt: skip
-        return small, parent, found[:4], found[4:]
 
     def children_histograms(
         self, parents: Sequence[np.ndarray], smaller: Sequence[int]

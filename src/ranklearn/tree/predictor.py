@@ -151,6 +151,26 @@ def _predict_binned(binned, feature, bin_threshold, missing_left, left, right, v
         out[i] += s
 
 
+_ONE_ROOT = np.zeros(1, dtype=np.int64)
+
+
+def add_tree_binned(tree: Tree, binned: np.ndarray, out: np.ndarray) -> None:
+    """Add one tree's outputs on feature-major binned data (n_features, n) to ``out``: what
+    ``TreePredictor([tree]).predict_binned(binned, out)`` adds, without packing an ensemble
+    (a booster adds each new tree to its scores)."""
+    _predict_binned(
+        binned,
+        tree.feature,
+        tree.bin_threshold,
+        tree.missing_left,
+        tree.left.astype(np.int64),  # the ensemble's child index type: the same compiled kernel
+        tree.right.astype(np.int64),
+        tree.value,
+        _ONE_ROOT,
+        out,
+    )
+
+
 class TreePredictor:
     """The trees of an ensemble packed into flat arrays, child indices made global."""
 
