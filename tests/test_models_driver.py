@@ -76,6 +76,34 @@ def test_ctrl_c_keeps_the_best_so_far_and_reports_it():
     assert ends == [out.message] and out.message.startswith("interrupted after 3 trees; kept tree 2")
 
 
+class InterruptedInKernel(Scripted):
+    """Ctrl-C while a compiled kernel boxes its result: CPython's SystemError caused by it."""
+
+    def _fit_step(self, iteration):
+        if iteration == self.interrupt_at:
+            try:
+                raise KeyboardInterrupt
+            except KeyboardInterrupt as inner:
+                raise SystemError("<function _numba_unpickle> returned a result with an exception set") from inner
+        self.state = iteration
+
+
+def test_ctrl_c_inside_a_compiled_kernel_is_a_ctrl_c():
+    model = InterruptedInKernel([0, 1, 0, 0], interrupt_at=4)
+    with pytest.raises(KeyboardInterrupt) as info:
+        train(model)
+    assert info.value.outcome.n_iter == 3 and model.state == 2
+
+
+def test_another_system_error_is_not_taken_for_a_ctrl_c():
+    class Broken(Scripted):
+        def _fit_step(self, iteration):
+            raise SystemError("a real defect")
+
+    with pytest.raises(SystemError, match="a real defect"):
+        train(Broken([1] * 6))
+
+
 def test_ctrl_c_without_eval_sets_keeps_the_last_iteration_and_before_the_first_nothing():
     model = Scripted([1] * 6, interrupt_at=3)
     with pytest.raises(KeyboardInterrupt) as info:

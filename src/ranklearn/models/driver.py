@@ -134,7 +134,10 @@ def run_training(
             if early_stopping_rounds is not None and best_iter is not None and it - best_iter >= early_stopping_rounds:
                 stopped_early = True
                 break
-    except KeyboardInterrupt as exc:
+    except (KeyboardInterrupt, SystemError) as caught:
+        exc = _interruption(caught)
+        if exc is None:
+            raise
         if snapshot is not None:
             model._restore(snapshot)
         kept = best_iter if watched is not None else (n_iter or None)
@@ -144,7 +147,9 @@ def run_training(
         exc.outcome = Outcome(history, best_iter, _score(best_value, best_iter), n_iter, True, message)  # type: ignore[attr-defined]
         if n_iter:  # before the first iteration the caller says that nothing was trained
             _tell_end(callbacks, message)
-        raise
+        if exc is caught:
+            raise
+        raise exc from None
     if early_stopping_rounds is not None and best_iter is not None and best_iter < n_iter:
         model._restore(snapshot)
     kept = best_iter if (early_stopping_rounds is not None and best_iter is not None) else n_iter
@@ -155,6 +160,21 @@ def run_training(
     message = f"{how}; kept {unit} {kept}" + _best_text(watched, name, best_value, best_iter)
     _tell_end(callbacks, message)
     return Outcome(history, best_iter, _score(best_value, best_iter), n_iter, False, message)
+
+
+def _interruption(exc: BaseException) -> KeyboardInterrupt | None:
+    """The Ctrl-C behind ``exc``, if any.
+
+    A compiled kernel that returns arrays calls back into Python to box them; a Ctrl-C pending
+    then raises ``KeyboardInterrupt`` inside that call, and CPython reports the kernel as a
+    ``SystemError`` ("returned a result with an exception set") caused by it.
+    """
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, KeyboardInterrupt):
+            return seen
+        seen = seen.__cause__
+    return None
 
 
 def _score(value: float, best_iter: int | None) -> float | None:
