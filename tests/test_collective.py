@@ -118,3 +118,10 @@ def test_rank_0_out_of_reach_is_named():
     listener.close()  # nobody listens there any more
     with pytest.raises(PeerError, match=r"cannot reach worker A at 127\.0\.0\.1:\d+"):
         StarComm.connect(1, [address, ("127.0.0.1", 0)], None, b"fit", 2, ["worker A", "worker B"])
+
+
+def test_only_a_contiguous_float64_vector_is_summed_in_place():
+    comm = StarComm(0, ["alone"], {})
+    for bad in (np.ones(3, dtype=np.float32), np.ones((2, 2)), np.ones(6)[::2]):
+        with pytest.raises(ValueError, match="contiguous float64 vector in place"):
+            comm.allreduce(bad)

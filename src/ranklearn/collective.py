@@ -52,6 +52,7 @@ class StarComm:
         self.names = list(names)
         self.size = len(self.names)
         self._sockets = sockets
+        self._scratch = np.empty(0)  # rank 0: what another rank sends, before it is added
 
     @classmethod
     def connect(
@@ -129,9 +130,9 @@ class StarComm:
         return cls(rank, names, sockets)
 
     def allreduce(self, values: np.ndarray) -> np.ndarray:
-        """The sum over the ranks of a float64 vector of the same length on every rank, added
-        in rank order on rank 0; every rank gets the same values. On rank 0 the result is
-        ``values`` itself when it is a contiguous float64 vector (added to in place).
+        """Replace ``values`` (a contiguous float64 vector of the same length on every rank)
+        by its sum over the ranks, added in rank order on rank 0: every rank ends with the
+        same bits. Returns ``values``.
 
         Raises
         ------
@@ -139,18 +140,23 @@ class StarComm:
             Naming the rank that did not answer, closed its connection, or sent a vector
             of another length.
         """
-        values = np.ascontiguousarray(values, dtype=np.float64).ravel()
+        if values.dtype != np.float64 or values.ndim != 1 or not values.flags.c_contiguous:
+            raise ValueError("allreduce sums a contiguous float64 vector in place")
         if self.size == 1:
             return values
         if self.rank != 0:
             self._send(0, values)
-            return self._recv(0, values.shape[0])
-        total = values
+            self._recv(0, values)
+            return values
+        if self._scratch.shape[0] < values.shape[0]:
+            self._scratch = np.empty(values.shape[0])  # kept: the same length comes again
+        scratch = self._scratch[: values.shape[0]]
         for r in range(1, self.size):
-            total += self._recv(r, values.shape[0])
+            self._recv(r, scratch)
+            values += scratch
         for r in range(1, self.size):
-            self._send(r, total)
-        return total
+            self._send(r, values)
+        return values
 
     def close(self) -> None:
         """Close the connections (idempotent)."""
@@ -168,8 +174,9 @@ class StarComm:
         except OSError as exc:
             raise PeerError(f"{self.names[rank]} closed its connection ({exc})") from exc
 
-    def _recv(self, rank: int, n: int) -> np.ndarray:
+    def _recv(self, rank: int, out: np.ndarray) -> None:
         sock = self._sockets[rank]
+        n = out.shape[0]
         try:
             header = _recv_exact(sock, _HEADER.size)
             if header is None:
@@ -177,10 +184,8 @@ class StarComm:
             (count,) = _HEADER.unpack(header)
             if count != n:
                 raise PeerError(f"{self.names[rank]} sent {count} values where {n} were expected")
-            out = np.empty(n, dtype=np.float64)
             if _recv_exact(sock, 8 * n, into=memoryview(out).cast("B")) is None:
                 raise PeerError(f"{self.names[rank]} closed its connection mid-message")
-            return out
         except TimeoutError:
             raise PeerTimeoutError(f"{self.names[rank]} sent nothing for {self._timeout_text(rank)}") from None
         except ConnectionError as exc:

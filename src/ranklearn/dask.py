@@ -52,7 +52,7 @@ from ranklearn.models.driver import Callback
 from ranklearn.models.lambdamart import LambdaMART, _add_leaf_values
 from ranklearn.objectives import Objective
 from ranklearn.tree.allreduce_builder import AllreduceHistogramBuilder
-from ranklearn.tree.binning import BinMapper, has_missing, sample_rows
+from ranklearn.tree.binning import N_HIST_BINS, BinMapper, has_missing, sample_rows
 from ranklearn.tree.grower import TreeGrower
 from ranklearn.tree.predictor import TreePredictor
 from ranklearn.tree.tree import Tree
@@ -176,6 +176,7 @@ class _Peer:
         self.weight = np.concatenate(weights) if weights and weights[0] is not None else None
         self.objective, self.n_bins = objective, n_bins
         self.scores, self.grad, self.hess = np.zeros(n), np.empty(n), np.empty(n)
+        self.pool: np.ndarray | None = None  # the trees' summed histograms, reused tree after tree
 
     @_worker_threads
     def tree(
@@ -193,9 +194,11 @@ class _Peer:
         if chosen is not None:
             ptr = self.ptr
             samples = np.concatenate([np.arange(ptr[q], ptr[q + 1]) for q in chosen] or [np.empty(0, np.int64)])
+        if self.pool is None or self.pool.shape[0] < limits["num_leaves"]:
+            self.pool = np.empty((limits["num_leaves"], self.binned.shape[0], N_HIST_BINS, 3))
         builder = AllreduceHistogramBuilder(
             self.comm, self.binned, self.n_bins, self.grad, self.hess, samples=samples, features=features,
-            binned_rows=self.binned_rows,
+            binned_rows=self.binned_rows, pool=self.pool,
         )  # fmt: skip
         tree, leaf_samples, leaf_ranges = TreeGrower.from_builder(builder, self.n_bins, **limits).grow()
         # tree.value * learning_rate: the same product the client's model keeps

@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit
 
 from ranklearn.tree.binning import MISSING_BIN
-from ranklearn.tree.histogram import new_histogram
+from ranklearn.tree.histogram import build_histogram, new_histogram
 from ranklearn.tree.histogram_builder import HistogramBuilder, NodeSums
 
 __all__ = ["AllreduceHistogramBuilder", "pack_histogram", "packed_size", "unpack_histogram"]
@@ -73,11 +73,18 @@ class AllreduceHistogramBuilder(HistogramBuilder):
     Parameters
     ----------
     comm
-        Has ``allreduce(float64 vector) -> float64 vector``, the same result on every process
-        (:class:`ranklearn.collective.StarComm`).
+        Has ``allreduce(float64 vector)``, replacing the vector by its sum over the processes,
+        the same bits on every process (:class:`ranklearn.collective.StarComm`).
     binned, n_bins, grad, hess, samples, features, binned_rows
         As :class:`HistogramBuilder`, for the local rows; ``features`` must be the same on
         every process. ``binned`` may have no rows.
+    pool : float64 (k, n_features, 256, 3), optional
+        Memory for the summed histograms, handed out in turn (a tree needs at most
+        ``num_leaves``: the root's and one per split; the larger children are written into
+        their parents'). A trainer passes the same pool to every tree's builder: fresh pages
+        for every histogram cost more than the sums where the allocator returns freed memory
+        to the system at once (Dask workers set ``MALLOC_TRIM_THRESHOLD_``). New histograms
+        once it is used up, or without one.
 
     Notes
     -----
@@ -105,10 +112,14 @@ class AllreduceHistogramBuilder(HistogramBuilder):
         samples: np.ndarray | None = None,
         features: np.ndarray | None = None,
         binned_rows: np.ndarray | None = None,
+        pool: np.ndarray | None = None,
     ) -> None:
         super().__init__(binned, n_bins, grad, hess, samples=samples, features=features, binned_rows=binned_rows)
         self.comm = comm
         self._size = packed_size(self.features, self.n_bins)
+        self._pool, self._used = pool, 0
+        self._local = new_histogram(self.n_features)  # each local histogram, until it is packed
+        self._message = np.empty(6 + self._size)  # the children's sums and a packed histogram
         self._hists: dict[int, np.ndarray] = {}  # summed histograms handed to the grower, by node
         self._counts: dict[int, int] = {}  # rows of each node over all processes
         self._ahead: dict[int, np.ndarray] = {}  # summed histograms made before the grower asks
@@ -119,14 +130,22 @@ class AllreduceHistogramBuilder(HistogramBuilder):
         ``sums``; the summed histogram waits in ``_ahead`` for the grower."""
         sums = np.asarray(sums, dtype=np.float64).ravel()
         k = sums.shape[0]
-        message = np.empty(k + self._size)
+        message = self._message[: k + self._size]
         message[:k] = sums
-        pack_histogram(super().histograms([node])[0], self.features, self.n_bins, message, k)
+        build_histogram(*self._node_rows(node), self.features, self.n_bins, self._local)
+        pack_histogram(self._local, self.features, self.n_bins, message, k)
         total = self.comm.allreduce(message)
-        hist = new_histogram(self.n_features)
+        hist = self._summed_histogram()
         unpack_histogram(total, k, self.features, self.n_bins, hist)
         self._ahead[node] = hist
-        return total[:k]
+        return total[:k].copy()
+
+    def _summed_histogram(self) -> np.ndarray:
+        """Memory for a summed histogram: the pool's next, or a new one."""
+        if self._pool is not None and self._used < self._pool.shape[0]:
+            self._used += 1
+            return self._pool[self._used - 1]
+        return new_histogram(self.n_features)
 
     def root(self) -> NodeSums:
         g, h, n = self._exchange(super().root(), 0)
@@ -156,7 +175,7 @@ class AllreduceHistogramBuilder(HistogramBuilder):
                 pack_histogram(h, self.features, self.n_bins, message, i * self._size)
             total = self.comm.allreduce(message)
             for i, n in enumerate(todo):
-                self._ahead[n] = hist = new_histogram(self.n_features)
+                self._ahead[n] = hist = self._summed_histogram()
                 unpack_histogram(total, i * self._size, self.features, self.n_bins, hist)
         out = [self._ahead.pop(n) for n in nodes]
         self._hists.update(zip(nodes, out))
