@@ -54,7 +54,7 @@ from ranklearn.objectives import Objective
 from ranklearn.tree.allreduce_builder import AllreduceHistogramBuilder
 from ranklearn.tree.binning import N_HIST_BINS, BinMapper, has_missing, sample_rows
 from ranklearn.tree.grower import TreeGrower
-from ranklearn.tree.predictor import TreePredictor
+from ranklearn.tree.predictor import add_tree_binned
 from ranklearn.tree.tree import Tree
 
 __all__ = ["DaskLambdaMART", "WorkerLostError", "WorkerTimeoutError", "read_svmlight"]
@@ -203,14 +203,13 @@ class _Peer:
         tree, leaf_samples, leaf_ranges = TreeGrower.from_builder(builder, self.n_bins, **limits).grow()
         # tree.value * learning_rate: the same product the client's model keeps
         shrunk = dataclasses.replace(tree, value=tree.value * learning_rate)
-        step = TreePredictor([shrunk])
         if samples is None:
             _add_leaf_values(self.scores, leaf_samples, leaf_ranges, shrunk.value)
         else:
-            step.predict_binned(self.binned, self.scores)
+            add_tree_binned(shrunk, self.binned, self.scores)
         for shards in self.evals:
             for s in shards:
-                step.predict_binned(s.binned, s.scores)
+                add_tree_binned(shrunk, s.binned, s.scores)
         return (tree if self.comm.rank == 0 else None), [[s.scores for s in shards] for shards in self.evals]
 
 
