@@ -93,7 +93,8 @@ def test_each_features_best_threshold_is_the_scalar_searchs_bit_for_bit(seed):
     sum_g, sum_h, count = hist[4, :255].sum(0) + hist[4, MISSING_BIN]
     for l2, min_leaf, min_hess in ((0.0, 1, 0.0), (1.0, 20, 1e-3), (0.0, 5, 2.0)):
         gain, f, t, mleft = find_best_split(hist, feats, nb, sum_g, sum_h, count, l2, min_leaf, min_hess, -np.inf)
-        per_feature = [_scalar_best_of_feature(hist[i], nb[i], sum_g, sum_h, count, l2, min_leaf, min_hess) for i in feats]
+        limits = (sum_g, sum_h, count, l2, min_leaf, min_hess)
+        per_feature = [_scalar_best_of_feature(hist[i], nb[i], *limits) for i in feats]
         assert f >= 0 and per_feature[f] == (gain, t, mleft)
         for i in feats:  # each feature's own search: the one feature of the histogram
             one = find_best_split(hist, feats[i : i + 1], nb, sum_g, sum_h, count, l2, min_leaf, min_hess, -np.inf)

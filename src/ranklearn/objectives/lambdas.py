@@ -295,8 +295,8 @@ def lambda_gradients(
     """Fill ``grad`` and ``hess`` (float64, length n_samples) for every query, in parallel.
 
     Queries are taken in ``QUERY_BLOCKS`` blocks of consecutive queries; a block allocates
-    scratch memory for its longest query, and the gain and discount tables, once. Each query is computed alone, so the results
-    do not depend on the blocks or the thread count.
+    scratch memory for its longest query, and the gain and discount tables, once. Each query
+    is computed alone, so the results do not depend on the blocks or the thread count.
     """
     n_queries = ptr.shape[0] - 1
     n_blocks = min(n_queries, QUERY_BLOCKS)

@@ -38,8 +38,9 @@ def _threshold_gain(
     hR = sum_h - hL
     cR = count - cL
     gain = _score(gL, hL, l2) + _score(gR, hR, l2) - parent
-    forbidden = (cL < min_samples_leaf) | (cR < min_samples_leaf) | (hL < min_sum_hessian) | (hR < min_sum_hessian)
-    return -np.inf if forbidden else gain
+    too_few = (cL < min_samples_leaf) | (cR < min_samples_leaf)
+    too_light = (hL < min_sum_hessian) | (hR < min_sum_hessian)
+    return -np.inf if too_few | too_light else gain
 
 
 @njit(cache=True, inline="always")
