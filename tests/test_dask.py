@@ -257,6 +257,51 @@ def test_a_hung_worker_stops_the_fit_after_worker_timeout_naming_it(client):
     time.sleep(hang)  # the next test needs the workers awake
 
 
+def _stall_next_exchange(seconds):
+    """On a worker: its peer's next exchange of sums sleeps first (once)."""
+    import time
+
+    from ranklearn.collective import StarComm
+
+    real = StarComm.allreduce
+
+    def stalled(self, values):
+        StarComm.allreduce = real
+        time.sleep(seconds)
+        return real(self, values)
+
+    StarComm.allreduce = stalled
+
+
+def test_a_worker_silent_mid_tree_is_named_not_the_one_waiting_for_it(client):
+    import time
+
+    from ranklearn.dask import WorkerTimeoutError
+
+    rng = np.random.default_rng(0)
+    q = np.repeat(np.arange(40), 10)
+    X, y = rng.normal(size=(400, 4)), rng.integers(0, 3, 400).astype(float)
+    workers = sorted(client.scheduler_info()["workers"])
+    parts = [client.persist((da.from_array(X[r], chunks=(200, 4)), da.from_array(y[r], chunks=200),
+                             da.from_array(q[r], chunks=200)), workers=[w])  # fmt: skip
+             for r, w in ((slice(0, 200), workers[0]), (slice(200, 400), workers[1]))]
+    data = [da.concatenate([p[i] for p in parts]) for i in range(3)]
+    distributed.wait(data)
+    DaskLambdaMART(client=client, n_estimators=1).fit(*data)  # kernels loaded on the workers
+    silent = workers[1]  # the worker of partition 1
+    hang = 6.0
+
+    def stall_after_tree_2(iteration, total, results):
+        if iteration == 2:
+            client.run(_stall_next_exchange, hang, workers=[silent])
+
+    with pytest.raises(WorkerTimeoutError, match=rf"tree 3: worker {silent} holding partition 1 "):
+        DaskLambdaMART(client=client, n_estimators=5, min_samples_leaf=5, worker_timeout=3).fit(
+            *data, callbacks=[stall_after_tree_2]
+        )
+    time.sleep(hang)  # the next test needs the worker free
+
+
 def test_a_killed_worker_stops_the_fit_naming_it_and_the_tree(client):
     """Last in the module: the nanny restarts the killed worker, but its shard is gone."""
     import os

@@ -482,7 +482,11 @@ def _start_peers(client: Client, sets: list[_ShardedSet], timeout: float | None)
         addresses = _gather(actors, [a.address() for a in actors], timeout, holding)
         names = [f"worker {address} holding {what}" for address, what in zip(workers, holding)]
         token = secrets.token_bytes(16)
-        _gather(actors, [a.connect(r, addresses, names, token, timeout) for r, a in enumerate(actors)], timeout, holding)
+        # a peer gives up on a silent peer a little before the client gives up on the tree, so
+        # that the error names the silent worker, not one that was waiting for it
+        patience = None if timeout is None else 0.9 * timeout
+        _gather(actors, [a.connect(r, addresses, names, token, patience) for r, a in enumerate(actors)], timeout,
+                holding)  # fmt: skip
     except BaseException:
         client.cancel(futures)
         raise
