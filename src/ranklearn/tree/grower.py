@@ -404,18 +404,7 @@ class TreeGrower:
             float(self.l2),
             float(self.min_gain),
         )
-        tree = Tree(
-            feature=feature,
-            bin_threshold=bin_thr,
-            threshold=np.zeros(feature.shape[0]),
-            missing_left=mleft,
-            left=left,
-            right=right,
-            value=value,
-            gain=gain,
-            count=count,
-        )
-        return tree, builder.samples, leaf_ranges
+        return _grown_tree(feature, bin_thr, mleft, left, right, value, gain, count), builder.samples, leaf_ranges
 
     def _finish(self, nodes: list[GrowerNode]) -> tuple[Tree, np.ndarray, np.ndarray]:
         n = len(nodes)
@@ -437,20 +426,20 @@ class TreeGrower:
                 d = node.sum_h + self.l2
                 value[i] = -node.sum_g / d if d > 0.0 else 0.0
                 leaves.append(i)
-        tree = Tree(
-            feature=feature,
-            bin_threshold=bin_thr,
-            threshold=np.zeros(n),
-            missing_left=mleft,
-            left=left,
-            right=right,
-            value=value,
-            gain=gain,
-            count=count,
-        )
         samples, leaf_ranges = self._leaf_rows(leaves)
-        return tree, samples, leaf_ranges
+        return _grown_tree(feature, bin_thr, mleft, left, right, value, gain, count), samples, leaf_ranges
 
     def _leaf_rows(self, leaves: list[int]) -> tuple[np.ndarray, np.ndarray]:
         """The builder's :meth:`~HistogramBuilder.leaf_rows` of the tree's ``leaves``."""
         return self.builder.leaf_rows(leaves)
+
+
+def _grown_tree(
+    feature: np.ndarray, bin_threshold: np.ndarray, missing_left: np.ndarray, left: np.ndarray, right: np.ndarray,
+    value: np.ndarray, gain: np.ndarray, count: np.ndarray,
+) -> Tree:  # fmt: skip
+    """A grown tree's :class:`Tree`: raw thresholds are the model's to fill (its bin mapper)."""
+    return Tree(
+        feature=feature, bin_threshold=bin_threshold, threshold=np.zeros(feature.shape[0]), missing_left=missing_left,
+        left=left, right=right, value=value, gain=gain, count=count,
+    )  # fmt: skip
