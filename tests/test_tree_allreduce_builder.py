@@ -98,3 +98,41 @@ def test_ranks_with_parts_of_the_rows_grow_the_one_machine_tree(limits, bag, fea
     # every rank's local rows of a leaf, together, are the leaf's rows on one machine
     for node, start, end in ref_ranges:
         assert sorted(leaf_rows[int(node)]) == sorted(ref_samples[start:end].tolist())
+
+
+def test_histograms_asked_directly_are_summed_over_the_ranks_in_one_exchange():
+    from ranklearn.tree.histogram_builder import HistogramBuilder
+
+    binned, n_bins, g, h = _data(n=600, n_features=5, seed=3)
+    ref = HistogramBuilder(binned, n_bins, g, h)
+    ref.root()
+    ref.split(0, 1, int(n_bins[1]) // 2, True, 1, 2)
+    expect = ref.histograms([1, 2])
+    cuts = [0, 250, 600]
+    listeners = [open_listener("127.0.0.1") for _ in range(2)]
+    addresses = [lst.getsockname()[:2] for lst in listeners]
+    out = [None] * 2
+
+    def rank(r):
+        comm = _Counting(StarComm.connect(r, addresses, listeners[r], b"t", 10))
+        a, b = cuts[r], cuts[r + 1]
+        builder = AllreduceHistogramBuilder(comm, np.ascontiguousarray(binned[:, a:b]), n_bins, g[a:b], h[a:b])
+        builder.root()
+        builder.histograms([0])  # the root's, exchanged with its sums: no exchange now
+        before = comm.calls
+        builder.split(0, 1, int(n_bins[1]) // 2, True, 1, 2)  # one exchange: the smaller child's comes with it
+        got = builder.histograms([1, 2])  # the larger one: one more exchange
+        out[r] = got, comm.calls - before
+        comm.comm.close()
+
+    threads = [threading.Thread(target=rank, args=(r,)) for r in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    for got, calls in out:
+        assert calls == 2
+        for a, b in zip(got, expect):
+            for f, nb in enumerate(n_bins):
+                np.testing.assert_allclose(a[f, :nb], b[f, :nb], rtol=1e-12, atol=1e-12)
+                np.testing.assert_allclose(a[f, MISSING_BIN], b[f, MISSING_BIN], rtol=1e-12, atol=1e-12)

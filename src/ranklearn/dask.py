@@ -115,7 +115,6 @@ class _Shard:
         """Bin the rows once (the raw features are freed); returns whether a value is missing."""
         self.binned = mapper.transform(self.X)
         del self.X
-        self.scores = np.zeros(self.binned.shape[1])
         return bool(has_missing(self.binned))
 
 
@@ -176,6 +175,7 @@ class _Peer:
         self.weight = np.concatenate(weights) if weights and weights[0] is not None else None
         self.objective, self.n_bins = objective, n_bins
         self.scores, self.grad, self.hess = np.zeros(n), np.empty(n), np.empty(n)
+        self.eval_scores = [[np.zeros(s.binned.shape[1]) for s in shards] for shards in self.evals]
         self.pool: np.ndarray | None = None  # the trees' summed histograms, reused tree after tree
 
     @_worker_threads
@@ -207,10 +207,10 @@ class _Peer:
             _add_leaf_values(self.scores, leaf_samples, leaf_ranges, shrunk.value)
         else:
             add_tree_binned(shrunk, self.binned, self.scores)
-        for shards in self.evals:
-            for s in shards:
-                add_tree_binned(shrunk, s.binned, s.scores)
-        return (tree if self.comm.rank == 0 else None), [[s.scores for s in shards] for shards in self.evals]
+        for shards, scores in zip(self.evals, self.eval_scores):
+            for s, out in zip(shards, scores):
+                add_tree_binned(shrunk, s.binned, out)
+        return (tree if self.comm.rank == 0 else None), self.eval_scores
 
 
 class WorkerLostError(RuntimeError):
