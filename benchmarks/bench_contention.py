@@ -14,7 +14,10 @@ Each ratio is the time under contention over the median time alone (the torch lo
 its steps per second alone over those while it shared the cores). Targets (issue 15):
 two fits at most 2.5x each, a fit beside a torch training at most 3x (the tree fit beside
 RankNet too, and RankNet beside the tree fit, the same treatment). Every job uses
-``n_jobs=None`` (all CPUs), as a user's default does. Scenarios run round-robin,
+``n_jobs=None``, as a user's default does: all CPUs, shared with the other ranklearn fits
+running (``ranklearn._threads.fit_threads``). For comparison, the same jobs unshared (the
+tree fit ``n_jobs=-1``, RankNet ``n_jobs=1``: the threads ``None`` gives them alone), and
+unshared with GNU OpenMP's spinning wait (ranklearn before both). Scenarios run round-robin,
 ``--repeats`` times; each figure is the median, with the 1-minute load average taken
 before the scenario started (the jobs of the scenario are not in it yet) and the CPU
 time of the job (``time.process_time``), which shows threads that spin while they wait.
@@ -42,6 +45,7 @@ import threading
 import time
 
 FEATURES, DOCS = 136, 125
+UNSHARED = "BENCH_CONTENTION_UNSHARED"  # set to 1: the jobs' explicit n_jobs, which never share the CPUs
 
 
 def _data(queries: int):
@@ -61,18 +65,25 @@ def _report(**values) -> None:
     print(json.dumps(values), flush=True)
 
 
+def _unshared() -> bool:
+    return os.environ.get(UNSHARED) == "1"
+
+
 def worker_tree(args) -> None:
     import numba
 
     from ranklearn import LambdaMART
 
     X, y, qid = _data(args.queries)
-    params = dict(n_estimators=args.trees, num_leaves=31, learning_rate=0.1, min_samples_leaf=20, random_state=0)
+    params = dict(n_estimators=args.trees, num_leaves=31, learning_rate=0.1, min_samples_leaf=20, random_state=0,
+                  n_jobs=-1 if _unshared() else None)  # fmt: skip
     LambdaMART(**{**params, "n_estimators": 2}).fit(X[: 20 * DOCS], y[: 20 * DOCS], qid[: 20 * DOCS])  # warm-up
     _wait_for_go()
+    seen: list[int] = []  # numba's threads after each tree (the next tree's)
     w0, c0 = time.perf_counter(), time.process_time()
-    LambdaMART(**params).fit(X, y, qid)
-    _report(wall=time.perf_counter() - w0, cpu=time.process_time() - c0, layer=numba.threading_layer())
+    LambdaMART(**params).fit(X, y, qid, callbacks=[lambda *_: seen.append(numba.get_num_threads())])
+    _report(wall=time.perf_counter() - w0, cpu=time.process_time() - c0, layer=numba.threading_layer(),
+            threads=[min(seen), max(seen)])  # fmt: skip
 
 
 def worker_neural(args) -> None:
@@ -81,12 +92,14 @@ def worker_neural(args) -> None:
     import torch
 
     X, y, qid = _data(args.neural_queries)
-    params = dict(hidden=(64, 32), n_networks=1, early_stopping_rounds=None, random_state=0)
+    params = dict(hidden=(64, 32), n_networks=1, early_stopping_rounds=None, random_state=0,
+                  n_jobs=1 if _unshared() else None)  # fmt: skip
     RankNet(**params, epochs=1).fit(X[: 20 * DOCS], y[: 20 * DOCS], qid[: 20 * DOCS])  # warm-up
     _wait_for_go()
+    seen: list[int] = []  # torch's threads after each epoch
     w0, c0 = time.perf_counter(), time.process_time()
-    RankNet(**params, epochs=args.epochs).fit(X, y, qid)
-    _report(wall=time.perf_counter() - w0, cpu=time.process_time() - c0, torch_threads=torch.get_num_threads())
+    RankNet(**params, epochs=args.epochs).fit(X, y, qid, callbacks=[lambda *_: seen.append(torch.get_num_threads())])
+    _report(wall=time.perf_counter() - w0, cpu=time.process_time() - c0, threads=[min(seen), max(seen)])
 
 
 def worker_torch(args) -> None:
@@ -114,7 +127,7 @@ def worker_torch(args) -> None:
         step()
         steps += 1
     wall = time.perf_counter() - w0
-    _report(wall=wall, cpu=time.process_time() - c0, steps_per_s=steps / wall, torch_threads=torch.get_num_threads())
+    _report(wall=wall, cpu=time.process_time() - c0, steps_per_s=steps / wall, threads=[torch.get_num_threads()] * 2)
 
 
 WORKERS = {"tree": worker_tree, "neural": worker_neural, "torch": worker_torch}
@@ -188,9 +201,12 @@ def main() -> None:
         args.repeats, args.queries, args.trees, args.neural_queries, args.epochs = 1, 200, 5, 100, 2
         args.torch_seconds = 1.0
     env = dict(item.split("=", 1) for item in args.env)
-    settings = {"ranklearn's wait policy": env}
+    settings = {
+        "ranklearn's defaults (fits share the CPUs, short spin)": env,
+        "unshared (explicit n_jobs), short spin": {**env, UNSHARED: "1"},
+    }
     if not args.no_spin:
-        settings["spinning wait (GOMP_SPINCOUNT=300000)"] = {**env, **SPIN}
+        settings["unshared, spinning wait (GOMP_SPINCOUNT=300000)"] = {**env, UNSHARED: "1", **SPIN}
 
     runs: dict[tuple[str, str], list[tuple[list[dict], float]]] = {}
     for _ in range(args.repeats):
@@ -211,17 +227,22 @@ def main() -> None:
     first = next(iter(settings))
     torch_rate = median((first, "torch alone"), 0, "steps_per_s")
     layer = runs[(first, "tree alone")][0][0][0]["layer"]
-    threads = runs[(first, "neural alone")][0][0][0]["torch_threads"]
     extra = " ".join(f"{k}={v}" for k, v in env.items()) or "none"
+    print("Settings: ranklearn's defaults = every job n_jobs=None (the tree fit all CPUs, RankNet one thread, "
+          "each registered among the fits that share the CPUs); unshared = the same threads given explicitly "
+          "(tree n_jobs=-1, RankNet n_jobs=1), which never share; spinning = unshared with GNU OpenMP's default "
+          "spin (ranklearn before its wait policy).")
     print(f"LambdaMART: {args.queries * DOCS:,} rows x {FEATURES} features ({args.queries} queries of {DOCS}), "
-          f"{args.trees} trees, 31 leaves, n_jobs=None; numba threading layer: {layer}. RankNet: "
-          f"{args.neural_queries * DOCS:,} rows, MLP 64-32, {args.epochs} epochs, {threads} torch threads. "
+          f"{args.trees} trees, 31 leaves; numba threading layer: {layer}. RankNet: "
+          f"{args.neural_queries * DOCS:,} rows, MLP 64-32, {args.epochs} epochs. "
           f"torch loop: MLP {FEATURES}-256-256-1, Adam, batch 1024, torch defaults. Extra environment of the "
           f"ranklearn jobs: {extra}. {os.cpu_count()} CPUs.")  # fmt: skip
     print(f"\nMedian of {args.repeats} runs per scenario, all scenarios round-robin; ratio = time in the scenario / "
-          "time alone with the same setting; load = 1-minute load average before the scenario started (min-max).\n")
-    print("| setting | scenario | job | time alone (s) | time in scenario (s) | ratio | target | CPU time (s) | load |")
-    print("|---|---|---|---:|---:|---:|---:|---:|---|")
+          "time alone with the same setting; threads = the job's threads after each tree or epoch over the runs "
+          "(min-max); load = 1-minute load average before the scenario started (min-max).\n")
+    print("| setting | scenario | job | time alone (s) | time in scenario (s) | ratio | target | CPU time (s) | threads "
+          "| load |")
+    print("|---|---|---|---:|---:|---:|---:|---:|---|---|")
     for setting in settings:
         alone = {kind: median((setting, f"{kind} alone"), 0, "wall") for kind in ("tree", "neural")}
         for name, kinds in SCENARIOS.items():
@@ -239,8 +260,11 @@ def main() -> None:
                     ratio, what = t_here / t_alone, {"tree": "LambdaMART fit", "neural": "RankNet fit"}[kind]
                 target = TARGETS.get(name, {}).get(kind)
                 mark = "" if target is None else (" ok" if ratio <= target else " **missed**")
+                lo = min(r[0][job]["threads"][0] for r in runs[key])
+                hi = max(r[0][job]["threads"][1] for r in runs[key])
                 print(f"| {setting} | {name} | {what} | {t_alone:.3f} | {t_here:.3f} | **{ratio:.2f}x** "
-                      f"| {'' if target is None else f'{target}x'}{mark} | {cpu:.2f} | {loads(key)} |")  # fmt: skip
+                      f"| {'' if target is None else f'{target}x'}{mark} | {cpu:.2f} | {lo if lo == hi else f'{lo}-{hi}'} "
+                      f"| {loads(key)} |")  # fmt: skip
     flags = "".join(f" --env {k}={v}" for k, v in env.items()) + (" --quick" if args.quick else "")
     flags += " --no-spin" if args.no_spin else ""
     print(f"\nRegenerate: .venv/bin/python benchmarks/bench_contention.py --repeats {args.repeats}{flags}")

@@ -12,9 +12,11 @@ import pytest
 from ranklearn._threads import (
     SPIN_COUNT,
     WAIT_POLICY_SETTINGS,
+    RunningFits,
     apply_wait_policy,
     available_cpus,
     cgroup_cpu_limit,
+    fair_share,
     resolve_n_jobs,
     thread_limit,
 )
@@ -183,3 +185,106 @@ def test_a_neural_fit_on_spinning_torch_threads_warns_once(monkeypatch):
     spins = [w for w in seen if "spin while they wait" in str(w.message)]
     assert len(spins) == 1 and spins[0].category is RuntimeWarning
     assert spins[0].filename == __file__
+
+
+# ---------------------------------------------------------------------------- fits share the CPUs
+
+@pytest.mark.parametrize(
+    ("demands", "cpus", "expected"),
+    [
+        ([2], 2, [2]),
+        ([2, 2], 2, [1, 1]),  # two fits on 2 cores: one thread each
+        ([2, 1], 2, [1, 1]),
+        ([4, 1], 4, [3, 1]),  # a one-thread fit leaves the rest to the other
+        ([4, 4, 4], 4, [2, 1, 1]),  # the CPU left over goes to the first slot
+        ([2, 2, 2], 2, [1, 1, 1]),  # more fits than CPUs: still one thread each
+        ([8, 8], 6, [3, 3]),
+    ],
+)
+def test_fair_share_hand_computed(demands, cpus, expected):
+    assert [fair_share(demands, cpus, i) for i in range(len(demands))] == expected
+
+
+_HOLDER = """
+import sys
+from ranklearn._threads import RunningFits
+fits = RunningFits(sys.argv[1])
+fits.register(int(sys.argv[2]))
+print("ready", flush=True)
+sys.stdin.readline()
+"""
+
+
+def _start_holder(directory, threads: int) -> subprocess.Popen:
+    """Another process with a fit of ``threads`` threads running (until it is killed)."""
+    proc = subprocess.Popen([sys.executable, "-c", _HOLDER, str(directory), str(threads)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)  # fmt: skip
+    assert proc.stdout.readline().strip() == "ready"
+    return proc
+
+
+@pytest.fixture
+def no_rebalance_delay(monkeypatch):
+    monkeypatch.setattr("ranklearn._threads.REBALANCE_INTERVAL", 0.0)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="fcntl locks (POSIX)")
+def test_running_fits_of_two_processes(tmp_path, no_rebalance_delay):
+    fits = RunningFits(tmp_path)
+    key = fits.register(2)
+    assert fits.threads(key, cpus=2) == 2
+    other = _start_holder(tmp_path, 2)
+    try:
+        assert fits.threads(key, cpus=2) == 1
+        assert fits.threads(key, cpus=4) == 2
+        second = fits.register(2)  # a second fit of this process takes part of the process's share
+        assert (fits.threads(key, cpus=4), fits.threads(second, cpus=4)) == (1, 1)
+        fits.unregister(second)
+    finally:
+        other.kill()  # SIGKILL: the kernel drops the dead process's lock
+        other.wait()
+    assert fits.threads(key, cpus=2) == 2
+    one = _start_holder(tmp_path, 1)
+    try:
+        assert fits.threads(key, cpus=4) == 2 and fits.threads(key, cpus=3) == 2
+    finally:
+        one.kill()
+        one.wait()
+    fits.unregister(key)
+    with pytest.raises(KeyError, match="not registered"):
+        fits.threads(key, cpus=2)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="fcntl locks (POSIX)")
+def test_a_fit_follows_the_fits_that_start_and_end_beside_it(tmp_path, monkeypatch, no_rebalance_delay):
+    """n_jobs=None gives way to another process's fit and takes the CPUs back when it ends;
+    an explicit n_jobs keeps its threads."""
+    from ranklearn import LambdaMART
+    from ranklearn.datasets import make_ranking
+
+    if available_cpus() < 2 or numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("needs 2 CPUs")
+    monkeypatch.setattr("ranklearn._threads.RUNNING_FITS", RunningFits(tmp_path))
+    monkeypatch.setattr("ranklearn._threads.available_cpus", lambda: 2)
+    X, y, qid = make_ranking(100, 5, n_informative=3, docs_per_query=(125, 125), random_state=0,
+                             return_X_y=True)  # over LambdaMART's one-thread size
+    seen, other = [], []
+
+    def record(iteration, total, results):
+        seen.append(numba.get_num_threads())
+        if iteration == 1:
+            other.append(_start_holder(tmp_path, 2))
+        elif iteration == 3:
+            other[0].kill()
+            other[0].wait()
+
+    try:
+        LambdaMART(n_estimators=4, num_leaves=4).fit(X, y, qid, callbacks=[record])
+        assert seen == [2, 1, 1, 2]
+        seen.clear()
+        LambdaMART(n_estimators=4, num_leaves=4, n_jobs=2).fit(X, y, qid, callbacks=[record])
+        assert seen == [2, 2, 2, 2]
+    finally:
+        for proc in other:
+            proc.kill()
+            proc.wait()

@@ -12,6 +12,12 @@ training), OpenMP threads that spin long at every barrier burn the CPU time the 
 wait for needs, and a fit can take many times its fair share; threads that sleep at once
 cost a wake-up of a few hundred microseconds on a virtual machine at every parallel loop,
 most of a small node's time.
+
+Fits that leave ``n_jobs=None`` share the CPUs with each other (:func:`fit_threads`): every
+such fit on the machine registers in a lock file of the user's temporary directory, and
+takes its fair share of the CPUs, re-checked after every iteration. Two fits on 2 cores then
+run on one thread each instead of four threads that wait for each other at every parallel
+loop; a fit alone keeps every CPU.
 """
 
 from __future__ import annotations
@@ -19,7 +25,11 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import stat
 import sys
+import tempfile
+import threading
+import time
 import warnings
 from collections.abc import Iterator, MutableMapping
 from pathlib import Path
@@ -184,3 +194,252 @@ def thread_limit(n_jobs: int | None) -> Iterator[None]:
     finally:
         if torch is not None:
             torch.set_num_threads(before)
+
+
+# ---------------------------------------------------------------------------- fits share the CPUs
+
+#: Fits that can register at once (bytes of the lock file); a fit finding no free slot runs
+#: on its own threads, as before sharing.
+FIT_SLOTS = 64
+
+#: Seconds between two looks at the other fits: a look costs :data:`FIT_SLOTS` lock calls
+#: (about 0.1 ms), a tree or an epoch is rarely shorter.
+REBALANCE_INTERVAL = 0.05
+
+
+def fair_share(demands: list[int], cpus: int, index: int) -> int:
+    """Threads of fit ``index`` when fits wanting ``demands`` threads share ``cpus`` CPUs.
+
+    Max-min fairness in whole threads: one thread at a time to each fit still below its
+    demand, in order, until the CPUs are given out (so a fit that wants one thread leaves
+    the rest to the others); at least one thread, even when the fits outnumber the CPUs.
+
+    Examples
+    --------
+    >>> fair_share([2, 2], 2, 0), fair_share([2, 1], 4, 0), fair_share([4, 4, 4], 4, 0), fair_share([4, 4, 4], 4, 2)
+    (1, 2, 2, 1)
+    """
+    given = [0] * len(demands)
+    left = cpus
+    while left > 0 and any(g < d for g, d in zip(given, demands)):
+        for i, demand in enumerate(demands):
+            if left and given[i] < demand:
+                given[i] += 1
+                left -= 1
+    return max(1, given[index])
+
+
+class RunningFits:
+    """The fits running on this machine under this user: one byte of a lock file per process.
+
+    A process with fits running holds an exclusive ``fcntl`` lock on one byte (its slot) and
+    writes there the threads its fits want. Another process counts the slots it cannot lock
+    (a shared probe, released at once) and reads their bytes. The kernel drops a dead
+    process's locks, so a crashed fit never holds CPUs. Fits of one process share its slot
+    and its share; a child after ``fork`` starts with no slot (locks are not inherited).
+    Without ``fcntl`` (Windows) or a usable directory, every fit counts only its own process.
+
+    Parameters
+    ----------
+    directory : path or None
+        Where the lock file ``fits`` lives; None: ``ranklearn-<uid>`` in the temporary
+        directory, made private (mode 0700) and used only when this user owns it.
+    """
+
+    def __init__(self, directory: str | os.PathLike | None = None) -> None:
+        self._directory = directory
+        self._mutex = threading.Lock()
+        self._pid: int | None = None
+        self._fd: int | None = None
+        self._slot: int | None = None
+        self._fits: dict[int, int] = {}  # key -> threads wanted, this process's running fits
+        self._keys = 0
+        self._seen: tuple[float, list[tuple[int, int]]] = (-math.inf, [])
+
+    def _open(self) -> int | None:
+        if self._pid != os.getpid():  # a new process (or a forked child): nothing of the parent's holds
+            self._pid, self._fd, self._slot, self._fits = os.getpid(), None, None, {}
+            self._seen = (-math.inf, [])
+            try:
+                import fcntl  # noqa: F401  (POSIX only)
+
+                directory = self._directory
+                if directory is None:
+                    directory = os.path.join(tempfile.gettempdir(), f"ranklearn-{os.getuid()}")
+                    os.makedirs(directory, mode=0o700, exist_ok=True)
+                    info = os.lstat(directory)
+                    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+                        return None  # somebody else's (or a link): never lock files there
+                flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+                self._fd = os.open(os.path.join(directory, "fits"), flags, 0o600)
+            except (ImportError, AttributeError, OSError):
+                self._fd = None
+        return self._fd
+
+    def _publish(self) -> None:
+        """Hold a slot while this process has fits, with the threads they want in its byte."""
+        import fcntl
+
+        fd = self._open()
+        if fd is None:
+            return
+        if not self._fits:
+            if self._slot is not None:
+                fcntl.lockf(fd, fcntl.LOCK_UN, 1, self._slot)
+                self._slot = None
+            return
+        if self._slot is None:
+            for slot in range(FIT_SLOTS):
+                try:
+                    fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, slot)
+                except OSError:
+                    continue
+                self._slot = slot
+                break
+            else:
+                return
+        os.pwrite(fd, bytes([min(255, sum(self._fits.values()))]), self._slot)
+        self._seen = (-math.inf, [])
+
+    def register(self, threads: int) -> int:
+        """Count a fit that wants ``threads`` threads until :meth:`unregister`; its key."""
+        with self._mutex:
+            self._open()
+            self._keys += 1
+            self._fits[self._keys] = max(1, int(threads))
+            try:
+                self._publish()
+            except OSError:
+                pass  # a full or vanished temporary directory: this fit runs unshared
+            return self._keys
+
+    def unregister(self, key: int) -> None:
+        """The fit ``key`` has ended."""
+        with self._mutex:
+            if self._pid != os.getpid():
+                return
+            self._fits.pop(key, None)
+            try:
+                self._publish()
+            except OSError:
+                pass
+
+    def _processes(self) -> list[tuple[int, int]]:
+        """(slot, threads wanted) of every process with fits, this one included, by slot."""
+        import fcntl
+
+        now = time.monotonic()
+        if now - self._seen[0] < REBALANCE_INTERVAL:
+            return self._seen[1]
+        fd, mine = self._fd, self._slot
+        wanted = os.pread(fd, FIT_SLOTS, 0).ljust(FIT_SLOTS, b"\0")
+        found = []
+        for slot in range(FIT_SLOTS):
+            if slot == mine:
+                found.append((slot, sum(self._fits.values())))
+                continue
+            try:
+                fcntl.lockf(fd, fcntl.LOCK_SH | fcntl.LOCK_NB, 1, slot)
+            except OSError:  # held: a process with fits running
+                found.append((slot, max(1, wanted[slot])))
+                continue
+            fcntl.lockf(fd, fcntl.LOCK_UN, 1, slot)
+        self._seen = (now, found)
+        return found
+
+    def threads(self, key: int, cpus: int | None = None) -> int:
+        """Threads for fit ``key`` now: its fair share of ``cpus`` (default :func:`available_cpus`)."""
+        cpus = available_cpus() if cpus is None else cpus
+        with self._mutex:
+            fits = self._fits
+            if key not in fits:
+                raise KeyError(f"fit {key} is not registered")
+            ours = cpus
+            if self._slot is not None:
+                try:
+                    processes = self._processes()
+                except OSError:
+                    processes = []
+                slots = [slot for slot, _ in processes]
+                if self._slot in slots:
+                    ours = fair_share([wanted for _, wanted in processes], cpus, slots.index(self._slot))
+            keys = sorted(fits)
+            return fair_share([fits[k] for k in keys], ours, keys.index(key))
+
+
+#: The fits of this machine (the default lock file).
+RUNNING_FITS = RunningFits()
+
+_fit_share = threading.local()  # the share of the fit running in this thread (a nested fit takes its part)
+
+
+class FitShare:
+    """The threads of one fit; :meth:`rebalance` (a driver callback) follows the other fits.
+
+    Made by :func:`fit_threads`.
+    """
+
+    def __init__(self, threads: int, key: int | None, outer: FitShare | None, fits: RunningFits) -> None:
+        self.wanted = threads
+        self._key, self._outer, self._fits = key, outer, fits
+        self.current = self.threads()
+
+    def threads(self) -> int:
+        """Threads this fit should run on now."""
+        if self._outer is not None:
+            return min(self.wanted, self._outer.threads())
+        if self._key is None:
+            return self.wanted
+        return min(self.wanted, self._fits.threads(self._key))
+
+    def rebalance(self, *_: object) -> None:
+        """Set numba's (and a loaded torch's) threads to this fit's share, if it changed."""
+        n = self.threads()
+        if n != self.current:
+            self.current = n
+            _set_threads(n)
+
+
+def _set_threads(n: int) -> None:
+    import numba
+
+    numba.set_num_threads(n)
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(n)
+
+
+@contextlib.contextmanager
+def fit_threads(n_jobs: int | None, shared: bool, fits: RunningFits | None = None) -> Iterator[FitShare]:
+    """:func:`thread_limit` for a fit; with ``shared``, the CPUs are shared with the other fits.
+
+    A shared fit registers in ``fits`` with the threads ``n_jobs`` resolves to and starts on
+    its fair share of the CPUs (:func:`fair_share` over every registered process);
+    :meth:`FitShare.rebalance` after each iteration follows fits that start or end. A fit
+    inside another (a random forest's bags) takes a part of the outer fit's share. Results
+    never depend on the thread count, so sharing changes only the time.
+
+    Parameters
+    ----------
+    n_jobs : int or None
+        Threads wanted (see :func:`resolve_n_jobs`).
+    shared : bool
+        Share the CPUs (the models: ``n_jobs=None``); False: exactly ``n_jobs`` threads.
+    fits : RunningFits or None
+        The registry; None: :data:`RUNNING_FITS`.
+    """
+    fits = RUNNING_FITS if fits is None else fits
+    wanted = resolve_n_jobs(n_jobs)
+    outer = getattr(_fit_share, "share", None)
+    key = None
+    if shared and outer is None:
+        key = fits.register(wanted)
+    try:
+        share = FitShare(wanted, key, outer if shared else None, fits)
+        _fit_share.share = share if shared else None
+        with thread_limit(share.current):
+            yield share
+    finally:
+        _fit_share.share = outer
+        if key is not None:
+            fits.unregister(key)

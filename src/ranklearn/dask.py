@@ -615,6 +615,9 @@ class DaskLambdaMART(LambdaMART):
     def _fit_threads(self, n_rows: int) -> int | None:
         return self.n_jobs  # the client only adds histograms and finds splits
 
+    def _shares_cpus(self) -> bool:
+        return False  # the workers do the work: the client counts in no other fit's share of the CPUs
+
     def _begin_fit(self, data: list[_ShardedSet], evals: list[_ShardedSet]) -> None:
         train = data[0]
         self._objective = self._make_objective()

@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 import numpy as np
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
-from ranklearn._threads import thread_limit, warn_if_torch_spins
+from ranklearn._threads import warn_if_torch_spins
 from ranklearn.exceptions import ModelFormatError, TrainingDivergedError
 from ranklearn.metrics import Metric
 from ranklearn.models.base import N_JOBS, BaseRanker, EvalSet, FitData
@@ -105,7 +105,8 @@ class NeuralRanker(BaseRanker):
     n_jobs : int or None, default=None
         torch's intra-op threads. None: one thread for a fit on the CPU (a batch's matrices
         are too small to share: on a busy 2-core machine two threads made a fit up to 15
-        times slower, never faster) and every CPU for ``predict``; -1: every CPU this process
+        times slower, never faster), counted among the fits that share the CPUs (see
+        LambdaMART's ``n_jobs``), and every CPU for ``predict``; -1: every CPU this process
         may use.
     random_state : int or None
         Seeds initialization, query order, pair order and dropout; a fixed seed gives the same
@@ -296,14 +297,21 @@ class NeuralRanker(BaseRanker):
         return self.n_iter_
 
     # ------------------------------------------------------------------ fitting hooks
+    def _fit_threads(self, n_rows: int) -> int | None:
+        # n_jobs=None trains on one thread on the CPU (see the n_jobs parameter)
+        return 1 if self.n_jobs is None and self._torch_device().type == "cpu" else self.n_jobs
+
+    def _shares_cpus(self) -> bool:
+        # a fit on the GPU keeps its CPU threads out of the other fits' count
+        return self.n_jobs is None and self._torch_device().type == "cpu"
+
     @contextlib.contextmanager
     def _fit_context(self) -> Iterator[None]:
-        # A seeded fit leaves the caller's torch random state as it was; n_jobs=None trains on one thread.
+        # A seeded fit leaves the caller's torch random state as it was.
         torch = _require_torch()
         device = self._torch_device()
         devices = [device.index if device.index is not None else torch.cuda.current_device()] if device.type == "cuda" else []
-        threads = thread_limit(1) if self.n_jobs is None and device.type == "cpu" else contextlib.nullcontext()
-        with torch.random.fork_rng(devices=devices), threads:
+        with torch.random.fork_rng(devices=devices):
             seed = self._seed()
             torch.manual_seed(seed)
             self._rng = np.random.default_rng(seed)

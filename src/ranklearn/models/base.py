@@ -18,7 +18,7 @@ A ranker implements the hooks:
   in the model file (parameters and the shared fitted attributes are handled here);
 
 and optionally ``_check_params()`` (rules across parameters), ``_check_labels(y)``,
-``_fit_threads(n_rows)``, ``_fit_context()``, ``_end_fit()`` (free the training buffers, build the predictor)
+``_fit_threads(n_rows)``, ``_shares_cpus()``, ``_fit_context()``, ``_end_fit()`` (free the training buffers, build the predictor)
 and ``_predicts_serially(n_rows)`` (True where ``_predict_raw`` of that many rows starts no parallel region:
 ``predict`` then sets no thread count).
 """
@@ -39,7 +39,7 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import validate_data
 
-from ranklearn._threads import thread_limit
+from ranklearn._threads import fit_threads, thread_limit
 from ranklearn.exceptions import ModelFormatError
 from ranklearn.metrics import Metric, get_metric, query_mean
 from ranklearn.models._base import as_dense_features, check_feature_values, check_ranking_data
@@ -291,7 +291,7 @@ class BaseRanker(BaseEstimator):
             progress = TrainingProgress(self._total(), description=self._display_name)
             callbacks.append(progress)
         try:
-            with thread_limit(self._fit_threads(n_rows)), self._fit_context():
+            with fit_threads(self._fit_threads(n_rows), self._shares_cpus()) as share, self._fit_context():
                 self._begin_fit(data, evals)
                 outcome = run_training(
                     self,
@@ -300,7 +300,7 @@ class BaseRanker(BaseEstimator):
                     metric=metric,
                     early_stopping_rounds=rounds,
                     watch=watch,
-                    callbacks=callbacks,
+                    callbacks=[share.rebalance, *callbacks],
                     unit=self._unit,
                 )
         except KeyboardInterrupt as exc:
@@ -336,6 +336,10 @@ class BaseRanker(BaseEstimator):
 
     def _fit_threads(self, n_rows: int) -> int | None:
         return self.n_jobs
+
+    def _shares_cpus(self) -> bool:
+        # n_jobs=None shares the CPUs with the other fits running (ranklearn._threads.fit_threads)
+        return self.n_jobs is None
 
     def _end_fit(self) -> None:
         """Called when a fit ends with a model (also after Ctrl-C): free training buffers,
