@@ -382,6 +382,7 @@ class FitShare:
     def __init__(self, threads: int, key: int | None, outer: FitShare | None, fits: RunningFits) -> None:
         self.wanted = threads
         self._key, self._outer, self._fits = key, outer, fits
+        self._cpus = available_cpus()  # once a fit: it reads the affinity mask and cgroup files
         self.current = self.threads()
 
     def threads(self) -> int:
@@ -390,7 +391,7 @@ class FitShare:
             return min(self.wanted, self._outer.threads())
         if self._key is None:
             return self.wanted
-        return min(self.wanted, self._fits.threads(self._key))
+        return min(self.wanted, self._fits.threads(self._key, self._cpus))
 
     def rebalance(self, *_: object) -> None:
         """Set numba's (and a loaded torch's) threads to this fit's share, if it changed."""
