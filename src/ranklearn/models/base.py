@@ -293,6 +293,7 @@ class BaseRanker(BaseEstimator):
         try:
             with fit_threads(self._fit_threads(n_rows), self._shares_cpus()) as share, self._fit_context():
                 self._begin_fit(data, evals)
+                share.rebalance()  # fits that started during the setup (binning) count from the first iteration
                 outcome = run_training(
                     self,
                     total=self._total(),
