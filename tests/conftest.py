@@ -15,6 +15,17 @@ from ranklearn.models import LambdaMART
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def private_running_fits(tmp_path_factory):
+    """The suite's fits share CPUs among themselves only, not with a benchmark running beside it."""
+    import ranklearn._threads as threads
+
+    before = threads.RUNNING_FITS
+    threads.RUNNING_FITS = threads.RunningFits(tmp_path_factory.mktemp("running-fits"))
+    yield
+    threads.RUNNING_FITS = before
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     """The read-only real data folder (``../shared/data`` next to the repo); skips when absent."""

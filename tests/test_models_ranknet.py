@@ -199,6 +199,19 @@ def test_fit_trains_on_one_thread_unless_n_jobs_says_otherwise():
         assert torch.get_num_threads() == 2
 
 
+def test_predict_uses_every_cpu_unless_n_jobs_says_otherwise(monkeypatch):
+    """n_jobs=None trains on one thread but predicts on every CPU (a large batch is worth sharing)."""
+    from ranklearn._threads import resolve_n_jobs
+
+    X, y, q = make_queries(n_queries=8, seed=4)
+    for n_jobs in (None, 1):
+        model = RankNet(hidden=(4,), epochs=1, n_networks=1, n_jobs=n_jobs, random_state=0).fit(X, y, q)
+        seen, predict_raw = [], model._predict_raw
+        monkeypatch.setattr(model, "_predict_raw", lambda Xc: (seen.append(torch.get_num_threads()), predict_raw(Xc))[1])
+        model.predict(X)
+        assert seen == [resolve_n_jobs(n_jobs)]
+
+
 @pytest.mark.parametrize("weight_decay", [0.0, 0.01])
 def test_fused_adam_gives_the_per_parameter_loop_s_weights(monkeypatch, weight_decay):
     """Adam (AdamW) steps all the parameters in one fused kernel: the weights of one parameter at a time."""

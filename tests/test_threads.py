@@ -17,6 +17,7 @@ from ranklearn._threads import (
     available_cpus,
     cgroup_cpu_limit,
     fair_share,
+    fit_threads,
     resolve_n_jobs,
     thread_limit,
 )
@@ -206,21 +207,36 @@ def test_fair_share_hand_computed(demands, cpus, expected):
 
 
 _HOLDER = """
-import sys
+import os, sys
+if sys.argv[3] != "all":
+    os.sched_setaffinity(0, {int(sys.argv[3])})
 from ranklearn._threads import RunningFits
 fits = RunningFits(sys.argv[1])
-fits.register(int(sys.argv[2]))
+fits.register(fits.new_key(), int(sys.argv[2]))
 print("ready", flush=True)
 sys.stdin.readline()
 """
 
 
-def _start_holder(directory, threads: int) -> subprocess.Popen:
-    """Another process with a fit of ``threads`` threads running (until it is killed)."""
-    proc = subprocess.Popen([sys.executable, "-c", _HOLDER, str(directory), str(threads)],
+def _start_holder(directory, threads: int, cpu: int | None = None) -> subprocess.Popen:
+    """Another process with a fit of ``threads`` threads running (until it is killed), pinned to ``cpu``."""
+    proc = subprocess.Popen([sys.executable, "-c", _HOLDER, str(directory), str(threads), "all" if cpu is None else str(cpu)],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)  # fmt: skip
     assert proc.stdout.readline().strip() == "ready"
     return proc
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    proc.kill()  # SIGKILL: the kernel drops the dead process's lock
+    proc.wait()
+    proc.stdin.close()
+    proc.stdout.close()
+
+
+def _register(fits: RunningFits, threads: int) -> int:
+    key = fits.new_key()
+    fits.register(key, threads)
+    return key
 
 
 @pytest.fixture
@@ -231,25 +247,23 @@ def no_rebalance_delay(monkeypatch):
 @pytest.mark.skipif(sys.platform == "win32", reason="fcntl locks (POSIX)")
 def test_running_fits_of_two_processes(tmp_path, no_rebalance_delay):
     fits = RunningFits(tmp_path)
-    key = fits.register(2)
+    key = _register(fits, 2)
     assert fits.threads(key, cpus=2) == 2
     other = _start_holder(tmp_path, 2)
     try:
         assert fits.threads(key, cpus=2) == 1
         assert fits.threads(key, cpus=4) == 2
-        second = fits.register(2)  # a second fit of this process takes part of the process's share
+        second = _register(fits, 2)  # a second fit of this process takes part of the process's share
         assert (fits.threads(key, cpus=4), fits.threads(second, cpus=4)) == (1, 1)
         fits.unregister(second)
     finally:
-        other.kill()  # SIGKILL: the kernel drops the dead process's lock
-        other.wait()
+        _stop(other)
     assert fits.threads(key, cpus=2) == 2
     one = _start_holder(tmp_path, 1)
     try:
         assert fits.threads(key, cpus=4) == 2 and fits.threads(key, cpus=3) == 2
     finally:
-        one.kill()
-        one.wait()
+        _stop(one)
     fits.unregister(key)
     with pytest.raises(KeyError, match="not registered"):
         fits.threads(key, cpus=2)
@@ -275,8 +289,7 @@ def test_a_fit_follows_the_fits_that_start_and_end_beside_it(tmp_path, monkeypat
         if iteration == 1:
             other.append(_start_holder(tmp_path, 2))
         elif iteration == 3:
-            other[0].kill()
-            other[0].wait()
+            _stop(other[0])
 
     try:
         LambdaMART(n_estimators=4, num_leaves=4).fit(X, y, qid, callbacks=[record])
@@ -286,5 +299,68 @@ def test_a_fit_follows_the_fits_that_start_and_end_beside_it(tmp_path, monkeypat
         assert seen == [2, 2, 2, 2]
     finally:
         for proc in other:
-            proc.kill()
-            proc.wait()
+            _stop(proc)
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="needs os.sched_setaffinity (Linux)")
+def test_fits_pinned_to_other_cpus_do_not_count(tmp_path, no_rebalance_delay):
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("needs 2 CPUs")
+    fits = RunningFits(tmp_path)
+    key = _register(fits, 2)
+    pinned = _start_holder(tmp_path, 2, cpu=min(os.sched_getaffinity(0)))  # a job in its own cpuset
+    try:
+        assert fits.threads(key, cpus=2) == 2
+    finally:
+        _stop(pinned)
+    fits.unregister(key)
+
+
+def test_without_fcntl_every_fit_runs_unshared(tmp_path, monkeypatch):
+    """Windows has no fcntl: registering, asking and ending cost nothing and raise nothing."""
+    monkeypatch.setitem(sys.modules, "fcntl", None)  # import fcntl raises ImportError
+    fits = RunningFits(tmp_path)
+    key = _register(fits, 2)
+    assert fits.threads(key, cpus=2) == 2
+    fits.unregister(key)
+    monkeypatch.setattr("ranklearn._threads.RUNNING_FITS", fits)
+    with fit_threads(None, True) as share:
+        assert share.current == resolve_n_jobs(None)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="fcntl locks (POSIX)")
+def test_a_removed_lock_file_is_opened_again(tmp_path, no_rebalance_delay):
+    """A temporary-directory cleaner may delete the file: the next fit opens the one the others use."""
+    fits = RunningFits(tmp_path)
+    fits.unregister(_register(fits, 2))  # the file is open, no slot held
+    for path in tmp_path.iterdir():
+        path.unlink()
+    other = _start_holder(tmp_path, 2)  # makes a new file
+    try:
+        key = _register(fits, 2)
+        assert fits.threads(key, cpus=2) == 1
+        fits.unregister(key)
+    finally:
+        _stop(other)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_child_forked_inside_a_fit_starts_afresh(tmp_path, monkeypatch):
+    """The child neither waits on a mutex held by a thread of the parent nor takes the
+    parent's fit for its own."""
+    import ranklearn._threads as threads_module
+
+    monkeypatch.setattr("ranklearn._threads.RUNNING_FITS", RunningFits(tmp_path))
+    with fit_threads(None, True):
+        with threads_module.RUNNING_FITS._mutex:  # as a rebalance in another thread would hold it
+            pid = os.fork()
+            if pid == 0:  # the child: exit 0 only if it can run a fit of its own
+                import signal
+
+                signal.alarm(10)
+                ok = getattr(threads_module._fit_share, "share", None) is None
+                with fit_threads(None, True) as share:
+                    ok = ok and share._key is not None
+                os._exit(0 if ok else 1)
+        _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0

@@ -14,8 +14,8 @@ cost a wake-up of a few hundred microseconds on a virtual machine at every paral
 most of a small node's time.
 
 Fits that leave ``n_jobs=None`` share the CPUs with each other (:func:`fit_threads`): every
-such fit on the machine registers in a lock file of the user's temporary directory, and
-takes its fair share of the CPUs, re-checked after every iteration. Two fits on 2 cores then
+such fit of a user registers in a lock file of the user's temporary directory (one file per
+CPU set) and takes its fair share of the CPUs, re-checked after every iteration. Two fits on 2 cores then
 run on one thread each instead of four threads that wait for each other at every parallel
 loop; a fit alone keeps every CPU.
 """
@@ -23,6 +23,7 @@ loop; a fit alone keeps every CPU.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import math
 import os
 import stat
@@ -185,15 +186,17 @@ def thread_limit(n_jobs: int | None) -> Iterator[None]:
     """numba's and (when torch is loaded) torch's intra-op threads set to ``n_jobs`` inside the block."""
     n = resolve_n_jobs(n_jobs)
     torch = sys.modules.get("torch")  # never import torch just to set its threads
-    before = torch.get_num_threads() if torch is not None else None
-    if torch is not None:
-        torch.set_num_threads(n)
-    try:
-        with numba_threads(n):
-            yield
-    finally:
+    with numba_threads(n):
+        # numba first: starting its OpenMP pool can reset the thread count of a torch that
+        # shares the runtime (GNU libgomp), so torch's is set after it
+        before = torch.get_num_threads() if torch is not None else None
         if torch is not None:
-            torch.set_num_threads(before)
+            torch.set_num_threads(n)
+        try:
+            yield
+        finally:
+            if torch is not None:
+                torch.set_num_threads(before)
 
 
 # ---------------------------------------------------------------------------- fits share the CPUs
@@ -205,6 +208,9 @@ FIT_SLOTS = 64
 #: Seconds between two looks at the other fits: a look costs :data:`FIT_SLOTS` lock calls
 #: (about 0.1 ms), a tree or an epoch is rarely shorter.
 REBALANCE_INTERVAL = 0.05
+
+#: Seconds before a process that could not open the lock file tries again.
+RETRY_OPEN = 60.0
 
 
 def fair_share(demands: list[int], cpus: int, index: int) -> int:
@@ -237,52 +243,80 @@ class RunningFits:
     (a shared probe, released at once) and reads their bytes. The kernel drops a dead
     process's locks, so a crashed fit never holds CPUs. Fits of one process share its slot
     and its share; a child after ``fork`` starts with no slot (locks are not inherited).
-    Without ``fcntl`` (Windows) or a usable directory, every fit counts only its own process.
+    Processes count each other only when they may run on the same CPUs: the file's name holds
+    the CPU set (``fits-<digest of the affinity mask>``), so jobs pinned to separate cores
+    (``taskset``, Slurm cpusets) never give way to each other. Without ``fcntl`` (Windows) or
+    a usable directory, every fit counts only its own process (the directory is tried again
+    after :data:`RETRY_OPEN` seconds).
 
     Parameters
     ----------
     directory : path or None
-        Where the lock file ``fits`` lives; None: ``ranklearn-<uid>`` in the temporary
-        directory, made private (mode 0700) and used only when this user owns it.
+        Where the lock files live; None: ``ranklearn-<uid>`` in the temporary directory,
+        made private (mode 0700) and used only when this user owns it and nobody else may
+        write to it.
     """
 
     def __init__(self, directory: str | os.PathLike | None = None) -> None:
         self._directory = directory
         self._mutex = threading.Lock()
+        self._keys = 0  # never reset: a key made before a reset stays unique
+        self._reset()
+
+    def _reset(self) -> None:
+        """A process's first state (also a forked child's: the parent's lock is not its own)."""
         self._pid: int | None = None
         self._fd: int | None = None
+        self._path: str | None = None
+        self._failed = -math.inf  # when opening the lock file last failed
         self._slot: int | None = None
         self._fits: dict[int, int] = {}  # key -> threads wanted, this process's running fits
-        self._keys = 0
         self._seen: tuple[float, list[tuple[int, int]]] = (-math.inf, [])
 
+    def _lock_path(self) -> str | None:
+        directory = self._directory
+        if directory is None:
+            directory = os.path.join(tempfile.gettempdir(), f"ranklearn-{os.getuid()}")
+            os.makedirs(directory, mode=0o700, exist_ok=True)
+            info = os.lstat(directory)
+            if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or stat.S_IMODE(info.st_mode) & 0o022:
+                return None  # somebody else's, a link, or writable by others: never lock files there
+        cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+        digest = hashlib.sha1(",".join(map(str, cpus)).encode()).hexdigest()[:12]
+        return os.path.join(directory, f"fits-{digest}")
+
     def _open(self) -> int | None:
-        if self._pid != os.getpid():  # a new process (or a forked child): nothing of the parent's holds
-            self._pid, self._fd, self._slot, self._fits = os.getpid(), None, None, {}
-            self._seen = (-math.inf, [])
+        """The lock file's descriptor, opened once a process (None: this process runs unshared)."""
+        if self._pid != os.getpid():  # a forked child: nothing of the parent's holds
+            self._reset()
+            self._pid = os.getpid()
+        if self._fd is not None and self._slot is None and os.fstat(self._fd).st_nlink == 0:
+            os.close(self._fd)  # a temporary-directory cleaner removed the file: the others use a new one
+            self._fd = None
+        if self._fd is None and time.monotonic() - self._failed >= RETRY_OPEN:
             try:
                 import fcntl  # noqa: F401  (POSIX only)
 
-                directory = self._directory
-                if directory is None:
-                    directory = os.path.join(tempfile.gettempdir(), f"ranklearn-{os.getuid()}")
-                    os.makedirs(directory, mode=0o700, exist_ok=True)
-                    info = os.lstat(directory)
-                    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
-                        return None  # somebody else's (or a link): never lock files there
-                flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-                self._fd = os.open(os.path.join(directory, "fits"), flags, 0o600)
+                self._path = self._lock_path()
+                if self._path is not None:
+                    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+                    self._fd = os.open(self._path, flags, 0o600)
             except (ImportError, AttributeError, OSError):
                 self._fd = None
+            if self._fd is None:
+                self._failed = time.monotonic()
         return self._fd
+
+    def _wanted(self) -> int:
+        return min(255, sum(self._fits.values()))  # what this process's byte says
 
     def _publish(self) -> None:
         """Hold a slot while this process has fits, with the threads they want in its byte."""
-        import fcntl
-
         fd = self._open()
         if fd is None:
             return
+        import fcntl
+
         if not self._fits:
             if self._slot is not None:
                 fcntl.lockf(fd, fcntl.LOCK_UN, 1, self._slot)
@@ -298,27 +332,35 @@ class RunningFits:
                 break
             else:
                 return
-        os.pwrite(fd, bytes([min(255, sum(self._fits.values()))]), self._slot)
+        try:
+            os.pwrite(fd, bytes([self._wanted()]), self._slot)
+        except OSError:
+            fcntl.lockf(fd, fcntl.LOCK_UN, 1, self._slot)  # a slot without its byte would mislead the others
+            self._slot = None
+            raise
         self._seen = (-math.inf, [])
 
-    def register(self, threads: int) -> int:
-        """Count a fit that wants ``threads`` threads until :meth:`unregister`; its key."""
+    def new_key(self) -> int:
+        """A key for a fit, before it registers (so that an interrupt never leaves it half registered)."""
+        with self._mutex:
+            self._keys += 1
+            return self._keys
+
+    def register(self, key: int, threads: int) -> None:
+        """Count fit ``key``, which wants ``threads`` threads, until :meth:`unregister`."""
         with self._mutex:
             self._open()
-            self._keys += 1
-            self._fits[self._keys] = max(1, int(threads))
+            self._fits[key] = max(1, int(threads))
             try:
                 self._publish()
             except OSError:
                 pass  # a full or vanished temporary directory: this fit runs unshared
-            return self._keys
 
     def unregister(self, key: int) -> None:
-        """The fit ``key`` has ended."""
+        """The fit ``key`` has ended (nothing to do for a key never registered)."""
         with self._mutex:
-            if self._pid != os.getpid():
+            if self._pid != os.getpid() or self._fits.pop(key, None) is None:
                 return
-            self._fits.pop(key, None)
             try:
                 self._publish()
             except OSError:
@@ -335,8 +377,8 @@ class RunningFits:
         wanted = os.pread(fd, FIT_SLOTS, 0).ljust(FIT_SLOTS, b"\0")
         found = []
         for slot in range(FIT_SLOTS):
-            if slot == mine:
-                found.append((slot, sum(self._fits.values())))
+            if slot == mine:  # never probed: a shared lock on our own byte would replace our exclusive one
+                found.append((slot, self._wanted()))
                 continue
             try:
                 fcntl.lockf(fd, fcntl.LOCK_SH | fcntl.LOCK_NB, 1, slot)
@@ -367,10 +409,22 @@ class RunningFits:
             return fair_share([fits[k] for k in keys], ours, keys.index(key))
 
 
-#: The fits of this machine (the default lock file).
+#: The fits of this machine (the default lock files).
 RUNNING_FITS = RunningFits()
 
 _fit_share = threading.local()  # the share of the fit running in this thread (a nested fit takes its part)
+
+
+def _after_fork_in_child() -> None:
+    # the child has one thread and no lock: a mutex held by another thread of the parent would
+    # never be released, and a fit the parent was running is not the child's
+    RUNNING_FITS._mutex = threading.Lock()
+    RUNNING_FITS._reset()
+    _fit_share.share = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 class FitShare:
@@ -383,6 +437,7 @@ class FitShare:
         self.wanted = threads
         self._key, self._outer, self._fits = key, outer, fits
         self._cpus = available_cpus()  # once a fit: it reads the affinity mask and cgroup files
+        self._torch = "torch" in sys.modules  # thread_limit restores torch's threads only if it was loaded
         self.current = self.threads()
 
     def threads(self) -> int:
@@ -397,17 +452,12 @@ class FitShare:
         """Set numba's (and a loaded torch's) threads to this fit's share, if it changed."""
         n = self.threads()
         if n != self.current:
+            import numba
+
             self.current = n
-            _set_threads(n)
-
-
-def _set_threads(n: int) -> None:
-    import numba
-
-    numba.set_num_threads(n)
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        torch.set_num_threads(n)
+            numba.set_num_threads(n)
+            if self._torch:
+                sys.modules["torch"].set_num_threads(n)
 
 
 @contextlib.contextmanager
@@ -432,10 +482,10 @@ def fit_threads(n_jobs: int | None, shared: bool, fits: RunningFits | None = Non
     fits = RUNNING_FITS if fits is None else fits
     wanted = resolve_n_jobs(n_jobs)
     outer = getattr(_fit_share, "share", None)
-    key = None
-    if shared and outer is None:
-        key = fits.register(wanted)
+    key = fits.new_key() if shared and outer is None else None
     try:
+        if key is not None:
+            fits.register(key, wanted)
         share = FitShare(wanted, key, outer if shared else None, fits)
         _fit_share.share = share if shared else None
         with thread_limit(share.current):

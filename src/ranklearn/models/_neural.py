@@ -301,6 +301,9 @@ class NeuralRanker(BaseRanker):
         # n_jobs=None trains on one thread on the CPU (see the n_jobs parameter)
         return 1 if self.n_jobs is None and self._torch_device().type == "cpu" else self.n_jobs
 
+    def _predict_threads(self, n_rows: int) -> int | None:
+        return self.n_jobs  # every CPU for n_jobs=None: a large batch's matrices are worth sharing
+
     def _shares_cpus(self) -> bool:
         # a fit on the GPU keeps its CPU threads out of the other fits' count
         return self.n_jobs is None and self._torch_device().type == "cpu"

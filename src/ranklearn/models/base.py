@@ -18,7 +18,7 @@ A ranker implements the hooks:
   in the model file (parameters and the shared fitted attributes are handled here);
 
 and optionally ``_check_params()`` (rules across parameters), ``_check_labels(y)``,
-``_fit_threads(n_rows)``, ``_shares_cpus()``, ``_fit_context()``, ``_end_fit()`` (free the training buffers, build the predictor)
+``_fit_threads(n_rows)``, ``_predict_threads(n_rows)``, ``_shares_cpus()``, ``_fit_context()``, ``_end_fit()`` (free the training buffers, build the predictor)
 and ``_predicts_serially(n_rows)`` (True where ``_predict_raw`` of that many rows starts no parallel region:
 ``predict`` then sets no thread count).
 """
@@ -338,6 +338,9 @@ class BaseRanker(BaseEstimator):
     def _fit_threads(self, n_rows: int) -> int | None:
         return self.n_jobs
 
+    def _predict_threads(self, n_rows: int) -> int | None:
+        return self._fit_threads(n_rows)
+
     def _shares_cpus(self) -> bool:
         # n_jobs=None shares the CPUs with the other fits running (ranklearn._threads.fit_threads)
         return self.n_jobs is None
@@ -421,7 +424,7 @@ class BaseRanker(BaseEstimator):
         check_feature_values(Xc, allow_nan=self._allow_nan)
         if self._predicts_serially(Xc.shape[0]):
             return self._predict_raw(Xc)  # no thread count to set (that costs ~10 us, 1% of a 100-row query)
-        with thread_limit(self._fit_threads(Xc.shape[0])):
+        with thread_limit(self._predict_threads(Xc.shape[0])):
             return self._predict_raw(Xc)
 
     def _predicts_serially(self, n_rows: int) -> bool:

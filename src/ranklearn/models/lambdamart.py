@@ -71,8 +71,9 @@ class LambdaMART(BaseRanker):
     n_jobs : int or None
         Threads (None or -1: every CPU this process may use). Inputs under 10,000 rows run
         on one thread, which is faster there; results never depend on the number of threads.
-        None also shares the CPUs with the other ranklearn fits running on the machine (two
-        fits on 2 cores: one thread each, re-checked after every tree); -1 never gives way.
+        None also shares the CPUs with this user's other ranklearn fits with ``n_jobs=None``
+        on the same CPUs (two fits on 2 cores: one thread each, re-checked after every
+        tree); -1 never gives way.
     random_state : int or None
         Seed of binning subsample, feature subsampling and query bagging.
     objective : str, object or None
