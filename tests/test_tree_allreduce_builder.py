@@ -51,6 +51,27 @@ class _Counting:
         return self.comm.allreduce(values)
 
 
+def _run_ranks(cuts: list[int], body, timeout: float = 60) -> list:
+    """Run ``body(comm, a, b)`` for each rank holding rows ``cuts[r]:cuts[r + 1]``, in threads
+    joined by a real StarComm (counting its exchanges); the ranks' results, in rank order."""
+    n_ranks = len(cuts) - 1
+    listeners = [open_listener("127.0.0.1") for _ in range(n_ranks)]
+    addresses = [lst.getsockname()[:2] for lst in listeners]
+    out = [None] * n_ranks
+
+    def rank(r):
+        comm = _Counting(StarComm.connect(r, addresses, listeners[r], b"t", 10))
+        out[r] = body(comm, cuts[r], cuts[r + 1])
+        comm.comm.close()
+
+    threads = [threading.Thread(target=rank, args=(r,)) for r in range(n_ranks)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout)
+    return out
+
+
 @pytest.mark.parametrize(
     "limits, bag, features",
     [
@@ -65,26 +86,15 @@ def test_ranks_with_parts_of_the_rows_grow_the_one_machine_tree(limits, bag, fea
     n = binned.shape[1]
     samples = np.flatnonzero(np.random.default_rng(2).random(n) < 0.6) if bag else None
     ref, ref_samples, ref_ranges = TreeGrower(binned, n_bins, g, h, samples=samples, features=features, **limits).grow()
-    cuts = [0, 1300, 1300, n]  # three ranks, the second holding no row
-    listeners = [open_listener("127.0.0.1") for _ in range(3)]
-    addresses = [lst.getsockname()[:2] for lst in listeners]
-    out = [None] * 3
 
-    def rank(r):
-        comm = _Counting(StarComm.connect(r, addresses, listeners[r], b"t", 10))
-        a, b = cuts[r], cuts[r + 1]
+    def rank(comm, a, b):
         local = None if samples is None else samples[(samples >= a) & (samples < b)] - a
         builder = AllreduceHistogramBuilder(comm, np.ascontiguousarray(binned[:, a:b]), n_bins, g[a:b], h[a:b],
                                             samples=local, features=features)  # fmt: skip
         tree, leaf_samples, ranges = TreeGrower.from_builder(builder, n_bins, **limits).grow()
-        out[r] = tree, leaf_samples + a, ranges, comm.calls
-        comm.comm.close()
+        return tree, leaf_samples + a, ranges, comm.calls
 
-    threads = [threading.Thread(target=rank, args=(r,)) for r in range(3)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
+    out = _run_ranks([0, 1300, 1300, n], rank)  # three ranks, the second holding no row
     n_splits = int((ref.left >= 0).sum())
     assert n_splits > 2
     leaf_rows = {}
@@ -108,29 +118,17 @@ def test_histograms_asked_directly_are_summed_over_the_ranks_in_one_exchange():
     ref.root()
     ref.split(0, 1, int(n_bins[1]) // 2, True, 1, 2)
     expect = ref.histograms([1, 2])
-    cuts = [0, 250, 600]
-    listeners = [open_listener("127.0.0.1") for _ in range(2)]
-    addresses = [lst.getsockname()[:2] for lst in listeners]
-    out = [None] * 2
 
-    def rank(r):
-        comm = _Counting(StarComm.connect(r, addresses, listeners[r], b"t", 10))
-        a, b = cuts[r], cuts[r + 1]
+    def rank(comm, a, b):
         builder = AllreduceHistogramBuilder(comm, np.ascontiguousarray(binned[:, a:b]), n_bins, g[a:b], h[a:b])
         builder.root()
         builder.histograms([0])  # the root's, exchanged with its sums: no exchange now
         before = comm.calls
         builder.split(0, 1, int(n_bins[1]) // 2, True, 1, 2)  # one exchange: the smaller child's comes with it
         got = builder.histograms([1, 2])  # the larger one: one more exchange
-        out[r] = got, comm.calls - before
-        comm.comm.close()
+        return got, comm.calls - before
 
-    threads = [threading.Thread(target=rank, args=(r,)) for r in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(30)
-    for got, calls in out:
+    for got, calls in _run_ranks([0, 250, 600], rank, timeout=30):
         assert calls == 2
         for a, b in zip(got, expect):
             for f, nb in enumerate(n_bins):

@@ -15,9 +15,9 @@ most of a small node's time.
 
 Fits that leave ``n_jobs=None`` share the CPUs with each other (:func:`fit_threads`): every
 such fit of a user registers in a lock file of the user's temporary directory (one file per
-CPU set) and takes its fair share of the CPUs, re-checked after every iteration. Two fits on 2 cores then
-run on one thread each instead of four threads that wait for each other at every parallel
-loop; a fit alone keeps every CPU.
+CPU set) and takes its fair share of the CPUs, re-checked after every iteration. Two fits on
+2 cores then run on one thread each instead of four threads that wait for each other at
+every parallel loop; a fit alone keeps every CPU.
 """
 
 from __future__ import annotations
@@ -267,7 +267,6 @@ class RunningFits:
         """A process's first state (also a forked child's: the parent's lock is not its own)."""
         self._pid: int | None = None
         self._fd: int | None = None
-        self._path: str | None = None
         self._failed = -math.inf  # when opening the lock file last failed
         self._slot: int | None = None
         self._fits: dict[int, int] = {}  # key -> threads wanted, this process's running fits
@@ -297,10 +296,10 @@ class RunningFits:
             try:
                 import fcntl  # noqa: F401  (POSIX only)
 
-                self._path = self._lock_path()
-                if self._path is not None:
+                path = self._lock_path()
+                if path is not None:
                     flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-                    self._fd = os.open(self._path, flags, 0o600)
+                    self._fd = os.open(path, flags, 0o600)
             except (ImportError, AttributeError, OSError):
                 self._fd = None
             if self._fd is None:
@@ -349,7 +348,7 @@ class RunningFits:
     def register(self, key: int, threads: int) -> None:
         """Count fit ``key``, which wants ``threads`` threads, until :meth:`unregister`."""
         with self._mutex:
-            self._open()
+            self._open()  # first: in a new process it clears the parent's fits, not this one
             self._fits[key] = max(1, int(threads))
             try:
                 self._publish()

@@ -18,7 +18,8 @@ A ranker implements the hooks:
   in the model file (parameters and the shared fitted attributes are handled here);
 
 and optionally ``_check_params()`` (rules across parameters), ``_check_labels(y)``,
-``_fit_threads(n_rows)``, ``_predict_threads(n_rows)``, ``_shares_cpus()``, ``_fit_context()``, ``_end_fit()`` (free the training buffers, build the predictor)
+``_fit_threads(n_rows)``, ``_predict_threads(n_rows)``, ``_shares_cpus()`` (n_jobs=None fits share the CPUs),
+``_fit_context()``, ``_end_fit()`` (free the training buffers, build the predictor)
 and ``_predicts_serially(n_rows)`` (True where ``_predict_raw`` of that many rows starts no parallel region:
 ``predict`` then sets no thread count).
 """
