@@ -77,11 +77,12 @@ def test_same_trees_and_test_predictions_as_one_machine_on_mq2008(client, mq2008
     assert NDCG10.mean(yte, pred, pte) == pytest.approx(NDCG10.mean(yte, expect, pte), abs=1e-6)
 
 
-def test_bagging_feature_subsampling_and_weights_draw_like_one_machine(client, mq2008):
+@pytest.mark.parametrize("leaf_order", ["gain", "deviance"])
+def test_bagging_feature_subsampling_and_weights_draw_like_one_machine(client, mq2008, leaf_order):
     Xtr, ytr, qtr, ptr = mq2008[0]
     w = np.random.default_rng(3).uniform(0.5, 2.0, len(ytr))
     params = dict(n_estimators=8, num_leaves=7, random_state=5, bagging_fraction=0.6, feature_fraction=0.5,
-                  bin_subsample=3000, objective="ranknet")  # fmt: skip
+                  bin_subsample=3000, objective="ranknet", leaf_order=leaf_order)  # fmt: skip
     ref = LambdaMART(**params).fit(Xtr, ytr, qtr, sample_weight=w)
     dX, dy, dq = _at_queries(Xtr, ytr, qtr, ptr, 4)
     ours = DaskLambdaMART(client=client, **params).fit(dX, dy, dq, sample_weight=da.from_array(w, chunks=dy.chunks))

@@ -93,6 +93,27 @@ def test_save_load_and_ranklib_export(data, tmp_path):
     np.testing.assert_array_equal(import_ranklib(tmp_path / "m.txt", n_features=X.shape[1]).predict(X), m.predict(X))
 
 
+def test_leaf_order_reaches_the_trees_the_model_file_and_the_command_line(data, capsys, tmp_path, small_files):  # noqa: F811
+    X, y, qid = data
+    small = dict(n_estimators=6, num_leaves=4, min_samples_leaf=3, random_state=0)
+    ranklib = MART(leaf_order="deviance", **small).fit(X, y, qid)
+    same = LambdaMART(objective="squared_error", l2_regularization=10.0, leaf_order="deviance", **small).fit(X, y, qid)
+    np.testing.assert_array_equal(ranklib.predict(X), same.predict(X))
+    assert not np.array_equal(ranklib.predict(X), MART(**small).fit(X, y, qid).predict(X))  # other leaves
+    ranklib.save(tmp_path / "m.json")
+    back = load_model(tmp_path / "m.json")
+    assert back.leaf_order == "deviance"
+    np.testing.assert_array_equal(back.predict(X), ranklib.predict(X))
+    with pytest.raises(ValueError, match="leaf_order"):
+        MART(leaf_order="variance").fit(X, y, qid)
+    code, _, err = run(capsys, "train", "--train", small_files["train"], "--model", "mart", "--trees", 3,
+                       "--leaf-order", "deviance", "--save", tmp_path / "cli.json")  # fmt: skip
+    assert code == 0, err
+    assert load_model(tmp_path / "cli.json").leaf_order == "deviance"
+    code, _, err = run(capsys, "train", "--train", small_files["train"], "--model", "mart", "--leaf-order", "size")
+    assert code == 2 and "--leaf-order" in err
+
+
 def test_cli_train_predict_export(capsys, tmp_path, small_files):  # noqa: F811
     model = tmp_path / "mart.json"
     code, out, err = run(capsys, "train", "--train", small_files["train"], "--validate", small_files["vali"],

@@ -19,7 +19,7 @@ def rf_splits():
     return make_ranking_splits(n_queries=(40, 15, 15), n_features=6, n_informative=4, random_state=11)
 
 
-def _bags_by_hand(ds, n_bags, seed, subsample=1.0):
+def _bags_by_hand(ds, n_bags, seed, subsample=1.0, **extra):
     """The bags as the forest draws them: queries with replacement, then a seed for the bag's trees."""
     rng = check_random_state(seed)
     ptr = ds.ptr
@@ -30,7 +30,7 @@ def _bags_by_hand(ds, n_bags, seed, subsample=1.0):
         rows = np.concatenate([np.arange(ptr[q], ptr[q + 1]) for q in chosen])
         qid = np.repeat(np.arange(chosen.size), np.diff(ptr)[chosen])
         bag = LambdaMART(n_estimators=1, learning_rate=0.1, max_bins=255, objective="squared_error",
-                         random_state=int(rng.randint(2**31 - 1)), **SMALL)  # fmt: skip
+                         random_state=int(rng.randint(2**31 - 1)), **SMALL, **extra)  # fmt: skip
         models.append(bag.fit(ds.X[rows], ds.y[rows], qid=qid))
     return models
 
@@ -46,6 +46,16 @@ def test_the_forest_is_the_mean_of_its_bags(rf_splits):
     rng = check_random_state(3)
     chosen = rng.randint(tr.n_queries, size=tr.n_queries)
     assert np.unique(chosen).size < tr.n_queries
+
+
+def test_leaf_order_reaches_every_bag(rf_splits):
+    tr, _, te = rf_splits
+    forest = RandomForest(n_bags=3, random_state=5, leaf_order="deviance", **SMALL).fit(tr.X, tr.y, qid=tr.qid)
+    bags = _bags_by_hand(tr, 3, 5, leaf_order="deviance")
+    expected = np.mean([b.predict(te.X) for b in bags], axis=0)
+    np.testing.assert_allclose(forest.predict(te.X), expected, rtol=1e-12, atol=1e-15)
+    gain_order = RandomForest(n_bags=3, random_state=5, **SMALL).fit(tr.X, tr.y, qid=tr.qid)
+    assert not np.allclose(forest.predict(te.X), gain_order.predict(te.X))
 
 
 def test_eval_sets_early_stopping_and_file_round_trip(rf_splits, tmp_path):

@@ -79,6 +79,7 @@ def _run_ranks(cuts: list[int], body, timeout: float = 60) -> list:
         (dict(num_leaves=15, min_samples_leaf=5, max_depth=3, l2_regularization=1.0), False, None),
         (dict(num_leaves=20, min_samples_leaf=10), True, np.array([1, 3, 4, 6])),
         (dict(num_leaves=40, min_samples_leaf=400), False, None),  # stops before the leaf budget
+        (dict(num_leaves=8, min_samples_leaf=20, leaf_order="deviance"), True, None),  # RankLib's order
     ],
 )
 def test_ranks_with_parts_of_the_rows_grow_the_one_machine_tree(limits, bag, features):

@@ -63,8 +63,9 @@ def test_no_split_when_gradients_are_zero():
     assert len(tree.feature) == 1 and tree.value[0] == 0.0 and len(ranges) == 1
 
 
+@pytest.mark.parametrize("leaf_order", ["gain", "deviance"])
 @pytest.mark.parametrize("unit_hessians", [False, True])
-def test_compiled_growth_grows_the_builder_loops_tree(unit_hessians):
+def test_compiled_growth_grows_the_builder_loops_tree(unit_hessians, leaf_order):
     # TreeGrower on local rows grows in one compiled call; from_builder runs the Python loop over
     # the builder: the same tree, bit for bit, and the same rows in every leaf (hessians of 1:
     # squared error, as MART fits)
@@ -73,7 +74,7 @@ def test_compiled_growth_grows_the_builder_loops_tree(unit_hessians):
         h = np.ones_like(h)
     m = BinMapper().fit(X)
     b = m.transform(X)
-    limits = dict(num_leaves=20, min_samples_leaf=10, l2_regularization=1.0)
+    limits = dict(num_leaves=20, min_samples_leaf=10, l2_regularization=1.0, leaf_order=leaf_order)
     tree, samples, ranges = TreeGrower(b, m.n_bins_, g, h, binned_rows=np.ascontiguousarray(b.T), **limits).grow()
     builder = HistogramBuilder(b, m.n_bins_, g, h)
     loop_tree, loop_samples, loop_ranges = TreeGrower.from_builder(builder, m.n_bins_, **limits).grow()
@@ -81,3 +82,69 @@ def test_compiled_growth_grows_the_builder_loops_tree(unit_hessians):
         np.testing.assert_array_equal(getattr(tree, name), getattr(loop_tree, name), err_msg=name)
     np.testing.assert_array_equal(ranges, loop_ranges)
     np.testing.assert_array_equal(samples, loop_samples)
+
+
+def _ranklib_leaves(b, g, num_leaves, min_leaf):
+    """RankLib's ``RegressionTree.fit`` on unit hessians, written out with NumPy: a list of
+    leaves kept in descending order of deviance (sum of squares of the responses about their
+    mean); the head is split at its least-squares best threshold (the most ``sum_L^2 / n_L +
+    sum_R^2 / n_R``, both sides >= ``min_leaf``), or, if it has none, kept as a final leaf.
+    Returns the leaves' row sets."""
+
+    def deviance(rows):
+        return float(((g[rows] - g[rows].mean()) ** 2).sum())
+
+    def best_split(rows):
+        best = None
+        for f in range(b.shape[0]):
+            for t in np.unique(b[f, rows])[:-1]:
+                left = rows[b[f, rows] <= t]
+                right = rows[b[f, rows] > t]
+                if len(left) < min_leaf or len(right) < min_leaf:
+                    continue
+                s = g[left].sum() ** 2 / len(left) + g[right].sum() ** 2 / len(right)
+                if best is None or s > best[0]:
+                    best = (s, left, right)
+        return best
+
+    queue = [np.arange(b.shape[1])]
+    final = []
+    while queue and len(queue) + len(final) < num_leaves:
+        queue.sort(key=deviance, reverse=True)
+        leaf = queue.pop(0)
+        found = best_split(leaf) if len(leaf) >= 2 * min_leaf else None
+        if found is None:
+            final.append(leaf)
+        else:
+            queue += [found[1], found[2]]
+    return sorted(tuple(sorted(r.tolist())) for r in queue + final)
+
+
+def test_deviance_order_grows_ranklibs_tree_and_gain_order_another():
+    """leaf_order="deviance" is RankLib's growth (a brute-force reference of its queue); on this
+    data the gain order (LightGBM's) stops with other leaves, so the option is not a no-op."""
+    rng = np.random.default_rng(7)
+    n = 400
+    X = rng.normal(size=(n, 3))
+    # one feature separates a large low-variance group from a small noisy one: the two orders
+    # disagree about which leaf to refine next
+    g = np.where(X[:, 0] > 1.0, rng.normal(0, 3.0, n), 0.4 * X[:, 1] + 0.05 * rng.normal(size=n))
+    h = np.ones(n)
+    m = BinMapper(max_bins=16).fit(X)
+    b = m.transform(X)
+
+    def leaves(order):
+        tree, samples, ranges = TreeGrower(b, m.n_bins_, g, h, num_leaves=6, min_samples_leaf=5, leaf_order=order).grow()
+        return sorted(tuple(sorted(samples[s:e].tolist())) for _, s, e in ranges)
+
+    reference = _ranklib_leaves(b, g, 6, 5)
+    assert len(reference) == 6
+    assert leaves("deviance") == reference
+    assert leaves("gain") != reference
+
+
+def test_unknown_leaf_order_is_refused():
+    X, g, h = tree_data()
+    m = BinMapper().fit(X)
+    with pytest.raises(ValueError, match="leaf_order"):
+        TreeGrower(m.transform(X), m.n_bins_, g, h, leaf_order="variance")

@@ -37,8 +37,9 @@ def test_split_sums_histograms_and_leaf_rows_follow_the_rows():
     rows = np.arange(0, b.shape[1], 3, dtype=np.int32)
     feats = np.array([0, 2, 4])
     hb = HistogramBuilder(b, n_bins, g, h, samples=rows, features=feats)
-    rg, rh, rc = hb.root()
+    rg, rh, rc, rq = hb.root()
     assert rc == len(rows) and rg == pytest.approx(g[rows].sum()) and rh == pytest.approx(h[rows].sum())
+    assert rq == pytest.approx((g[rows] ** 2).sum())
     (parent,) = hb.histograms([0])
     np.testing.assert_allclose(written(parent, feats, n_bins), _direct(b, rows, g, h, feats)[feats], atol=1e-9)
 
@@ -49,6 +50,7 @@ def test_split_sums_histograms_and_leaf_rows_follow_the_rows():
     for sums, part in ((left_sums, rows[go_left]), (right_sums, rows[~go_left])):
         assert sums[2] == len(part)
         assert sums[0] == pytest.approx(g[part].sum()) and sums[1] == pytest.approx(h[part].sum())
+        assert sums[3] == pytest.approx((g[part] ** 2).sum())
     small = 1 if left_sums[2] <= right_sums[2] else 2
     ((hs, hl),) = hb.children_histograms([parent], [small])
     parts = {1: rows[go_left], 2: rows[~go_left]}
@@ -91,10 +93,11 @@ def test_split_sums_are_each_sides_row_order_sums_bit_for_bit():
     hb.root()
     sides = hb.split(0, 1, 12, True, 1, 2)
     samples, ranges = hb.leaf_rows([1, 2])
-    for (_, s, e), (sg, sh, count) in zip(ranges, sides):
+    for (_, s, e), (sg, sh, count, sq) in zip(ranges, sides):
         rows = samples[s:e]
         assert count == len(rows)
-        for got, want in ((sg, _row_order_sum(g, rows)), (sh, _row_order_sum(h, rows))):
+        squares = (sq, _row_order_sum(g * g, rows))
+        for got, want in ((sg, _row_order_sum(g, rows)), (sh, _row_order_sum(h, rows)), squares):
             assert got == want and np.signbit(got) == np.signbit(want)
     assert sides[0][0] == 0.0 and not np.signbit(sides[0][0]) and sides[1][0] == np.inf
 
@@ -110,11 +113,11 @@ class _TwoWorkers(HistogramBuilder):
 
     def root(self):
         sums = [w.root() for w in self.workers]
-        return tuple(sum(s[i] for s in sums) for i in range(3))
+        return tuple(sum(s[i] for s in sums) for i in range(4))
 
     def split(self, node, feature, bin_threshold, missing_left, left, right):
         local = [w.split(node, feature, bin_threshold, missing_left, left, right) for w in self.workers]
-        return tuple(tuple(sum(s[c][i] for s in local) for i in range(3)) for c in range(2))
+        return tuple(tuple(sum(s[c][i] for s in local) for i in range(4)) for c in range(2))
 
     def histograms(self, nodes):
         local = [w.histograms(nodes) for w in self.workers]

@@ -195,8 +195,11 @@ _TREES = Option("--trees", "n_estimators", int, "Number of trees (at most).")
 _LEAVES = Option("--leaves", "num_leaves", int, "Leaves per tree.")
 _MIN_LEAF = Option("--min-leaf-samples", "min_samples_leaf", int, "Minimum documents per leaf.")
 _MAX_BINS = Option("--max-bins", "max_bins", int, "Histogram bins per feature.")
+_LEAF_ORDER = Option("--leaf-order", "leaf_order", str,
+                     "Which leaf is split next: the best split's gain (LightGBM) or the leaf's deviance (RankLib).",
+                     choices=("gain", "deviance"))  # fmt: skip
 #: what every ranker of boosted trees takes
-_TREE_GROWTH = (_TREES, _LEAVES, _LEARNING_RATE, _MIN_LEAF, _MAX_BINS, _METRIC, _EARLY, _THREADS, _SEED)
+_TREE_GROWTH = (_TREES, _LEAVES, _LEARNING_RATE, _MIN_LEAF, _LEAF_ORDER, _MAX_BINS, _METRIC, _EARLY, _THREADS, _SEED)
 _TREE_OPTIONS = (
     *_TREE_GROWTH,
     _SIGMA,

@@ -26,7 +26,7 @@ from ranklearn.metrics import Metric
 from ranklearn.models.base import N_JOBS, BaseRanker, EvalSet, FitData
 from ranklearn.objectives import OBJECTIVE_NAMES, Objective, get_objective
 from ranklearn.tree.binning import N_HIST_BINS, BinMapper, has_missing
-from ranklearn.tree.grower import TreeGrower
+from ranklearn.tree.grower import LEAF_ORDERS, TreeGrower
 from ranklearn.tree.predictor import TreePredictor, add_tree_binned
 from ranklearn.tree.tree import Tree
 
@@ -110,6 +110,11 @@ class LambdaMART(BaseRanker):
         L2 penalty on leaf values (added to the hessian sum).
     min_gain_to_split : float
         Minimum gain of a split.
+    leaf_order : {"gain", "deviance"}
+        Which leaf of a growing tree is split next: the one whose best split gains most
+        ("gain", LightGBM's order), or the one whose gradients have the largest sum of squares
+        about their mean ("deviance", RankLib's order). It decides which leaves exist when
+        ``num_leaves`` stops a tree; each split itself is the same.
     feature_fraction : float
         Fraction of features each tree may use, drawn per tree.
     bagging_fraction : float
@@ -158,6 +163,7 @@ class LambdaMART(BaseRanker):
         "min_sum_hessian": [Interval(Real, 0, np.inf, closed="left")],
         "l2_regularization": [Interval(Real, 0, np.inf, closed="left")],
         "min_gain_to_split": [Interval(Real, 0, np.inf, closed="left")],
+        "leaf_order": [StrOptions(set(LEAF_ORDERS))],
         "feature_fraction": [Interval(Real, 0, 1, closed="right")],
         "bagging_fraction": [Interval(Real, 0, 1, closed="right")],
         "bin_subsample": [Interval(Integral, 1, None, closed="left"), None],
@@ -186,6 +192,7 @@ class LambdaMART(BaseRanker):
         min_sum_hessian: float = 1e-3,
         l2_regularization: float = 0.0,
         min_gain_to_split: float = 0.0,
+        leaf_order: str = "gain",
         feature_fraction: float = 1.0,
         bagging_fraction: float = 1.0,
         bin_subsample: int | None = 200_000,
@@ -211,6 +218,7 @@ class LambdaMART(BaseRanker):
         self.min_sum_hessian = min_sum_hessian
         self.l2_regularization = l2_regularization
         self.min_gain_to_split = min_gain_to_split
+        self.leaf_order = leaf_order
         self.feature_fraction = feature_fraction
         self.bagging_fraction = bagging_fraction
         self.bin_subsample = bin_subsample
@@ -325,6 +333,7 @@ class LambdaMART(BaseRanker):
             "min_sum_hessian": self.min_sum_hessian,
             "l2_regularization": self.l2_regularization,
             "min_gain_to_split": self.min_gain_to_split,
+            "leaf_order": self.leaf_order,
         }
 
     def _finish_tree(self, tree: Tree) -> None:

@@ -68,6 +68,7 @@ class MART(LambdaMART):
         min_sum_hessian: float = 1e-3,
         l2_regularization: float = 10.0,
         min_gain_to_split: float = 0.0,
+        leaf_order: str = "gain",
         feature_fraction: float = 1.0,
         bagging_fraction: float = 1.0,
         bin_subsample: int | None = 200_000,
@@ -80,6 +81,6 @@ class MART(LambdaMART):
             objective=objective, sigma=sigma, lambda_metric=lambda_metric, truncation_level=truncation_level,
             lambda_normalization=lambda_normalization, lambda_distance_weight=lambda_distance_weight, gain=gain,
             max_depth=max_depth, min_sum_hessian=min_sum_hessian, l2_regularization=l2_regularization,
-            min_gain_to_split=min_gain_to_split, feature_fraction=feature_fraction,
+            min_gain_to_split=min_gain_to_split, leaf_order=leaf_order, feature_fraction=feature_fraction,
             bagging_fraction=bagging_fraction, bin_subsample=bin_subsample, verbose=verbose,
         )  # fmt: skip

@@ -31,6 +31,7 @@ from ranklearn.metrics import Metric
 from ranklearn.models.base import N_JOBS, BaseRanker, EvalSet, FitData
 from ranklearn.models.lambdamart import LambdaMART
 from ranklearn.tree.binning import SampleBinner
+from ranklearn.tree.grower import LEAF_ORDERS
 from ranklearn.tree.predictor import TreePredictor
 from ranklearn.tree.tree import Tree
 
@@ -59,6 +60,9 @@ class RandomForest(BaseRanker):
         Shrinkage of each bag's trees (``-shrinkage``).
     min_samples_leaf : int, default=1
         Documents per leaf at least (``-mls``).
+    leaf_order : {"gain", "deviance"}, default="gain"
+        Which leaf of a tree is split next (see :class:`~ranklearn.models.lambdamart.LambdaMART`;
+        RankLib's order is "deviance").
     max_bins : int, default=255
         Histogram bins per feature (RankLib's ``-tc 256`` threshold candidates).
     metric : str or Metric, default="ndcg@10"
@@ -92,6 +96,7 @@ class RandomForest(BaseRanker):
         "num_leaves": [Interval(Integral, 2, None, closed="left")],
         "learning_rate": [Interval(Real, 0, np.inf, closed="neither")],
         "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
+        "leaf_order": [StrOptions(set(LEAF_ORDERS))],
         "max_bins": [Interval(Integral, 2, 255, closed="both")],
         "metric": [str, Metric],
         "early_stopping_rounds": [Interval(Integral, 1, None, closed="left"), None],
@@ -110,6 +115,7 @@ class RandomForest(BaseRanker):
         num_leaves: int = 100,
         learning_rate: float = 0.1,
         min_samples_leaf: int = 1,
+        leaf_order: str = "gain",
         max_bins: int = 255,
         metric: str | Metric = "ndcg@10",
         early_stopping_rounds: int | None = None,
@@ -125,6 +131,7 @@ class RandomForest(BaseRanker):
         self.num_leaves = num_leaves
         self.learning_rate = learning_rate
         self.min_samples_leaf = min_samples_leaf
+        self.leaf_order = leaf_order
         self.max_bins = max_bins
         self.metric = metric
         self.early_stopping_rounds = early_stopping_rounds
@@ -136,8 +143,8 @@ class RandomForest(BaseRanker):
     def _bag_model(self, seed: int, n_jobs: int | None = None) -> LambdaMART:
         return _Bag(
             n_estimators=self.n_estimators, num_leaves=self.num_leaves, learning_rate=self.learning_rate,
-            min_samples_leaf=self.min_samples_leaf, max_bins=self.max_bins, feature_fraction=self.feature_fraction,
-            objective=self.objective, n_jobs=n_jobs, random_state=seed,
+            min_samples_leaf=self.min_samples_leaf, leaf_order=self.leaf_order, max_bins=self.max_bins,
+            feature_fraction=self.feature_fraction, objective=self.objective, n_jobs=n_jobs, random_state=seed,
         )  # fmt: skip
 
     def _check_params(self) -> None:

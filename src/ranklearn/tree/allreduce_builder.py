@@ -119,7 +119,7 @@ class AllreduceHistogramBuilder(HistogramBuilder):
         self._size = packed_size(self.features, self.n_bins)
         self._pool, self._used = pool, 0
         self._local = new_histogram(self.n_features)  # each local histogram, until it is packed
-        self._message = np.empty(6 + self._size)  # the children's sums and a packed histogram
+        self._message = np.empty(8 + self._size)  # the children's sums and a packed histogram
         self._hists: dict[int, np.ndarray] = {}  # summed histograms handed to the grower, by node
         self._counts: dict[int, int] = {}  # rows of each node over all processes
         self._ahead: dict[int, np.ndarray] = {}  # summed histograms made before the grower asks
@@ -148,9 +148,9 @@ class AllreduceHistogramBuilder(HistogramBuilder):
         return new_histogram(self.n_features)
 
     def root(self) -> NodeSums:
-        g, h, n = self._exchange(super().root(), 0)
+        g, h, n, q = self._exchange(super().root(), 0)
         self._counts = {0: int(n)}
-        return float(g), float(h), int(n)
+        return float(g), float(h), int(n), float(q)
 
     def split(
         self, node: int, feature: int, bin_threshold: int, missing_left: bool, left: int, right: int
@@ -161,9 +161,9 @@ class AllreduceHistogramBuilder(HistogramBuilder):
         small, large = (right, left) if n_right < n_left else (left, right)  # the grower's choice
         self._sibling[small] = large
         local = super().split(node, feature, bin_threshold, missing_left, left, right)
-        gl, hl, nl, gr, hr, nr = self._exchange(local, small)
+        gl, hl, nl, ql, gr, hr, nr, qr = self._exchange(local, small)
         self._counts[left], self._counts[right] = int(nl), int(nr)
-        return (float(gl), float(hl), int(nl)), (float(gr), float(hr), int(nr))
+        return (float(gl), float(hl), int(nl), float(ql)), (float(gr), float(hr), int(nr), float(qr))
 
     def histograms(self, nodes: Sequence[int]) -> list[np.ndarray]:
         """Histograms of ``nodes`` summed over the processes (those of the root and of a

@@ -1,7 +1,12 @@
 """Best-first (leaf-wise) growth of one regression tree on gradients and hessians.
 
-The leaf whose best split gains most is split next, until ``num_leaves`` leaves exist or no
-split gains anything, as in RankLib's LambdaMART and LightGBM. The grower decides; the rows
+One leaf is split at a time until ``num_leaves`` leaves exist or no split gains anything. Which
+leaf is split next is ``leaf_order``'s choice: the leaf whose best split gains most
+(``"gain"``, as LightGBM), or the leaf whose gradients have the largest deviance, their sum of
+squares about their mean, sum g^2 - (sum g)^2 / n (``"deviance"``, as RankLib's
+``RegressionTree``: a queue kept in descending order of its leaves' squared error, seed 001's
+walk-through). The two differ only in which leaves exist when ``num_leaves`` stops the growth;
+each split, once its leaf is chosen, is the same. The grower decides; the rows
 are a :class:`~ranklearn.tree.histogram_builder.HistogramBuilder`'s business (the seam a
 distributed trainer replaces): after a split the smaller child's histogram is built from the
 rows and the larger one is the parent's minus it. On rows held in this process the whole tree
@@ -49,9 +54,20 @@ class GrowerNode:
     sum_g: float
     sum_h: float
     count: int
+    sum_g2: float
     hist: np.ndarray | None = None
     split: Split | None = None
     children: tuple[int, int] | None = None
+
+
+#: ``leaf_order`` values, in the order of :func:`_grow_local`'s ``by_deviance`` flag
+LEAF_ORDERS = ("gain", "deviance")
+
+
+@njit(cache=True, inline="always")
+def _deviance(sum_g: float, sum_g2: float, count: int) -> float:
+    """Sum of squares of a node's gradients about their mean (RankLib's ``Split`` deviance)."""
+    return sum_g2 - sum_g * sum_g / count if count > 0 else 0.0
 
 
 @njit(cache=True, inline="always")
@@ -97,10 +113,11 @@ def _children(
 def _grow_local(
     binned: np.ndarray, binned_rows: np.ndarray, samples: np.ndarray, grad: np.ndarray, hess: np.ndarray,
     features: np.ndarray, n_bins: np.ndarray, hists: np.ndarray, num_leaves: int, max_depth: int,
-    min_samples_leaf: int, min_sum_hessian: float, l2: float, min_gain: float,
+    min_samples_leaf: int, min_sum_hessian: float, l2: float, min_gain: float, by_deviance: bool,
 ) -> tuple[np.ndarray, ...]:  # fmt: skip
     """:meth:`TreeGrower.grow` on rows held in this process, compiled: the same decisions in
-    the same order (the leaf of highest gain first, the lower node id on a tie; the smaller
+    the same order (the leaf of highest gain first, or of highest deviance with
+    ``by_deviance``, the lower node id on a tie; the smaller
     child's histogram from its rows, the left one on a tie; the rows partitioned by
     :func:`~ranklearn.tree.histogram_builder._partition`), so the same tree, node for node,
     without a Python call per split, which on small data is most of a tree's time.
@@ -115,6 +132,7 @@ def _grow_local(
     depth = np.zeros(n_max, dtype=np.int64)
     sum_g = np.zeros(n_max)
     sum_h = np.zeros(n_max)
+    priority = np.zeros(n_max)  # what picks the next leaf: its split's gain, or its deviance
     count = np.zeros(n_max, dtype=np.int64)
     start = np.zeros(n_max, dtype=np.int64)
     end = np.zeros(n_max, dtype=np.int64)
@@ -134,7 +152,7 @@ def _grow_local(
     find = np.empty(2, dtype=np.bool_)
 
     end[0] = count[0] = samples.shape[0]
-    sum_g[0], sum_h[0] = _sums(samples, grad, hess)
+    sum_g[0], sum_h[0], sum_g2 = _sums(samples, grad, hess)
     n_nodes = 1
     n_leaves = 1
     if _splittable(count[0], 0, min_samples_leaf, max_depth) and num_leaves > 1:
@@ -147,11 +165,12 @@ def _grow_local(
             l2, min_samples_leaf, min_sum_hessian, min_gain,
         )  # fmt: skip
         queued[0] = s_feature[0] >= 0
+        priority[0] = _deviance(sum_g[0], sum_g2, count[0]) if by_deviance else s_gain[0]
     while n_leaves < num_leaves:
-        # the queued leaf of highest gain, the lowest id on a tie (TreeGrower's heap order)
+        # the queued leaf of highest priority, the lowest id on a tie (TreeGrower's heap order)
         nid = -1
         for i in range(n_nodes):
-            if queued[i] and (nid < 0 or -s_gain[i] < -s_gain[nid]):
+            if queued[i] and (nid < 0 or -priority[i] < -priority[nid]):
                 nid = i
         if nid < 0:
             break
@@ -159,7 +178,7 @@ def _grow_local(
         lc, rc = n_nodes, n_nodes + 1
         n_nodes += 2
         n_leaves += 1
-        mid, gl, hl, gr, hr = _partition(
+        mid, gl, hl, gr, hr, ql, qr = _partition(
             binned, samples, start[nid], end[nid], s_feature[nid], s_bin[nid], s_mleft[nid], buf, grad, hess
         )
         left[nid], right[nid] = lc, rc
@@ -188,9 +207,10 @@ def _grow_local(
         else:
             free[n_free] = parent
             n_free += 1
-        for c, may_split in ((lc, find_l), (rc, find_r)):
+        for c, may_split, q in ((lc, find_l, ql), (rc, find_r, qr)):
             if may_split and s_feature[c] >= 0:
                 queued[c] = True
+                priority[c] = _deviance(sum_g[c], q, count[c]) if by_deviance else s_gain[c]
             elif slot[c] >= 0:  # a final leaf: its histogram is free now
                 free[n_free] = slot[c]
                 n_free += 1
@@ -238,6 +258,9 @@ class TreeGrower:
         for each tree by default.
     num_leaves, max_depth, min_samples_leaf, min_sum_hessian, l2_regularization, min_gain_to_split
         Growth limits; ``max_depth=None`` means unlimited.
+    leaf_order : {"gain", "deviance"}
+        Which leaf is split next: the one whose best split gains most (LightGBM), or the one
+        whose gradients have the largest deviance (RankLib). See the module docstring.
 
     See Also
     --------
@@ -261,6 +284,7 @@ class TreeGrower:
         min_sum_hessian: float = 1e-3,
         l2_regularization: float = 0.0,
         min_gain_to_split: float = 0.0,
+        leaf_order: str = "gain",
     ) -> None:
         self._configure(
             HistogramBuilder(binned, n_bins, grad, hess, samples=samples, features=features, binned_rows=binned_rows),
@@ -271,6 +295,7 @@ class TreeGrower:
             min_sum_hessian=min_sum_hessian,
             l2_regularization=l2_regularization,
             min_gain_to_split=min_gain_to_split,
+            leaf_order=leaf_order,
         )
         # rows in this process: the whole tree grows in one compiled call (_grow_local)
         self._fused = True
@@ -281,7 +306,9 @@ class TreeGrower:
         self._binned_rows = binned_rows
 
     @classmethod
-    def from_builder(cls, builder: HistogramBuilder, n_bins: np.ndarray, **limits: float | int | None) -> TreeGrower:
+    def from_builder(
+        cls, builder: HistogramBuilder, n_bins: np.ndarray, **limits: float | int | str | None
+    ) -> TreeGrower:
         """A grower that asks ``builder`` (for instance a distributed one) for node sums,
         histograms and splits; ``limits`` are the constructor's growth limits (defaults alike)."""
         grower = cls.__new__(cls)
@@ -300,7 +327,10 @@ class TreeGrower:
         min_sum_hessian: float = 1e-3,
         l2_regularization: float = 0.0,
         min_gain_to_split: float = 0.0,
+        leaf_order: str = "gain",
     ) -> None:
+        if leaf_order not in LEAF_ORDERS:
+            raise ValueError(f"leaf_order must be one of {LEAF_ORDERS}, got {leaf_order!r}")
         self.builder = builder
         self.n_bins = n_bins
         self.num_leaves = num_leaves
@@ -309,6 +339,7 @@ class TreeGrower:
         self.min_sum_hessian = min_sum_hessian
         self.l2 = l2_regularization
         self.min_gain = min_gain_to_split
+        self.by_deviance = leaf_order == "deviance"
 
     def _find_split(self, node: GrowerNode) -> None:
         gain, feature, bin_thr, mleft = find_best_split(
@@ -324,6 +355,12 @@ class TreeGrower:
             self.min_gain,
         )
         node.split = Split(gain, feature, bin_thr, mleft) if feature >= 0 else None
+
+    def _priority(self, node: GrowerNode) -> float:
+        """The key that picks the next leaf to split (the highest first)."""
+        if self.by_deviance:
+            return float(_deviance(node.sum_g, node.sum_g2, node.count))
+        return node.split.gain
 
     def _splittable(self, node: GrowerNode) -> bool:
         if node.count < 2 * self.min_samples_leaf:
@@ -352,7 +389,7 @@ class TreeGrower:
             (root.hist,) = builder.histograms([0])
             self._find_split(root)
             if root.split is not None:
-                heap.append((-root.split.gain, 0))
+                heap.append((-self._priority(root), 0))
         n_leaves = 1
         while heap and n_leaves < self.num_leaves:
             _, nid = heapq.heappop(heap)
@@ -375,8 +412,8 @@ class TreeGrower:
                     if may_split:
                         self._find_split(c)
                         if c.split is not None:
-                            # the heap orders by gain, then node id: deterministic ties
-                            heapq.heappush(heap, (-c.split.gain, cid))
+                            # the heap orders by priority, then node id: deterministic ties
+                            heapq.heappush(heap, (-self._priority(c), cid))
                             continue
                     c.hist = None  # a final leaf: free its histogram now
         return self._finish(nodes)
@@ -403,6 +440,7 @@ class TreeGrower:
             float(self.min_sum_hessian),
             float(self.l2),
             float(self.min_gain),
+            self.by_deviance,
         )
         return _grown_tree(feature, bin_thr, mleft, left, right, value, gain, count), builder.samples, leaf_ranges
 

@@ -22,8 +22,9 @@ from numba import njit
 from ranklearn.tree.binning import MISSING_BIN, gather_columns
 from ranklearn.tree.histogram import build_histogram, new_histogram, subtract_histogram
 
-NodeSums = tuple[float, float, int]
-"""(sum of gradients, sum of hessians, number of rows) of a node."""
+NodeSums = tuple[float, float, int, float]
+"""(sum of gradients, sum of hessians, number of rows, sum of squared gradients) of a node (the
+last for RankLib's leaf order, :class:`~ranklearn.tree.grower.TreeGrower`'s ``leaf_order``)."""
 
 #: a node with fewer rows than this fraction of the data is histogrammed from its rows gathered
 #: out of the row-major copy: its rows lie far apart, and a row's features share a few cache
@@ -44,14 +45,15 @@ def _partition(
     buf: np.ndarray,
     grad: np.ndarray,
     hess: np.ndarray,
-) -> tuple[int, float, float, float, float]:
-    """Stable in-place partition of ``samples[start:end]``. Returns where the right part starts
-    and the gradient and hessian sums of the left and right rows, each summed in row order (as
-    :func:`_sums` does), in the same pass."""
+) -> tuple[int, float, float, float, float, float, float]:
+    """Stable in-place partition of ``samples[start:end]``. Returns where the right part starts,
+    the gradient and hessian sums of the left and right rows, and the sums of their squared
+    gradients (left, right), each summed in row order (as :func:`_sums` does), in the same
+    pass."""
     col = binned[feature]
     nl = 0
     nr = 0
-    gl = hl = gr = hr = 0.0
+    gl = hl = gr = hr = ql = qr = 0.0
     for r in range(start, end):
         i = samples[r]
         b = col[i]
@@ -70,11 +72,13 @@ def _partition(
         hl += h if go_left else 0.0
         gr += 0.0 if go_left else g
         hr += 0.0 if go_left else h
+        ql += g * g if go_left else 0.0
+        qr += 0.0 if go_left else g * g
         nl += go_left
         nr += not go_left
     for r in range(nr):
         samples[start + nl + r] = buf[r]
-    return start + nl, gl, hl, gr, hr
+    return start + nl, gl, hl, gr, hr, ql, qr
 
 
 @njit(cache=True)
@@ -94,13 +98,16 @@ def row_major_rows(
 
 
 @njit(cache=True)
-def _sums(samples: np.ndarray, grad: np.ndarray, hess: np.ndarray) -> tuple[float, float]:
+def _sums(samples: np.ndarray, grad: np.ndarray, hess: np.ndarray) -> tuple[float, float, float]:
+    """Sums of the gradients, hessians and squared gradients of ``samples``, in row order."""
     g = 0.0
     h = 0.0
+    q = 0.0
     for i in samples:
         g += grad[i]
         h += hess[i]
-    return g, h
+        q += grad[i] * grad[i]
+    return g, h, q
 
 
 class HistogramBuilder:
@@ -163,8 +170,8 @@ class HistogramBuilder:
     def root(self) -> NodeSums:
         """Start a tree: every row in node 0. Returns the root's sums."""
         self._ranges = {0: (0, self.samples.shape[0])}
-        g, h = _sums(self.samples, self.grad, self.hess)
-        return g, h, self.samples.shape[0]
+        g, h, q = _sums(self.samples, self.grad, self.hess)
+        return g, h, self.samples.shape[0], q
 
     def split(
         self, node: int, feature: int, bin_threshold: int, missing_left: bool, left: int, right: int
@@ -172,12 +179,12 @@ class HistogramBuilder:
         """Send the rows of ``node`` to ``left`` (bin <= ``bin_threshold``; missing values as
         ``missing_left`` says) and ``right``. Returns the sums of the two children."""
         start, end = self._ranges.pop(node)
-        mid, gl, hl, gr, hr = _partition(
+        mid, gl, hl, gr, hr, ql, qr = _partition(
             self.binned, self.samples, start, end, feature, bin_threshold, missing_left, self._buf, self.grad, self.hess
         )
         self._ranges[left] = (start, mid)
         self._ranges[right] = (mid, end)
-        return (gl, hl, mid - start), (gr, hr, end - mid)
+        return (gl, hl, mid - start, ql), (gr, hr, end - mid, qr)
 
     def histograms(self, nodes: Sequence[int]) -> list[np.ndarray]:
         """Histograms of ``nodes`` from their rows, float64 (n_features, 256, 3) each.
