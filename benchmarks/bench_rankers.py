@@ -80,12 +80,13 @@ DATASETS = {
 }
 
 
-def carve(data: Data, every: int = CARVE_EVERY) -> tuple[Data, Data]:
+def carve(data: Data, every: int = CARVE_EVERY, offset: int = 0) -> tuple[Data, Data]:
     """(training part, validation part) of a file: every ``every``-th query in file order
-    (the ``every``-th, ``2 * every``-th, ...) is validation, whole queries only."""
+    (the ``every``-th, ``2 * every``-th, ...; with ``offset`` k, the queries k places before
+    those) is validation, whole queries only. Offsets 0 .. every - 1 validate each query once."""
     ptr = group_ptr(data[2])
     block = np.repeat(np.arange(ptr.size - 1), np.diff(ptr))
-    vali = block % every == every - 1
+    vali = block % every == (every - 1 - offset) % every
     return tuple(a[~vali] for a in data), tuple(a[vali] for a in data)
 
 
@@ -95,9 +96,13 @@ def _same_width(*parts: Data) -> list[Data]:
     return [(np.pad(p[0], ((0, 0), (0, width - p[0].shape[1]))), p[1], p[2]) for p in parts]
 
 
-def splits(name: str, folds: list[int], with_test: bool = True) -> Iterator[tuple[str, Data, Data, Data | None]]:
-    """(label, train, vali, test) of a dataset: one per MQ2008 fold, else one. With
-    ``with_test=False`` the test file is never read (``test`` is None): the tuning protocol."""
+def splits(
+    name: str, folds: list[int], with_test: bool = True, carvings: int = 1
+) -> Iterator[tuple[str, Data, Data, Data | None]]:
+    """(label, train, vali, test) of a dataset: one per MQ2008 fold, else one per carving of
+    the training file (``carve`` offsets 0 .. ``carvings`` - 1; the benchmark uses offset 0).
+    With ``with_test=False`` the test file is never read (``test`` is None): the tuning
+    protocol."""
     root = require_shared_data()
     if name == "mq2008":
         for fold in folds:
@@ -119,9 +124,12 @@ def splits(name: str, folds: list[int], with_test: bool = True) -> Iterator[tupl
         path = root / rel
         return load_letor(path, query_file=path.with_name(path.name + ".query") if query_files else None)
 
-    train, vali = carve(read(train_file))
-    parts = _same_width(train, vali, read(test_file)) if with_test else _same_width(train, vali)
-    yield "all", parts[0], parts[1], parts[2] if with_test else None
+    whole = read(train_file)
+    test = read(test_file) if with_test else None
+    for offset in range(carvings):
+        train, vali = carve(whole, offset=offset)
+        parts = _same_width(train, vali, test) if with_test else _same_width(train, vali)
+        yield ("all" if carvings == 1 else f"carving {offset}"), parts[0], parts[1], parts[2] if with_test else None
 
 
 def make_ranker(name: str, **params):

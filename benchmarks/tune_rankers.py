@@ -5,7 +5,8 @@ the queries bench_rankers.carve sets aside from the training file) is split in t
 query (a seeded permutation per split): the ranker trains on the training part, early stopping
 or selection watches one half, NDCG@10 (gain 2^rel-1, ties in input order, queries without
 relevant documents count 0) is measured on the other half, then the other way round
-(neural_defaults.md's "folds" protocol). The table gives each dataset's mean over folds and
+(neural_defaults.md's "folds" protocol). ``--carvings 5`` validates every training query of the
+datasets other than MQ2008 once (five carvings, protocol v2 of ranker_defaults.md). The table gives each dataset's mean over folds and
 halves, and their unweighted mean over the datasets. Below it, every setting against the first
 (the baseline, normally the defaults) on each dataset: the mean per-query difference over the
 same validation queries (each scored once per fold, by the fit that did not watch it) with its
@@ -30,7 +31,7 @@ import time
 
 import numpy as np
 from _common import read_settings
-from bench_rankers import DATASETS, NDCG10, make_ranker, splits
+from bench_rankers import CARVE_EVERY, DATASETS, NDCG10, make_ranker, splits
 
 from ranklearn.data.groups import group_ptr
 from ranklearn.stats import bootstrap_interval
@@ -59,6 +60,9 @@ def main() -> None:
     ap.add_argument("--settings", required=True, help="JSON list of settings (or @file.json)")
     ap.add_argument("--datasets", default=",".join(DATASETS))
     ap.add_argument("--folds", default="1,2,3,4,5", help="MQ2008 folds")
+    ap.add_argument("--carvings", type=int, default=1, choices=range(1, CARVE_EVERY + 1), metavar="K",
+                    help="validate the other datasets on K carvings of their training file (every "
+                    f"{CARVE_EVERY}th query at offsets 0 .. K-1; {CARVE_EVERY}: every training query once)")  # fmt: skip
     args = ap.parse_args()
     settings = read_settings(args.settings)
     datasets = [d.strip() for d in args.datasets.split(",") if d.strip()]
@@ -66,7 +70,7 @@ def main() -> None:
     results = {(i, d): [] for i in range(len(settings)) for d in datasets}
     t0, c0, loads = time.perf_counter(), time.process_time(), []
     for d in datasets:
-        for k, (label, train, vali, _) in enumerate(splits(d, folds, with_test=False)):
+        for k, (label, train, vali, _) in enumerate(splits(d, folds, with_test=False, carvings=args.carvings)):
             for i, s in enumerate(settings):
                 values = score_setting(s, train, vali, seed=123 + k)
                 results[i, d] += values
@@ -74,7 +78,8 @@ def main() -> None:
                 print(f"  {time.perf_counter() - t0:.0f}s {d} {label} setting {i}: "
                       f"{np.mean([v.mean() for v in values]):.4f}",
                       file=sys.stderr, flush=True)  # fmt: skip
-    print(f"\n### Validation NDCG@10, both halves, datasets {', '.join(datasets)} (MQ2008 folds {args.folds})\n")
+    carved = f"; the others: {args.carvings} carving{'s' if args.carvings > 1 else ''}"
+    print(f"\n### Validation NDCG@10, both halves, datasets {', '.join(datasets)} (MQ2008 folds {args.folds}{carved})\n")
     print(f"{time.perf_counter() - t0:.0f} s wall, {time.process_time() - c0:.0f} s CPU; "
           f"1-minute load {min(loads):.2f}-{max(loads):.2f} on 2 cores.\n")  # fmt: skip
     print("| setting | mean of datasets | " + " | ".join(datasets) + " |")

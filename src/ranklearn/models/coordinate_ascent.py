@@ -291,11 +291,11 @@ class CoordinateAscent(MetricFittedRanker):
         u = 1.0 / w.shape[0]
         rest_abs = np.abs(w).sum() - abs(w[f])
         rest = np.delete(w, f)
-        out = np.empty(new_values.shape[0])
-        for i, v in enumerate(new_values):
-            norm = rest_abs + abs(v)
-            out[i] = np.sqrt(((rest / norm - u) ** 2).sum() + (v / norm - u) ** 2) if norm > 0 else np.inf
-        return self.slack * out
+        norm = rest_abs + np.abs(new_values)
+        with np.errstate(divide="ignore", invalid="ignore"):  # a zero norm is refused below
+            # one row per new value, summed along it as the row alone would be
+            dist = np.sqrt(((rest[None, :] / norm[:, None] - u) ** 2).sum(axis=1) + (new_values / norm - u) ** 2)
+        return self.slack * np.where(norm > 0, dist, np.inf)
 
     def _fit_step(self, iteration: int) -> None:
         data = self._data
