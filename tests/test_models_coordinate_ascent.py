@@ -193,3 +193,26 @@ def test_small_data_fits_on_one_thread_whatever_n_jobs(data, monkeypatch):
     monkeypatch.setattr("ranklearn.models._linear.PARALLEL_MIN_DOCS", 0)  # now on n_jobs threads (where the machine has them)
     parallel = CoordinateAscent(n_restarts=2, max_iterations=6, random_state=0, n_jobs=2).fit(X, y, qid)
     np.testing.assert_array_equal(parallel.coef_, serial.coef_)
+
+
+def test_regularized_penalty_is_the_per_value_loop_bit_for_bit():
+    # the penalty of every step value at once equals the distance computed one value at a time
+    model = CoordinateAscent(regularized=True, slack=0.5)
+    rng = np.random.default_rng(3)
+    cases = [
+        (np.array([0.0, 0.0, 0.4]), 2, np.array([0.0, 0.1])),  # a zero norm, refused
+        (np.array([0.5, 0.3]), 0, np.array([-0.5569528267941042])),  # squared as an array, 1 ulp off
+    ]
+    for n_feat in (2, 3, 17, 300):
+        w = rng.normal(size=n_feat)
+        cases.append((w, int(rng.integers(n_feat)), rng.normal(size=40) * 10.0 ** rng.integers(-3, 2, 40)))
+    for w, f, new_values in cases:
+        u = 1.0 / w.shape[0]
+        rest_abs = np.abs(w).sum() - abs(w[f])
+        rest = np.delete(w, f)
+        expected = []
+        for v in new_values:
+            norm = rest_abs + abs(v)
+            expected.append(np.sqrt(((rest / norm - u) ** 2).sum() + (v / norm - u) ** 2) if norm > 0 else np.inf)
+        np.testing.assert_array_equal(model._penalty(w, f, new_values), 0.5 * np.array(expected))
+    assert model._penalty(*cases[0])[0] == np.inf

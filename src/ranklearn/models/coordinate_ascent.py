@@ -293,8 +293,10 @@ class CoordinateAscent(MetricFittedRanker):
         rest = np.delete(w, f)
         norm = rest_abs + np.abs(new_values)
         with np.errstate(divide="ignore", invalid="ignore"):  # a zero norm is refused below
-            # one row per new value, summed along it as the row alone would be
-            dist = np.sqrt(((rest[None, :] / norm[:, None] - u) ** 2).sum(axis=1) + (new_values / norm - u) ** 2)
+            # one row per new value, summed along it as the row alone would be; the new value's
+            # own term squared as a scalar (pow), as the loop over the values squared it
+            own = np.array([t**2 for t in new_values / norm - u])
+            dist = np.sqrt(((rest[None, :] / norm[:, None] - u) ** 2).sum(axis=1) + own)
         return self.slack * np.where(norm > 0, dist, np.inf)
 
     def _fit_step(self, iteration: int) -> None:

@@ -113,8 +113,9 @@ class LambdaMART(BaseRanker):
     leaf_order : {"gain", "deviance"}
         Which leaf of a growing tree is split next: the one whose best split gains most
         ("gain", LightGBM's order), or the one whose gradients have the largest sum of squares
-        about their mean ("deviance", RankLib's order). It decides which leaves exist when
-        ``num_leaves`` stops a tree; each split itself is the same.
+        about their mean ("deviance", RankLib's order, the newest leaf on a tie). It decides
+        which leaves exist when ``num_leaves`` stops a tree; each split itself is the same. Unlike
+        RankLib, a leaf whose best split gains nothing is never split.
     feature_fraction : float
         Fraction of features each tree may use, drawn per tree.
     bagging_fraction : float

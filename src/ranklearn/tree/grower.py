@@ -5,8 +5,12 @@ leaf is split next is ``leaf_order``'s choice: the leaf whose best split gains m
 (``"gain"``, as LightGBM), or the leaf whose gradients have the largest deviance, their sum of
 squares about their mean, sum g^2 - (sum g)^2 / n (``"deviance"``, as RankLib's
 ``RegressionTree``: a queue kept in descending order of its leaves' squared error, seed 001's
-walk-through). The two differ only in which leaves exist when ``num_leaves`` stops the growth;
-each split, once its leaf is chosen, is the same. The grower decides; the rows
+walk-through). On a tie the gain order takes the oldest leaf (lowest node id), the deviance
+order the newest (highest id: RankLib queues a new leaf ahead of leaves of equal deviance). The
+two orders differ only in which leaves exist when ``num_leaves`` stops the growth; each split,
+once its leaf is chosen, is the same. Unlike RankLib, a leaf whose best split gains nothing (its
+children's means equal its own) is never split in either order: RankLib spends a leaf on it. The
+grower decides; the rows
 are a :class:`~ranklearn.tree.histogram_builder.HistogramBuilder`'s business (the seam a
 distributed trainer replaces): after a split the smaller child's histogram is built from the
 rows and the larger one is the parent's minus it. On rows held in this process the whole tree
@@ -116,8 +120,8 @@ def _grow_local(
     min_samples_leaf: int, min_sum_hessian: float, l2: float, min_gain: float, by_deviance: bool,
 ) -> tuple[np.ndarray, ...]:  # fmt: skip
     """:meth:`TreeGrower.grow` on rows held in this process, compiled: the same decisions in
-    the same order (the leaf of highest gain first, or of highest deviance with
-    ``by_deviance``, the lower node id on a tie; the smaller
+    the same order (the leaf of highest gain first, the lower node id on a tie; or with
+    ``by_deviance`` the leaf of highest deviance first, the higher node id on a tie; the smaller
     child's histogram from its rows, the left one on a tie; the rows partitioned by
     :func:`~ranklearn.tree.histogram_builder._partition`), so the same tree, node for node,
     without a Python call per split, which on small data is most of a tree's time.
@@ -167,10 +171,11 @@ def _grow_local(
         queued[0] = s_feature[0] >= 0
         priority[0] = _deviance(sum_g[0], sum_g2, count[0]) if by_deviance else s_gain[0]
     while n_leaves < num_leaves:
-        # the queued leaf of highest priority, the lowest id on a tie (TreeGrower's heap order)
+        # the queued leaf of highest priority; on a tie the lowest id, or by deviance the highest
+        # (TreeGrower's heap order)
         nid = -1
         for i in range(n_nodes):
-            if queued[i] and (nid < 0 or -priority[i] < -priority[nid]):
+            if queued[i] and (nid < 0 or priority[i] > priority[nid] or (by_deviance and priority[i] == priority[nid])):
                 nid = i
         if nid < 0:
             break
@@ -356,11 +361,14 @@ class TreeGrower:
         )
         node.split = Split(gain, feature, bin_thr, mleft) if feature >= 0 else None
 
-    def _priority(self, node: GrowerNode) -> float:
-        """The key that picks the next leaf to split (the highest first)."""
+    def _heap_key(self, node: GrowerNode, nid: int) -> tuple[float, int, int]:
+        """The heap entry of leaf ``nid`` waiting to be split (the smallest is split first): the highest
+        gain, the lowest id on a tie; or the highest deviance, the highest id on a tie (RankLib).
+        The deviance is :func:`_deviance`'s arithmetic, in Python (no compile on a worker)."""
         if self.by_deviance:
-            return float(_deviance(node.sum_g, node.sum_g2, node.count))
-        return node.split.gain
+            deviance = node.sum_g2 - node.sum_g * node.sum_g / node.count if node.count > 0 else 0.0
+            return -deviance, -nid, nid
+        return -node.split.gain, nid, nid
 
     def _splittable(self, node: GrowerNode) -> bool:
         if node.count < 2 * self.min_samples_leaf:
@@ -384,15 +392,15 @@ class TreeGrower:
         builder = self.builder
         root = GrowerNode(0, *builder.root())
         nodes = [root]
-        heap: list[tuple[float, int]] = []
+        heap: list[tuple[float, int, int]] = []
         if self._splittable(root) and self.num_leaves > 1:
             (root.hist,) = builder.histograms([0])
             self._find_split(root)
             if root.split is not None:
-                heap.append((-self._priority(root), 0))
+                heap.append(self._heap_key(root, 0))
         n_leaves = 1
         while heap and n_leaves < self.num_leaves:
-            _, nid = heapq.heappop(heap)
+            *_, nid = heapq.heappop(heap)
             node = nodes[nid]
             split = node.split
             ids = (len(nodes), len(nodes) + 1)
@@ -412,8 +420,7 @@ class TreeGrower:
                     if may_split:
                         self._find_split(c)
                         if c.split is not None:
-                            # the heap orders by priority, then node id: deterministic ties
-                            heapq.heappush(heap, (-self._priority(c), cid))
+                            heapq.heappush(heap, self._heap_key(c, cid))
                             continue
                     c.hist = None  # a final leaf: free its histogram now
         return self._finish(nodes)
