@@ -27,6 +27,17 @@ def test_parse_model_options_uses_train_names_and_types():
         parse_model_options("lambdamart", ["--trees"])
     with pytest.raises(ValueError, match="--hidden does not apply to lambdamart"):
         parse_model_options("lambdamart", ["--hidden", "8"])
+    # a value out of the parameter's range or choices is named by its option, as train names it
+    with pytest.raises(ValueError, match=r"^--trees must be an int in the range \[1, inf\); got 0$"):
+        parse_model_options("mart", ["--trees", "0"])
+    with pytest.raises(ValueError, match=r"^--leaf-order must be a str among .*; got 'size'$"):
+        parse_model_options("mart", ["--leaf-order", "size"])
+
+
+def test_a_bad_model_option_is_one_line_and_exit_2_before_the_data_is_read(capsys, tmp_path):
+    code, out, err = run(capsys, "cv", "--model", "mart", "--data", tmp_path / "absent.txt", "--trees", "0")
+    assert code == 2 and out == ""
+    assert err.strip() == "ranklearn: error: --trees must be an int in the range [1, inf); got 0"
 
 
 def test_cv_on_one_file_equals_cross_validate(capsys, tmp_path):

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ranklearn.cli import _common as C
-from ranklearn.cli._train import estimator_params, merged_options, model_class
+from ranklearn.cli._train import checked_estimator, estimator_params, merged_options, model_class
 
 
 def parse_model_options(model: str, args: Sequence[str]) -> dict[str, Any]:
@@ -24,7 +24,8 @@ def parse_model_options(model: str, args: Sequence[str]) -> dict[str, Any]:
     ------
     ValueError
         An option that ``train`` does not have, one without a value, a value of the wrong
-        type, or an option of another model.
+        type or outside the parameter's range (named by its option), or an option of another
+        model.
     """
     merged = merged_options()
     given: dict[str, Any] = {}
@@ -36,7 +37,9 @@ def parse_model_options(model: str, args: Sequence[str]) -> dict[str, Any]:
         if not items:
             raise ValueError(f"option {flag} needs a value")
         given[flag] = _coerce(flag, items.pop(0), merged[flag][0].type)
-    return estimator_params(model, given)
+    params = estimator_params(model, given)
+    checked_estimator(model_class(model)(**params), model)  # before any data is read
+    return params
 
 
 def _coerce(flag: str, text: str, kind: type) -> Any:

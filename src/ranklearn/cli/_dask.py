@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ranklearn.cli import _common as C
-from ranklearn.cli._train import REPORT_METRIC, _print_results, _save_interrupted, _total
+from ranklearn.cli._train import REPORT_METRIC, _print_results, _save_interrupted, _total, checked_estimator
 from ranklearn.data.groups import group_ptr
 
 
@@ -62,7 +62,7 @@ def run_train_dask(
     except ImportError as exc:
         raise ValueError(f"--scheduler/--workers need the dask extra: pip install 'ranklearn[dask]' ({exc})") from None
     estimator = DaskLambdaMART(**params, **({} if worker_timeout is None else {"worker_timeout": worker_timeout}))
-    estimator.check_params()
+    checked_estimator(estimator, model)
     with _client(scheduler, workers) as client:
         estimator.client = client
         paths = {"train": train, "validate": validate, "test": test}

@@ -131,6 +131,16 @@ def option_message(message: str, model: str) -> str:
     return message
 
 
+def checked_estimator(estimator: Any, model: str) -> Any:
+    """``estimator`` once its parameters pass ``check_params``; a bad one is a ValueError in the
+    words of ``model``'s command-line options (:func:`option_message`)."""
+    try:
+        estimator.check_params()
+    except ValueError as exc:
+        raise ValueError(option_message(str(exc), model)) from None
+    return estimator
+
+
 def model_class(name: str) -> type:
     """The estimator class, or a one-line error when its module or a dependency (torch) is missing."""
     from ranklearn.registry import get_model_class
@@ -237,11 +247,7 @@ def run_train(
         return run_train_dask(model, params, train, validate, test, save, scheduler, workers, worker_timeout)
     if worker_timeout is not None:
         raise ValueError("--worker-timeout applies to a Dask fit only: give --scheduler or --workers")
-    estimator = model_class(model)(**params)
-    try:
-        estimator.check_params()  # before loading data, in the options' own names
-    except ValueError as exc:
-        raise ValueError(option_message(str(exc), model)) from None
+    estimator = checked_estimator(model_class(model)(**params), model)  # before loading data
     try:
         paths = {"train": train, "validate": validate, "test": test}
         sets, orders = {}, {}
