@@ -16,7 +16,10 @@ where it has one, the validation part as ``eval_set``: the rankers whose default
 ``early_stopping_rounds="auto"`` keep their iteration best on it (MART: after 100 trees without
 a gain, as RankLib's); LambdaMART, whose default ``None`` keeps the last tree, gets
 ``early_stopping_rounds=50`` (the peers' patience) so that it selects on it too; random-forest
-keeps its default (all bags, as RankLib's does).
+keeps its default (all bags, as RankLib's does). One more row, ``mart:ranklib`` (``VARIANTS``), is
+MART with RankLib's MART settings (its leaf order, 10 leaves, >= 1 document a leaf, no L2): not a
+default, shown to compare ranklearn's MART with RankLib's on equal settings; it is never counted as
+ranklearn's best ranker.
 Peers: LightGBM lambdarank and XGBoost rank:ndcg with bench_quality.py's settings (31 leaves,
 learning rate 0.1, >= 20 documents per leaf, <= 500 trees, early stopping after 50 rounds on
 validation NDCG@10).
@@ -70,6 +73,14 @@ RANKLIB_MQ2008 = {
     "listnet": (0.4836, 16.6),
     "random-forest": (0.4991, 27.8),
     "linear": (0.4871, 0.8),
+}
+
+#: rows that are not a ranker's defaults: a registered ranker with other settings, to show what
+#: it does with RankLib's (report only; never ranklearn's best ranker, never a default)
+VARIANTS = {
+    # RankLib's MART: its leaf order, 10 leaves, >= 1 document a leaf, leaf value the mean residual
+    # (1000 trees and early stopping after 100 are MART's defaults)
+    "mart:ranklib": ("mart", dict(leaf_order="deviance", num_leaves=10, min_samples_leaf=1, l2_regularization=0.0)),
 }
 
 DATASETS = {
@@ -135,6 +146,8 @@ def splits(
 def make_ranker(name: str, **params):
     """A registered ranker with its defaults, ``random_state=0`` where it has one, and the
     selection on validation data this benchmark uses (see the module docstring)."""
+    if name in VARIANTS:
+        name, params = VARIANTS[name][0], {**VARIANTS[name][1], **params}
     cls = get_model_class(name)
     defaults = cls().get_params()
     if "random_state" in defaults:
@@ -172,7 +185,7 @@ def warm_up(names: list[str], threads: int) -> None:
         if n in PEERS:
             fit_predict(n, tr, va, va, threads)
         else:
-            make_ranker(n, **get_spec(n).demo).fit(*tr, eval_set=[va]).predict(va[0])
+            make_ranker(n, **get_spec(VARIANTS.get(n, (n,))[0]).demo).fit(*tr, eval_set=[va]).predict(va[0])
 
 
 def _fmt(v: float | None, spec: str = ".4f") -> str:
@@ -204,12 +217,15 @@ def report(dataset: str, names: list[str], per_query: dict, secs: dict, loads: l
         wall = float(np.median([w for w, _ in secs[n]]))
         row += f"{wall:.2f} | {np.median([c for _, c in secs[n]]):.2f} |"
         if mq:
-            rl, rl_s = RANKLIB_MQ2008.get(n, (None, None))
+            rl, rl_s = RANKLIB_MQ2008.get(VARIANTS.get(n, (n,))[0], (None, None))
             row += f" {_fmt(rl)} | {_fmt(rl_s, '.1f')} | {_fmt(None if rl_s is None else rl_s / wall, '.1f')} |"
-            row += f" {_targets(means[n], rl, None if rl_s is None else rl_s / wall)} |"
+            marks = _targets(means[n], rl, None if rl_s is None else rl_s / wall)
+            if n in VARIANTS:
+                marks = "not a default (RankLib's settings): " + marks
+            row += f" {marks} |"
         print(row)
     if mq:
-        ours = max((n for n in names if n not in PEERS), key=means.get, default=None)
+        ours = max((n for n in names if n not in PEERS and n not in VARIANTS), key=means.get, default=None)
         if ours is not None:
             ranklib_best = max((k for k in RANKLIB_MQ2008 if RANKLIB_MQ2008[k][0] is not None),
                                key=lambda k: RANKLIB_MQ2008[k][0])  # fmt: skip
@@ -232,20 +248,22 @@ def _targets(ours: float, ranklib: float | None, speedup: float | None) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--datasets", default=",".join(DATASETS))
-    ap.add_argument("--rankers", default=",".join([*model_names(), *PEERS]))
+    ap.add_argument("--rankers", default=",".join([*model_names(), *VARIANTS, *PEERS]))
     ap.add_argument("--folds", default="1,2,3,4,5", help="MQ2008 folds")
     ap.add_argument("--threads", type=int, default=2, help="threads of the peers (ours: their default, every CPU)")
     args = ap.parse_args()
     datasets = [d.strip() for d in args.datasets.split(",") if d.strip()]
     names = [r.strip() for r in args.rankers.split(",") if r.strip()]
-    known = [*model_names(), *PEERS]
+    known = [*model_names(), *VARIANTS, *PEERS]
     for bad in [d for d in datasets if d not in DATASETS] + [r for r in names if r not in known]:
         sys.exit(f"unknown dataset or ranker {bad!r}: datasets {', '.join(DATASETS)}; rankers {', '.join(known)}")
     folds = [int(f) for f in args.folds.split(",")]
     print(f"Test NDCG@10 ({NDCG10.conventions}; queries without a relevant document count 0). "
           f"Validation where a dataset has none: every {CARVE_EVERY}th training query in file order. "
           f"LambdaMART: early_stopping_rounds={PATIENCE} (its default keeps every tree); "
-          "every other ranker with its defaults; peers as bench_quality.py. Train seconds: wall time of "
+          "every other ranker with its defaults; mart:ranklib is MART with RankLib's MART settings "
+          f"({', '.join(f'{k}={v}' for k, v in VARIANTS['mart:ranklib'][1].items())}; not a default); "
+          "peers as bench_quality.py. Train seconds: wall time of "
           "fit, median over folds; RankLib's from DATA.md (RankLib 2.14, its defaults).")  # fmt: skip
     warm_up(names, args.threads)
     for dataset in datasets:
