@@ -93,7 +93,7 @@ def test_save_load_and_ranklib_export(data, tmp_path):
     np.testing.assert_array_equal(import_ranklib(tmp_path / "m.txt", n_features=X.shape[1]).predict(X), m.predict(X))
 
 
-def test_leaf_order_reaches_the_trees_the_model_file_and_the_command_line(data, capsys, tmp_path, small_files):  # noqa: F811
+def test_leaf_order_reaches_trees_model_file_and_cli(data, capsys, tmp_path, small_files):  # noqa: F811
     X, y, qid = data
     small = dict(n_estimators=6, num_leaves=4, min_samples_leaf=3, random_state=0)
     ranklib = MART(leaf_order="deviance", **small).fit(X, y, qid)

@@ -20,7 +20,7 @@ import gzip
 import zlib
 from os import PathLike
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 import numpy as np
 import scipy.sparse as sp

@@ -9,9 +9,10 @@ walk-through). On a tie the gain order takes the oldest leaf (lowest node id), t
 order the newest (highest id: RankLib queues a new leaf ahead of leaves of equal deviance). The
 two orders differ only in which leaves exist when ``num_leaves`` stops the growth; each split,
 once its leaf is chosen, is the same. Unlike RankLib, a leaf whose best split gains nothing (its
-children's means equal its own) is never split in either order: RankLib spends a leaf on it. The
-grower decides; the rows
-are a :class:`~ranklearn.tree.histogram_builder.HistogramBuilder`'s business (the seam a
+children's means equal its own) is never split in either order: RankLib spends a leaf on it.
+
+The grower decides; the rows are a
+:class:`~ranklearn.tree.histogram_builder.HistogramBuilder`'s business (the seam a
 distributed trainer replaces): after a split the smaller child's histogram is built from the
 rows and the larger one is the parent's minus it. On rows held in this process the whole tree
 grows in one compiled call (:func:`_grow_local`, the same decisions as the loop over a
