@@ -89,15 +89,15 @@ def _ranklib_leaves(b, g, num_leaves, min_leaf):
     leaves in descending order of deviance (sum of squares of the responses about their mean),
     a new leaf inserted ahead of those of equal deviance (RankLib's ``insert``); the head is split
     at its least-squares best threshold (the first that maximizes ``sum_L^2 / n_L + sum_R^2 /
-    n_R``, both sides >= ``min_leaf``), or else kept as a final leaf. One documented difference
-    is kept: a split that gains nothing is not made (RankLib makes it). Returns the leaves' row
-    sets."""
+    n_R``, both sides >= ``min_leaf``, whatever it gains), or kept as a final leaf when it has
+    no such threshold or a deviance of 0. Returns the leaves' row sets."""
 
     def deviance(rows):
         return float((g[rows] ** 2).sum() - g[rows].sum() ** 2 / len(rows))
 
     def best_split(rows):
-        parent = g[rows].sum() ** 2 / len(rows)
+        if deviance(rows) <= 1e-12 * (g[rows] ** 2).sum():
+            return None
         best = None
         for f in range(b.shape[0]):
             for t in np.unique(b[f, rows])[:-1]:
@@ -106,7 +106,7 @@ def _ranklib_leaves(b, g, num_leaves, min_leaf):
                 if len(left) < min_leaf or len(right) < min_leaf:
                     continue
                 s = g[left].sum() ** 2 / len(left) + g[right].sum() ** 2 / len(right)
-                if s > parent + 1e-9 and (best is None or s > best[0]):
+                if best is None or s > best[0]:
                     best = (s, left, right)
         return best
 
@@ -171,6 +171,36 @@ def test_deviance_order_splits_the_newest_of_two_leaves_of_equal_deviance():
     assert _ranklib_leaves(b, g, 3, 1) == [(0, 1), (2,), (3,)]
     assert _leaves(b, n_bins, g, leaf_order="deviance", **limits) == [(0, 1), (2,), (3,)]
     assert _leaves(b, n_bins, g, leaf_order="gain", **limits) == [(0,), (1,), (2, 3)]
+
+
+def test_deviance_order_splits_a_leaf_whose_best_split_gains_nothing_as_ranklib():
+    # x = 0 0 1 1 5 5, g = 0 1 0 1 9 9: the root splits {0..3} | {4, 5}; the left leaf's only
+    # split ({0, 1} | {2, 3}) leaves both means at 0.5, a gain of 0: RankLib splits it anyway
+    # (its deviance is 1), the gain order does not; {4, 5} has deviance 0: never split
+    b = np.array([[0, 0, 1, 1, 2, 2]], dtype=np.uint8)
+    n_bins = np.array([3])
+    g = np.array([0.0, 1.0, 0.0, 1.0, 9.0, 9.0])
+    limits = dict(num_leaves=4, min_samples_leaf=1, min_sum_hessian=0.0)
+    assert _ranklib_leaves(b, g, 4, 1) == [(0, 1), (2, 3), (4, 5)]
+    assert _leaves(b, n_bins, g, leaf_order="deviance", **limits) == [(0, 1), (2, 3), (4, 5)]
+    assert _leaves(b, n_bins, g, leaf_order="gain", **limits) == [(0, 1, 2, 3), (4, 5)]
+    # asked for a gain, the deviance order makes none that gains nothing
+    assert _leaves(b, n_bins, g, leaf_order="deviance", min_gain_to_split=1e-6, **limits) == [(0, 1, 2, 3), (4, 5)]
+
+
+def test_deviance_order_equals_ranklib_on_random_small_trees():
+    # responses with many ties (the case where the rules above matter), unit hessians
+    rng = np.random.default_rng(11)
+    for _ in range(60):
+        n = int(rng.integers(8, 60))
+        X = rng.integers(0, 6, size=(n, 2)).astype(float)
+        m = BinMapper().fit(X)
+        b = m.transform(X)
+        g = rng.integers(0, 3, n).astype(float)
+        num_leaves, min_leaf = int(rng.integers(3, 9)), int(rng.integers(1, 3))
+        got = _leaves(b, m.n_bins_, g, num_leaves=num_leaves, min_samples_leaf=min_leaf, min_sum_hessian=0.0,
+                      leaf_order="deviance")  # fmt: skip
+        assert got == _ranklib_leaves(b, g, num_leaves, min_leaf)
 
 
 def test_unknown_leaf_order_is_refused():

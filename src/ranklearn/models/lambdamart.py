@@ -114,8 +114,9 @@ class LambdaMART(BaseRanker):
         Which leaf of a growing tree is split next: the one whose best split gains most
         ("gain", LightGBM's order), or the one whose gradients have the largest sum of squares
         about their mean ("deviance", RankLib's order, the newest leaf on a tie). It decides
-        which leaves exist when ``num_leaves`` stops a tree; each split itself is the same. Unlike
-        RankLib, a leaf whose best split gains nothing is never split.
+        which leaves exist when ``num_leaves`` stops a tree; each split itself is the same. As in
+        RankLib, "deviance" splits its leaf even for no gain (``min_gain_to_split > 0`` still asks
+        for one) and never a leaf whose gradients are all equal.
     feature_fraction : float
         Fraction of features each tree may use, drawn per tree.
     bagging_fraction : float

@@ -6,10 +6,12 @@ leaf is split next is ``leaf_order``'s choice: the leaf whose best split gains m
 squares about their mean, sum g^2 - (sum g)^2 / n (``"deviance"``, as RankLib's
 ``RegressionTree``: a queue kept in descending order of its leaves' squared error, seed 001's
 walk-through). On a tie the gain order takes the oldest leaf (lowest node id), the deviance
-order the newest (highest id: RankLib queues a new leaf ahead of leaves of equal deviance). The
-two orders differ only in which leaves exist when ``num_leaves`` stops the growth; each split,
-once its leaf is chosen, is the same. Unlike RankLib, a leaf whose best split gains nothing (its
-children's means equal its own) is never split in either order: RankLib spends a leaf on it.
+order the newest (highest id: RankLib queues a new leaf ahead of leaves of equal deviance). Each
+split, once its leaf is chosen, is the same in both orders. The deviance order also takes
+RankLib's rule of when a leaf is split: whenever a split keeps ``min_samples_leaf`` rows (and
+``min_sum_hessian``) on each side, even one that gains nothing (``min_gain_to_split > 0`` still
+asks for that gain), and never when its gradients are all equal (deviance 0, within rounding);
+the gain order splits only for a gain.
 
 The grower decides; the rows are a
 :class:`~ranklearn.tree.histogram_builder.HistogramBuilder`'s business (the seam a
@@ -67,12 +69,20 @@ class GrowerNode:
 
 #: ``leaf_order`` values, in the order of :func:`_grow_local`'s ``by_deviance`` flag
 LEAF_ORDERS = ("gain", "deviance")
+#: a deviance at most this times the sum of squared gradients is 0 (rounding of equal gradients)
+DEVIANCE_ZERO = 1e-12
 
 
 @njit(cache=True, inline="always")
 def _deviance(sum_g: float, sum_g2: float, count: int) -> float:
     """Sum of squares of a node's gradients about their mean (RankLib's ``Split`` deviance)."""
     return sum_g2 - sum_g * sum_g / count if count > 0 else 0.0
+
+
+@njit(cache=True, inline="always")
+def _varied(deviance: float, sum_g2: float, by_deviance: bool) -> bool:
+    """Whether the deviance order may split a node (the gain order: always)."""
+    return not by_deviance or deviance > DEVIANCE_ZERO * sum_g2
 
 
 @njit(cache=True, inline="always")
@@ -160,7 +170,8 @@ def _grow_local(
     sum_g[0], sum_h[0], sum_g2 = _sums(samples, grad, hess)
     n_nodes = 1
     n_leaves = 1
-    if _splittable(count[0], 0, min_samples_leaf, max_depth) and num_leaves > 1:
+    dev0 = _deviance(sum_g[0], sum_g2, count[0])
+    if _splittable(count[0], 0, min_samples_leaf, max_depth) and num_leaves > 1 and _varied(dev0, sum_g2, by_deviance):
         n_free -= 1
         slot[0] = free[n_free]
         hist = hists[slot[0]]
@@ -170,7 +181,7 @@ def _grow_local(
             l2, min_samples_leaf, min_sum_hessian, min_gain,
         )  # fmt: skip
         queued[0] = s_feature[0] >= 0
-        priority[0] = _deviance(sum_g[0], sum_g2, count[0]) if by_deviance else s_gain[0]
+        priority[0] = dev0 if by_deviance else s_gain[0]
     while n_leaves < num_leaves:
         # the queued leaf of highest priority; on a tie the lowest id, or by deviance the highest
         # (TreeGrower's heap order)
@@ -194,8 +205,9 @@ def _grow_local(
         depth[lc] = depth[rc] = depth[nid] + 1
         parent = slot[nid]
         slot[nid] = -1
-        find_l = _splittable(count[lc], depth[lc], min_samples_leaf, max_depth)
-        find_r = _splittable(count[rc], depth[rc], min_samples_leaf, max_depth)
+        dev_l, dev_r = _deviance(gl, ql, count[lc]), _deviance(gr, qr, count[rc])
+        find_l = _splittable(count[lc], depth[lc], min_samples_leaf, max_depth) and _varied(dev_l, ql, by_deviance)
+        find_r = _splittable(count[rc], depth[rc], min_samples_leaf, max_depth) and _varied(dev_r, qr, by_deviance)
         if (find_l or find_r) and n_leaves < num_leaves:
             small, large = (rc, lc) if count[rc] < count[lc] else (lc, rc)
             for k, c in enumerate((small, large)):
@@ -213,10 +225,10 @@ def _grow_local(
         else:
             free[n_free] = parent
             n_free += 1
-        for c, may_split, q in ((lc, find_l, ql), (rc, find_r, qr)):
+        for c, may_split, dev in ((lc, find_l, dev_l), (rc, find_r, dev_r)):
             if may_split and s_feature[c] >= 0:
                 queued[c] = True
-                priority[c] = _deviance(sum_g[c], q, count[c]) if by_deviance else s_gain[c]
+                priority[c] = dev if by_deviance else s_gain[c]
             elif slot[c] >= 0:  # a final leaf: its histogram is free now
                 free[n_free] = slot[c]
                 n_free += 1
@@ -346,6 +358,8 @@ class TreeGrower:
         self.l2 = l2_regularization
         self.min_gain = min_gain_to_split
         self.by_deviance = leaf_order == "deviance"
+        # what a split must gain: RankLib's order splits its leaf for any gain unless asked for one
+        self._split_min_gain = -np.inf if self.by_deviance and min_gain_to_split == 0 else min_gain_to_split
 
     def _find_split(self, node: GrowerNode) -> None:
         gain, feature, bin_thr, mleft = find_best_split(
@@ -358,7 +372,7 @@ class TreeGrower:
             self.l2,
             self.min_samples_leaf,
             self.min_sum_hessian,
-            self.min_gain,
+            self._split_min_gain,
         )
         node.split = Split(gain, feature, bin_thr, mleft) if feature >= 0 else None
 
@@ -367,12 +381,18 @@ class TreeGrower:
         gain, the lowest id on a tie; or the highest deviance, the highest id on a tie (RankLib).
         The deviance is :func:`_deviance`'s arithmetic, in Python (no compile on a worker)."""
         if self.by_deviance:
-            deviance = node.sum_g2 - node.sum_g * node.sum_g / node.count if node.count > 0 else 0.0
-            return -deviance, -nid, nid
+            return -self._deviance(node), -nid, nid
         return -node.split.gain, nid, nid
 
+    @staticmethod
+    def _deviance(node: GrowerNode) -> float:
+        return node.sum_g2 - node.sum_g * node.sum_g / node.count if node.count > 0 else 0.0
+
     def _splittable(self, node: GrowerNode) -> bool:
+        """:func:`_splittable` and :func:`_varied` of ``node``."""
         if node.count < 2 * self.min_samples_leaf:
+            return False
+        if self.by_deviance and not self._deviance(node) > DEVIANCE_ZERO * node.sum_g2:
             return False
         return self.max_depth is None or node.depth < self.max_depth
 
@@ -447,7 +467,7 @@ class TreeGrower:
             self.min_samples_leaf,
             float(self.min_sum_hessian),
             float(self.l2),
-            float(self.min_gain),
+            float(self._split_min_gain),
             self.by_deviance,
         )
         return _grown_tree(feature, bin_thr, mleft, left, right, value, gain, count), builder.samples, leaf_ranges
