@@ -6,8 +6,9 @@ query (a seeded permutation per split): the ranker trains on the training part, 
 or selection watches one half, NDCG@10 (gain 2^rel-1, ties in input order, queries without
 relevant documents count 0) is measured on the other half, then the other way round
 (neural_defaults.md's "folds" protocol). ``--carvings 5`` validates every training query of the
-datasets other than MQ2008 once (five carvings, protocol v2 of ranker_defaults.md). The table gives each dataset's mean over folds and
-halves, and their unweighted mean over the datasets. Below it, every setting against the first
+datasets other than MQ2008 once (five carvings, protocol v2 of ranker_defaults.md). The table
+gives each dataset's mean over folds (or carvings) and halves, and their unweighted mean over
+the datasets. Below it, every setting against the first
 (the baseline, normally the defaults) on each dataset: the mean per-query difference over the
 same validation queries (each scored once per fold, by the fit that did not watch it) with its
 paired 95% percentile-bootstrap interval (``ranklearn.stats.bootstrap_interval``).

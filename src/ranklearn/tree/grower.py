@@ -377,15 +377,16 @@ class TreeGrower:
         node.split = Split(gain, feature, bin_thr, mleft) if feature >= 0 else None
 
     def _heap_key(self, node: GrowerNode, nid: int) -> tuple[float, int, int]:
-        """The heap entry of leaf ``nid`` waiting to be split (the smallest is split first): the highest
-        gain, the lowest id on a tie; or the highest deviance, the highest id on a tie (RankLib).
-        The deviance is :func:`_deviance`'s arithmetic, in Python (no compile on a worker)."""
+        """The heap entry of leaf ``nid`` waiting to be split (the smallest is split first): the
+        highest gain, the lowest id on a tie; or the highest deviance, the highest id on a tie
+        (RankLib)."""
         if self.by_deviance:
             return -self._deviance(node), -nid, nid
         return -node.split.gain, nid, nid
 
     @staticmethod
     def _deviance(node: GrowerNode) -> float:
+        """:func:`_deviance`'s arithmetic in Python: no compile on a Dask worker's first tree."""
         return node.sum_g2 - node.sum_g * node.sum_g / node.count if node.count > 0 else 0.0
 
     def _splittable(self, node: GrowerNode) -> bool:
