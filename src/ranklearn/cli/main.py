@@ -26,8 +26,10 @@ from ranklearn.exceptions import DataFormatError, RanklearnError
 
 app = typer.Typer(
     name="ranklearn",
-    help="Learning to rank: train and apply LambdaMART / RankNet / LambdaRank, evaluate rankings "
-    "with stated metric conventions, inspect and convert LETOR/SVMlight files.",
+    help="Learning to rank: train and apply RankLib's nine rankers (LambdaMART, MART, RankNet, "
+    "RankBoost, AdaRank, coordinate ascent, ListNet, random forests, linear regression) and "
+    "LambdaRank, evaluate rankings with stated metric conventions, inspect and convert "
+    "LETOR/SVMlight files.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_show_locals=False,
