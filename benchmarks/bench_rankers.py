@@ -11,8 +11,12 @@ The last three have no validation file: every fifth query of the training file i
 (the 5th, 10th, 15th, ...) is the validation part, the other queries are trained on
 (:func:`carve`); the same split on every run.
 
-Every ranker of ``ranklearn.registry`` runs with its default parameters and ``random_state=0``
-where it has one, the validation part as ``eval_set``: the rankers whose default is
+Every ranker of ``ranklearn.registry`` runs with its default parameters, the validation part as
+``eval_set``. A ranker whose defaults draw random numbers (``SEEDED``: their default
+``random_state=None`` gives each user another draw) is fitted once with each ``random_state`` of
+``--seeds`` (0-4) and its row is the expected ranker: per query, the mean of the seeds' NDCG@10,
+with the lowest and highest of the seeds' own means beside it; the other rankers run once, with
+``random_state=0`` where they have one. The rankers whose default is
 ``early_stopping_rounds="auto"`` keep their iteration best on it (MART: after 100 trees without
 a gain, as RankLib's); LambdaMART, whose default ``None`` keeps the last tree, gets
 ``early_stopping_rounds=50`` (the peers' patience) so that it selects on it too; random-forest
@@ -28,11 +32,13 @@ Everything is scored by ranklearn: test NDCG@10, gain 2^rel-1, ties in input ord
 without a relevant document count 0. "vs best peer" is the mean per-query difference to the
 peer with the higher test NDCG@10 on that dataset, with a paired 95% percentile-bootstrap
 interval over the test queries (MQ2008: all five folds' test queries pooled, 784). Training
-seconds are wall seconds of ``fit``, the median over folds. RankLib's figures are quoted from
-../shared/data/DATA.md (RankLib 2.14, its own defaults, same folds and metric, this machine).
+seconds are wall seconds of ``fit``, the median over folds (and seeds). RankLib's figures are
+quoted from ../shared/data/DATA.md (RankLib 2.14, its own defaults, same folds and metric, this
+machine).
 
     .venv/bin/python benchmarks/bench_rankers.py [--datasets mq2008,mslr,lightgbm,trec-news]
-        [--rankers lambdamart,mart,...,lightgbm,xgboost] [--folds 1,2,3,4,5] [--threads 2]
+        [--rankers lambdamart,mart,...,lightgbm,xgboost] [--folds 1,2,3,4,5] [--seeds 0,1,2,3,4]
+        [--threads 2]
 """
 
 from __future__ import annotations
@@ -56,6 +62,11 @@ Data = tuple[np.ndarray, np.ndarray, np.ndarray]  # X, y, per-row qid
 PEERS = {"lightgbm": run_lightgbm, "xgboost": run_xgboost}
 #: ranker with a default early_stopping_rounds of None that boosts trees: given the peers' patience
 SELECT_ON_VALI = ("lambdamart",)
+#: rankers whose defaults draw random numbers: initial weights (the neural ones), feature orders
+#: (coordinate ascent), bags of queries and features (random forest). LambdaMART and MART draw
+#: none with their defaults here (no bagging or feature sampling; every dataset has fewer rows
+#: than ``bin_subsample``), so one fit is their figure.
+SEEDED = ("ranknet", "lambdarank", "listnet", "coordinate-ascent", "random-forest")
 #: one validation query in this many (every 5th, in file order) where a dataset has no vali file
 CARVE_EVERY = 5
 NDCG10 = get_metric("ndcg@10", gain="exp2", empty="zero", ties="stable")
@@ -144,8 +155,9 @@ def splits(
 
 
 def make_ranker(name: str, **params):
-    """A registered ranker with its defaults, ``random_state=0`` where it has one, and the
-    selection on validation data this benchmark uses (see the module docstring)."""
+    """A registered ranker with its defaults, ``random_state=0`` where it has one (unless
+    ``params`` gives another), and the selection on validation data this benchmark uses (see the
+    module docstring)."""
     if name in VARIANTS:
         name, params = VARIANTS[name][0], {**VARIANTS[name][1], **params}
     cls = get_model_class(name)
@@ -157,14 +169,17 @@ def make_ranker(name: str, **params):
     return cls(**params)
 
 
-def fit_predict(name: str, tr: Data, va: Data, te: Data, threads: int) -> tuple[np.ndarray, float, float]:
-    """Test scores, wall and CPU seconds of training one ranker or peer."""
+def fit_predict(
+    name: str, tr: Data, va: Data, te: Data, threads: int, seed: int = 0
+) -> tuple[np.ndarray, float, float]:
+    """Test scores, wall and CPU seconds of training one ranker (``random_state=seed`` where it
+    has one) or peer."""
     t0, c0 = time.perf_counter(), time.process_time()
     if name in PEERS:
         # the peers' own timing includes their prediction of the test part (a few ms)
         scores, _ = PEERS[name](tr, va, te, threads, 0)
         return scores, time.perf_counter() - t0, time.process_time() - c0
-    model = make_ranker(name).fit(*tr, eval_set=[va])
+    model = make_ranker(name, **({"random_state": seed} if name in SEEDED else {})).fit(*tr, eval_set=[va])
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     return model.predict(te[0]), wall, cpu
 
@@ -192,8 +207,12 @@ def _fmt(v: float | None, spec: str = ".4f") -> str:
     return "" if v is None else format(v, spec)
 
 
-def report(dataset: str, names: list[str], per_query: dict, secs: dict, loads: list[float], n_splits: int) -> None:
-    """Print one dataset's table."""
+def report(
+    dataset: str, names: list[str], per_seed: dict, secs: dict, loads: list[float], n_splits: int
+) -> None:
+    """Print one dataset's table. ``per_seed[name]``: one array of per-query NDCG@10 per seed
+    (one array for a ranker fitted once)."""
+    per_query = {n: np.mean(per_seed[n], axis=0) for n in names}
     means = {n: float(np.mean(per_query[n])) for n in names}
     peers = [n for n in names if n in PEERS]
     best = max(peers, key=means.get) if peers else None
@@ -201,13 +220,16 @@ def report(dataset: str, names: list[str], per_query: dict, secs: dict, loads: l
     n_q = len(next(iter(per_query.values())))
     print(f"\n### {DATASETS[dataset]}: {n_q} test queries" + (f" over {n_splits} folds" if mq else ""))
     print(f"\n1-minute load average during the fits: {min(loads):.2f}-{max(loads):.2f} (2 cores).\n")
-    head = "| ranker | test NDCG@10 | " + (f"vs {best} [95% CI] | " if best else "") + "train s (median) | CPU s |"
+    head = "| ranker | test NDCG@10 | seeds: lowest-highest | " + (f"vs {best} [95% CI] | " if best else "")
+    head += "train s (median) | CPU s |"
     if mq:
         head += " RankLib NDCG@10 | RankLib train s | RankLib s / ours | issue 17 targets |"
     print(head)
     print("|---|" + "---:|" * (head.count("|") - 2))
     for n in names:
-        row = f"| {n} | {means[n]:.4f} | "
+        seed_means = [float(np.mean(q)) for q in per_seed[n]]
+        spread = f"{len(seed_means)}: {min(seed_means):.4f}-{max(seed_means):.4f}" if len(seed_means) > 1 else ""
+        row = f"| {n} | {means[n]:.4f} | {spread} | "
         if best:
             if n == best:
                 row += "(best peer) | "
@@ -250,6 +272,7 @@ def main() -> None:
     ap.add_argument("--datasets", default=",".join(DATASETS))
     ap.add_argument("--rankers", default=",".join([*model_names(), *VARIANTS, *PEERS]))
     ap.add_argument("--folds", default="1,2,3,4,5", help="MQ2008 folds")
+    ap.add_argument("--seeds", default="0,1,2,3,4", help=f"random_state of each fit of {', '.join(SEEDED)}")
     ap.add_argument("--threads", type=int, default=2, help="threads of the peers (ours: their default, every CPU)")
     args = ap.parse_args()
     datasets = [d.strip() for d in args.datasets.split(",") if d.strip()]
@@ -258,16 +281,19 @@ def main() -> None:
     for bad in [d for d in datasets if d not in DATASETS] + [r for r in names if r not in known]:
         sys.exit(f"unknown dataset or ranker {bad!r}: datasets {', '.join(DATASETS)}; rankers {', '.join(known)}")
     folds = [int(f) for f in args.folds.split(",")]
+    seeds = [int(s) for s in args.seeds.split(",")]
     print(f"Test NDCG@10 ({NDCG10.conventions}; queries without a relevant document count 0). "
           f"Validation where a dataset has none: every {CARVE_EVERY}th training query in file order. "
           f"LambdaMART: early_stopping_rounds={PATIENCE} (its default keeps every tree); "
-          "every other ranker with its defaults; mart:ranklib is MART with RankLib's MART settings "
+          f"every other ranker with its defaults; {', '.join(SEEDED)}: the mean over random_state "
+          f"{', '.join(map(str, seeds))} (per query; lowest and highest seed beside it), the others random_state=0; "
+          "mart:ranklib is MART with RankLib's MART settings "
           f"({', '.join(f'{k}={v}' for k, v in VARIANTS['mart:ranklib'][1].items())}; not a default); "
           "peers as bench_quality.py. Train seconds: wall time of "
-          "fit, median over folds; RankLib's from DATA.md (RankLib 2.14, its defaults).")  # fmt: skip
+          "fit, median over folds (and seeds); RankLib's from DATA.md (RankLib 2.14, its defaults).")  # fmt: skip
     warm_up(names, args.threads)
     for dataset in datasets:
-        per_query: dict = {n: [] for n in names}
+        per_seed: dict = {n: [] for n in names}  # per ranker, per seed: per-query NDCG@10 of each split
         secs: dict = {n: [] for n in names}
         loads: list[float] = []
         n_splits = 0
@@ -275,13 +301,17 @@ def main() -> None:
             n_splits += 1
             ptr = group_ptr(te[2])
             for n in names:
-                scores, wall, cpu = fit_predict(n, tr, va, te, args.threads)
-                loads.append(os.getloadavg()[0])
-                per_query[n].append(NDCG10.per_query(te[1], scores, ptr))
-                secs[n].append((wall, cpu))
-                print(f"{dataset} {label} {n:18s} NDCG@10 {NDCG10.mean(te[1], scores, ptr):.4f} "
-                      f"{wall:6.2f}s (cpu {cpu:.2f}s) load {loads[-1]:.2f}", file=sys.stderr, flush=True)  # fmt: skip
-        report(dataset, names, {n: np.concatenate(v) for n, v in per_query.items()}, secs, loads, n_splits)
+                for i, seed in enumerate(seeds if n in SEEDED else seeds[:1]):
+                    scores, wall, cpu = fit_predict(n, tr, va, te, args.threads, seed)
+                    loads.append(os.getloadavg()[0])
+                    if len(per_seed[n]) <= i:
+                        per_seed[n].append([])
+                    per_seed[n][i].append(NDCG10.per_query(te[1], scores, ptr))
+                    secs[n].append((wall, cpu))
+                    print(f"{dataset} {label} {n:18s} seed {seed} NDCG@10 {NDCG10.mean(te[1], scores, ptr):.4f} "
+                          f"{wall:6.2f}s (cpu {cpu:.2f}s) load {loads[-1]:.2f}", file=sys.stderr, flush=True)  # fmt: skip
+        report(dataset, names, {n: [np.concatenate(v) for v in runs] for n, runs in per_seed.items()},
+               secs, loads, n_splits)  # fmt: skip
 
 
 if __name__ == "__main__":
