@@ -568,6 +568,67 @@ def test_convert_refuses_to_overwrite_its_input(capsys, tmp_path, small_files):
     assert src.read_bytes() == before
 
 
+@pytest.mark.parametrize("command", ["train --save TRAIN", "train --save VALI", "train --save TRAIN.query",
+                                     "predict --out MODEL", "predict --out TEST.query", "report --out TEST.query"])
+def test_no_output_overwrites_an_input_or_its_query_file(capsys, tmp_path, small_files, model_file, command):
+    files = {"MODEL": tmp_path / "m.json"}
+    files["MODEL"].write_bytes(model_file.read_bytes())
+    for name, key in (("train", "TRAIN"), ("vali", "VALI"), ("test", "TEST")):  # LightGBM's layout: X + X.query
+        files[key] = tmp_path / f"{name}.lgb"
+        assert run(capsys, "convert", small_files[name], files[key], "--to", "lightgbm")[0] == 0
+        files[f"{key}.query"] = Path(f"{files[key]}.query")
+    before = {k: p.read_bytes() for k, p in files.items()}
+    verb, opt, target = command.split()
+    args = {
+        "train": ["--train", files["TRAIN"], "--validate", files["VALI"], "--model", "linear"],
+        "predict": ["--model", files["MODEL"], "--data", files["TEST"]],
+        "report": ["--model", files["MODEL"], "--data", files["TEST"]],
+    }[verb]
+    code, _, err = run(capsys, verb, *args, opt, files[target])
+    assert_one_line_error(code, err, "is the input file", "destroy the input")
+    assert {k: p.read_bytes() for k, p in files.items()} == before
+
+
+@pytest.mark.parametrize("out", ["new/", "exists.txt/"])
+def test_an_output_ending_in_slash_is_refused(capsys, tmp_path, small_files, model_file, out, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "exists.txt").write_text("old")
+    for args in (["predict", "--model", model_file, "--data", small_files["test"], "--out", out],
+                 ["train", "--train", small_files["train"], "--model", "linear", "--save", out],
+                 ["convert", small_files["test"], out, "--to", "qid"]):  # fmt: skip
+        code, _, err = run(capsys, *args)
+        assert_one_line_error(code, err, repr(out), "ends with / but is not a folder")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["exists.txt"] and (tmp_path / "exists.txt").read_text() == "old"
+
+
+@pytest.mark.parametrize("target", ["/dev/stdout", "/proc/self/fd/1", "-"])
+def test_convert_to_lightgbm_refuses_standard_output(capsys, small_files, target):
+    code, _, err = run(capsys, "convert", small_files["test"], target, "--to", "lightgbm")
+    assert_one_line_error(code, err, "OUT cannot be standard output or a device")
+    assert not os.path.exists(f"{target}.query")
+
+
+def test_train_save_to_dev_stdout_keeps_the_model_whole(tmp_path, small_files):
+    """The table goes to stderr when the model goes to standard output under any of its names."""
+    from ranklearn.io import load_model
+
+    out = tmp_path / "model.json"
+    with open(out, "wb") as fh:
+        proc = subprocess.run(
+            [RANKLEARN, "train", "--train", small_files["train"], "--model", "linear", "--save", "/dev/stdout"],
+            stdout=fh, stderr=subprocess.PIPE, text=True, timeout=120,
+        )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "metrics on each set" in proc.stderr
+    assert load_model(out).n_features_in_ == 6
+
+
+def test_a_bad_run_tag_is_named_before_any_work(capsys, tmp_path):
+    code, _, err = run(capsys, "predict", "--model", tmp_path / "missing.json", "--data", tmp_path / "missing.txt",
+                       "--out", tmp_path / "run.txt", "--format", "trec", "--run-tag", "my run")  # fmt: skip
+    assert_one_line_error(code, err, "--run-tag must be one word", "'my run'")
+
+
 def test_convert_failing_part_way_writes_nothing(capsys, tmp_path, small_files):
     out = tmp_path / "out.lgb"
     Path(f"{out}.query").mkdir()

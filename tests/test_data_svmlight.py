@@ -218,7 +218,9 @@ def test_query_file_sizes_must_sum_to_rows(tmp_path):
 
 @pytest.mark.parametrize(
     ("content", "line", "token"),
-    [("2\nx\n3\n", 2, "x"), ("2\n0\n3\n", 2, "0"), ("2.5\n", 1, "2.5"), ("-1\n", 1, "-1")],
+    [("2\nx\n3\n", 2, "x"), ("2\n0\n3\n", 2, "0"), ("2.5\n", 1, "2.5"), ("-1\n", 1, "-1"),
+     # digits of other scripts and superscripts: int() took the first, isdigit() alone the second
+     ("2\n\u0663\n", 2, "\u0663"), ("2\n\u00b3\n", 2, "\u00b3")],
 )
 def test_bad_query_file_token(tmp_path, content, line, token):
     path = write(tmp_path, LGB, "rank.train")

@@ -208,3 +208,69 @@ def test_write_errors_name_the_target_not_the_temp_file(model_path, tmp_path):
         model.save(tmp_path / "nowhere" / "m.json")
     assert info.value.filename == str(tmp_path / "nowhere" / "m.json")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["d"]
+
+
+@pytest.mark.parametrize("name", ["new/", "existing.txt/"])
+def test_a_name_ending_in_slash_is_a_folder_never_a_file(tmp_path, name):
+    (tmp_path / "existing.txt").write_text("old")
+    for attempt in (lambda: write_output(f"{tmp_path}/{name}", b"x"), lambda: F.check_writable(f"{tmp_path}/{name}")):
+        with pytest.raises(NotADirectoryError, match="ends with /"):
+            attempt()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["existing.txt"]
+    assert (tmp_path / "existing.txt").read_text() == "old"
+
+
+def test_a_long_name_fits_with_its_temporary_file(tmp_path):
+    target = tmp_path / ("a" * 250)  # the file system's limit is 255 bytes a name
+    write_output(target, b"x")
+    assert target.read_bytes() == b"x" and len(list(tmp_path.iterdir())) == 1
+
+
+def test_a_write_protected_file_is_refused(tmp_path, monkeypatch):
+    target = tmp_path / "kept.txt"
+    target.write_text("old")
+    real_access = os.access
+    # root may write anything, so the test plays a user without write permission on this file
+    monkeypatch.setattr(os, "access", lambda p, mode: False if Path(p) == target else real_access(p, mode))
+    for attempt in (lambda: write_output(target, b"new"), lambda: F.check_writable(target)):
+        with pytest.raises(PermissionError, match="write-protected") as info:
+            attempt()
+        assert info.value.filename == str(target)
+    assert target.read_text() == "old" and len(list(tmp_path.iterdir())) == 1
+
+
+def test_check_writable_names_a_folder_where_no_file_can_be_made(tmp_path, monkeypatch):
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(F.tempfile, "TemporaryFile", refuse)
+    with pytest.raises(PermissionError) as info:
+        F.check_writable(tmp_path / "out.txt")
+    assert info.value.filename == str(tmp_path / "out.txt")
+    assert f"cannot write here (Permission denied: {tmp_path})" in info.value.strerror
+    F.check_writable("-")  # standard output needs no folder
+    with pytest.raises(FileNotFoundError, match="no such directory"):
+        monkeypatch.undo()
+        F.check_writable(tmp_path / "nowhere" / "out.txt")
+
+
+def test_closed_standard_output_is_an_error_not_a_crash(monkeypatch):
+    monkeypatch.setattr("sys.stdout", None)
+    with pytest.raises(OSError, match="is closed") as info:
+        write_output("-", b"x")
+    assert info.value.filename == "standard output"
+
+
+@pytest.mark.parametrize("name", ["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"])
+@pytest.mark.parametrize("redirect", [">", ">>"])
+def test_dev_stdout_redirected_to_a_file_keeps_what_it_holds(tmp_path, name, redirect):
+    """Opening /dev/stdout anew would truncate the file the shell redirected it to: write through fd 1."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "log.txt"
+    out.write_text("EARLIER\n")
+    code = f"from ranklearn._files import writes_stdout, write_output; assert writes_stdout({name!r}); write_output({name!r}, b'x\\n')"
+    shell = f"(echo HEADER; {sys.executable} -c \"{code}\") {redirect} {out}"
+    subprocess.run(["sh", "-c", shell], check=True, timeout=120)
+    assert out.read_text() == ("EARLIER\n" if redirect == ">>" else "") + "HEADER\nx\n"

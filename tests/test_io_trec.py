@@ -22,6 +22,14 @@ def test_read_qrels_and_run(tmp_path):
     assert run == Run({"1": {"d2": 0.5, "d9": -0.001}}, "sys")
 
 
+@pytest.mark.parametrize("reader", [read_qrels, read_run])
+def test_a_byte_order_mark_is_not_part_of_the_first_qid(tmp_path, reader):
+    text = "1 0 d1 1\n1 0 d2 0\n" if reader is read_qrels else "1 Q0 d1 1 5 t\n1 Q0 d2 2 4 t\n"
+    plain = reader(write(tmp_path / "plain", text))
+    (tmp_path / "bom").write_bytes(b"\xef\xbb\xbf" + text.encode())
+    assert reader(tmp_path / "bom") == plain
+
+
 @pytest.mark.parametrize(
     "reader, text, fragments",
     [

@@ -8,8 +8,12 @@ Rules (the README's "Command line" section states them for users):
   the old file as it was.
 * A symlink is written through: its target gets the new content, the link stays.
 * A special file (character device such as ``/dev/null`` or a terminal, FIFO, socket) and
-  anything under ``/dev`` or ``/proc`` (``/dev/stdout`` resolves to whatever standard output
-  is) is written directly, never replaced by a rename.
+  anything under ``/dev`` or ``/proc`` is written directly, never replaced by a rename. Such a
+  path that is the process's own standard output or error (``/dev/stdout``, ``/dev/fd/1``,
+  ``/proc/self/fd/2``, ...) is written through that stream, where the shell opened it: what it
+  already holds stays, as with ``-`` (reopening it would truncate a redirected file).
+* A path ending in ``/`` names a folder, never a file; an existing file that is write-protected
+  for this user is refused, as the shell's ``>`` refuses it.
 * A new file gets the usual mode under the umask (0644 with umask 022); an existing file
   keeps its mode.
 * Several files (a data file and its ``.query`` file) are written together: every one is
@@ -38,6 +42,33 @@ def is_stdio(path: str | PathLike[str]) -> bool:
     return os.fspath(path) == STDIO
 
 
+def _std_stream(path: str) -> int | None:
+    """1 or 2 when ``path`` is this process's standard output or error (any spelling), else None."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    for fd in (1, 2):
+        try:
+            if os.path.samestat(st, os.fstat(fd)):
+                return fd
+        except OSError:  # that descriptor is closed
+            continue
+    return None
+
+
+def writes_stdout(path: str | PathLike[str]) -> bool:
+    """True for ``-`` and for a path that is this process's standard output (``/dev/stdout``, ...)."""
+    given = os.fspath(path)
+    return is_stdio(given) or (given.startswith(_DIRECT_PREFIXES) and _std_stream(given) == 1)
+
+
+def is_special(path: str | PathLike[str]) -> bool:
+    """True for ``-`` and for a path written in place: a device, FIFO, socket, or under /dev or /proc."""
+    given = os.fspath(path)
+    return is_stdio(given) or _writes_directly(given, os.path.realpath(given))
+
+
 def _writes_directly(given: str, resolved: str) -> bool:
     """Whether ``given`` (resolving to ``resolved``) must be opened and written in place."""
     if given.startswith(_DIRECT_PREFIXES) or resolved.startswith(_DIRECT_PREFIXES):
@@ -56,10 +87,56 @@ def _new_file_mode() -> int:
     return 0o666 & ~mask
 
 
+def _check_target(given: str) -> tuple[str, bool]:
+    """(resolved path, written directly?) of an output path other than ``-``.
+
+    Raises
+    ------
+    OSError
+        Naming ``given``: a directory, a path ending in ``/``, an existing file this user may
+        not write.
+    """
+    if os.path.isdir(given):
+        raise IsADirectoryError(errno.EISDIR, "is a directory, not a file", given)
+    if given.endswith(("/", os.sep)):  # realpath and pathlib would drop the slash
+        raise NotADirectoryError(errno.ENOTDIR, "ends with / but is not a folder; a file's name has none", given)
+    resolved = os.path.realpath(given)  # through symlinks: the link stays a link
+    if _writes_directly(given, resolved):
+        return resolved, True
+    if os.path.exists(resolved) and not os.access(resolved, os.W_OK):
+        raise PermissionError(errno.EACCES, "the file is write-protected; it is not replaced", given)
+    return resolved, False
+
+
+def check_writable(path: str | PathLike[str]) -> None:
+    """Fail now, before any long work, where :func:`write_output` would fail on ``path``.
+
+    Raises
+    ------
+    OSError
+        Naming the path as given: a directory, a path ending in ``/``, a write-protected file, a
+        folder that does not exist or where this user cannot create files.
+    """
+    given = os.fspath(path)
+    if is_stdio(given):
+        return
+    resolved, direct = _check_target(given)
+    if direct:
+        return
+    folder = os.path.dirname(resolved) or "."
+    try:  # the temporary file of the real write goes here: try making one
+        tempfile.TemporaryFile(dir=folder).close()
+    except OSError as exc:
+        raise _named(exc, given, folder) from None
+
+
 def _named(exc: OSError, given: str, folder: str | None = None) -> OSError:
     """The same error naming the path as the user wrote it (not a temporary file)."""
     reason = exc.strerror or str(exc)
     if folder is not None:
+        typed = os.path.dirname(given) or "."
+        if os.path.realpath(typed) == os.path.realpath(folder):
+            folder = typed  # the folder as the user wrote it, unless a symlink led elsewhere
         if isinstance(exc, FileNotFoundError) and os.path.isdir(folder):
             reason = "new files cannot be created in this folder"  # e.g. /sys
         elif isinstance(exc, FileNotFoundError):
@@ -76,12 +153,12 @@ class _Pending:
         self.data = data
         self.tmp: str | None = None
         self.target = self.given
-        if is_stdio(self.given):
+        self.stream: int | None = 1 if is_stdio(self.given) else None
+        if self.stream is not None:
             return
-        if os.path.isdir(self.given):
-            raise IsADirectoryError(errno.EISDIR, "is a directory, not a file", self.given)
-        resolved = os.path.realpath(self.given)  # through symlinks: the link stays a link
-        if _writes_directly(self.given, resolved):
+        resolved, direct = _check_target(self.given)
+        if direct:
+            self.stream = _std_stream(self.given)
             return
         self.target = resolved
         try:
@@ -90,7 +167,8 @@ class _Pending:
             old = None
         folder = os.path.dirname(resolved) or "."
         try:
-            fd, self.tmp = tempfile.mkstemp(prefix=f".{os.path.basename(resolved)}.", suffix=".tmp", dir=folder)
+            # a long name keeps its start only: the temporary name must fit the file system's limit too
+            fd, self.tmp = tempfile.mkstemp(prefix=f".{os.path.basename(resolved)[:64]}.", suffix=".tmp", dir=folder)
         except OSError as exc:
             raise _named(exc, self.given, folder) from None
         try:
@@ -116,10 +194,16 @@ class _Pending:
 
     def commit(self) -> None:
         """Put the content in place: rename the temporary file, or write the special file."""
-        if is_stdio(self.given):
-            sys.stdout.flush()  # text printed before stays before
-            sys.stdout.buffer.write(self.data)
-            sys.stdout.buffer.flush()
+        if self.stream is not None:
+            stream = sys.stdout if self.stream == 1 else sys.stderr
+            if stream is None:  # Python sets it to None when the descriptor was closed at start
+                raise OSError(errno.EBADF, "is closed", f"standard {'output' if self.stream == 1 else 'error'}")
+            try:
+                stream.flush()  # text printed before stays before
+                stream.buffer.write(self.data)
+                stream.buffer.flush()
+            except OSError as exc:
+                raise _named(exc, "standard output" if is_stdio(self.given) else self.given) from None
         elif self.tmp is None:
             try:
                 with open(self.given, "wb") as fh:
@@ -184,4 +268,6 @@ def same_file(a: str | PathLike[str], b: str | PathLike[str]) -> bool:
         return False
 
 
-__all__ = ["STDIO", "is_stdio", "same_file", "write_output", "write_outputs"]
+__all__ = [
+    "STDIO", "check_writable", "is_special", "is_stdio", "same_file", "writes_stdout", "write_output", "write_outputs",
+]  # fmt: skip

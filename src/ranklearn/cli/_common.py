@@ -13,7 +13,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from ranklearn._files import is_stdio, same_file, write_output
+from ranklearn._files import check_writable, is_stdio, same_file, write_output, writes_stdout
 from ranklearn.exceptions import DataFormatError
 
 if TYPE_CHECKING:  # importing the metrics loads numba; keep `--help` fast
@@ -22,10 +22,6 @@ if TYPE_CHECKING:  # importing the metrics loads numba; keep `--help` fast
 
 console = Console()
 err_console = Console(stderr=True)
-
-#: Names of standard output besides "-": status lines then go to stderr.
-_STDOUT_NAMES = ("/dev/stdout", "/dev/fd/1", "/proc/self/fd/1")
-
 
 def load_data(
     path: Path,
@@ -89,29 +85,33 @@ def warn(text: str) -> None:
     print(f"ranklearn: warning: {' '.join(text.split())}", file=sys.stderr)
 
 
+def output_path(value: str) -> Path:
+    """An output option's value as a Path (typer's ``parser``), refusing a name that ends in ``/``
+    before ``Path`` drops the slash: ``out/`` names a folder, never the file ``out``."""
+    import typer
+
+    if value.endswith("/") and not Path(value).is_dir():
+        raise typer.BadParameter(f"{value!r} ends with / but is not a folder; a file's name has none")
+    return Path(value)
+
+
 def check_output_path(path: Path, *inputs: Path) -> None:
-    """Fail early, before any long work, when ``path`` cannot be written as a file.
+    """Fail early, before any long work, when ``path`` cannot be written as a file or would
+    destroy an input.
 
     Raises
     ------
     OSError
-        If ``path`` is a directory, or its folder does not exist or is not a folder.
+        Where writing ``path`` would fail (:func:`ranklearn._files.check_writable`).
     ValueError
-        If ``path`` is the same file as one of ``inputs`` (through symlinks or another
-        spelling of the path): writing it would destroy the input.
+        If ``path`` is the same file as one of ``inputs`` or as an input's LightGBM query file
+        ``<input>.query`` (through symlinks or another spelling of the path).
     """
-    import errno
-
-    if is_stdio(path):
-        return
-    if path.is_dir():
-        raise IsADirectoryError(errno.EISDIR, "is a directory, not a file", str(path))
-    folder = path.parent
-    if not folder.is_dir():
-        raise FileNotFoundError(errno.ENOENT, f"cannot write here (no such directory: {folder})", str(path))
+    check_writable(path)
     for source in inputs:
-        if same_file(path, source):
-            raise ValueError(f"{path}: is the input file {source}; writing it would destroy the input")
+        for read in (source, Path(f"{source}.query")):
+            if not is_stdio(source) and same_file(path, read):
+                raise ValueError(f"{path}: is the input file {read}; writing it would destroy the input")
 
 
 def read_scores(path: Path, n_rows: int, data_path: Path) -> np.ndarray:
@@ -205,5 +205,5 @@ def write_lines(path: Path, lines: Iterable[str]) -> None:
 
 def report(text: str, *outputs: Path) -> None:
     """Print a status line: on stdout, or on stderr when an output goes to standard output."""
-    to_stdout = any(is_stdio(p) or str(p) in _STDOUT_NAMES for p in outputs)
+    to_stdout = any(writes_stdout(p) for p in outputs)
     (err_console if to_stdout else console).print(text)

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from ranklearn._files import writes_stdout
 from ranklearn.cli import _common as C
 from ranklearn.cli._train import REPORT_METRIC, _print_results, _save_interrupted, _total, checked_estimator
 from ranklearn.data.groups import group_ptr
@@ -93,5 +94,5 @@ def run_train_dask(
             ptr = group_ptr(np.asarray(qid))
             rows[name] = {m.name: m.mean(labels, scores, ptr) for m in metrics}
     saved = f"saved to {save}" if save is not None else "not saved (no --save)"
-    console = C.err_console if save is not None and str(save) == "-" else C.console
+    console = C.err_console if save is not None and writes_stdout(save) else C.console
     _print_results(f"{model} on dask: {saved}; metrics on each set", rows, metric_names, console)

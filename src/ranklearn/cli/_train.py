@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from rich.console import Console
 
+from ranklearn._files import writes_stdout
 from ranklearn.cli import _common as C
 from ranklearn.registry import Option
 
@@ -71,7 +72,7 @@ def build_train_command() -> Callable[..., None]:
         ("validate", Path | None, typer.Option(None, "--validate", help="Validation file: progress and early stopping.")),
         ("test", Path | None, typer.Option(None, "--test", help="Test file: reported at the end only.")),
         ("model", model_enum, typer.Option(..., "--model", help="Which ranker to train.")),
-        ("save", Path | None, typer.Option(None, "--save", help="Where to write the model file (- = stdout).")),
+        ("save", Path | None, typer.Option(None, "--save", parser=C.output_path, help="Where to write the model file (- = stdout).")),
         ("no_regroup", bool, typer.Option(False, "--no-regroup", help="Refuse a file where a qid reappears after "
                                           "other queries (by default its rows are merged, with a warning).")),
         ("scheduler", str | None, typer.Option(None, "--scheduler", help="Train lambdamart on this Dask cluster (tcp://HOST:PORT); --train and --validate may be globs of files the workers read.")),
@@ -240,7 +241,8 @@ def run_train(
     if params.get("early_stopping_rounds") is not None and validate is None:
         raise ValueError("--early-stopping needs a --validate set to watch")
     if save is not None:
-        C.check_output_path(save)  # before training, not after hours of it
+        # before training, not after hours of it
+        C.check_output_path(save, *(p for p in (train, validate, test) if p is not None))
     if scheduler is not None or workers is not None:
         from ranklearn.cli._dask import run_train_dask
 
@@ -275,7 +277,7 @@ def run_train(
         estimator.save(save)
     metric_names = list(dict.fromkeys([REPORT_METRIC, estimator.get_params()["metric"]]))
     saved = f"saved to {save}" if save is not None else "not saved (no --save)"
-    console = C.err_console if save is not None and str(save) == "-" else C.console
+    console = C.err_console if save is not None and writes_stdout(save) else C.console
     rows = evaluate_sets(estimator, sets, metric_names)
     _print_results(f"{model}: {saved}; metrics on each set", rows, metric_names, console)
 

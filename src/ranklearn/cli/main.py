@@ -9,6 +9,7 @@ Outputs are written by the rules of :mod:`ranklearn._files`.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Sequence
 from enum import Enum
@@ -19,7 +20,7 @@ import typer
 from rich.table import Table
 from typer.core import TyperOption
 
-from ranklearn._files import write_output, write_outputs
+from ranklearn._files import is_special, write_output, write_outputs
 from ranklearn._compilation import on_first_compile
 from ranklearn.cli import _common as C
 from ranklearn.exceptions import DataFormatError, RanklearnError
@@ -288,7 +289,7 @@ def compare(
 def report(
     model: Path = typer.Option(..., "--model", help="A ranklearn model file (from train --save)."),
     data: Path = typer.Option(..., "--data", help="Ranking file to score and evaluate (- reads stdin)."),
-    out: Path = typer.Option(..., "--out", help="HTML file to write (- = stdout)."),
+    out: Path = typer.Option(..., "--out", parser=C.output_path, help="HTML file to write (- = stdout)."),
     baseline: Path | None = typer.Option(
         None, "--baseline", help="Scores of a baseline system, one per row of --data: adds compare's tables and plot."
     ),
@@ -322,7 +323,9 @@ def convert(
     source: Path = typer.Argument(
         ..., metavar="IN", help="Ranking file (qid layout, or LightGBM layout with IN.query; - reads stdin)."
     ),
-    target: Path = typer.Argument(..., metavar="OUT", help="File to write (- writes stdout with --to qid)."),
+    target: Path = typer.Argument(
+        ..., metavar="OUT", parser=C.output_path, help="File to write (- writes stdout with --to qid)."
+    ),
     to: Layout = typer.Option(..., "--to", help="qid: '<label> qid:<q> ...' lines; lightgbm: no qid, group sizes in OUT.query."),
     no_regroup: bool = NoRegroupOpt,
 ) -> None:
@@ -332,12 +335,13 @@ def convert(
     """
     from ranklearn.data import format_svmlight
 
-    inputs = [source, Path(f"{source}.query")]
     outputs = [target] if to is Layout.qid else [target, Path(f"{target}.query")]
-    if to is Layout.lightgbm and str(target) == "-":
-        raise ValueError("--to lightgbm writes OUT and OUT.query: OUT cannot be - (standard output)")
+    if to is Layout.lightgbm and is_special(target):
+        raise ValueError(
+            f"--to lightgbm writes OUT and OUT.query together: OUT cannot be standard output or a device ({target})"
+        )
     for out in outputs:
-        C.check_output_path(out, *inputs)
+        C.check_output_path(out, source)
     ds = C.load_data(source, regroup=not no_regroup)
     if to is Layout.qid:
         write_output(target, format_svmlight(ds))
@@ -394,8 +398,9 @@ def predict(
     model: Path = ModelOpt,
     data: Path = typer.Option(..., "--data", help="Ranking file to score (- reads stdin)."),
     out: Path = typer.Option(
-        ..., "--out", help="Scores file to write (- = stdout): one number per line, in the row order of --data."
-    ),
+        ..., "--out", parser=C.output_path,
+        help="Scores file to write (- = stdout): one number per line, in the row order of --data.",
+    ),  # fmt: skip
     fmt: PredictFormat = typer.Option(
         PredictFormat.scores, "--format", help="scores: one per line; trec: a TREC run 'qid Q0 docid rank score tag'."
     ),
@@ -410,7 +415,9 @@ def predict(
     """
     from ranklearn.io import load_model
 
-    C.check_output_path(out, data)
+    if fmt is PredictFormat.trec and re.fullmatch(r"\S+", run_tag) is None:  # checked before any work
+        raise ValueError(f"--run-tag must be one word without blanks, got {run_tag!r}")
+    C.check_output_path(out, data, model)
     estimator = load_model(model)
     n_features = estimator.n_features_in_
     try:  # predict needs no query groups: a reappearing qid is merged silently, then undone
@@ -445,7 +452,7 @@ def predict(
 def export(
     model: Path = ModelOpt,
     fmt: ExportFormat = typer.Option(..., "--format", help="Target format."),
-    out: Path = typer.Option(..., "--out", help="File to write (- = stdout)."),
+    out: Path = typer.Option(..., "--out", parser=C.output_path, help="File to write (- = stdout)."),
 ) -> None:
     """Export a model to another tool's format.
 

@@ -113,7 +113,8 @@ def _read_query_file(path: str | PathLike[str], n_rows: int) -> np.ndarray:
         if not token:
             continue
         text = token.decode("utf-8", errors="backslashreplace")
-        if not text.isdigit() or int(text) == 0:  # isdigit: no sign, no decimal point
+        # ASCII digits only: no sign, no decimal point, no other script's digits or superscripts
+        if not (text.isascii() and text.isdigit()) or int(text) == 0:
             raise DataFormatError(
                 "bad group size: expected one positive integer per line", path=name, line=lineno, token=text
             )

@@ -53,6 +53,8 @@ class TrecArrays:
 def _lines(path: str | PathLike[str]) -> Iterator[tuple[int, list[str]]]:
     with open(path, "rb") as fh:
         for number, raw in enumerate(fh, start=1):
+            if number == 1:
+                raw = raw.removeprefix(b"\xef\xbb\xbf")  # a byte-order mark is not part of the first qid
             try:
                 fields = raw.decode("utf-8").split()
             except UnicodeDecodeError:
