@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 
@@ -53,9 +54,11 @@ def _corrupt(path: Path, target: Path, how: str) -> Path:
         data = raw.replace(b'"payload":{', b'"payload":{"x":' + b"9" * 5000 + b",", 1)
     elif how == "deep_nesting":
         data = b"[" * 100_000 + b"]" * 100_000
-    elif how == "unknown_model_type":
+    elif how in ("unknown_model_type", "relabelled_model_type"):
         env = json.loads(raw)
-        env["model_type"] = "gbdt-9000"
+        env["model_type"] = "gbdt-9000" if how == "unknown_model_type" else "mart"  # mart reads these trees too
+        if how == "unknown_model_type":  # a consistent file of a type this ranklearn does not know
+            env["sha256"] = hashlib.sha256(MF._canonical(env["model_type"], env["payload"])).hexdigest()
         data = json.dumps(env).encode()
     else:
         raise AssertionError(how)
@@ -78,6 +81,7 @@ CORRUPTIONS = {
     "huge_integer": "not valid JSON",
     "deep_nesting": "not valid JSON",
     "unknown_model_type": "unknown model type",
+    "relabelled_model_type": "checksum mismatch",
 }
 
 
@@ -92,6 +96,23 @@ def test_bad_model_files_raise_model_format_error_naming_the_file(model_path, tm
     data = model_path.with_name("data.txt")
     code, _, err = run(capsys, "predict", "--model", bad, "--data", data, "--out", tmp_path / "s.txt")
     assert_one_line_error(code, err, str(bad))
+
+
+def test_format_version_1_files_are_still_read(model_path, tmp_path):
+    """Version 1's checksum covered the payload alone."""
+    env = json.loads(model_path.read_bytes())
+    assert env["format_version"] == 2
+    env["format_version"] = 1
+    env["sha256"] = hashlib.sha256(
+        json.dumps(env["payload"], sort_keys=True, separators=(",", ":")).encode()
+    ).hexdigest()
+    old = tmp_path / "v1.json"
+    old.write_text(json.dumps(env))
+    X, _, _ = small_data(n_queries=4, docs=5)
+    np.testing.assert_array_equal(load_model(old).predict(X), load_model(model_path).predict(X))
+    env["model_type"] = "mart"  # version 1 could not see this
+    old.write_text(json.dumps(env))
+    assert type(load_model(old)).__name__ == "MART"
 
 
 def test_model_file_of_another_type(model_path, tmp_path):

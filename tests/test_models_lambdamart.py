@@ -208,7 +208,7 @@ def _forge(path, tmp_path, edit):
 
     env = json.loads(path.read_text())
     edit(env["payload"]["trees"][0])
-    env["sha256"] = hashlib.sha256(_canonical(env["payload"])).hexdigest()
+    env["sha256"] = hashlib.sha256(_canonical(env["model_type"], env["payload"])).hexdigest()
     out = tmp_path / "forged.json"
     out.write_text(json.dumps(env))
     return out

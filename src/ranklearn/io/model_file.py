@@ -2,11 +2,12 @@
 
 Layout (one JSON object)::
 
-    {"format": "ranklearn-model", "format_version": 1, "model_type": "lambdamart",
-     "ranklearn_version": "0.1.0", "sha256": "<hex of the canonical payload>", "payload": {...}}
+    {"format": "ranklearn-model", "format_version": 2, "model_type": "lambdamart",
+     "ranklearn_version": "0.1.0", "sha256": "<hex of the canonical model_type and payload>", "payload": {...}}
 
-The checksum covers the canonical JSON text of ``payload``, so a truncated or edited
-file is detected before any of it is used.
+The checksum covers the canonical JSON text of ``{"model_type": ..., "payload": ...}``, so a
+truncated or edited file, a relabelled model type included, is detected before any of it is
+used. Files of format version 1 (the checksum covered ``payload`` alone) are still read.
 """
 
 from __future__ import annotations
@@ -21,22 +22,24 @@ from ranklearn._files import write_output
 from ranklearn.exceptions import ModelFormatError
 
 FORMAT_NAME = "ranklearn-model"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 
 def _reject_constant(name: str) -> None:
     raise ValueError(f"{name} is not valid in a model file")
 
 
-def _canonical(payload: dict[str, Any]) -> bytes:
-    return json.dumps(payload, sort_keys=True, separators=(",", ":"), allow_nan=False).encode()
+def _canonical(model_type: str, payload: dict[str, Any], version: int = FORMAT_VERSION) -> bytes:
+    """The bytes the checksum covers: version 1 the payload alone, later ones the model type too."""
+    covered = payload if version == 1 else {"model_type": model_type, "payload": payload}
+    return json.dumps(covered, sort_keys=True, separators=(",", ":"), allow_nan=False).encode()
 
 
 def write_model_file(path: str | PathLike[str], model_type: str, payload: dict[str, Any]) -> None:
     """Write a model payload (JSON-serializable, no NaN/inf) atomically with version and checksum."""
     from ranklearn import __version__
 
-    body = _canonical(payload)
+    body = _canonical(model_type, payload)
     envelope = {
         "format": FORMAT_NAME,
         "format_version": FORMAT_VERSION,
@@ -90,7 +93,7 @@ def read_model_file(path: str | PathLike[str]) -> tuple[str, dict[str, Any]]:
     if not isinstance(payload, dict) or not isinstance(model_type, str):
         raise ModelFormatError("model file lacks a model_type or payload", path=p)
     try:
-        body = _canonical(payload)
+        body = _canonical(model_type, payload, version)
     except (ValueError, RecursionError):  # non-finite numbers (1e999) cannot have been written by us
         raise ModelFormatError("model payload holds non-finite numbers: the model file is corrupted", path=p) from None
     if hashlib.sha256(body).hexdigest() != envelope.get("sha256"):
