@@ -82,6 +82,8 @@ def test_cv_letor_folds(capsys, tmp_path):
     assert result["mean"]["ndcg@10"] == pytest.approx(np.mean([v["ndcg@10"] for v in result["folds"].values()]))
     code, _, err = run(capsys, "cv", "--model", "lambdamart", "--letor-folds", tmp_path / "Fold1")
     assert code == 2 and "no Fold1, Fold2" in err
+    code, _, err = run(capsys, "cv", "--model", "lambdamart", "--letor-folds", tmp_path / "Fold1" / "test.txt")
+    assert code == 2 and "test.txt: is a file; --letor-folds takes the folder" in err
     code, _, err = run(capsys, "cv", "--model", "lambdamart")
     assert code == 2 and "--data (with --folds) or --letor-folds" in err
 

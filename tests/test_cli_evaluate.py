@@ -139,6 +139,10 @@ def test_compare_trec_runs_and_errors(capsys, tmp_path, mq):
     bad = tmp_path / "bad.run"
     bad.write_text("1 Q0 d 1 0.5 t\n1 Q0 d 2\n")
     assert_one_line_error(*run(capsys, "evaluate", "--qrels", qrels, "--run", bad)[::2], f"{bad}:2:", "6 columns")
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    for args in (("--qrels", qrels, "--run", empty), ("--qrels", empty, "--run", runs[0])):  # which file is empty
+        assert_one_line_error(*run(capsys, "evaluate", *args)[::2], f"{empty}: has no lines to evaluate")
     assert_one_line_error(*run(capsys, "evaluate", "--qrels", qrels, "--run", runs[0], "--metric", "p@5",
                                "--empty", "one")[::2], "ndcg and map only")  # fmt: skip
 

@@ -57,6 +57,8 @@ def _coerce(flag: str, text: str, kind: type) -> Any:
 
 
 def _letor_folds(root: Path) -> list[int]:
+    if root.exists() and not root.is_dir():
+        raise NotADirectoryError(20, "is a file; --letor-folds takes the folder holding Fold1, Fold2, ...", str(root))
     if not root.is_dir():
         raise FileNotFoundError(2, "no such directory", str(root))
     numbers = sorted(int(p.name[4:]) for p in root.glob("Fold*") if p.name[4:].isdigit() and p.is_dir())

@@ -87,6 +87,9 @@ def values_from_trec(
             raise IsADirectoryError(21, "is a directory, not a file", str(path))
     qrels = read_qrels(qrels_path)
     runs = [read_run(p) for p in run_files]
+    for path, held in ((qrels_path, qrels), *((p, run.scores) for p, run in zip(run_files, runs))):
+        if not held:  # say which file is empty rather than that nothing matched
+            raise DataFormatError("has no lines to evaluate (an empty file?)", path=path)
     query_ids, arrays = align(qrels, runs, queries=queries)
     out = {}
     for name, a in zip(_names(run_files), arrays):
