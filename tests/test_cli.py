@@ -135,6 +135,8 @@ def test_evaluate_bad_scores(capsys, tmp_path, mq2008):
     assert_one_line_error(*run(capsys, "evaluate", "--data", MQ_TEST, "--scores", bad)[::2], f"{bad}:3:", "'high'")
     nan = write_scores(tmp_path / "nan.txt", ["1", "nan"])
     assert_one_line_error(*run(capsys, "evaluate", "--data", MQ_TEST, "--scores", nan)[::2], f"{nan}:2:")
+    underscore = write_scores(tmp_path / "underscore.txt", ["1", "1_0"])  # float() alone would read 10
+    assert_one_line_error(*run(capsys, "evaluate", "--data", MQ_TEST, "--scores", underscore)[::2], ":2:", "'1_0'")
     good = write_scores(tmp_path / "good.txt", np.zeros(2874))
     code, out, err = run(capsys, "evaluate", "--data", MQ_TEST, "--scores", good, "--metric", "ndcg@0")
     assert_one_line_error(code, err, "ndcg@0")

@@ -133,8 +133,8 @@ def read_scores(path: Path, n_rows: int, data_path: Path) -> np.ndarray:
     scores = np.empty(len(lines))
     for i, raw in enumerate(lines):
         token = raw.strip()
-        try:
-            value = float(token.decode("ascii"))
+        try:  # Python's float() takes 1_000; LETOR files and other tools do not
+            value = float(token.decode("ascii")) if b"_" not in token else math.nan
         except (UnicodeDecodeError, ValueError):
             value = math.nan
         if not math.isfinite(value):
