@@ -20,7 +20,7 @@ from ranklearn.exceptions import ModelFormatError
 from ranklearn.io import load_model
 from ranklearn.models.base import BaseRanker
 from ranklearn.registry import (
-    REGISTRY, ModelSpec, Option, get_model_class, get_spec, markdown_table, register, unregister,
+    REGISTRY, ModelSpec, Option, get_model_class, get_spec, markdown_table, model_names, register, unregister,
 )  # fmt: skip
 
 
@@ -197,3 +197,11 @@ def test_readme_table_comes_from_the_registry():
     assert block == markdown_table()  # regenerate: .venv/bin/python tools/readme_models.py
     for spec in REGISTRY.values():
         assert f"| `{spec.name}` |" in block
+
+
+def test_every_registered_class_imports_from_ranklearn_models():
+    import ranklearn.models as models
+
+    for name in model_names():
+        cls = get_model_class(name)
+        assert getattr(models, cls.__name__) is cls and cls.__name__ in models.__all__

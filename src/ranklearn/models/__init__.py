@@ -1,9 +1,10 @@
 """The rankers: LambdaMART and MART (trees), RankNet, LambdaRank and ListNet (neural, torch
-imported lazily), CoordinateAscent, LinearRegression and AdaRank (linear),
-RankBoost (feature thresholds); the others load on first use.
+imported lazily), CoordinateAscent, LinearRegression and AdaRank (linear), RankBoost (feature
+thresholds), RandomForest (bags of trees); all but LambdaMART load on first use.
 
 Every ranker derives from :class:`ranklearn.models.base.BaseRanker` and is listed in
-:mod:`ranklearn.registry`.
+:mod:`ranklearn.registry`, where this module finds them (no second list to keep in step: the
+random forest was once missing from one).
 """
 
 from __future__ import annotations
@@ -11,12 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 from ranklearn.models.lambdamart import LambdaMART
-from ranklearn.registry import get_model_class, model_names
+from ranklearn.registry import REGISTRY, get_model_class, model_names
 
 #: class name -> registry name of the models imported on first use (torch only when asked for)
-_LAZY = {"RankNet": "ranknet", "LambdaRank": "lambdarank", "ListNet": "listnet", "MART": "mart",
-         "CoordinateAscent": "coordinate-ascent", "LinearRegression": "linear", "AdaRank": "adarank",
-         "RankBoost": "rankboost"}  # fmt: skip
+_LAZY = {spec.target.partition(":")[2]: name for name, spec in REGISTRY.items() if name != "lambdamart"}
 
 __all__ = ["LambdaMART", *_LAZY, "get_model_class", "model_names"]
 
