@@ -56,7 +56,7 @@ def test_cli_train_bad_options(capsys, files, tmp_path, model, options, fragment
         ("missing", [], ["missing.txt"]),
         ("dir", [], ["a_directory"]),
         ("huge_fid", [], ["huge_fid.txt:1:", "feature id 1,000,000,000"]),
-        ("ok", ["--validate", "three_features"], ["3 features", "2"]),
+        ("ok", ["--validate", "three_features"], ["three_features.txt:1:", "feature 3 is beyond", "(2)"]),
         ("ok", ["--validate", "negative_label"], ["negative_label.txt", ">= 0"]),
         ("negative_label", [], ["negative_label.txt", ">= 0", "row 0"]),
         ("ok", ["--save-dir"], ["a_directory", "directory"]),
@@ -255,6 +255,21 @@ def test_export_refuses_the_wrong_kind_of_model_in_one_line(capsys, tmp_path, sm
     code, _, err = run(capsys, "export", "--model", model, "--format", "onnx", "--out", tmp_path / "m.onnx")
     assert code == 2 and err.count("\n") == 1 and "neural rankers" in err
     assert not (tmp_path / "m.onnx").exists()
+
+
+def test_export_names_the_formats_and_extras_in_one_line(capsys, tmp_path, small_files, monkeypatch):
+    pytest.importorskip("torch")
+    model = tmp_path / "m.json"
+    assert run(capsys, "train", "--train", small_files["train"], "--model", "adarank", "--save", model)[0] == 0
+    code, _, err = run(capsys, "export", "--model", model, "--format", "ranklib", "--out", tmp_path / "m.txt")
+    assert_one_line_error(code, err, "RankLib's format holds lambdamart, mart, coordinate-ascent, linear", "adarank")
+    neural = tmp_path / "n.json"
+    assert run(capsys, "train", "--train", small_files["train"], "--model", "listnet", "--epochs", "1",
+               "--save", neural)[0] == 0  # fmt: skip
+    monkeypatch.setitem(sys.modules, "onnx", None)  # as without the onnx extra: `import onnx` fails
+    code, _, err = run(capsys, "export", "--model", neural, "--format", "onnx", "--out", tmp_path / "n.onnx")
+    assert_one_line_error(code, err, "ONNX export needs the 'onnx' package")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.json", "n.json"]
 
 
 def test_ctrl_c_before_the_first_epoch_saves_nothing(capsys, tmp_path, small_files, monkeypatch):

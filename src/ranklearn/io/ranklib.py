@@ -47,7 +47,7 @@ import numpy as np
 
 from ranklearn._files import write_output
 from ranklearn.exceptions import ModelFormatError
-from ranklearn.io._trees import require_fitted_lambdamart
+from ranklearn.io._trees import TREE_MODELS, require_fitted_lambdamart
 
 
 def _fmt32(x: float) -> str:
@@ -70,9 +70,13 @@ def export_ranklib(model, path: str | PathLike[str]) -> None:
     ValueError
         If the model is not one of those, or not fitted.
     """
-    if getattr(model, "_model_name", None) in _LINEAR:
+    name = getattr(model, "_model_name", None)
+    if name in _LINEAR:
         _export_linear(model, path)
         return
+    if name not in TREE_MODELS:
+        kinds = ", ".join((*TREE_MODELS, *_LINEAR))
+        raise ValueError(f"RankLib's format holds {kinds} models; this is a {name or type(model).__name__} model")
     require_fitted_lambdamart(model, "RankLib")
     if getattr(model, "trained_with_missing_", False) and any(
         np.any(t.missing_left[t.feature >= 0]) for t in model.trees_
