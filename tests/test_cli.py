@@ -271,6 +271,7 @@ def test_train_neural(capsys, tmp_path, small_files):
         ("ranknet", ["--networks", "0"], "--networks must be"),
         ("ranknet", ["--trees", "3"], "--trees does not apply to ranknet"),
         ("lambdarank", ["--hidden", "8,x"], "--hidden"),
+        ("ranknet", ["--hidden", "64,,32"], "--hidden must be comma-separated"),  # a typo, not (64, 32)
         ("lambdamart", ["--early-stopping", "3"], "--validate"),
         ("lambdamart", ["--learning-rate", "-1"], "--learning-rate must be"),
         ("lambdamart", ["--device", "cpu"], "--device does not apply to lambdamart"),
@@ -625,6 +626,11 @@ def test_train_save_to_dev_stdout_keeps_the_model_whole(tmp_path, small_files):
     assert load_model(out).n_features_in_ == 6
 
 
+def test_a_missing_option_value_points_to_its_commands_help(capsys, small_files):
+    code, _, err = run(capsys, "train", "--train")
+    assert_one_line_error(code, err, "'--train' requires an argument", "(see 'ranklearn train --help')")
+
+
 def test_a_bad_run_tag_is_named_before_any_work(capsys, tmp_path):
     code, _, err = run(capsys, "predict", "--model", tmp_path / "missing.json", "--data", tmp_path / "missing.txt",
                        "--out", tmp_path / "run.txt", "--format", "trec", "--run-tag", "my run")  # fmt: skip
@@ -645,7 +651,7 @@ def test_convert_says_lightgbm_drops_qids_and_comments(capsys, tmp_path):
     code, _, err = run(capsys, "convert", src, tmp_path / "out.lgb", "--to", "lightgbm")
     assert code == 0
     assert err.startswith("ranklearn: warning: LightGBM's layout has no qids or comments")
-    assert "(first qid: 7)" in err and "numbers the queries 0 to 1" in err  # integer qids are read as numbers
+    assert "(first qid: 007)" in err and "numbers the queries 0 to 1" in err  # qids as written
 
 
 def test_convert_to_dash_and_info_from_dash(capsys, tmp_path, small_files, monkeypatch):
@@ -693,6 +699,78 @@ def test_predict_pads_a_file_without_trailing_features(capsys, tmp_path, small_f
     wide.write_text("1 qid:1 1:0.5\n0 qid:1 2:0.5 7:1\n")
     code, _, err = run(capsys, "predict", "--model", model_file, "--data", wide, "--out", out)
     assert_one_line_error(code, err, f"{wide}:2:", "feature 7", "trained on 6", "'7:1'")
+
+
+def test_predict_needs_no_groups(capsys, tmp_path, small_files, model_file, monkeypatch):
+    """Scores need no queries: a file without qids and without a .query file, also from stdin."""
+    import io
+
+    from ranklearn.data import load_svmlight
+    from ranklearn.io import load_model
+
+    ds = load_svmlight(small_files["test"])
+    bare = tmp_path / "bare.txt"  # LightGBM's layout with its .query file gone
+    assert run(capsys, "convert", small_files["test"], bare, "--to", "lightgbm")[0] == 0
+    Path(f"{bare}.query").unlink()
+    expected = [float(v) for v in load_model(model_file).predict(ds.X)]
+    out = tmp_path / "s.txt"
+    code, _, err = run(capsys, "predict", "--model", model_file, "--data", bare, "--out", out)
+    assert code == 0, err
+    assert [float(v) for v in out.read_text().split()] == expected
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(bare.read_bytes())))
+    code, got, err = run(capsys, "predict", "--model", model_file, "--data", "-", "--out", "-")
+    assert code == 0, err
+    assert [float(v) for v in got.split()] == expected
+    code, _, err = run(capsys, "predict", "--model", model_file, "--data", bare, "--out", out, "--format", "trec")
+    assert_one_line_error(code, err, "missing qid")  # a run does need its queries
+
+
+def test_train_pads_validation_and_test_files_to_the_training_width(capsys, tmp_path, small_files):
+    from ranklearn.data import load_svmlight
+    from ranklearn.io import load_model
+    from ranklearn.metrics import get_metric
+
+    narrow = tmp_path / "vali.txt"  # feature 6 left out of every line: the file is 5 features wide
+    narrow.write_text("\n".join(" ".join(t for t in line.split() if not t.startswith("6:"))
+                                 for line in small_files["vali"].read_text().splitlines()) + "\n")  # fmt: skip
+    model = tmp_path / "m.json"
+    code, out, err = run(capsys, "train", "--train", small_files["train"], "--validate", narrow, "--test", narrow,
+                         "--model", "linear", "--save", model)  # fmt: skip
+    assert code == 0, err
+    padded = load_svmlight(narrow, n_features=6)
+    expected = get_metric("ndcg@10").mean(padded.y, load_model(model).predict(padded.X), padded.ptr)
+    assert f"{expected:.4f}" in out
+    wide = tmp_path / "wide.txt"
+    wide.write_text("1 qid:1 1:0.5\n0 qid:1 2:0.5 7:1\n")
+    for option in ("--validate", "--test"):  # named before any training
+        code, _, err = run(capsys, "train", "--train", small_files["train"], option, wide, "--model", "linear",
+                           "--save", tmp_path / "w.json")  # fmt: skip
+        assert_one_line_error(code, err, f"{wide}:2:", "feature 7 is beyond the training file's features (6)")
+        assert "solve" not in err and not (tmp_path / "w.json").exists()
+
+
+def test_convert_keeps_every_value_as_written(capsys, tmp_path):
+    src = tmp_path / "in.txt"
+    src.write_text("1 qid:1 1:0.123456789012345 2:16777217\n0 qid:1 1:0.03703703703703703 2:-1e-300\n")
+    out = tmp_path / "out.txt"
+    assert run(capsys, "convert", src, out, "--to", "qid")[0] == 0
+    assert out.read_text() == src.read_text()  # float32 would write 0.12345679 and 16777216
+
+
+def test_qids_keep_their_leading_zeros(capsys, tmp_path, model_file):
+    """qid:007 stays 007: a qrels file made from the data file matches the run predict writes."""
+    src = tmp_path / "in.txt"
+    src.write_text("2 qid:007 1:0.5 #docid = A\n0 qid:007 1:0.1 #docid = B\n1 qid:12 2:1 #docid = C\n")
+    out = tmp_path / "out.txt"
+    assert run(capsys, "convert", src, out, "--to", "qid")[0] == 0
+    assert out.read_text() == src.read_text()
+    qrels = tmp_path / "qrels"
+    qrels.write_text("007 0 A 2\n007 0 B 0\n12 0 C 1\n")
+    runfile = tmp_path / "run"
+    assert run(capsys, "predict", "--model", model_file, "--data", src, "--out", runfile, "--format", "trec")[0] == 0
+    assert sorted({line.split()[0] for line in runfile.read_text().splitlines()}) == ["007", "12"]
+    code, got, err = run(capsys, "evaluate", "--qrels", qrels, "--run", runfile, "--metric", "map", "--json")
+    assert code == 0, err
 
 
 def test_reappearing_qids_are_merged_with_a_warning(capsys, tmp_path, small_files, model_file):

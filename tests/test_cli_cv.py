@@ -55,8 +55,13 @@ def test_cv_on_one_file_equals_cross_validate(capsys, tmp_path):
         assert [result["folds"][f"fold {i}"][spec] for i in range(1, 5)] == list(ref[f"test_{spec}"])
         assert result["mean"][spec] == pytest.approx(ref[f"test_{spec}"].mean())
         assert result["std"][spec] == pytest.approx(ref[f"test_{spec}"].std(ddof=1))
-    code, out, _ = run(capsys, "cv", "--model", "lambdamart", "--data", path, "--folds", 4, "--trees", 4)
+    code, out, err = run(capsys, "cv", "--model", "lambdamart", "--data", path, "--folds", 4, "--trees", 4)
     assert code == 0 and "mean ± std" in out and "fold 4" in out
+    assert "fold 4: ran all 4 trees" in err  # progress on stderr, fold by fold
+    code, _, err = run(capsys, "cv", "--model", "lambdamart", "--data", path, "--folds", 1)
+    assert code == 2 and err.count("\n") == 1 and "'--folds'" in err and "1" in err
+    code, _, err = run(capsys, "cv", "--model", "lambdamart", "--data", path, "--early-stopping", 2)
+    assert code == 2 and err.count("\n") == 1 and "--early-stopping needs a validation set" in err
     code, _, err = run(capsys, "cv", "--model", "lambdamart", "--data", path, "--epochs", 3)
     assert code == 2 and err.count("\n") == 1 and "--epochs does not apply to lambdamart" in err
 

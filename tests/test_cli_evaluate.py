@@ -97,6 +97,9 @@ def test_predict_trec_run_round_trip(capsys, tmp_path, mq):
     code, _, err = run(capsys, "predict", "--model", tmp_path / "m.json", "--data", path, "--out", out,
                        "--format", "trec", "--docid-field", "nosuch")  # fmt: skip
     assert_one_line_error(code, err, str(path), "row 1", "nosuch")
+    code, _, err = run(capsys, "predict", "--model", tmp_path / "m.json", "--data", path, "--out", out,
+                       "--format", "trec", "--docid-field", "inc")  # a field that repeats: not an id
+    assert_one_line_error(code, err, str(path), "listed twice", "'inc' field, --docid-field")
 
 
 def test_compare_json_equals_stats_compare(capsys, tmp_path, mq):
@@ -135,6 +138,11 @@ def test_compare_trec_runs_and_errors(capsys, tmp_path, mq):
     assert_one_line_error(*run(capsys, "compare", "--data", path, "--scores", score_file(tmp_path / "x", ds.y))[::2],
                           "at least two systems")  # fmt: skip
     assert_one_line_error(*run(capsys, "compare", "--data", path, "--run", runs[0])[::2], "--data takes --scores")
+    one = score_file(tmp_path / "one.scores", ds.y)
+    assert_one_line_error(*run(capsys, "compare", "--data", path, "--scores", one, "--scores", f"{tmp_path}/./one.scores")[::2],
+                          "one.scores is given twice")  # fmt: skip
+    assert_one_line_error(*run(capsys, "compare", "--qrels", qrels, "--run", runs[0], "--run", runs[1],
+                               "--per-query")[::2], "--per-query", "--json")  # fmt: skip
     assert_one_line_error(*run(capsys, "evaluate", "--metric", "map")[::2], "--qrels with --run")
     bad = tmp_path / "bad.run"
     bad.write_text("1 Q0 d 1 0.5 t\n1 Q0 d 2\n")

@@ -171,6 +171,11 @@ def test_report_without_baseline_and_errors(capsys, files, tmp_path):
     assert str(short) in error("--baseline", short, "--out", out)
     assert "destroy the input" in error("--out", files / "test.txt")
     assert "--permutations" in error("--baseline", files / "bm25.scores", "--permutations", "0", "--out", out)
+    lines = (files / "test.txt").read_text().splitlines(keepends=True)
+    mixed = tmp_path / "mixed.txt"  # the first query's first row moved to the end: its qid reappears
+    mixed.write_text("".join(lines[1:] + lines[:1]))
+    code, _, err = run(capsys, "report", "--model", files / "model.json", "--data", mixed, "--out", out, "--no-regroup")
+    assert code == 2 and err.count("\n") == 1 and "reappears" in err and "mixed.txt" in err
 
 
 def test_report_without_matplotlib_is_one_line(capsys, files, tmp_path, monkeypatch):

@@ -54,6 +54,17 @@ def _subset(X: Any, y: np.ndarray, q: np.ndarray, rows: np.ndarray) -> tuple[Any
     return X[rows], y[rows], q[rows]
 
 
+def fit_with_progress(model: Any, description: str | None, X: Any, y: Any, **fit_params: Any) -> Any:
+    """``model.fit(X, y, **fit_params)``, with a progress bar on stderr labelled ``description``
+    (none when it is None)."""
+    if description is None:
+        return model.fit(X, y, **fit_params)
+    from ranklearn._progress import TrainingProgress
+
+    with TrainingProgress(None, description=description) as bar:
+        return model.fit(X, y, callbacks=[bar], **fit_params)
+
+
 def cross_validate(
     model: Any,
     X: ArrayLike,
@@ -63,6 +74,7 @@ def cross_validate(
     cv: int | Iterable[tuple[ArrayLike, ArrayLike]] = 5,
     metrics: Sequence[str] = ("ndcg@10",),
     random_state: int | None = 0,
+    progress: bool = False,
     **conventions: Any,
 ) -> dict[str, np.ndarray]:
     """Fit a clone of ``model`` on each training part and score it on the held-out queries.
@@ -82,6 +94,9 @@ def cross_validate(
         Metric specs, as :func:`ranklearn.metrics.get_metric` takes.
     random_state : int or None
         Seed of the fold assignment when ``cv`` is an int.
+    progress : bool
+        Draw a progress bar on stderr for each fold's fit, then where it stopped (the
+        command line's ``cv`` does).
     **conventions
         Metric conventions (``conventions="trec_eval"``, ``empty=``, ...).
 
@@ -113,7 +128,7 @@ def cross_validate(
         X_tr, y_tr, q_tr = _subset(X_rows, y_arr, q, train)
         X_te, y_te, q_te = _subset(X_rows, y_arr, q, test)
         start = time.perf_counter()
-        fitted = clone(model).fit(X_tr, y_tr, qid=q_tr)
+        fitted = fit_with_progress(clone(model), f"fold {number}" if progress else None, X_tr, y_tr, qid=q_tr)
         out["fit_time"].append(time.perf_counter() - start)
         scores = fitted.predict(X_te)
         ptr = group_ptr(q_te)

@@ -173,8 +173,9 @@ def markdown_table() -> str:
 # ------------------------------------------------------------------------------ the rankers
 def _parse_hidden(value: str) -> tuple[int, ...]:
     """``"64,32"`` -> ``(64, 32)``; an empty string gives a linear scorer ``()``."""
-    parts = [p.strip() for p in str(value).split(",") if p.strip()]
-    if not all(p.isdigit() and int(p) > 0 for p in parts):
+    text = str(value).strip()
+    parts = [p.strip() for p in text.split(",")] if text else []
+    if not all(p.isascii() and p.isdigit() and int(p) > 0 for p in parts):  # "64,,32" is a typo, not (64, 32)
         raise ValueError(f"--hidden must be comma-separated positive layer sizes such as 64,32; got {value!r}")
     return tuple(int(p) for p in parts)
 

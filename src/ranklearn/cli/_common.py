@@ -31,6 +31,8 @@ def load_data(
     n_features: int | None = None,
     return_order: bool = False,
     warn_regroup: bool = True,
+    dtype: type = np.float32,
+    require_groups: bool = True,
 ) -> RankingDataset | tuple[RankingDataset, np.ndarray | None]:
     """Load a ranking file (qid layout, or LightGBM layout with ``<path>.query``; ``-`` = stdin).
 
@@ -41,7 +43,9 @@ def load_data(
     applied (see :func:`ranklearn.data.load_svmlight`), to line up per-row files such as
     scores (``warn_regroup=False`` where groups do not matter). ``sparse=True`` keeps ``X``
     sparse; ``n_features`` pads a file whose trailing features are all zero (omitted) up to a
-    model's feature count.
+    model's feature count. ``dtype=np.float64`` keeps every value as written (``convert``);
+    the models train on float32. ``require_groups=False``: lines without qid and no query
+    file are one query (``predict``, which needs no groups).
     """
     from ranklearn.data import load_svmlight
 
@@ -50,7 +54,8 @@ def load_data(
     source = sys.stdin.buffer if is_stdio(path) else path
     try:
         ds, order = load_svmlight(
-            source, regroup=regroup, sparse=sparse, n_features=n_features, return_order=True
+            source, regroup=regroup, sparse=sparse, n_features=n_features, return_order=True, dtype=dtype,
+            require_groups=require_groups,
         )
     except DataFormatError as exc:
         if regroup or "regroup=True" not in exc.reason:
@@ -60,6 +65,20 @@ def load_data(
     if order is not None and warn_regroup:
         _warn_regrouped(path, ds, order)
     return (ds, order) if return_order else ds
+
+
+def load_data_as_wide(path: Path, n_features: int, beyond: str, **kwargs):
+    """:func:`load_data` padded to ``n_features`` columns (trailing all-zero features may be left
+    out of a file); a feature id past them is an error saying it is beyond ``beyond``."""
+    try:
+        return load_data(path, n_features=n_features, **kwargs)
+    except DataFormatError as exc:
+        if not exc.reason.startswith("feature id exceeds n_features"):
+            raise
+        fid = (exc.token or "").split(":", 1)[0]
+        raise DataFormatError(
+            f"feature {fid} is beyond {beyond}", path=exc.path, line=exc.line, token=exc.token
+        ) from None
 
 
 def _warn_regrouped(path: Path, ds: RankingDataset, order: np.ndarray) -> None:

@@ -86,21 +86,29 @@ def run_cv(
     rows: dict[str, dict[str, float]] = {}
     if (data is None) == (letor_folds is None):
         raise ValueError("give --data (with --folds) or --letor-folds")
+    if data is not None and params.get("early_stopping_rounds") is not None:
+        raise ValueError("--early-stopping needs a validation set: the folds of --data have none "
+                         "(--letor-folds early-stops on each fold's vali.txt)")  # fmt: skip
     if data is not None:
         from ranklearn.model_selection import cross_validate
 
         ds = C.load_data(data)
-        result = cross_validate(estimator, ds.X, ds.y, qid=ds.qid, cv=folds, metrics=metrics, random_state=split_seed)
+        result = cross_validate(
+            estimator, ds.X, ds.y, qid=ds.qid, cv=folds, metrics=metrics, random_state=split_seed, progress=True
+        )
         for i in range(folds):
             rows[f"fold {i + 1}"] = {m.name: float(result[f"test_{m.name}"][i]) for m in scorers}
     else:
         from sklearn.base import clone
 
         from ranklearn.datasets import load_letor_fold
+        from ranklearn.model_selection import fit_with_progress
 
         for n in _letor_folds(letor_folds):
             train, vali, test = load_letor_fold(letor_folds, n)
-            fitted = clone(estimator).fit(train.X, train.y, qid=train.qid, eval_set=[(vali.X, vali.y, vali.qid)])
+            fitted = fit_with_progress(
+                clone(estimator), f"Fold{n}", train.X, train.y, qid=train.qid, eval_set=[(vali.X, vali.y, vali.qid)]
+            )
             scores = fitted.predict(test.X)
             rows[f"Fold{n}"] = {m.name: m.mean(test.y, scores, test.ptr) for m in scorers}
     values = {m.name: np.array([r[m.name] for r in rows.values()]) for m in scorers}

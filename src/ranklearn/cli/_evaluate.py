@@ -8,7 +8,7 @@ same queries, which ``evaluate`` prints and ``compare`` tests.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,9 +33,21 @@ def build_metrics(specs: Sequence[str], conventions: dict[str, object]) -> list[
 
 
 def _names(paths: Sequence[Path]) -> list[str]:
-    """System names for the table: file names, or the paths where names repeat."""
+    """System names for the table: file names, or the paths where names repeat.
+
+    Raises
+    ------
+    ValueError
+        If a path is given twice (one system would silently replace the other).
+    """
     names = [p.name for p in paths]
-    return names if len(set(names)) == len(names) else [str(p) for p in paths]
+    if len(set(names)) == len(names):
+        return names
+    full = [str(p) for p in paths]
+    twice = next((f for i, f in enumerate(full) if f in full[:i]), None)
+    if twice is not None:
+        raise ValueError(f"{twice} is given twice; give each system once")
+    return full
 
 
 def values_from_scores(
@@ -260,9 +272,13 @@ def _json_safe(obj: object) -> object:
 
 def trec_run_lines(
     data: Path, comments: object, query_ids: np.ndarray, scores: np.ndarray, tag: str, docid_field: str
-) -> Iterator[str]:
-    """Lines of a TREC run for the rows of a ranking file, document ids from its comments."""
+) -> list[str]:
+    """Lines of a TREC run for the rows of a ranking file, document ids from its comments (all
+    made before any is written)."""
     from ranklearn.io.trec import docids_from_comments, run_lines
 
     docids = docids_from_comments(comments, docid_field, path=data)  # type: ignore[arg-type]
-    return run_lines(query_ids, docids, scores, tag)
+    try:
+        return list(run_lines(query_ids, docids, scores, tag))
+    except ValueError as exc:  # e.g. a field that is not an id: say where the ids came from
+        raise DataFormatError(f"{exc} (document ids from the '{docid_field}' field, --docid-field)", path=data) from None

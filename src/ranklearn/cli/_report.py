@@ -69,6 +69,7 @@ def build_report(
     permutations: int = 10_000,
     seed: int = 0,
     confidence: float = 0.95,
+    regroup: bool = True,
 ) -> str:
     """The report page as HTML text.
 
@@ -87,13 +88,18 @@ def build_report(
         The query whose lambdas are drawn (default: the first with two distinct labels).
     permutations, seed, confidence
         As ``compare``'s options.
+    regroup : bool
+        Merge the rows of a qid that reappears (with a warning); False refuses the file.
     """
     from ranklearn import plot
     from ranklearn.io import load_model
     from ranklearn.metrics import query_mean
 
     model = load_model(model_path)
-    ds, order = C.load_data(data_path, n_features=model.n_features_in_, return_order=True)
+    n = model.n_features_in_
+    ds, order = C.load_data_as_wide(
+        data_path, n, f"the model's features ({model_path} was trained on {n})", return_order=True, regroup=regroup
+    )
     systems = {}
     if baseline_path is not None:
         baseline = C.read_scores(baseline_path, ds.n_samples, data_path)

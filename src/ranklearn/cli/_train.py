@@ -69,7 +69,7 @@ def build_train_command() -> Callable[..., None]:
     model_enum = Enum("ModelName", [(name, name) for name in REGISTRY], type=str)  # type: ignore[misc]
     fixed = [
         ("train", Path, typer.Option(..., "--train", help="Training file.")),
-        ("validate", Path | None, typer.Option(None, "--validate", help="Validation file: progress and early stopping.")),
+        ("validate", Path | None, typer.Option(None, "--validate", help="Validation file, shown as training goes. Each ranker whose --early-stopping defaults to auto keeps its best iteration on it (as RankLib does); lambdamart and random-forest keep every tree unless --early-stopping N is given.")),
         ("test", Path | None, typer.Option(None, "--test", help="Test file: reported at the end only.")),
         ("model", model_enum, typer.Option(..., "--model", help="Which ranker to train.")),
         ("save", Path | None, typer.Option(None, "--save", parser=C.output_path, help="Where to write the model file (- = stdout).")),
@@ -253,9 +253,14 @@ def run_train(
     try:
         paths = {"train": train, "validate": validate, "test": test}
         sets, orders = {}, {}
-        for name, path in paths.items():
-            if path is not None:
-                sets[name], orders[name] = C.load_data(path, regroup=not no_regroup, return_order=True)
+        sets["train"], orders["train"] = C.load_data(train, regroup=not no_regroup, return_order=True)
+        width = sets["train"].n_features  # the other sets padded to it: trailing zeros may be left out
+        for name in ("validate", "test"):
+            if paths[name] is not None:
+                sets[name], orders[name] = C.load_data_as_wide(
+                    paths[name], width, f"the training file's features ({width}): the model could not use it",
+                    regroup=not no_regroup, return_order=True,
+                )  # fmt: skip
     except KeyboardInterrupt:
         typer.echo("ranklearn: interrupted while loading data; nothing trained, nothing saved", err=True)
         raise typer.Exit(130) from None

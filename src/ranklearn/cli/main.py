@@ -275,12 +275,15 @@ def compare(
     confidence: float = typer.Option(0.95, help="Level of the bootstrap interval of each mean difference."),
     per_query: bool = typer.Option(False, "--per-query", help="With --json: every query's value for every system."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object: means, every test, and the conventions."),
+    no_regroup: bool = NoRegroupOpt,
 ) -> None:
     """Compare two or more systems query by query: means, differences, t-test, Wilcoxon, randomization test, bootstrap interval, win/tie/loss."""
     from ranklearn.cli._evaluate import build_metrics, run_compare
 
+    if per_query and not as_json:
+        raise ValueError("--per-query adds every query's values to the JSON output: give --json too")
     metrics = build_metrics(metric, _conventions(conventions, gain, empty, ties, p_divisor, map_divisor, max_grade))
-    _, query_ids, values = _inputs(data, scores, qrels, run, metrics, queries)
+    _, query_ids, values = _inputs(data, scores, qrels, run, metrics, queries, regroup=not no_regroup)
     run_compare(query_ids, values, metrics, permutations=permutations, seed=seed, confidence=confidence,
                 per_query=per_query, as_json=as_json)  # fmt: skip
 
@@ -307,6 +310,7 @@ def report(
     permutations: int = typer.Option(10_000, help="Sign flips of the randomization test, and bootstrap resamples."),
     seed: int = typer.Option(0, help="Seed of the randomization test and the bootstrap."),
     confidence: float = typer.Option(0.95, help="Level of the bootstrap interval of each mean difference."),
+    no_regroup: bool = NoRegroupOpt,
 ) -> None:
     """Write one self-contained HTML page: evaluate's and compare's tables, learning curves, feature importance, metric@k, per-query differences, lambdas of one query."""
     from ranklearn.cli._evaluate import build_metrics
@@ -315,7 +319,7 @@ def report(
     options = _conventions(conventions, gain, empty, ties, p_divisor, map_divisor, max_grade)
     metrics = build_metrics(metric, options)
     run_report(out, model, data, baseline, metrics=metrics, conventions=options, query=query,
-               permutations=permutations, seed=seed, confidence=confidence)  # fmt: skip
+               permutations=permutations, seed=seed, confidence=confidence, regroup=not no_regroup)  # fmt: skip
 
 
 @app.command()
@@ -342,7 +346,7 @@ def convert(
         )
     for out in outputs:
         C.check_output_path(out, source)
-    ds = C.load_data(source, regroup=not no_regroup)
+    ds = C.load_data(source, regroup=not no_regroup, dtype=np.float64)  # every value as written
     if to is Layout.qid:
         write_output(target, format_svmlight(ds))
         C.report(f"wrote {target}: {ds.n_samples:,} rows, {ds.n_queries:,} queries", target)
@@ -363,7 +367,9 @@ def cv(
     ctx: typer.Context,
     model: str = typer.Option(..., "--model", metavar="MODEL", help="Which ranker to cross-validate (train's --model)."),
     data: Path | None = typer.Option(None, "--data", help="Ranking file to split into query-grouped folds."),
-    folds: int = typer.Option(5, "--folds", help="Number of folds of --data (whole queries, shuffled by --split-seed)."),
+    folds: int = typer.Option(
+        5, "--folds", min=2, help="Number of folds of --data (whole queries, shuffled by --split-seed)."
+    ),
     letor_folds: Path | None = typer.Option(
         None, "--letor-folds", help="Folder of Fold1..FoldN/{train,vali,test}.txt: train, early-stop on vali, score test."
     ),
@@ -420,16 +426,12 @@ def predict(
     C.check_output_path(out, data, model)
     estimator = load_model(model)
     n_features = estimator.n_features_in_
-    try:  # predict needs no query groups: a reappearing qid is merged silently, then undone
-        ds, order = C.load_data(data, n_features=n_features, return_order=True, warn_regroup=False)
-    except DataFormatError as exc:
-        if not exc.reason.startswith("feature id exceeds n_features"):
-            raise
-        fid = (exc.token or "").split(":", 1)[0]
-        raise DataFormatError(
-            f"feature {fid} is beyond the model's features ({model} was trained on {n_features})",
-            path=exc.path, line=exc.line, token=exc.token,
-        ) from None  # fmt: skip
+    # scores need no query groups: a reappearing qid is merged silently, then undone, and a file
+    # without qids needs no .query file; a TREC run does need its queries
+    ds, order = C.load_data_as_wide(
+        data, n_features, f"the model's features ({model} was trained on {n_features})",
+        return_order=True, warn_regroup=False, require_groups=fmt is PredictFormat.trec,
+    )  # fmt: skip
     try:
         scores = estimator.predict(ds.X)
     except ValueError as exc:  # e.g. NaN for a neural model: name the file
@@ -438,7 +440,7 @@ def predict(
         from ranklearn.cli._evaluate import trec_run_lines
 
         qids = np.repeat(ds.query_ids, ds.query_sizes)
-        lines = list(trec_run_lines(data, ds.comments, qids, scores, run_tag, docid_field))  # errors before writing
+        lines = trec_run_lines(data, ds.comments, qids, scores, run_tag, docid_field)
         C.write_lines(out, lines)
         C.report(f"wrote a run of {len(scores):,} documents, {ds.n_queries:,} queries to {out}", out)
         return
@@ -469,7 +471,7 @@ def export(
 
         try:
             export_onnx(estimator, out)
-        except TypeError as exc:  # a tree model: say so in one line
+        except (TypeError, ImportError) as exc:  # a tree model, or the onnx extra missing: one line
             raise ValueError(str(exc)) from None
     elif fmt is ExportFormat.lightgbm:
         from ranklearn.io.lightgbm import export_lightgbm
@@ -528,6 +530,8 @@ def _usage_line(exc: typer.TyperException, args: list[str]) -> str:
         text += f" (got {value!r})"
     ctx = getattr(exc, "ctx", None)
     command = ctx.command_path if ctx is not None else "ranklearn"
+    if command == "ranklearn" and args and args[0] in typer.main.get_command(app).commands:  # type: ignore[attr-defined]
+        command = f"ranklearn {args[0]}"  # an option's missing value is reported without its command
     return f"{text} (see '{command} --help')"
 
 

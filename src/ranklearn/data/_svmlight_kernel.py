@@ -294,13 +294,14 @@ def parse_svmlight(
                 qid_span[row, 0] = vs
                 qid_span[row, 1] = te
                 if all_int:
-                    # optional sign and at most 18 digits; anything else keeps qids as text
+                    # an optional minus and at most 18 digits, written as the integer prints (no
+                    # "+", no leading zero, no "-0"); anything else keeps every qid as its text,
+                    # so that qid:007 stays "007", as a TREC qrels file made from the file has it
                     j = vs
-                    neg = False
-                    if buf[j] == 43 or buf[j] == 45:
-                        neg = buf[j] == 45
+                    neg = buf[j] == 45
+                    if neg:
                         j += 1
-                    if j == te or te - j > 18:
+                    if j == te or te - j > 18 or (buf[j] == 48 and (te - j > 1 or neg)):
                         all_int = False
                     else:
                         q = 0

@@ -136,6 +136,7 @@ def load_svmlight(
     dtype: type = np.float32,
     sparse: bool = False,
     return_order: bool = False,
+    require_groups: bool = True,
 ) -> RankingDataset | tuple[RankingDataset, np.ndarray | None]:
     """Load a ranking file in SVMlight / LETOR format.
 
@@ -162,11 +163,15 @@ def load_svmlight(
         Also return the row order ``regroup`` applied: row ``i`` of the dataset is data
         row ``order[i]`` of the file (None when the rows kept the file's order). Lets a
         caller line up per-row data kept in file order, such as a scores file.
+    require_groups : bool, default True
+        With False, a file whose lines have no qid and that has no query file is one query of
+        every row (for scoring only, where groups do not matter) instead of an error.
 
     Returns
     -------
     RankingDataset
-        ``query_ids`` are int64 when every qid is an integer, else strings;
+        ``query_ids`` are int64 when every qid is an integer written as it prints (no ``+``,
+        no leading zero), else the strings as written;
         ``0 .. n_queries - 1`` with a ``.query`` file. ``comments`` holds the text after
         ``#`` (whitespace-stripped, None where a row has none), or is None when no row
         has a comment. With ``return_order=True``, a tuple ``(dataset, order)``.
@@ -221,7 +226,7 @@ def load_svmlight(
         if query_file is None and isinstance(path_or_file, (str, PathLike)):
             candidate = Path(f"{path_or_file}.query")
             query_file = candidate if candidate.exists() else None
-        if query_file is None:
+        if query_file is None and require_groups:
             first_line = int(row_line[0])
             tokens = raw.split(b"\n", first_line)[first_line - 1].split(b"#", 1)[0].split()
             raise DataFormatError(
@@ -231,7 +236,7 @@ def load_svmlight(
                 line=first_line,
                 token=tokens[min(1, len(tokens) - 1)].decode("utf-8", errors="backslashreplace"),
             )
-        ptr = _read_query_file(query_file, n_rows)
+        ptr = _read_query_file(query_file, n_rows) if query_file is not None else np.array([0, n_rows])
         query_ids = np.arange(ptr.shape[0] - 1, dtype=np.int64)
         order = None
 
