@@ -107,8 +107,9 @@ def run_cv(
         for n in _letor_folds(letor_folds):
             train, vali, test = load_letor_fold(letor_folds, n)
             fitted = fit_with_progress(
-                clone(estimator), f"Fold{n}", train.X, train.y, qid=train.qid, eval_set=[(vali.X, vali.y, vali.qid)]
-            )
+                clone(estimator), f"Fold{n}", train.X, train.y, qid=train.qid,
+                eval_set=[(vali.X, vali.y, vali.qid)], eval_names=["vali"],
+            )  # fmt: skip
             scores = fitted.predict(test.X)
             rows[f"Fold{n}"] = {m.name: m.mean(test.y, scores, test.ptr) for m in scorers}
     values = {m.name: np.array([r[m.name] for r in rows.values()]) for m in scorers}
