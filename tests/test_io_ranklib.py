@@ -1,5 +1,6 @@
 """RankLib's text formats: the LambdaMART export follows the format and scores as RankLib would, import is exact,
-malformed files are ModelFormatErrors; the linear export (Coordinate Ascent, linear regression) scores as predict."""
+malformed files are ModelFormatErrors; the linear export (Coordinate Ascent, linear regression) scores as predict
+and imports back."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 from ranklearn import LambdaMART
 from ranklearn.datasets import make_ranking
 from ranklearn.exceptions import ModelFormatError
+from ranklearn.io import load_model
 from ranklearn.io.ranklib import export_ranklib, import_ranklib
 from ranklearn.metrics import get_metric
 from ranklearn.models.coordinate_ascent import CoordinateAscent
@@ -149,6 +151,45 @@ def test_linear_export_scores_exactly_as_predict(linear_data, tmp_path, model, h
     fids = [int(tok.split(":")[0]) for tok in body[0].split()]
     assert fids == ([0] if isinstance(model, LinearRegression) else []) + list(range(1, X.shape[1] + 1))
     np.testing.assert_array_equal(ranklib_linear_scores(path, X), model.predict(X))
+    back = import_ranklib(path)
+    assert type(back) is type(model) and back.n_features_in_ == X.shape[1]
+    np.testing.assert_array_equal(back.predict(X), model.predict(X))
+    back.save(tmp_path / "back.json")
+    np.testing.assert_array_equal(load_model(tmp_path / "back.json").predict(X), model.predict(X))
+
+
+def test_linear_import_of_a_ranklib_written_model(tmp_path):
+    """RankLib's own file: its parameter lines, Java's double notation, a subset of the features."""
+    path = tmp_path / "ca.txt"
+    path.write_text("## Coordinate Ascent\n## Restart = 5\n## MaxIteration = 25\n## Regularized = false\n"
+                    "2:0.5 4:-1.5E-4\n")  # fmt: skip
+    X = np.random.default_rng(0).normal(size=(20, 6)).astype(np.float32)
+    model = import_ranklib(path, n_features=6)
+    assert isinstance(model, CoordinateAscent)
+    np.testing.assert_array_equal(model.predict(X), ranklib_linear_scores(path, X))
+    np.testing.assert_array_equal(model.coef_, [0, 0.5, 0, -1.5e-4, 0, 0])
+    assert import_ranklib(path).n_features_in_ == 4  # the largest id listed
+    with pytest.raises(ValueError, match="n_features=3"):
+        import_ranklib(path, n_features=3)
+
+
+@pytest.mark.parametrize(
+    "content, match",
+    [
+        ("## Coordinate Ascent\n0:1 1:2\n", "feature id >= 1"),  # only linear regression has a constant
+        ("## Linear Regression\n0:1 1:x\n", "'1:x'"),
+        ("## Linear Regression\n0:1 1:2 1:3\n", "two weights"),
+        ("## Coordinate Ascent\n1:1\n2:1\n", "one line"),
+        ("## Coordinate Ascent\n", "one line"),
+        ("## Coordinate Ascent\n1:nan\n", "'1:nan'"),
+    ],
+)
+def test_linear_import_rejects_malformed_files(tmp_path, content, match):
+    path = tmp_path / "bad.txt"
+    path.write_text(content)
+    with pytest.raises(ModelFormatError, match=match) as info:
+        import_ranklib(path)
+    assert str(path) in str(info.value)
 
 
 def test_linear_export_refuses_an_unfitted_model(tmp_path):

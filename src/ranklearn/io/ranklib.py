@@ -1,5 +1,5 @@
 """RankLib's model text formats: export (for the Elasticsearch, OpenSearch and Solr LTR
-plugins, and RankLib itself) of the tree models and the linear ones, and import of the trees.
+plugins, and RankLib itself) and import of the tree models and the linear ones.
 
 The linear models (Coordinate Ascent, linear regression) are ``## <name>`` header lines and
 one line of ``fid:weight`` pairs, 1-based feature ids; linear regression's intercept is
@@ -37,6 +37,7 @@ left, export warns that the exported model routes NaN differently.
 
 from __future__ import annotations
 
+import math
 import re
 import warnings
 import xml.etree.ElementTree as ET
@@ -151,7 +152,9 @@ _HEADER = re.compile(r"^\s*##")
 
 
 def import_ranklib(path: str | PathLike[str], n_features: int | None = None):
-    """Read a RankLib LambdaMART model (RankLib's own or ranklearn's export) into a LambdaMART.
+    """Read a RankLib model (RankLib's own or ranklearn's export): a tree ensemble (LambdaMART,
+    MART) into a LambdaMART, a ``## Coordinate Ascent`` or ``## Linear Regression`` file into a
+    CoordinateAscent or LinearRegression.
 
     Parameters
     ----------
@@ -161,13 +164,16 @@ def import_ranklib(path: str | PathLike[str], n_features: int | None = None):
 
     Returns
     -------
-    LambdaMART
-        Fitted for prediction (no bin mapper: it cannot be trained further).
+    LambdaMART, CoordinateAscent or LinearRegression
+        Fitted for prediction, scoring every document as RankLib scores it with that file
+        (trees: to float32 precision; linear: exactly when the features are listed by
+        increasing id, as RankLib and ranklearn write them). A tree model has no bin mapper
+        and cannot be trained further; features a linear file does not list weigh 0.
 
     Raises
     ------
     ModelFormatError
-        If the file is unreadable, not a RankLib ensemble, or malformed.
+        If the file is unreadable, not a RankLib model, or malformed.
     """
     from ranklearn.registry import get_model_class
     from ranklearn.tree.tree import Tree
@@ -177,6 +183,10 @@ def import_ranklib(path: str | PathLike[str], n_features: int | None = None):
         text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ModelFormatError(f"cannot read RankLib model: {exc}", path=p) from None
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    linear = {f"## {title}": name for name, title in _LINEAR.items()}.get(first)
+    if linear is not None:
+        return _import_linear(linear, text, n_features, p)
     body = "\n".join(line for line in text.splitlines() if not _HEADER.match(line))
     if "<!DOCTYPE" in body or "<!ENTITY" in body:
         raise ModelFormatError("RankLib models have no DOCTYPE/ENTITY declarations", path=p)
@@ -225,6 +235,36 @@ def import_ranklib(path: str | PathLike[str], n_features: int | None = None):
     if n_features is not None and n_features < max_feature:
         raise ValueError(f"n_features={n_features} but the model uses feature {max_feature}")
     return get_model_class("lambdamart")._from_trees(trees, n_features or max_feature)
+
+
+def _import_linear(name: str, text: str, n_features: int | None, path: Path):
+    """A linear model from its one line of ``fid:weight`` pairs (feature 0: linear regression's constant)."""
+    from ranklearn.registry import get_model_class
+
+    lines = [line.strip() for line in text.splitlines() if line.strip() and not _HEADER.match(line)]
+    if len(lines) != 1:
+        raise ModelFormatError(f"a RankLib {_LINEAR[name]} model has one line of fid:weight pairs", path=path)
+    weights: dict[int, float] = {}
+    lowest = 0 if name == "linear" else 1  # only linear regression has the constant, feature 0
+    for token in lines[0].split():
+        fid, sep, value = token.partition(":")
+        try:
+            fid_int, weight = int(fid), float(value)
+        except ValueError:
+            fid_int, weight = -1, math.nan
+        if not sep or fid_int < lowest or not math.isfinite(weight) or not fid.isascii() or "_" in token:
+            raise ModelFormatError(f"expected fid:weight with a feature id >= {lowest}, got {token!r}", path=path)
+        if fid_int in weights:
+            raise ModelFormatError(f"feature {fid_int} has two weights", path=path)
+        weights[fid_int] = weight
+    width = max(weights, default=0)
+    if n_features is not None and n_features < width:
+        raise ValueError(f"n_features={n_features} but the model uses feature {width}")
+    coef = np.zeros(n_features or width)
+    for fid_int, weight in weights.items():
+        if fid_int > 0:
+            coef[fid_int - 1] = weight
+    return get_model_class(name)._from_weights(coef, weights.get(0, 0.0))
 
 
 def _read_node(el: ET.Element, weight: float, nodes: list[list], path: Path) -> int:

@@ -67,6 +67,16 @@ class LinearRanker(BaseRanker):
     def _predict_raw(self, X: np.ndarray) -> np.ndarray:
         return linear_scores(X, self.coef_, self.intercept_)
 
+    @classmethod
+    def _from_weights(cls, coef: np.ndarray, intercept: float) -> LinearRanker:
+        """A model that predicts with given weights (read from another tool); it predicts,
+        saves and exports like a fitted one."""
+        model = cls()
+        model.coef_ = np.asarray(coef, dtype=np.float64)
+        model.intercept_ = float(intercept)
+        model._set_imported(model.coef_.shape[0], 1)
+        return model
+
     def _state_to_payload(self) -> dict[str, Any]:
         return {"coef": [float(c) for c in self.coef_], "intercept": float(self.intercept_)}
 

@@ -398,6 +398,15 @@ class BaseRanker(BaseEstimator):
             raise ValueError(f"early_stopping_set={early_stopping_set!r} is not one of the evaluation sets {names}")
         return names.index(early_stopping_set)
 
+    def _set_imported(self, n_features: int, n_iter: int) -> None:
+        """The fitted attributes of a model read from another tool's file: no training history."""
+        self.n_features_in_ = int(n_features)
+        self.max_grade_ = 1.0
+        self.evals_result_ = {}
+        self.best_iteration_ = self.best_score_ = None
+        self.n_iter_ = int(n_iter)
+        self.interrupted_ = False
+
     # ------------------------------------------------------------------ predict / score
     def __sklearn_is_fitted__(self) -> bool:
         return getattr(self, "n_iter_", 0) > 0

@@ -435,13 +435,8 @@ class LambdaMART(BaseRanker):
         cannot be trained further, but it predicts, saves and exports like any other)."""
         model = cls()
         model.trees_ = list(trees)
-        model.n_features_in_ = int(n_features)
+        model._set_imported(n_features, len(model.trees_))
         model.bin_mapper_ = None
         model.trained_with_missing_ = False
-        model.max_grade_ = 1.0
-        model.evals_result_ = {}
-        model.best_iteration_ = model.best_score_ = None
-        model.n_iter_ = len(model.trees_)
-        model.interrupted_ = False
         model._predictor = TreePredictor(model.trees_)
         return model
