@@ -308,7 +308,8 @@ def main() -> None:
                         per_seed[n].append([])
                     per_seed[n][i].append(NDCG10.per_query(te[1], scores, ptr))
                     secs[n].append((wall, cpu))
-                    print(f"{dataset} {label} {n:18s} seed {seed} NDCG@10 {NDCG10.mean(te[1], scores, ptr):.4f} "
+                    seed_text = f"seed {seed}" if n in SEEDED else "      "
+                    print(f"{dataset} {label} {n:18s} {seed_text} NDCG@10 {NDCG10.mean(te[1], scores, ptr):.4f} "
                           f"{wall:6.2f}s (cpu {cpu:.2f}s) load {loads[-1]:.2f}", file=sys.stderr, flush=True)  # fmt: skip
         report(dataset, names, {n: [np.concatenate(v) for v in runs] for n, runs in per_seed.items()},
                secs, loads, n_splits)  # fmt: skip

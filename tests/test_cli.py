@@ -137,6 +137,11 @@ def test_evaluate_bad_scores(capsys, tmp_path, mq2008):
     assert_one_line_error(*run(capsys, "evaluate", "--data", MQ_TEST, "--scores", nan)[::2], f"{nan}:2:")
     underscore = write_scores(tmp_path / "underscore.txt", ["1", "1_0"])  # float() alone would read 10
     assert_one_line_error(*run(capsys, "evaluate", "--data", MQ_TEST, "--scores", underscore)[::2], ":2:", "'1_0'")
+    plain = tmp_path / "plain.txt"
+    plain.write_text("".join(f"{i % 7}\n" for i in range(2874)))
+    (tmp_path / "bom.txt").write_bytes(b"\xef\xbb\xbf" + plain.read_bytes())  # as some editors save
+    results = [run(capsys, "evaluate", "--data", MQ_TEST, "--scores", f, "--json")[1] for f in (plain, tmp_path / "bom.txt")]
+    assert json.loads(results[0]) == json.loads(results[1])
     good = write_scores(tmp_path / "good.txt", np.zeros(2874))
     code, out, err = run(capsys, "evaluate", "--data", MQ_TEST, "--scores", good, "--metric", "ndcg@0")
     assert_one_line_error(code, err, "ndcg@0")
@@ -604,25 +609,44 @@ def test_an_output_ending_in_slash_is_refused(capsys, tmp_path, small_files, mod
     assert sorted(p.name for p in tmp_path.iterdir()) == ["exists.txt"] and (tmp_path / "exists.txt").read_text() == "old"
 
 
-@pytest.mark.parametrize("target", ["/dev/stdout", "/proc/self/fd/1", "-"])
+@pytest.mark.parametrize("target", ["/dev/stdout", "/proc/self/fd/1", "-", "/dev/null"])
 def test_convert_to_lightgbm_refuses_standard_output(capsys, small_files, target):
     code, _, err = run(capsys, "convert", small_files["test"], target, "--to", "lightgbm")
     assert_one_line_error(code, err, "OUT cannot be standard output or a device")
     assert not os.path.exists(f"{target}.query")
 
 
-def test_train_save_to_dev_stdout_keeps_the_model_whole(tmp_path, small_files):
+def test_convert_to_lightgbm_into_dev_shm(capsys, small_files):
+    """/dev/shm holds ordinary files (a tmpfs): OUT and OUT.query are made there."""
+    import tempfile
+
+    if not os.path.isdir("/dev/shm"):
+        pytest.skip("no /dev/shm here")
+    with tempfile.TemporaryDirectory(dir="/dev/shm") as folder:
+        target = Path(folder) / "x.lgb"
+        code, _, err = run(capsys, "convert", small_files["test"], target, "--to", "lightgbm")
+        assert code == 0, err
+        assert target.is_file() and Path(f"{target}.query").is_file()
+
+
+@pytest.mark.parametrize("name", ["/dev/stdout", "LINK"])
+@pytest.mark.parametrize("into", ["file", "pipe"])
+def test_train_save_to_dev_stdout_keeps_the_model_whole(tmp_path, small_files, name, into):
     """The table goes to stderr when the model goes to standard output under any of its names."""
     from ranklearn.io import load_model
 
+    (tmp_path / "link").symlink_to("/dev/stdout")
+    args = [RANKLEARN, "train", "--train", small_files["train"], "--model", "linear", "--save",
+            {"LINK": tmp_path / "link"}.get(name, name)]  # fmt: skip
     out = tmp_path / "model.json"
-    with open(out, "wb") as fh:
-        proc = subprocess.run(
-            [RANKLEARN, "train", "--train", small_files["train"], "--model", "linear", "--save", "/dev/stdout"],
-            stdout=fh, stderr=subprocess.PIPE, text=True, timeout=120,
-        )  # fmt: skip
+    if into == "file":
+        with open(out, "wb") as fh:
+            proc = subprocess.run(args, stdout=fh, stderr=subprocess.PIPE, timeout=120)
+    else:
+        proc = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+        out.write_bytes(proc.stdout)
     assert proc.returncode == 0, proc.stderr
-    assert "metrics on each set" in proc.stderr
+    assert b"conventions: gain=2^rel-1" in proc.stderr  # the table's last line, on stderr
     assert load_model(out).n_features_in_ == 6
 
 
@@ -765,12 +789,14 @@ def test_qids_keep_their_leading_zeros(capsys, tmp_path, model_file):
     assert run(capsys, "convert", src, out, "--to", "qid")[0] == 0
     assert out.read_text() == src.read_text()
     qrels = tmp_path / "qrels"
-    qrels.write_text("007 0 A 2\n007 0 B 0\n12 0 C 1\n")
+    qrels.write_text("007 0 A 2\n007 0 B 0\n")  # query 007 only: it must match the run's
     runfile = tmp_path / "run"
     assert run(capsys, "predict", "--model", model_file, "--data", src, "--out", runfile, "--format", "trec")[0] == 0
     assert sorted({line.split()[0] for line in runfile.read_text().splitlines()}) == ["007", "12"]
-    code, got, err = run(capsys, "evaluate", "--qrels", qrels, "--run", runfile, "--metric", "map", "--json")
-    assert code == 0, err
+    code, got, err = run(capsys, "evaluate", "--qrels", qrels, "--run", runfile, "--metric", "p@1", "--json")
+    assert code == 0, err  # with the run's 007 written 7 no query would match (exit 2)
+    first = [line.split()[2] for line in runfile.read_text().splitlines() if line.split()[0] == "007"][0]
+    assert json.loads(got)["p@1"] == (1.0 if first == "A" else 0.0)
 
 
 def test_reappearing_qids_are_merged_with_a_warning(capsys, tmp_path, small_files, model_file):

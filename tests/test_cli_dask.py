@@ -25,10 +25,13 @@ def _split(src, tmp_path, cut_queries):
 def test_train_on_a_local_cluster_saves_the_single_machine_model(capsys, tmp_path, shared_data):
     src = shared_data / "MQ2008" / "Fold1" / "vali.txt"  # small: the cluster start dominates
     pattern = _split(src, tmp_path, [60, 110])
-    opts = ["--model", "lambdamart", "--trees", "5", "--leaves", "15", "--seed", "0"]
+    narrow = tmp_path / "narrow.txt"  # a validation file 45 features wide (46 dropped): padded to 46
+    narrow.write_text("".join(" ".join(t for t in line.split() if not t.startswith("46:")) + "\n"
+                              for line in src.read_text().splitlines()))  # fmt: skip
+    opts = ["--model", "lambdamart", "--trees", "5", "--leaves", "15", "--seed", "0", "--validate", narrow]
     code, out, err = run(capsys, "train", "--train", pattern, "--workers", "2", *opts, "--save", tmp_path / "dask.json")
     assert code == 0, err
-    assert "lambdamart on dask: saved to" in out and "ndcg@10" in out
+    assert "lambdamart on dask: saved to" in out and "ndcg@10" in out and "validate" in out
     code, _, err = run(capsys, "train", "--train", src, *opts, "--save", tmp_path / "local.json")
     assert code == 0, err
     X = np.asarray(load_svmlight(src).X)

@@ -102,6 +102,20 @@ def test_concatenate():
         RankingDataset.concatenate([])
 
 
+def test_concatenate_files_whose_qids_are_text_and_integers(tmp_path):
+    """qid:099 keeps its text and qid:100 is an integer: together they are text."""
+    from ranklearn.data import load_svmlight
+
+    (tmp_path / "a.txt").write_text("1 qid:099 1:0.5\n0 qid:099 1:0.1\n")
+    (tmp_path / "b.txt").write_text("1 qid:100 1:0.5\n0 qid:100 1:0.2\n")
+    parts = [load_svmlight(tmp_path / n) for n in ("a.txt", "b.txt")]
+    assert parts[0].query_ids.tolist() == ["099"] and parts[1].query_ids.tolist() == [100]
+    both = RankingDataset.concatenate(parts)
+    assert both.query_ids.tolist() == ["099", "100"]
+    with pytest.raises(DataFormatError, match="distinct"):  # 100 and "100" are one query
+        RankingDataset.concatenate([both, parts[1]])
+
+
 def test_to_dense():
     ds = small(sparse=True)
     dense = ds.to_dense()

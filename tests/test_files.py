@@ -261,16 +261,50 @@ def test_closed_standard_output_is_an_error_not_a_crash(monkeypatch):
     assert info.value.filename == "standard output"
 
 
-@pytest.mark.parametrize("name", ["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"])
+@pytest.mark.parametrize("name", ["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1", "//dev/stdout", "LINK", "LOG"])
 @pytest.mark.parametrize("redirect", [">", ">>"])
 def test_dev_stdout_redirected_to_a_file_keeps_what_it_holds(tmp_path, name, redirect):
-    """Opening /dev/stdout anew would truncate the file the shell redirected it to: write through fd 1."""
+    """Opening /dev/stdout anew would truncate the file the shell redirected it to, and renaming
+    over it (a symlink to /dev/stdout, or the log file itself, resolve to a regular file) would
+    replace it: every name of standard output is written through fd 1."""
     import subprocess
     import sys
 
     out = tmp_path / "log.txt"
     out.write_text("EARLIER\n")
+    (tmp_path / "link").symlink_to("/dev/stdout")
+    name = {"LINK": str(tmp_path / "link"), "LOG": str(out)}.get(name, name)
     code = f"from ranklearn._files import writes_stdout, write_output; assert writes_stdout({name!r}); write_output({name!r}, b'x\\n')"
     shell = f"(echo HEADER; {sys.executable} -c \"{code}\") {redirect} {out}"
     subprocess.run(["sh", "-c", shell], check=True, timeout=120)
     assert out.read_text() == ("EARLIER\n" if redirect == ">>" else "") + "HEADER\nx\n"
+
+
+def test_standard_output_without_a_byte_buffer(monkeypatch, capfd):
+    """A notebook's or redirect_stdout's text stream: "-" writes text to it, /dev/stdout to fd 1."""
+    import io
+    import sys
+
+    text = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", text)
+    write_output("-", b"to the stream\n")
+    assert text.getvalue() == "to the stream\n"
+    write_output("/dev/stdout", b"to fd 1\n")
+    assert capfd.readouterr().out == "to fd 1\n"
+
+
+def test_a_name_too_long_is_named_as_given(tmp_path):
+    name = tmp_path / ("a" * 300)
+    for attempt in (lambda: write_output(name, b"x"), lambda: F.check_writable(name)):
+        with pytest.raises(OSError) as info:
+            attempt()
+        assert info.value.filename == str(name) and "too long" in str(info.value)
+
+
+def test_is_special_and_writes_stdout(tmp_path):
+    os.mkfifo(tmp_path / "fifo")
+    assert F.is_special("-") and F.is_special("/dev/null") and F.is_special(tmp_path / "fifo")
+    assert not F.is_special(tmp_path / "new.txt") and not F.is_special("/dev/shm/ranklearn-new-file")
+    (tmp_path / "old.txt").write_text("x")
+    assert not F.is_special(tmp_path / "old.txt")
+    assert F.writes_stdout("-") and not F.writes_stdout(tmp_path / "old.txt")

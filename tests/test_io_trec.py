@@ -41,6 +41,7 @@ def test_a_byte_order_mark_is_not_part_of_the_first_qid(tmp_path, reader):
         (read_run, "1 Q0 d1 1 0.5 t\n1 Q0 d2 2 nan t\n", [":2:", "score", "'nan'"]),
         (read_run, "1 Q0 d1 1 1_0 t\n", [":1:", "score", "'1_0'"]),
         (read_qrels, "1 0 d1 1_0\n", [":1:", "grade", "'1_0'"]),
+        (read_run, "1 Q0 d1 1 \u0663 t\n", [":1:", "score"]),  # an Arabic-Indic 3
         (read_run, "1 Q0 d1 1 0.5 t\n1 Q0 d1 2 0.4 t\n", [":2:", "listed twice"]),
     ],
 )

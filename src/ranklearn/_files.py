@@ -7,11 +7,12 @@ Rules (the README's "Command line" section states them for users):
   then a rename, so readers see the old file or the whole new one, and a failure leaves
   the old file as it was.
 * A symlink is written through: its target gets the new content, the link stays.
+* A path that is, through any links, the process's own standard output or error
+  (``/dev/stdout``, ``/dev/fd/1``, ``/proc/self/fd/2``, a symlink to them, or the very file
+  the shell redirected it to) is written through that stream, where the shell opened it: what
+  it already holds stays, as with ``-`` (reopening would truncate, renaming would replace).
 * A special file (character device such as ``/dev/null`` or a terminal, FIFO, socket) and
-  anything under ``/dev`` or ``/proc`` is written directly, never replaced by a rename. Such a
-  path that is the process's own standard output or error (``/dev/stdout``, ``/dev/fd/1``,
-  ``/proc/self/fd/2``, ...) is written through that stream, where the shell opened it: what it
-  already holds stays, as with ``-`` (reopening it would truncate a redirected file).
+  anything under ``/dev`` or ``/proc`` is written directly, never replaced by a rename.
 * A path ending in ``/`` names a folder, never a file; an existing file that is write-protected
   for this user is refused, as the shell's ``>`` refuses it.
 * A new file gets the usual mode under the umask (0644 with umask 022); an existing file
@@ -58,15 +59,22 @@ def _std_stream(path: str) -> int | None:
 
 
 def writes_stdout(path: str | PathLike[str]) -> bool:
-    """True for ``-`` and for a path that is this process's standard output (``/dev/stdout``, ...)."""
+    """True for ``-`` and for a path that is this process's standard output under any name."""
     given = os.fspath(path)
-    return is_stdio(given) or (given.startswith(_DIRECT_PREFIXES) and _std_stream(given) == 1)
+    return is_stdio(given) or _std_stream(given) == 1
 
 
 def is_special(path: str | PathLike[str]) -> bool:
-    """True for ``-`` and for a path written in place: a device, FIFO, socket, or under /dev or /proc."""
+    """True for ``-``, this process's standard output or error under any name, and an existing
+    file that is neither a regular file nor a folder (a device, FIFO or socket)."""
     given = os.fspath(path)
-    return is_stdio(given) or _writes_directly(given, os.path.realpath(given))
+    if is_stdio(given) or _std_stream(given) is not None:
+        return True
+    try:
+        mode = os.stat(given).st_mode
+    except OSError:
+        return False  # a new file
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
 
 
 def _writes_directly(given: str, resolved: str) -> bool:
@@ -77,6 +85,8 @@ def _writes_directly(given: str, resolved: str) -> bool:
         mode = os.stat(resolved).st_mode
     except FileNotFoundError:
         return False  # a new file
+    except OSError as exc:  # e.g. a name too long for the file system
+        raise _named(exc, given) from None
     return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
 
 
@@ -87,8 +97,9 @@ def _new_file_mode() -> int:
     return 0o666 & ~mask
 
 
-def _check_target(given: str) -> tuple[str, bool]:
-    """(resolved path, written directly?) of an output path other than ``-``.
+def _check_target(given: str) -> tuple[str, bool, int | None]:
+    """(resolved path, written directly?, 1 or 2 when it is standard output or error) of an
+    output path other than ``-``.
 
     Raises
     ------
@@ -101,11 +112,12 @@ def _check_target(given: str) -> tuple[str, bool]:
     if given.endswith(("/", os.sep)):  # realpath and pathlib would drop the slash
         raise NotADirectoryError(errno.ENOTDIR, "ends with / but is not a folder; a file's name has none", given)
     resolved = os.path.realpath(given)  # through symlinks: the link stays a link
-    if _writes_directly(given, resolved):
-        return resolved, True
+    stream = _std_stream(given)
+    if stream is not None or _writes_directly(given, resolved):
+        return resolved, True, stream
     if os.path.exists(resolved) and not os.access(resolved, os.W_OK):
         raise PermissionError(errno.EACCES, "the file is write-protected; it is not replaced", given)
-    return resolved, False
+    return resolved, False, None
 
 
 def check_writable(path: str | PathLike[str]) -> None:
@@ -120,7 +132,7 @@ def check_writable(path: str | PathLike[str]) -> None:
     given = os.fspath(path)
     if is_stdio(given):
         return
-    resolved, direct = _check_target(given)
+    resolved, direct, _ = _check_target(given)
     if direct:
         return
     folder = os.path.dirname(resolved) or "."
@@ -156,9 +168,8 @@ class _Pending:
         self.stream: int | None = 1 if is_stdio(self.given) else None
         if self.stream is not None:
             return
-        resolved, direct = _check_target(self.given)
+        resolved, direct, self.stream = _check_target(self.given)
         if direct:
-            self.stream = _std_stream(self.given)
             return
         self.target = resolved
         try:
@@ -200,8 +211,17 @@ class _Pending:
                 raise OSError(errno.EBADF, "is closed", f"standard {'output' if self.stream == 1 else 'error'}")
             try:
                 stream.flush()  # text printed before stays before
-                stream.buffer.write(self.data)
-                stream.buffer.flush()
+                buffer = getattr(stream, "buffer", None)
+                if buffer is not None:
+                    buffer.write(self.data)
+                    buffer.flush()
+                elif is_stdio(self.given):  # a text-only stream (a notebook, redirect_stdout): "-" means it
+                    stream.write(self.data.decode("utf-8", errors="replace"))
+                    stream.flush()
+                else:  # a path naming the descriptor itself: write there
+                    view = memoryview(self.data)
+                    while view:
+                        view = view[os.write(self.stream, view) :]
             except OSError as exc:
                 raise _named(exc, "standard output" if is_stdio(self.given) else self.given) from None
         elif self.tmp is None:

@@ -146,7 +146,7 @@ def read_scores(path: Path, n_rows: int, data_path: Path) -> np.ndarray:
         raise IsADirectoryError(21, "is a directory, not a scores file", str(path))
     raw = sys.stdin.buffer.read() if is_stdio(path) else path.read_bytes()
     name = "<stdin>" if is_stdio(path) else path
-    lines = raw.split(b"\n")
+    lines = raw.removeprefix(b"\xef\xbb\xbf").split(b"\n")  # a byte-order mark is not part of the first score
     if lines and lines[-1] == b"":
         lines.pop()
     scores = np.empty(len(lines))

@@ -66,8 +66,11 @@ def run_train_dask(
     checked_estimator(estimator, model)
     with _client(scheduler, workers) as client:
         estimator.client = client
-        paths = {"train": train, "validate": validate, "test": test}
-        sets = {name: read_svmlight(str(p), client=client) for name, p in paths.items() if p is not None}
+        sets = {"train": read_svmlight(str(train), client=client)}
+        width = sets["train"][0].shape[1]  # the other sets padded to it, as a local fit does
+        for name, path in (("validate", validate), ("test", test)):
+            if path is not None:
+                sets[name] = read_svmlight(str(path), n_features=width, client=client)
         eval_set = [sets["validate"]] if validate is not None else None
         try:
             with TrainingProgress(_total(estimator), description=model) as progress:

@@ -215,7 +215,9 @@ class RankingDataset:
     def concatenate(cls, datasets: Sequence[RankingDataset]) -> RankingDataset:
         """Stack datasets query-wise (queries keep their ids, which must stay distinct).
 
-        The result is sparse if any input is; its dtype is the widest of the inputs.
+        The result is sparse if any input is; its dtype is the widest of the inputs. When some
+        inputs have integer query ids and others text ones (a file with ``qid:007`` keeps its
+        ids as text), the integers become their text: ids of one kind compare and sort.
         """
         datasets = list(datasets)
         if not datasets:
@@ -239,11 +241,14 @@ class RankingDataset:
             comments = np.concatenate(
                 [np.full(d.n_samples, None, dtype=object) if d.comments is None else d.comments for d in datasets]
             )
+        ids = [_as_id_array(d.query_ids) for d in datasets]
+        if len({a.dtype.kind for a in ids}) > 1:
+            ids = [a if a.dtype == object else np.array([str(v) for v in a.tolist()], dtype=object) for a in ids]
         return cls(
             X,
             np.concatenate([d.y for d in datasets]),
             ptr,
-            query_ids=np.concatenate([_as_id_array(d.query_ids) for d in datasets]),
+            query_ids=np.concatenate(ids),
             comments=comments,
             feature_names=next(iter(names), None),
         )
@@ -270,7 +275,8 @@ class RankingDataset:
 
 
 def _as_id_array(ids: ArrayLike) -> np.ndarray:
-    """Query ids as int64 when all are integers, else as an object array (strings kept)."""
+    """Query ids as int64 when all are integers, else as an object array (strings kept, as the
+    loader keeps ``qid:007``)."""
     arr = np.asarray(ids)
     if np.issubdtype(arr.dtype, np.integer):
         return arr.astype(np.int64, copy=False)

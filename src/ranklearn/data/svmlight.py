@@ -384,7 +384,7 @@ def _qids(
     all_int: bool,
     row_line: np.ndarray,
 ) -> np.ndarray:
-    """Per-row qids: int64 when all are integers, else the strings as written."""
+    """Per-row qids: int64 when all are integers written as they print, else the strings as written."""
     if all_int:
         return qid_int[:n_rows]
     qid = np.empty(n_rows, dtype=object)

@@ -64,8 +64,8 @@ def _lines(path: str | PathLike[str]) -> Iterator[tuple[int, list[str]]]:
 
 
 def _number(text: str, what: str, path: str | PathLike[str], line: int) -> float:
-    try:  # Python's float() takes 1_000; trec_eval and LETOR files do not
-        value = float(text) if "_" not in text else math.nan
+    try:  # Python's float() takes 1_000 and other scripts' digits; trec_eval and LETOR files do not
+        value = float(text) if text.isascii() and "_" not in text else math.nan
     except ValueError:
         value = math.nan
     if not math.isfinite(value):
