@@ -324,3 +324,16 @@ def test_values_the_model_cannot_take_are_named_by_file_and_row(capsys, tmp_path
     assert "feature 2 (from 1" in err and "ranknet does not accept missing values" in err
     code, _, err = run(capsys, "train", "--train", data, "--model", "lambdamart", "--trees", "1")
     assert code == 0, err  # LambdaMART learns where NaN goes
+
+
+def test_parameter_names_in_messages_become_the_options_as_typed():
+    from ranklearn.cli._train import option_message
+
+    assert (option_message("device='cuda' but CUDA is not available here; use device='cpu'", "ranknet")
+            == "--device 'cuda' but CUDA is not available here; use --device 'cpu'")  # fmt: skip
+    assert option_message("early_stopping_rounds=5 needs an evaluation set", "lambdamart") == (
+        "--early-stopping 5 needs an evaluation set"
+    )
+    assert option_message("The 'n_estimators' parameter of MART must be an int in the range [1, inf). Got 0 instead.",
+                          "mart") == "--trees must be an int in the range [1, inf); got 0"  # fmt: skip
+    assert option_message("x_device=1 is not a parameter name", "ranknet") == "x_device=1 is not a parameter name"

@@ -8,6 +8,7 @@ same queries, which ``evaluate`` prints and ``compare`` tests.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,11 +26,19 @@ if TYPE_CHECKING:
     from ranklearn.stats import Comparison
 
 
+def _as_options(message: str) -> str:
+    """A metric's error in the words of the command line: ``max_grade`` is ``--max-grade``."""
+    return re.sub(r"\bmax_grade(=| )", "--max-grade ", message.replace("pass max_grade= ", "give --max-grade "))
+
+
 def build_metrics(specs: Sequence[str], conventions: dict[str, object]) -> list[Metric]:
     """Metrics from specs and the convention options given (None = the preset's or default value)."""
     from ranklearn.metrics import get_metric
 
-    return [get_metric(spec, **conventions) for spec in specs]  # type: ignore[arg-type]
+    try:
+        return [get_metric(spec, **conventions) for spec in specs]  # type: ignore[arg-type]
+    except ValueError as exc:
+        raise ValueError(_as_options(str(exc))) from None
 
 
 def _names(paths: Sequence[Path]) -> list[str]:
@@ -84,7 +93,7 @@ def values_from_arrays(
         try:
             out[name] = {m.name: m.per_query(ds.y, s, ds.ptr, docids=docids) for m in metrics}
         except ValueError as exc:  # labels the metrics cannot take (negative, too large): name the file
-            raise DataFormatError(f"{exc} (data row numbers count from 0)", path=data) from None
+            raise DataFormatError(f"{_as_options(str(exc))} (data row numbers count from 0)", path=data) from None
     return out
 
 

@@ -129,6 +129,8 @@ def option_message(message: str, model: str) -> str:
     for param, flag in flags.items():  # our own messages name the parameter first
         if message.startswith(f"{param} "):
             return flag + message[len(param) :]
+    for param, flag in flags.items():  # "device='cuda' ...; use device='cpu'": the options as typed
+        message = re.sub(rf"(?<![\w.-]){re.escape(param)}=", f"{flag} ", message)
     return message
 
 
