@@ -96,7 +96,7 @@ def test_predict_trec_run_round_trip(capsys, tmp_path, mq):
     assert json.loads(a) == json.loads(b)
     code, _, err = run(capsys, "predict", "--model", tmp_path / "m.json", "--data", path, "--out", out,
                        "--format", "trec", "--docid-field", "nosuch")  # fmt: skip
-    assert_one_line_error(code, err, str(path), "row 1", "nosuch")
+    assert_one_line_error(code, err, f"{path}:1:", "nosuch")
     code, _, err = run(capsys, "predict", "--model", tmp_path / "m.json", "--data", path, "--out", out,
                        "--format", "trec", "--docid-field", "inc")  # a field that repeats: not an id
     assert_one_line_error(code, err, str(path), "listed twice", "'inc' field, --docid-field")
@@ -180,7 +180,7 @@ def test_help(capsys, command):
 @pytest.mark.parametrize(
     "data,scores,options,fragments",
     [
-        ("negative_label", "scores2", [], ["negative_label.txt", ">= 0", "row 0"]),
+        ("negative_label", "scores2", [], ["negative_label.txt:1:", ">= 0", "this one is -1"]),
         ("ok", "scores6", ["--metric", "foo"], ["unknown metric 'foo'"]),
         ("ok", "scores6", ["--metric", "ndcg@0"], ["ndcg@0", ">= 1"]),
         ("ok", "scores6", ["--metric", "ndcg@-3"], ["ndcg@-3"]),

@@ -58,7 +58,7 @@ def test_cli_train_bad_options(capsys, files, tmp_path, model, options, fragment
         ("huge_fid", [], ["huge_fid.txt:1:", "feature id 1,000,000,000"]),
         ("ok", ["--validate", "three_features"], ["three_features.txt:1:", "feature 3 is beyond", "(2)"]),
         ("ok", ["--validate", "negative_label"], ["negative_label.txt", ">= 0"]),
-        ("negative_label", [], ["negative_label.txt", ">= 0", "row 0"]),
+        ("negative_label", [], ["negative_label.txt:1:", ">= 0", "this one is -1"]),
         ("ok", ["--save-dir"], ["a_directory", "directory"]),
         ("ok", ["--save-nowhere"], ["no such directory"]),
     ],
@@ -83,7 +83,7 @@ def test_cli_train_bad_inputs(capsys, files, tmp_path, monkeypatch, train, extra
 @needs_torch
 def test_cli_train_neural_rejects_nan(capsys, files, tmp_path):
     code, _, err = run(capsys, "train", "--train", files["nan_feature"], "--model", "ranknet", "--epochs", "1")
-    assert_one_line_error(code, err, "NaN", "LambdaMART")
+    assert_one_line_error(code, err, "nan_feature.txt:2: feature 1 is NaN", "lambdamart")
 
 
 def test_cli_train_lambdamart_accepts_nan_and_degenerate_data(capsys, files, tmp_path):
@@ -319,9 +319,16 @@ def test_values_the_model_cannot_take_are_named_by_file_and_row(capsys, tmp_path
     data = tmp_path / "nan.txt"
     data.write_text("# a comment line\n1 qid:1 1:0.5 2:0.1\n0 qid:2 1:0.1 2:0.2\n1 qid:1 1:0.3 2:nan\n")
     code, _, err = run(capsys, "train", "--train", data, "--model", "ranknet", "--epochs", "1")
-    # qid 1 reappears and is regrouped; the row is still the file's third data row
-    assert code == 2 and err.strip().splitlines()[-1].startswith(f"ranklearn: error: {data}: the file contains NaN at row 3 ")
-    assert "feature 2 (from 1" in err and "ranknet does not accept missing values" in err
+    # qid 1 reappears and is regrouped; the line is still the file's fourth
+    assert err.strip().splitlines()[-1].startswith(f"ranklearn: error: {data}:4: feature 2 is NaN (missing)"), err
+    assert code == 2 and "ranknet does not accept missing values" in err
+    gap = tmp_path / "gap.txt"  # predict with a model that takes no NaN: the line of the bad row
+    gap.write_text("1 qid:1 1:0.5 2:0.1\n\n0 qid:1 1:0.1 2:nan\n")
+    from ranklearn.models import LinearRegression
+
+    LinearRegression().fit(np.array([[0.0, 1.0], [1.0, 0.0]]), [0, 1], qid=[1, 1]).save(tmp_path / "lin.json")
+    code, _, err = run(capsys, "predict", "--model", tmp_path / "lin.json", "--data", gap, "--out", tmp_path / "s.txt")
+    assert_one_line_error(code, err, f"{gap}:3: feature 2 is NaN (missing); linear does not accept missing values")
     code, _, err = run(capsys, "train", "--train", data, "--model", "lambdamart", "--trees", "1")
     assert code == 0, err  # LambdaMART learns where NaN goes
 

@@ -618,3 +618,13 @@ def test_loader_file_errors(tmp_path, monkeypatch):
     monkeypatch.setattr(svmlight_module, "open", refuse, raising=False)
     with pytest.raises(PermissionError):
         load_svmlight(tmp_path / "file")
+
+
+def test_each_row_knows_its_line_through_regrouping_and_subsets(tmp_path):
+    path = tmp_path / "lines.txt"
+    path.write_text("# header\n2 qid:1 1:1\n\n0 qid:2 1:2\n1 qid:1 1:3 # back\n")
+    ds = load_svmlight(path, regroup=True)  # qid 1's rows gathered: lines 2 and 5, then line 4
+    assert ds.lines.tolist() == [2, 5, 4]
+    assert ds.subset([1]).lines.tolist() == [4]
+    assert ds.to_dense().lines.tolist() == [2, 5, 4]
+    assert load_svmlight(path, regroup=True, sparse=True).to_dense().lines.tolist() == [2, 5, 4]

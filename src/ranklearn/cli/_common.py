@@ -19,6 +19,7 @@ from ranklearn.exceptions import DataFormatError
 if TYPE_CHECKING:  # importing the metrics loads numba; keep `--help` fast
     from ranklearn.data import RankingDataset
     from ranklearn.metrics import Metric
+    from ranklearn.models._base import FeatureValueError
 
 console = Console()
 err_console = Console(stderr=True)
@@ -79,6 +80,21 @@ def load_data_as_wide(path: Path, n_features: int, beyond: str, **kwargs):
         raise DataFormatError(
             f"feature {fid} is beyond {beyond}", path=exc.path, line=exc.line, token=exc.token
         ) from None
+
+
+def line_of(ds: RankingDataset, row: int) -> int | None:
+    """The file line of a dataset row (None when the data was not read from a file)."""
+    return None if ds.lines is None else int(ds.lines[row])
+
+
+def feature_value_error(exc: FeatureValueError, ds: RankingDataset, path: Path, model: str) -> DataFormatError:
+    """A value ``model`` cannot take, named by the file's line and the feature id."""
+    if exc.kind == "inf":
+        reason = f"feature {exc.feature + 1} is infinite; no model takes inf (a missing value is NaN)"
+    else:
+        reason = (f"feature {exc.feature + 1} is NaN (missing); {model} does not accept missing values "
+                  "(impute them, or use lambdamart, which learns where NaN goes)")  # fmt: skip
+    return DataFormatError(reason, path="<stdin>" if is_stdio(path) else path, line=line_of(ds, exc.row))
 
 
 def _warn_regrouped(path: Path, ds: RankingDataset, order: np.ndarray) -> None:

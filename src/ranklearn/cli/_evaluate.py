@@ -87,13 +87,16 @@ def values_from_arrays(
 
     docids = None
     if any(m.ties == "docid" for m in metrics):
-        docids = docids_from_comments(ds.comments, path=data)
+        docids = docids_from_comments(ds.comments, path=data, lines=ds.lines)
+    if (ds.y < 0).any():  # named by its line here; the metrics would name a row
+        row = int(np.flatnonzero(ds.y < 0)[0])
+        raise DataFormatError(f"labels must be >= 0 (this one is {ds.y[row]:g})", path=data, line=C.line_of(ds, row))
     out = {}
     for name, s in scores.items():
         try:
             out[name] = {m.name: m.per_query(ds.y, s, ds.ptr, docids=docids) for m in metrics}
-        except ValueError as exc:  # labels the metrics cannot take (negative, too large): name the file
-            raise DataFormatError(f"{_as_options(str(exc))} (data row numbers count from 0)", path=data) from None
+        except ValueError as exc:  # labels the metrics cannot take (too large for the gain): name the file
+            raise DataFormatError(_as_options(str(exc)), path=data) from None
     return out
 
 
@@ -280,13 +283,14 @@ def _json_safe(obj: object) -> object:
 
 
 def trec_run_lines(
-    data: Path, comments: object, query_ids: np.ndarray, scores: np.ndarray, tag: str, docid_field: str
+    data: Path, ds: RankingDataset, scores: np.ndarray, tag: str, docid_field: str
 ) -> list[str]:
-    """Lines of a TREC run for the rows of a ranking file, document ids from its comments (all
-    made before any is written)."""
+    """Lines of a TREC run for the rows of a ranking file ``ds`` read from ``data``, document
+    ids from its comments (all made before any is written)."""
     from ranklearn.io.trec import docids_from_comments, run_lines
 
-    docids = docids_from_comments(comments, docid_field, path=data)  # type: ignore[arg-type]
+    docids = docids_from_comments(ds.comments, docid_field, path=data, lines=ds.lines)
+    query_ids = np.repeat(ds.query_ids, ds.query_sizes)
     try:
         return list(run_lines(query_ids, docids, scores, tag))
     except ValueError as exc:  # e.g. a field that is not an id: say where the ids came from

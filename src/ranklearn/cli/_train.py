@@ -170,7 +170,7 @@ def check_labels_for_metrics(ds: RankingDataset, path: Path) -> None:
     Raises
     ------
     DataFormatError
-        Naming the file and row of a negative label, or of a label too large for the gain
+        Naming the file and line of a negative label, or of a label too large for the gain
         2^rel-1 (the estimators themselves train on any finite labels; from Python).
     """
     import numpy as np
@@ -181,33 +181,31 @@ def check_labels_for_metrics(ds: RankingDataset, path: Path) -> None:
     if (ds.y < 0).any():
         row = int(np.flatnonzero(ds.y < 0)[0])
         raise DataFormatError(
-            f"labels must be >= 0 for the metrics that train reports (row {row} has {ds.y[row]:g}); "
-            "shift the labels",
-            path=path,
-        )
+            f"labels must be >= 0 for the metrics that train reports (this one is {ds.y[row]:g}); shift the labels",
+            path=path, line=C.line_of(ds, row),
+        )  # fmt: skip
     if ds.y.max() > MAX_EXP2_LABEL:
+        row = int(np.argmax(ds.y))
         raise DataFormatError(
-            f"labels above {MAX_EXP2_LABEL} overflow the gain 2^rel-1 of the reported NDCG (largest {ds.y.max():g})",
-            path=path,
-        )
+            f"labels above {MAX_EXP2_LABEL} overflow the gain 2^rel-1 of the reported NDCG (this one is {ds.y[row]:g})",
+            path=path, line=C.line_of(ds, row),
+        )  # fmt: skip
 
 
-def check_features_for_model(ds: RankingDataset, order: Any, path: Path, estimator: Any) -> None:
+def check_features_for_model(ds: RankingDataset, path: Path, estimator: Any) -> None:
     """Refuse, before training, values the model cannot take (NaN for most rankers), naming the
-    file and the row in the file's own order.
+    file, the line and the feature.
 
     Raises
     ------
     DataFormatError
     """
-    from ranklearn.exceptions import DataFormatError
-    from ranklearn.models._base import check_feature_values
+    from ranklearn.models._base import FeatureValueError, check_feature_values
 
-    X = ds.X if order is None else ds.X[np.argsort(order)]  # back to the file's row order
     try:
-        check_feature_values(X, allow_nan=estimator._allow_nan, what="the file", row_base=1)
-    except ValueError as exc:
-        raise DataFormatError(str(exc).replace("this model", f"{estimator._model_name}"), path=path) from None
+        check_feature_values(ds.X, allow_nan=estimator._allow_nan)
+    except FeatureValueError as exc:
+        raise C.feature_value_error(exc, ds, path, estimator._model_name) from None
 
 
 def _total(estimator: Any) -> int | None:
@@ -254,21 +252,20 @@ def run_train(
     estimator = checked_estimator(model_class(model)(**params), model)  # before loading data
     try:
         paths = {"train": train, "validate": validate, "test": test}
-        sets, orders = {}, {}
-        sets["train"], orders["train"] = C.load_data(train, regroup=not no_regroup, return_order=True)
+        sets = {"train": C.load_data(train, regroup=not no_regroup)}
         width = sets["train"].n_features  # the other sets padded to it: trailing zeros may be left out
         for name in ("validate", "test"):
             if paths[name] is not None:
-                sets[name], orders[name] = C.load_data_as_wide(
+                sets[name] = C.load_data_as_wide(
                     paths[name], width, f"the training file's features ({width}): the model could not use it",
-                    regroup=not no_regroup, return_order=True,
+                    regroup=not no_regroup,
                 )  # fmt: skip
     except KeyboardInterrupt:
         typer.echo("ranklearn: interrupted while loading data; nothing trained, nothing saved", err=True)
         raise typer.Exit(130) from None
     for name, ds in sets.items():
         check_labels_for_metrics(ds, paths[name])
-        check_features_for_model(ds, orders[name], paths[name], estimator)
+        check_features_for_model(ds, paths[name], estimator)
     tr = sets["train"]
     eval_set = [(sets["validate"].X, sets["validate"].y, sets["validate"].qid)] if validate is not None else None
     try:

@@ -420,6 +420,7 @@ def predict(
     Trailing features left out of the file (all zero) count as zeros up to the model's feature count.
     """
     from ranklearn.io import load_model
+    from ranklearn.models._base import FeatureValueError
 
     if fmt is PredictFormat.trec and re.fullmatch(r"\S+", run_tag) is None:  # checked before any work
         raise ValueError(f"--run-tag must be one word without blanks, got {run_tag!r}")
@@ -434,13 +435,14 @@ def predict(
     )  # fmt: skip
     try:
         scores = estimator.predict(ds.X)
-    except ValueError as exc:  # e.g. NaN for a neural model: name the file
+    except FeatureValueError as exc:  # e.g. NaN for a neural model: name the file's line
+        raise C.feature_value_error(exc, ds, data, estimator._model_name) from None
+    except ValueError as exc:
         raise DataFormatError(str(exc), path="<stdin>" if str(data) == "-" else data) from None
     if fmt is PredictFormat.trec:  # in the loader's query order, which a run does not depend on
         from ranklearn.cli._evaluate import trec_run_lines
 
-        qids = np.repeat(ds.query_ids, ds.query_sizes)
-        lines = trec_run_lines(data, ds.comments, qids, scores, run_tag, docid_field)
+        lines = trec_run_lines(data, ds, scores, run_tag, docid_field)
         C.write_lines(out, lines)
         C.report(f"wrote a run of {len(scores):,} documents, {ds.n_queries:,} queries to {out}", out)
         return

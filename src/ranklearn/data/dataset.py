@@ -70,6 +70,9 @@ class RankingDataset:
     comments : sequence of (str or None), shape (n_samples,), optional
         Per-row comment text (LETOR's ``docid = ...``); None when no row has one.
     feature_names : sequence of str, shape (n_features,), optional
+    lines : array-like of int, shape (n_samples,), optional
+        The 1-based line of each row in the file it was read from (:func:`load_svmlight`
+        sets it), so that an error about a row can name its line; None for data made in memory.
 
     Raises
     ------
@@ -86,6 +89,7 @@ class RankingDataset:
         query_ids: ArrayLike | None = None,
         comments: Sequence[str | None] | None = None,
         feature_names: Sequence[str] | None = None,
+        lines: ArrayLike | None = None,
     ) -> None:
         if sp.issparse(X):
             X = X.tocsr()
@@ -140,8 +144,13 @@ class RankingDataset:
         self.y = y
         self.ptr = ptr
         self.query_ids = query_ids
+        if lines is not None:
+            lines = np.asarray(lines, dtype=np.int64)
+            if lines.shape != (n,):
+                raise DataFormatError(f"lines must have shape ({n},) to match X, got {lines.shape}")
         self.comments = comments
         self.feature_names = feature_names
+        self.lines = lines
 
     # ----------------------------------------------------------------- sizes
     @property
@@ -209,6 +218,7 @@ class RankingDataset:
             query_ids=self.query_ids[idx],
             comments=None if self.comments is None else self.comments[rows],
             feature_names=self.feature_names,
+            lines=None if self.lines is None else self.lines[rows],
         )
 
     @classmethod
@@ -264,6 +274,7 @@ class RankingDataset:
             query_ids=self.query_ids,
             comments=self.comments,
             feature_names=self.feature_names,
+            lines=self.lines,
         )
 
     def __repr__(self) -> str:

@@ -248,9 +248,11 @@ def load_svmlight(
     )
     comments = _comments(raw, name, comment_span[:n_rows], row_line)
     if order is not None:
-        X, labels = X[order], labels[order]
+        X, labels, row_line = X[order], labels[order], row_line[order]
         comments = None if comments is None else comments[order]
-    dataset = RankingDataset(X if sparse else X.toarray(), labels, ptr, query_ids=query_ids, comments=comments)
+    dataset = RankingDataset(
+        X if sparse else X.toarray(), labels, ptr, query_ids=query_ids, comments=comments, lines=row_line
+    )
     return (dataset, order) if return_order else dataset
 
 

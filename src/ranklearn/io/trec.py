@@ -236,7 +236,13 @@ def run_lines(query_ids: ArrayLike, docids: ArrayLike, scores: ArrayLike, tag: s
         yield f"{q[i]} Q0 {d[i]} {rank} {float(s[i])!r} {tag}"
 
 
-def docids_from_comments(comments: ArrayLike | None, field: str = "docid", *, path: str | PathLike[str] | None = None) -> np.ndarray:
+def docids_from_comments(
+    comments: ArrayLike | None,
+    field: str = "docid",
+    *,
+    path: str | PathLike[str] | None = None,
+    lines: ArrayLike | None = None,
+) -> np.ndarray:
     """Document ids from LETOR row comments such as ``docid = GX004-93-7097963 inc = ...``.
 
     Parameters
@@ -247,6 +253,8 @@ def docids_from_comments(comments: ArrayLike | None, field: str = "docid", *, pa
         Name of the comment field holding the id (``<field> = <id>`` or ``<field>:<id>``).
     path : path, optional
         The data file, named in errors.
+    lines : array-like of int, optional
+        ``RankingDataset.lines``: the file line of each row, named in errors.
 
     Raises
     ------
@@ -260,6 +268,8 @@ def docids_from_comments(comments: ArrayLike | None, field: str = "docid", *, pa
     for row, text in enumerate(comments):
         match = pattern.search(text) if isinstance(text, str) else None
         if match is None:
+            if lines is not None:
+                raise DataFormatError(f"no '{field} = <id>' in this row's comment", path=path, line=int(lines[row]))
             raise DataFormatError(
                 f"row {row + 1} (counting data rows from 1) has no '{field} = <id>' in its comment", path=path
             )

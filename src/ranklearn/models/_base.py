@@ -64,28 +64,38 @@ def _first_cell(X: np.ndarray, test) -> tuple[int, int] | None:
     return None
 
 
-def check_feature_values(X: np.ndarray, *, allow_nan: bool, what: str = "X", row_base: int = 0) -> None:
-    """Refuse inf anywhere, and NaN unless the model learns where missing values go.
+class FeatureValueError(ValueError):
+    """A value a model cannot take: ``row`` and ``feature`` (both 0-based) of the first one, and
+    ``kind``, "inf" or "NaN"."""
 
-    ``what`` names the data in the message (the command line says "the file") and
-    ``row_base`` is the number of the first row (0 in Python, 1 for a data file's rows).
+    def __init__(self, message: str, row: int, feature: int, kind: str) -> None:
+        super().__init__(message)
+        self.row = row
+        self.feature = feature
+        self.kind = kind
+
+
+def check_feature_values(X: np.ndarray, *, allow_nan: bool) -> None:
+    """Refuse inf anywhere, and NaN unless the model learns where missing values go.
 
     Raises
     ------
-    ValueError
-        Naming the row and feature of the first bad value.
+    FeatureValueError
+        Naming the row and feature of the first bad value (a ``ValueError``; the command line
+        names the file's line from its ``row``).
     """
-    rows = "from 0" if row_base == 0 else "data rows from 1, comment lines not counted"
     bad = _first_cell(X, np.isinf)
     if bad is not None:
-        raise ValueError(
-            f"{what} contains inf at row {bad[0] + row_base} ({rows}), feature {bad[1] + 1} (from 1, as in SVMlight files)"
+        raise FeatureValueError(
+            f"X contains inf at row {bad[0]} (from 0), feature {bad[1] + 1} (from 1, as in SVMlight files)", *bad, "inf"
         )
     bad = None if allow_nan else _first_cell(X, np.isnan)
     if bad is not None:
-        raise ValueError(
-            f"{what} contains NaN at row {bad[0] + row_base} ({rows}), feature {bad[1] + 1} (from 1, as in SVMlight files); "
-            "this model does not accept missing values (impute them, or use LambdaMART, which learns where NaN goes)"
+        raise FeatureValueError(
+            f"X contains NaN at row {bad[0]} (from 0), feature {bad[1] + 1} (from 1, as in SVMlight files); "
+            "this model does not accept missing values (impute them, or use LambdaMART, which learns where NaN goes)",
+            *bad,
+            "NaN",
         )
 
 
