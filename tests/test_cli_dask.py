@@ -32,6 +32,10 @@ def test_train_on_a_local_cluster_saves_the_single_machine_model(capsys, tmp_pat
     code, out, err = run(capsys, "train", "--train", pattern, "--workers", "2", *opts, "--save", tmp_path / "dask.json")
     assert code == 0, err
     assert "lambdamart on dask: saved to" in out and "ndcg@10" in out and "validate" in out
+    wide = tmp_path / "wide.txt"
+    wide.write_text("1 qid:1 1:0.5\n0 qid:1 2:0.5 47:1\n")
+    code, _, err = run(capsys, "train", "--train", pattern, "--model", "lambdamart", "--workers", "1", "--validate", wide)
+    assert_one_line_error(code, err, f"{wide}: has feature ids up to 47, beyond the training file's features (46)")
     code, _, err = run(capsys, "train", "--train", src, *opts, "--save", tmp_path / "local.json")
     assert code == 0, err
     X = np.asarray(load_svmlight(src).X)

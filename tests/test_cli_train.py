@@ -314,7 +314,9 @@ def test_no_regroup_refuses_a_reappearing_qid(capsys, tmp_path, small_files):
     assert code == 0 and "warning" in err and "merged" in err
 
 
-def test_values_the_model_cannot_take_are_named_by_file_and_row(capsys, tmp_path):
+def test_values_the_model_cannot_take_are_named_by_file_and_row(capsys, tmp_path, monkeypatch):
+    import io
+
     pytest.importorskip("torch")
     data = tmp_path / "nan.txt"
     data.write_text("# a comment line\n1 qid:1 1:0.5 2:0.1\n0 qid:2 1:0.1 2:0.2\n1 qid:1 1:0.3 2:nan\n")
@@ -329,6 +331,11 @@ def test_values_the_model_cannot_take_are_named_by_file_and_row(capsys, tmp_path
     LinearRegression().fit(np.array([[0.0, 1.0], [1.0, 0.0]]), [0, 1], qid=[1, 1]).save(tmp_path / "lin.json")
     code, _, err = run(capsys, "predict", "--model", tmp_path / "lin.json", "--data", gap, "--out", tmp_path / "s.txt")
     assert_one_line_error(code, err, f"{gap}:3: feature 2 is NaN (missing); linear does not accept missing values")
+    negative = tmp_path / "negative.txt"
+    negative.write_text("1 qid:1 1:0.5\n-1 qid:1 1:0.1\n")
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(negative.read_bytes())))
+    code, _, err = run(capsys, "train", "--train", "-", "--model", "linear")  # standard input is <stdin>
+    assert_one_line_error(code, err, "<stdin>:2: labels must be >= 0", "this one is -1")
     code, _, err = run(capsys, "train", "--train", data, "--model", "lambdamart", "--trees", "1")
     assert code == 0, err  # LambdaMART learns where NaN goes
 
@@ -344,3 +351,5 @@ def test_parameter_names_in_messages_become_the_options_as_typed():
     assert option_message("The 'n_estimators' parameter of MART must be an int in the range [1, inf). Got 0 instead.",
                           "mart") == "--trees must be an int in the range [1, inf); got 0"  # fmt: skip
     assert option_message("x_device=1 is not a parameter name", "ranknet") == "x_device=1 is not a parameter name"
+    assert option_message("sigma must be > 0 with device='cpu'", "ranknet") == "--sigma must be > 0 with --device 'cpu'"
+    assert option_message("pass it again as sigma= to train", "ranknet") == "pass it again as sigma= to train"

@@ -114,6 +114,20 @@ def test_concatenate_files_whose_qids_are_text_and_integers(tmp_path):
     assert both.query_ids.tolist() == ["099", "100"]
     with pytest.raises(DataFormatError, match="distinct"):  # 100 and "100" are one query
         RankingDataset.concatenate([both, parts[1]])
+    floats = RankingDataset(np.ones((2, 2)), [0, 1], [0, 1, 2], query_ids=[1.0, 2.0])
+    with pytest.raises(DataFormatError, match="distinct"):  # 1.0 and 1 stay one query: no text made of them
+        RankingDataset.concatenate([floats, RankingDataset(np.ones((1, 2)), [0], [0, 1], query_ids=[1])])
+
+
+def test_a_dataset_pickled_before_it_had_lines_still_works():
+    import pickle
+
+    ds = RankingDataset(np.ones((3, 2)), [0, 1, 0], [0, 2, 3])
+    del ds.__dict__["lines"]  # as unpickled from an older ranklearn
+    old = pickle.loads(pickle.dumps(ds))
+    assert old.lines is None and old.subset([1]).lines is None
+    with pytest.raises(DataFormatError, match="integers"):
+        RankingDataset(np.ones((1, 2)), [0], [0, 1], lines=[1.5])
 
 
 def test_to_dense():

@@ -369,3 +369,19 @@ def test_old_lambdamart_files_load_with_the_new_names(core_splits, tmp_path):
     assert back.lambda_normalization == "lightgbm" and back.max_grade_ == m.max_grade_
     assert back.n_iter_ == len(m.trees_)
     np.testing.assert_array_equal(back.predict(te.X), m.predict(te.X))
+
+
+def test_a_feature_value_error_crosses_processes_whole():
+    """joblib and Dask pickle exceptions: the row, feature and kind come back."""
+    import copy
+    import pickle
+
+    from ranklearn.models._base import FeatureValueError, check_feature_values
+
+    X = np.zeros((3, 2))
+    X[2, 1] = np.inf
+    with pytest.raises(FeatureValueError) as info:
+        check_feature_values(X, allow_nan=True)
+    for back in (pickle.loads(pickle.dumps(info.value)), copy.copy(info.value)):
+        assert (type(back), str(back), back.row, back.feature, back.kind) == (
+            FeatureValueError, str(info.value), 2, 1, "inf")

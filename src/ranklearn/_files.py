@@ -12,7 +12,7 @@ Rules (the README's "Command line" section states them for users):
   the shell redirected it to) is written through that stream, where the shell opened it: what
   it already holds stays, as with ``-`` (reopening would truncate, renaming would replace).
 * A special file (character device such as ``/dev/null`` or a terminal, FIFO, socket) and
-  anything under ``/dev`` or ``/proc`` is written directly, never replaced by a rename.
+  anything under ``/proc`` is written directly, never replaced by a rename.
 * A path ending in ``/`` names a folder, never a file; an existing file that is write-protected
   for this user is refused, as the shell's ``>`` refuses it.
 * A new file gets the usual mode under the umask (0644 with umask 022); an existing file
@@ -34,8 +34,9 @@ from os import PathLike
 #: The path that means standard output (and standard input where a command reads one file).
 STDIO = "-"
 
-# Paths here are devices and kernel files: a temporary file and a rename make no sense there.
-_DIRECT_PREFIXES = ("/dev/", "/proc/")
+# Kernel files: a temporary file and a rename make no sense there. (Devices are found by their
+# file type; files under /dev/shm are ordinary files of a tmpfs and are renamed into place.)
+_DIRECT_PREFIXES = ("/proc/",)
 
 
 def is_stdio(path: str | PathLike[str]) -> bool:

@@ -82,6 +82,11 @@ def load_data_as_wide(path: Path, n_features: int, beyond: str, **kwargs):
         ) from None
 
 
+def shown(path: Path) -> str:
+    """A data path as errors name it: ``<stdin>`` for ``-``."""
+    return "<stdin>" if is_stdio(path) else str(path)
+
+
 def line_of(ds: RankingDataset, row: int) -> int | None:
     """The file line of a dataset row (None when the data was not read from a file)."""
     return None if ds.lines is None else int(ds.lines[row])
@@ -94,7 +99,7 @@ def feature_value_error(exc: FeatureValueError, ds: RankingDataset, path: Path, 
     else:
         reason = (f"feature {exc.feature + 1} is NaN (missing); {model} does not accept missing values "
                   "(impute them, or use lambdamart, which learns where NaN goes)")  # fmt: skip
-    return DataFormatError(reason, path="<stdin>" if is_stdio(path) else path, line=line_of(ds, exc.row))
+    return DataFormatError(reason, path=shown(path), line=line_of(ds, exc.row))
 
 
 def _warn_regrouped(path: Path, ds: RankingDataset, order: np.ndarray) -> None:
@@ -107,7 +112,7 @@ def _warn_regrouped(path: Path, ds: RankingDataset, order: np.ndarray) -> None:
     _, first, counts = np.unique(heads, return_index=True, return_counts=True)
     split = first[counts > 1]
     example = heads[split.min() : split.min() + 1].tolist()[0]
-    name = "<stdin>" if is_stdio(path) else str(path)
+    name = shown(path)
     if split.shape[0] == 1:
         what = f"1 qid reappears after other queries (qid:{example}); its rows were"
     else:
@@ -161,7 +166,7 @@ def read_scores(path: Path, n_rows: int, data_path: Path) -> np.ndarray:
     if not is_stdio(path) and path.is_dir():
         raise IsADirectoryError(21, "is a directory, not a scores file", str(path))
     raw = sys.stdin.buffer.read() if is_stdio(path) else path.read_bytes()
-    name = "<stdin>" if is_stdio(path) else path
+    name = shown(path)
     lines = raw.removeprefix(b"\xef\xbb\xbf").split(b"\n")  # a byte-order mark is not part of the first score
     if lines and lines[-1] == b"":
         lines.pop()

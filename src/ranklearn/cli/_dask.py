@@ -13,6 +13,7 @@ from ranklearn._files import writes_stdout
 from ranklearn.cli import _common as C
 from ranklearn.cli._train import REPORT_METRIC, _print_results, _save_interrupted, _total, checked_estimator
 from ranklearn.data.groups import group_ptr
+from ranklearn.exceptions import DataFormatError
 
 
 @contextlib.contextmanager
@@ -70,7 +71,16 @@ def run_train_dask(
         width = sets["train"][0].shape[1]  # the other sets padded to it, as a local fit does
         for name, path in (("validate", validate), ("test", test)):
             if path is not None:
-                sets[name] = read_svmlight(str(path), n_features=width, client=client)
+                try:
+                    sets[name] = read_svmlight(str(path), n_features=width, client=client)
+                except ValueError as exc:  # read_svmlight's "n_features=W but 'file' has feature ids up to F"
+                    if not str(exc).startswith(f"n_features={width} but"):
+                        raise
+                    top = str(exc).rsplit(" ", 1)[-1]
+                    raise DataFormatError(
+                        f"has feature ids up to {top}, beyond the training file's features ({width}): "
+                        "the model could not use them", path=path,
+                    ) from None  # fmt: skip
         eval_set = [sets["validate"]] if validate is not None else None
         try:
             with TrainingProgress(_total(estimator), description=model) as progress:

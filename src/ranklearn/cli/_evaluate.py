@@ -87,16 +87,18 @@ def values_from_arrays(
 
     docids = None
     if any(m.ties == "docid" for m in metrics):
-        docids = docids_from_comments(ds.comments, path=data, lines=ds.lines)
+        docids = docids_from_comments(ds.comments, path=C.shown(data), lines=ds.lines)
     if (ds.y < 0).any():  # named by its line here; the metrics would name a row
         row = int(np.flatnonzero(ds.y < 0)[0])
-        raise DataFormatError(f"labels must be >= 0 (this one is {ds.y[row]:g})", path=data, line=C.line_of(ds, row))
+        raise DataFormatError(
+            f"labels must be >= 0 (this one is {ds.y[row]:g})", path=C.shown(data), line=C.line_of(ds, row)
+        )
     out = {}
     for name, s in scores.items():
         try:
             out[name] = {m.name: m.per_query(ds.y, s, ds.ptr, docids=docids) for m in metrics}
         except ValueError as exc:  # labels the metrics cannot take (too large for the gain): name the file
-            raise DataFormatError(_as_options(str(exc)), path=data) from None
+            raise DataFormatError(_as_options(str(exc)), path=C.shown(data)) from None
     return out
 
 
@@ -289,9 +291,11 @@ def trec_run_lines(
     ids from its comments (all made before any is written)."""
     from ranklearn.io.trec import docids_from_comments, run_lines
 
-    docids = docids_from_comments(ds.comments, docid_field, path=data, lines=ds.lines)
+    docids = docids_from_comments(ds.comments, docid_field, path=C.shown(data), lines=ds.lines)
     query_ids = np.repeat(ds.query_ids, ds.query_sizes)
     try:
         return list(run_lines(query_ids, docids, scores, tag))
     except ValueError as exc:  # e.g. a field that is not an id: say where the ids came from
-        raise DataFormatError(f"{exc} (document ids from the '{docid_field}' field, --docid-field)", path=data) from None
+        raise DataFormatError(
+            f"{exc} (document ids from the '{docid_field}' field, --docid-field)", path=C.shown(data)
+        ) from None

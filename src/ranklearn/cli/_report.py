@@ -94,6 +94,7 @@ def build_report(
     from ranklearn import plot
     from ranklearn.io import load_model
     from ranklearn.metrics import query_mean
+    from ranklearn.models._base import FeatureValueError
 
     model = load_model(model_path)
     n = model.n_features_in_
@@ -105,7 +106,10 @@ def build_report(
         baseline = C.read_scores(baseline_path, ds.n_samples, data_path)
         systems[baseline_path.name] = baseline if order is None else baseline[order]
     model_name = model_path.name if model_path.name not in systems else str(model_path)
-    systems[model_name] = model.predict(ds.X)
+    try:
+        systems[model_name] = model.predict(ds.X)
+    except FeatureValueError as exc:  # NaN for a model that takes none: the file's line
+        raise C.feature_value_error(exc, ds, data_path, model._model_name) from None
     systems = {model_name: systems.pop(model_name), **systems}  # the model's row first in evaluate's table
     values = E.values_from_arrays(ds, systems, metrics, data_path)
     names = [m.name for m in metrics]

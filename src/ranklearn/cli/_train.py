@@ -126,11 +126,11 @@ def option_message(message: str, model: str) -> str:
     match = _SKLEARN_MESSAGE.match(message)
     if match and match.group(1) in flags:
         return f"{flags[match.group(1)]} must be {match.group(2)}; got {match.group(3)}"
-    for param, flag in flags.items():  # our own messages name the parameter first
-        if message.startswith(f"{param} "):
-            return flag + message[len(param) :]
-    for param, flag in flags.items():  # "device='cuda' ...; use device='cpu'": the options as typed
-        message = re.sub(rf"(?<![\w.-]){re.escape(param)}=", f"{flag} ", message)
+    for param, flag in flags.items():
+        if message.startswith(f"{param} "):  # our own messages name the parameter first
+            message = flag + message[len(param) :]
+        # "device='cuda' ...; use device='cpu'": the options as typed (a value must follow)
+        message = re.sub(rf"(?<![\w.-]){re.escape(param)}=(?=\S)", f"{flag} ", message)
     return message
 
 
@@ -182,13 +182,13 @@ def check_labels_for_metrics(ds: RankingDataset, path: Path) -> None:
         row = int(np.flatnonzero(ds.y < 0)[0])
         raise DataFormatError(
             f"labels must be >= 0 for the metrics that train reports (this one is {ds.y[row]:g}); shift the labels",
-            path=path, line=C.line_of(ds, row),
+            path=C.shown(path), line=C.line_of(ds, row),
         )  # fmt: skip
     if ds.y.max() > MAX_EXP2_LABEL:
         row = int(np.argmax(ds.y))
         raise DataFormatError(
             f"labels above {MAX_EXP2_LABEL} overflow the gain 2^rel-1 of the reported NDCG (this one is {ds.y[row]:g})",
-            path=path, line=C.line_of(ds, row),
+            path=C.shown(path), line=C.line_of(ds, row),
         )  # fmt: skip
 
 

@@ -123,7 +123,7 @@ def info(file: Path = DataArg, no_regroup: bool = NoRegroupOpt) -> None:
     sizes = ds.query_sizes
     has_relevant = np.maximum.reduceat(ds.y, ds.ptr[:-1]) > 0
     labels, counts = np.unique(ds.y, return_counts=True)
-    table = Table(title="<stdin>" if str(file) == "-" else str(file), show_header=False)
+    table = Table(title=C.shown(file), show_header=False)
     table.add_column(style="bold")
     table.add_column()
     table.add_row("rows", f"{ds.n_samples:,}")
@@ -438,7 +438,7 @@ def predict(
     except FeatureValueError as exc:  # e.g. NaN for a neural model: name the file's line
         raise C.feature_value_error(exc, ds, data, estimator._model_name) from None
     except ValueError as exc:
-        raise DataFormatError(str(exc), path="<stdin>" if str(data) == "-" else data) from None
+        raise DataFormatError(str(exc), path=C.shown(data)) from None
     if fmt is PredictFormat.trec:  # in the loader's query order, which a run does not depend on
         from ranklearn.cli._evaluate import trec_run_lines
 

@@ -80,6 +80,9 @@ class RankingDataset:
         On inconsistent shapes, bad boundaries, duplicate query ids or non-finite labels.
     """
 
+    #: class default: a dataset pickled before rows knew their lines has none
+    lines: np.ndarray | None = None
+
     def __init__(
         self,
         X: Any,
@@ -145,7 +148,10 @@ class RankingDataset:
         self.ptr = ptr
         self.query_ids = query_ids
         if lines is not None:
-            lines = np.asarray(lines, dtype=np.int64)
+            lines = np.asarray(lines)
+            if not np.issubdtype(lines.dtype, np.integer):
+                raise DataFormatError(f"lines must be integers (1-based line numbers), got {lines.dtype}")
+            lines = lines.astype(np.int64, copy=False)
             if lines.shape != (n,):
                 raise DataFormatError(f"lines must have shape ({n},) to match X, got {lines.shape}")
         self.comments = comments
@@ -227,7 +233,8 @@ class RankingDataset:
 
         The result is sparse if any input is; its dtype is the widest of the inputs. When some
         inputs have integer query ids and others text ones (a file with ``qid:007`` keeps its
-        ids as text), the integers become their text: ids of one kind compare and sort.
+        ids as text), the integers become their text: ids of one kind compare and sort. The
+        result has no ``lines`` (its rows come from several files).
         """
         datasets = list(datasets)
         if not datasets:
@@ -252,7 +259,7 @@ class RankingDataset:
                 [np.full(d.n_samples, None, dtype=object) if d.comments is None else d.comments for d in datasets]
             )
         ids = [_as_id_array(d.query_ids) for d in datasets]
-        if len({a.dtype.kind for a in ids}) > 1:
+        if {a.dtype.kind for a in ids} == {"i", "O"}:
             ids = [a if a.dtype == object else np.array([str(v) for v in a.tolist()], dtype=object) for a in ids]
         return cls(
             X,

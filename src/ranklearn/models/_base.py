@@ -74,6 +74,9 @@ class FeatureValueError(ValueError):
         self.feature = feature
         self.kind = kind
 
+    def __reduce__(self) -> tuple:  # pickled across processes (joblib, Dask) with its fields
+        return type(self), (str(self), self.row, self.feature, self.kind)
+
 
 def check_feature_values(X: np.ndarray, *, allow_nan: bool) -> None:
     """Refuse inf anywhere, and NaN unless the model learns where missing values go.
