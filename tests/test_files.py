@@ -308,3 +308,12 @@ def test_is_special_and_writes_stdout(tmp_path):
     (tmp_path / "old.txt").write_text("x")
     assert not F.is_special(tmp_path / "old.txt")
     assert F.writes_stdout("-") and not F.writes_stdout(tmp_path / "old.txt")
+
+
+def test_dev_stdout_with_standard_output_closed_says_so():
+    import subprocess
+    import sys
+
+    code = "from ranklearn._files import write_output; write_output('/dev/stdout', b'x')"
+    proc = subprocess.run(["sh", "-c", f'{sys.executable} -c "{code}" >&-'], capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0 and "file descriptor 1 is closed: '/dev/stdout'" in proc.stderr, proc.stderr

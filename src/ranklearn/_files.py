@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 import sys
 import tempfile
@@ -113,6 +114,9 @@ def _check_target(given: str) -> tuple[str, bool, int | None]:
     if given.endswith(("/", os.sep)):  # realpath and pathlib would drop the slash
         raise NotADirectoryError(errno.ENOTDIR, "ends with / but is not a folder; a file's name has none", given)
     resolved = os.path.realpath(given)  # through symlinks: the link stays a link
+    descriptor = re.fullmatch(r"/proc/(?:self|\d+)/fd/(\d+)", resolved)
+    if descriptor is not None and not os.path.exists(resolved):  # /dev/stdout with stdout closed
+        raise OSError(errno.EBADF, f"file descriptor {descriptor.group(1)} is closed", given)
     stream = _std_stream(given)
     if stream is not None or _writes_directly(given, resolved):
         return resolved, True, stream
