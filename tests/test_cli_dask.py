@@ -36,6 +36,11 @@ def test_train_on_a_local_cluster_saves_the_single_machine_model(capsys, tmp_pat
     wide.write_text("1 qid:1 1:0.5\n0 qid:1 2:0.5 47:1\n")
     code, _, err = run(capsys, "train", "--train", pattern, "--model", "lambdamart", "--workers", "1", "--validate", wide)
     assert_one_line_error(code, err, f"{wide}: has feature ids up to 47, beyond the training file's features (46)")
+    mixed = tmp_path / "mixed.txt"  # qid 1 reappears: merged by a local train, refused in the Dask train's words
+    mixed.write_text("2 qid:1 1:0.9\n0 qid:2 1:0.1\n1 qid:1 1:0.2\n")
+    code, _, err = run(capsys, "train", "--train", mixed, "--model", "lambdamart", "--workers", "1")
+    assert_one_line_error(code, err, f"{mixed}:3:", "reappears", "ranklearn convert FILE OUT --to qid")
+    assert "regroup=True" not in err
     code, _, err = run(capsys, "train", "--train", src, *opts, "--save", tmp_path / "local.json")
     assert code == 0, err
     X = np.asarray(load_svmlight(src).X)

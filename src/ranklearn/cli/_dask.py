@@ -33,6 +33,29 @@ def _client(scheduler: str | None, workers: int | None) -> Iterator[Any]:
         yield client
 
 
+def _read(read_svmlight: Any, path: Path, client: Any, width: int | None = None) -> tuple:
+    """``read_svmlight`` of a --train/--validate/--test file or glob on the workers (padded to
+    ``width``), its errors in the command line's words."""
+    try:
+        return read_svmlight(str(path), n_features=width, client=client)
+    except DataFormatError as exc:
+        if "(regroup=True gathers them)" not in exc.reason:
+            raise
+        reason = exc.reason.replace(
+            "(regroup=True gathers them)",
+            "(a Dask train reads each file as it is: gather them first, e.g. ranklearn convert FILE OUT --to qid)",
+        )
+        raise DataFormatError(reason, path=exc.path, line=exc.line, token=exc.token) from None
+    except ValueError as exc:  # read_svmlight's "n_features=W but 'file' has feature ids up to F"
+        if width is None or not str(exc).startswith(f"n_features={width} but"):
+            raise
+        top = str(exc).rsplit(" ", 1)[-1]
+        raise DataFormatError(
+            f"has feature ids up to {top}, beyond the training file's features ({width}): "
+            "the model could not use them", path=path,
+        ) from None  # fmt: skip
+
+
 def run_train_dask(
     model: str,
     params: dict[str, Any],
@@ -67,20 +90,11 @@ def run_train_dask(
     checked_estimator(estimator, model)
     with _client(scheduler, workers) as client:
         estimator.client = client
-        sets = {"train": read_svmlight(str(train), client=client)}
+        sets = {"train": _read(read_svmlight, train, client)}
         width = sets["train"][0].shape[1]  # the other sets padded to it, as a local fit does
         for name, path in (("validate", validate), ("test", test)):
             if path is not None:
-                try:
-                    sets[name] = read_svmlight(str(path), n_features=width, client=client)
-                except ValueError as exc:  # read_svmlight's "n_features=W but 'file' has feature ids up to F"
-                    if not str(exc).startswith(f"n_features={width} but"):
-                        raise
-                    top = str(exc).rsplit(" ", 1)[-1]
-                    raise DataFormatError(
-                        f"has feature ids up to {top}, beyond the training file's features ({width}): "
-                        "the model could not use them", path=path,
-                    ) from None  # fmt: skip
+                sets[name] = _read(read_svmlight, path, client, width)
         eval_set = [sets["validate"]] if validate is not None else None
         try:
             with TrainingProgress(_total(estimator), description=model) as progress:
