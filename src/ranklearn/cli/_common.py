@@ -7,7 +7,7 @@ import math
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from rich.console import Console
@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # importing the metrics loads numba; keep `--help` fast
 
 console = Console()
 err_console = Console(stderr=True)
+
 
 def load_data(
     path: Path,
@@ -68,7 +69,9 @@ def load_data(
     return (ds, order) if return_order else ds
 
 
-def load_data_as_wide(path: Path, n_features: int, beyond: str, **kwargs):
+def load_data_as_wide(
+    path: Path, n_features: int, beyond: str, **kwargs: Any
+) -> RankingDataset | tuple[RankingDataset, np.ndarray | None]:
     """:func:`load_data` padded to ``n_features`` columns (trailing all-zero features may be left
     out of a file); a feature id past them is an error saying it is beyond ``beyond``."""
     try:
