@@ -35,7 +35,7 @@ def test_train_on_a_local_cluster_saves_the_single_machine_model(capsys, tmp_pat
     wide = tmp_path / "wide.txt"
     wide.write_text("1 qid:1 1:0.5\n0 qid:1 2:0.5 47:1\n")
     code, _, err = run(capsys, "train", "--train", pattern, "--model", "lambdamart", "--workers", "1", "--validate", wide)
-    assert_one_line_error(code, err, f"{wide}: has feature ids up to 47, beyond the training file's features (46)")
+    assert_one_line_error(code, err, f"{wide}: feature 47 is beyond the training file's features (46)")
     mixed = tmp_path / "mixed.txt"  # qid 1 reappears: merged by a local train, refused in the Dask train's words
     mixed.write_text("2 qid:1 1:0.9\n0 qid:2 1:0.1\n1 qid:1 1:0.2\n")
     code, _, err = run(capsys, "train", "--train", mixed, "--model", "lambdamart", "--workers", "1")

@@ -46,6 +46,7 @@ from sklearn.utils.validation import validate_data
 
 from ranklearn._threads import numba_threads
 from ranklearn.collective import PeerError, PeerTimeoutError, StarComm, open_listener
+from ranklearn.exceptions import DataFormatError
 from ranklearn.models._base import check_feature_values, check_ranking_data
 from ranklearn.models.base import _check_weight, resolve_qid
 from ranklearn.models.driver import Callback
@@ -761,7 +762,8 @@ def read_svmlight(
     FileNotFoundError
         If a path or the pattern matches no file.
     DataFormatError
-        As the local loader: naming the file, line and token (raised on the client).
+        As the local loader: naming the file, line and token (raised on the client); also a
+        file with feature ids beyond ``n_features``.
     """
     client = client if client is not None else default_client()
     if isinstance(paths_or_glob, (str, PathLike)):
@@ -777,9 +779,9 @@ def read_svmlight(
     parts = client.map(_read_part, paths, dtype=dtype, pure=False)
     info = client.gather(client.map(_part_info, parts))  # a bad file raises its DataFormatError here
     width = max(w for _, w, _, _ in info) if n_features is None else int(n_features)
-    if width < max(w for _, w, _, _ in info):
-        worst = paths[int(np.argmax([w for _, w, _, _ in info]))]
-        raise ValueError(f"n_features={n_features} but {worst!r} has feature ids up to {max(w for _, w, _, _ in info)}")
+    if width < max(w for _, w, _, _ in info):  # in the local loader's words, the largest id as the token
+        worst = int(np.argmax([w for _, w, _, _ in info]))
+        raise DataFormatError(f"feature id exceeds n_features={width}", path=paths[worst], token=str(info[worst][1]))
     offsets = np.concatenate(([0], np.cumsum([nq for _, _, nq, _ in info])))
     qdtype = np.result_type(*[d for _, _, _, d in info])
     Xs, ys, qs = [], [], []

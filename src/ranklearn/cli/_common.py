@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ranklearn._files import check_writable, is_stdio, same_file, write_output, writes_stdout
+from ranklearn._text import plain_float, strip_bom
 from ranklearn.exceptions import DataFormatError
 
 if TYPE_CHECKING:  # importing the metrics loads numba; keep `--help` fast
@@ -62,8 +63,7 @@ def load_data(
     except DataFormatError as exc:
         if regroup or "regroup=True" not in exc.reason:
             raise
-        reason = exc.reason.replace("(regroup=True gathers them)", "(leave out --no-regroup to gather them)")
-        raise DataFormatError(reason, path=exc.path, line=exc.line, token=exc.token) from None
+        raise reworded(exc, exc.reason.replace("(regroup=True gathers them)", "(leave out --no-regroup to gather them)")) from None
     if order is not None and warn_regroup:
         _warn_regrouped(path, ds, order)
     return (ds, order) if return_order else ds
@@ -77,12 +77,20 @@ def load_data_as_wide(
     try:
         return load_data(path, n_features=n_features, **kwargs)
     except DataFormatError as exc:
-        if not exc.reason.startswith("feature id exceeds n_features"):
-            raise
-        fid = (exc.token or "").split(":", 1)[0]
-        raise DataFormatError(
-            f"feature {fid} is beyond {beyond}", path=exc.path, line=exc.line, token=exc.token
-        ) from None
+        raise beyond_width(exc, beyond) from None
+
+
+def reworded(exc: DataFormatError, reason: str) -> DataFormatError:
+    """The same data error (file, line, token) with the reason in the command line's words."""
+    return DataFormatError(reason, path=exc.path, line=exc.line, token=exc.token)
+
+
+def beyond_width(exc: DataFormatError, beyond: str) -> DataFormatError:
+    """A loader's "feature id exceeds n_features" (the local or the Dask one) as "feature F is
+    beyond ``beyond``"; any other error as it is."""
+    if not exc.reason.startswith("feature id exceeds n_features"):
+        return exc
+    return reworded(exc, f"feature {(exc.token or '').split(':', 1)[0]} is beyond {beyond}")
 
 
 def shown(path: Path) -> str:
@@ -93,6 +101,20 @@ def shown(path: Path) -> str:
 def line_of(ds: RankingDataset, row: int) -> int | None:
     """The file line of a dataset row (None when the data was not read from a file)."""
     return None if ds.lines is None else int(ds.lines[row])
+
+
+def check_labels_nonnegative(ds: RankingDataset, path: Path, why: str = "") -> None:
+    """Refuse a negative label (the gains of the metrics take none), naming the file's line.
+
+    Raises
+    ------
+    DataFormatError
+    """
+    if (ds.y < 0).any():
+        row = int(np.flatnonzero(ds.y < 0)[0])
+        raise DataFormatError(
+            f"labels must be >= 0{why} (this one is {ds.y[row]:g})", path=shown(path), line=line_of(ds, row)
+        )
 
 
 def feature_value_error(exc: FeatureValueError, ds: RankingDataset, path: Path, model: str) -> DataFormatError:
@@ -170,16 +192,13 @@ def read_scores(path: Path, n_rows: int, data_path: Path) -> np.ndarray:
         raise IsADirectoryError(21, "is a directory, not a scores file", str(path))
     raw = sys.stdin.buffer.read() if is_stdio(path) else path.read_bytes()
     name = shown(path)
-    lines = raw.removeprefix(b"\xef\xbb\xbf").split(b"\n")  # a byte-order mark is not part of the first score
+    lines = strip_bom(raw).split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()
     scores = np.empty(len(lines))
     for i, raw in enumerate(lines):
         token = raw.strip()
-        try:  # Python's float() takes 1_000; LETOR files and other tools do not
-            value = float(token.decode("ascii")) if b"_" not in token else math.nan
-        except (UnicodeDecodeError, ValueError):
-            value = math.nan
+        value = plain_float(token.decode("utf-8", errors="replace"))
         if not math.isfinite(value):
             raise DataFormatError(
                 "expected one finite number per line",

@@ -39,21 +39,10 @@ def _read(read_svmlight: Any, path: Path, client: Any, width: int | None = None)
     try:
         return read_svmlight(str(path), n_features=width, client=client)
     except DataFormatError as exc:
-        if "(regroup=True gathers them)" not in exc.reason:
-            raise
-        reason = exc.reason.replace(
-            "(regroup=True gathers them)",
-            "(a Dask train reads each file as it is: gather them first, e.g. ranklearn convert FILE OUT --to qid)",
-        )
-        raise DataFormatError(reason, path=exc.path, line=exc.line, token=exc.token) from None
-    except ValueError as exc:  # read_svmlight's "n_features=W but 'file' has feature ids up to F"
-        if width is None or not str(exc).startswith(f"n_features={width} but"):
-            raise
-        top = str(exc).rsplit(" ", 1)[-1]
-        raise DataFormatError(
-            f"has feature ids up to {top}, beyond the training file's features ({width}): "
-            "the model could not use them", path=path,
-        ) from None  # fmt: skip
+        if "(regroup=True gathers them)" in exc.reason:
+            hint = "(a Dask train reads each file as it is: gather them first, e.g. ranklearn convert FILE OUT --to qid)"
+            raise C.reworded(exc, exc.reason.replace("(regroup=True gathers them)", hint)) from None
+        raise C.beyond_width(exc, f"the training file's features ({width}): the model could not use it") from None
 
 
 def run_train_dask(

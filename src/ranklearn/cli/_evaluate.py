@@ -88,11 +88,7 @@ def values_from_arrays(
     docids = None
     if any(m.ties == "docid" for m in metrics):
         docids = docids_from_comments(ds.comments, path=C.shown(data), lines=ds.lines)
-    if (ds.y < 0).any():  # named by its line here; the metrics would name a row
-        row = int(np.flatnonzero(ds.y < 0)[0])
-        raise DataFormatError(
-            f"labels must be >= 0 (this one is {ds.y[row]:g})", path=C.shown(data), line=C.line_of(ds, row)
-        )
+    C.check_labels_nonnegative(ds, data)  # by its line here; the metrics would name a row
     out = {}
     for name, s in scores.items():
         try:

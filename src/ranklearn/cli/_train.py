@@ -178,12 +178,7 @@ def check_labels_for_metrics(ds: RankingDataset, path: Path) -> None:
     from ranklearn.exceptions import DataFormatError
     from ranklearn.metrics._api import MAX_EXP2_LABEL
 
-    if (ds.y < 0).any():
-        row = int(np.flatnonzero(ds.y < 0)[0])
-        raise DataFormatError(
-            f"labels must be >= 0 for the metrics that train reports (this one is {ds.y[row]:g}); shift the labels",
-            path=C.shown(path), line=C.line_of(ds, row),
-        )  # fmt: skip
+    C.check_labels_nonnegative(ds, path, " for the metrics that train reports")
     if ds.y.max() > MAX_EXP2_LABEL:
         row = int(np.argmax(ds.y))
         raise DataFormatError(

@@ -15,7 +15,6 @@ the requested dtype. Labels may be any finite real number.
 
 from __future__ import annotations
 
-import codecs
 import gzip
 import zlib
 from os import PathLike
@@ -26,6 +25,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ranklearn._files import write_output
+from ranklearn._text import strip_bom
 from ranklearn.data import _svmlight_kernel as K
 from ranklearn.data.dataset import RankingDataset, dense_size_problem
 from ranklearn.data.groups import block_ptr, first_reappearance, regroup_order, sizes_to_ptr
@@ -72,8 +72,7 @@ def _read_bytes(source: PathOrFile) -> tuple[bytes, str]:
             raw = gzip.decompress(raw)
         except (OSError, EOFError, zlib.error) as exc:
             raise DataFormatError(f"corrupt or truncated gzip data ({exc})", path=name) from None
-    if raw.startswith(codecs.BOM_UTF8):  # files saved by some Windows editors
-        raw = raw[len(codecs.BOM_UTF8) :]
+    raw = strip_bom(raw)  # files saved by some Windows editors
     return raw, name
 
 

@@ -47,6 +47,7 @@ from pathlib import Path
 import numpy as np
 
 from ranklearn._files import write_output
+from ranklearn._text import plain_float
 from ranklearn.exceptions import ModelFormatError
 from ranklearn.io._trees import TREE_MODELS, require_fitted_lambdamart
 
@@ -248,11 +249,9 @@ def _import_linear(name: str, text: str, n_features: int | None, path: Path):
     lowest = 0 if name == "linear" else 1  # only linear regression has the constant, feature 0
     for token in lines[0].split():
         fid, sep, value = token.partition(":")
-        try:
-            fid_int, weight = int(fid), float(value)
-        except ValueError:
-            fid_int, weight = -1, math.nan
-        if not sep or fid_int < lowest or not math.isfinite(weight) or not fid.isascii() or "_" in token:
+        fid_int = int(fid) if fid.isascii() and fid.isdigit() else -1
+        weight = plain_float(value)
+        if not sep or fid_int < lowest or not math.isfinite(weight):
             raise ModelFormatError(f"expected fid:weight with a feature id >= {lowest}, got {token!r}", path=path)
         if fid_int in weights:
             raise ModelFormatError(f"feature {fid_int} has two weights", path=path)

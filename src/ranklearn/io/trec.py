@@ -21,6 +21,7 @@ from os import PathLike
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ranklearn._text import plain_float, strip_bom
 from ranklearn.exceptions import DataFormatError
 
 __all__ = ["Run", "TrecArrays", "align", "docids_from_comments", "read_qrels", "read_run", "run_lines"]
@@ -54,7 +55,7 @@ def _lines(path: str | PathLike[str]) -> Iterator[tuple[int, list[str]]]:
     with open(path, "rb") as fh:
         for number, raw in enumerate(fh, start=1):
             if number == 1:
-                raw = raw.removeprefix(b"\xef\xbb\xbf")  # a byte-order mark is not part of the first qid
+                raw = strip_bom(raw)
             try:
                 fields = raw.decode("utf-8").split()
             except UnicodeDecodeError:
@@ -64,10 +65,7 @@ def _lines(path: str | PathLike[str]) -> Iterator[tuple[int, list[str]]]:
 
 
 def _number(text: str, what: str, path: str | PathLike[str], line: int) -> float:
-    try:  # Python's float() takes 1_000 and other scripts' digits; trec_eval and LETOR files do not
-        value = float(text) if text.isascii() and "_" not in text else math.nan
-    except ValueError:
-        value = math.nan
+    value = plain_float(text)
     if not math.isfinite(value):
         raise DataFormatError(f"{what} must be a finite number", path=path, line=line, token=text)
     return value
