@@ -93,6 +93,30 @@ def test_cv_letor_folds(capsys, tmp_path):
     assert code == 2 and "--data (with --folds) or --letor-folds" in err
 
 
+def test_bad_values_are_named_by_the_files_line_before_any_fold(capsys, tmp_path):
+    lines = [f"{q % 3} qid:{q} 1:{q}.5 2:0.25" for q in range(12) for _ in range(2)]
+    lines[17] = "1 qid:8 1:nan 2:0.25"  # line 18; in a fold's arrays it is another row
+    path = tmp_path / "d.txt"
+    path.write_text("\n".join(lines) + "\n")
+    code, out, err = run(capsys, "cv", "--model", "linear", "--data", path, "--folds", 3)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert f"{path}:18: feature 1 is NaN (missing); linear does not accept missing values" in err
+    assert "fold" not in err  # refused before the first fold's progress
+    code, _, err = run(capsys, "cv", "--model", "lambdamart", "--data", path, "--folds", 3, "--trees", 2)
+    assert code == 0, err  # LambdaMART learns where NaN goes
+    lines[17], lines[4] = "1 qid:8 1:0.5 2:0.25", "-1 qid:2 1:2.5 2:0.25"
+    path.write_text("\n".join(lines) + "\n")
+    code, _, err = run(capsys, "cv", "--model", "lambdamart", "--data", path, "--folds", 3)
+    assert code == 2 and f"{path}:5: labels must be >= 0 for the metrics that cv reports (this one is -1)" in err
+    folder = tmp_path / "letor" / "Fold1"
+    folder.mkdir(parents=True)
+    for name in ("train.txt", "vali.txt"):
+        (folder / name).write_text("\n".join(lines[:4]) + "\n")
+    (folder / "test.txt").write_text("\n".join([*lines[:2], "0 qid:9 1:nan 2:1"]) + "\n")
+    code, _, err = run(capsys, "cv", "--model", "ranknet", "--letor-folds", tmp_path / "letor")
+    assert code == 2 and f"{folder / 'test.txt'}:3: feature 1 is NaN (missing); ranknet does not accept" in err
+
+
 def test_help(capsys):
     code, out, _ = run(capsys, "cv", "--help")
     assert code == 0 and "--letor-folds" in out and "RankLib" in out

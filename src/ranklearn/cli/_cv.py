@@ -14,7 +14,14 @@ from typing import Any
 import numpy as np
 
 from ranklearn.cli import _common as C
-from ranklearn.cli._train import checked_estimator, estimator_params, merged_options, model_class
+from ranklearn.cli._train import (
+    check_features_for_model,
+    check_labels_for_metrics,
+    checked_estimator,
+    estimator_params,
+    merged_options,
+    model_class,
+)
 
 
 def parse_model_options(model: str, args: Sequence[str]) -> dict[str, Any]:
@@ -67,6 +74,12 @@ def _letor_folds(root: Path) -> list[int]:
     return numbers
 
 
+def _check(ds: Any, path: Path, estimator: Any) -> None:
+    # before any fold is fitted, and by the file's line: a fold's arrays know only their own rows
+    check_labels_for_metrics(ds, path, "cv")
+    check_features_for_model(ds, path, estimator)
+
+
 def run_cv(
     model: str,
     params: dict[str, Any],
@@ -93,6 +106,7 @@ def run_cv(
         from ranklearn.model_selection import cross_validate
 
         ds = C.load_data(data)
+        _check(ds, data, estimator)
         result = cross_validate(
             estimator, ds.X, ds.y, qid=ds.qid, cv=folds, metrics=metrics, random_state=split_seed, progress=True
         )
@@ -102,10 +116,13 @@ def run_cv(
         from sklearn.base import clone
 
         from ranklearn.datasets import load_letor_fold
+        from ranklearn.datasets._letor import _SPLIT_FILES
         from ranklearn.model_selection import fit_with_progress
 
         for n in _letor_folds(letor_folds):
             train, vali, test = load_letor_fold(letor_folds, n)
+            for part, name in zip((train, vali, test), _SPLIT_FILES, strict=True):
+                _check(part, letor_folds / f"Fold{n}" / name, estimator)
             fitted = fit_with_progress(
                 clone(estimator), f"Fold{n}", train.X, train.y, qid=train.qid,
                 eval_set=[(vali.X, vali.y, vali.qid)], eval_names=["vali"],

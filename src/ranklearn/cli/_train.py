@@ -164,8 +164,9 @@ def evaluate_sets(estimator: Any, sets: dict[str, RankingDataset], metric_names:
     }
 
 
-def check_labels_for_metrics(ds: RankingDataset, path: Path) -> None:
-    """``train`` reports metrics on every set: refuse labels they cannot take before training.
+def check_labels_for_metrics(ds: RankingDataset, path: Path, command: str = "train") -> None:
+    """``train`` and ``cv`` report metrics on every set: refuse labels they cannot take before
+    training. ``command`` names the command in the message.
 
     Raises
     ------
@@ -178,7 +179,7 @@ def check_labels_for_metrics(ds: RankingDataset, path: Path) -> None:
     from ranklearn.exceptions import DataFormatError
     from ranklearn.metrics._api import MAX_EXP2_LABEL
 
-    C.check_labels_nonnegative(ds, path, " for the metrics that train reports")
+    C.check_labels_nonnegative(ds, path, f" for the metrics that {command} reports")
     if ds.y.max() > MAX_EXP2_LABEL:
         row = int(np.argmax(ds.y))
         raise DataFormatError(
