@@ -196,3 +196,37 @@ def test_help(capsys, command):
 def test_cli_evaluate_errors(capsys, files, data, scores, options, fragments):
     code, _, err = run(capsys, "evaluate", "--data", files[data], "--scores", files[scores], *options)
     assert_one_line_error(code, err, *fragments)
+
+
+def test_each_run_is_scored_on_the_judged_queries_it_has(capsys, tmp_path):
+    qrels = tmp_path / "q.qrels"
+    qrels.write_text("1 0 a 1\n1 0 b 0\n2 0 c 2\n2 0 d 0\n3 0 e 1\n")
+    full, part, stray = tmp_path / "full.run", tmp_path / "part.run", tmp_path / "stray.run"
+    full.write_text("1 Q0 b 1 2 t\n1 Q0 a 2 1 t\n2 Q0 c 1 2 t\n3 Q0 x 1 2 t\n3 Q0 e 2 1 t\n")
+    part.write_text("1 Q0 a 1 2 t\n2 Q0 d 1 2 t\n2 Q0 c 2 1 t\n9 Q0 z 1 1 t\n")  # lacks 3; 9 is not judged
+    stray.write_text("9 Q0 z 1 1 t\n")
+    rr = {"full": [0.5, 1.0, 0.5], "part": [1.0, 0.5]}  # reciprocal rank of the first relevant document
+
+    def evaluate(*args):
+        code, out, err = run(capsys, "evaluate", "--qrels", qrels, *args, "--metric", "rr")
+        assert code == 0, err
+        return out
+
+    alone = json.loads(evaluate("--run", full, "--json"))
+    both = json.loads(evaluate("--run", full, "--run", part, "--json", "--per-query"))
+    assert alone["rr"] == both["full.run"]["rr"] == pytest.approx(np.mean(rr["full"]))  # as trec_eval: each run alone
+    assert both["part.run"]["rr"] == pytest.approx(np.mean(rr["part"]))
+    assert [r["rr"] for r in both["part.run"]["per_query"]] == [1.0, 0.5, None]  # 3: not scored
+    out = " ".join(evaluate("--run", full, "--run", part).split())  # the console wraps long lines
+    assert "(1 query of the runs not judged there: not scored)" in out
+    assert "means over each system's scored queries (full.run 3, part.run 2) of 3 queries" in out
+    # trec_eval -c, and ranx (which counts a missing query as 0 once made comparable)
+    for args in (("--queries", "qrels"), ("--conventions", "ranx")):
+        assert json.loads(evaluate("--run", part, "--json", *args))["rr"] == pytest.approx(sum(rr["part"]) / 3)
+    # compare tests the queries every run has
+    code, out, err = run(capsys, "compare", "--qrels", qrels, "--run", full, "--run", part, "--metric", "rr", "--json")
+    assert code == 0, err
+    (test,) = json.loads(out)["tests"]
+    assert test["n_queries"] == 2 and test["difference"] == pytest.approx(np.mean(rr["part"]) - np.mean(rr["full"][:2]))
+    assert_one_line_error(*run(capsys, "evaluate", "--qrels", qrels, "--run", full, "--run", stray)[::2],
+                          f"{stray}: no query of this run is judged in {qrels}")  # fmt: skip

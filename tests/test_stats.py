@@ -57,6 +57,24 @@ def test_randomization_sampled_is_seeded_and_close_to_exact():
     assert abs(p - exact) < 4 * np.sqrt(exact * (1 - exact) / 10_000)
 
 
+def test_a_sampled_randomization_p_counts_the_observed_assignment():
+    # 40 queries all improved: no random flip of 100 reaches the sum, yet p is 1/101, not 0
+    a, b = pair(40, seed=5, shift=5.0)
+    assert np.all(a > b)
+    assert randomization_test(a, b, n_permutations=100, seed=0) == pytest.approx(1 / 101, abs=1e-15)
+    c = compare({"m": {"b": b, "a": a}}, n_permutations=100, n_resamples=100)
+    assert c.results[0].randomization_p == pytest.approx(1 / 101, abs=1e-15) and not c.randomization_exact
+    assert compare({"m": {"b": b[:6], "a": a[:6]}}, n_permutations=100, n_resamples=100).randomization_exact
+
+
+def test_one_query_has_no_t_test_and_no_interval(recwarn):
+    assert np.isnan(paired_t_test([0.5], [0.2]))
+    assert np.isnan(bootstrap_interval([0.5], [0.2])).all()
+    (r,) = compare({"m": {"b": [0.2], "a": [0.5]}}).results
+    assert np.isnan(r.t_p) and np.isnan(r.ci_low) and np.isnan(r.ci_high) and r.randomization_p == 1.0
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]  # scipy's divide by zero
+
+
 def test_bootstrap_interval_agrees_with_scipy_percentile():
     a, b = pair(300, seed=4)
     low, high = bootstrap_interval(a, b, confidence=0.9, n_resamples=20_000, seed=1)
@@ -94,7 +112,7 @@ def test_compare_reports_every_test_and_counts():
     same = got["map", "better"]
     assert (same.wins, same.ties, same.losses, same.t_p, same.randomization_p) == (0, 6, 0, 1.0, 1.0)
     assert c.means["map"] == pytest.approx({"base": base.mean(), "better": base.mean(), "worse": worse.mean()})
-    assert set(c.to_dict()) == {"systems", "baseline", "confidence", "permutations", "means", "tests"}
+    assert set(c.to_dict()) == {"systems", "baseline", "confidence", "permutations", "randomization_exact", "means", "tests"}
 
 
 def test_compare_two_systems_equals_the_single_tests_and_drops_skipped_queries():

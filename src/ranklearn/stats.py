@@ -46,11 +46,14 @@ def _differences(a: ArrayLike, b: ArrayLike) -> np.ndarray:
 def paired_t_test(a: ArrayLike, b: ArrayLike) -> float:
     """Two-sided paired t-test p-value (``scipy.stats.ttest_rel``).
 
-    Returns 1.0 where every difference is the same constant 0 (scipy gives NaN: no evidence).
+    Returns 1.0 where every difference is the same constant 0 (scipy gives NaN: no evidence),
+    and NaN for one query (no variance to estimate; scipy warns of a division by zero).
     """
     d = _differences(a, b)
     if np.all(d == 0):
         return 1.0
+    if d.size < 2:
+        return float("nan")
     return float(sps.ttest_rel(a, b).pvalue)
 
 
@@ -65,18 +68,36 @@ def wilcoxon_test(a: ArrayLike, b: ArrayLike) -> float:
     return float(sps.wilcoxon(a, b).pvalue)
 
 
-def _flip_counts(d: np.ndarray, n_permutations: int, seed: int) -> tuple[np.ndarray, int]:
-    """For every column of ``d`` (queries x tests): sign assignments whose |sum| reaches the observed one.
+def is_exact(n_queries: int, n_permutations: int) -> bool:
+    """Whether the randomization test of ``n_queries`` enumerates all 2^n sign assignments
+    (at most ``n_permutations`` of them) instead of drawing ``n_permutations``."""
+    return n_queries < 63 and 2**n_queries <= n_permutations
 
-    All 2^n assignments when there are at most ``n_permutations`` of them (the exact test),
-    else ``n_permutations`` random ones from ``seed`` (the same ones for every column). A
-    zero difference never changes a sum, so a query dropped from one column can be a 0 there.
+
+def _randomization_p(d: np.ndarray, n_permutations: int, seed: int) -> np.ndarray:
+    """Two-sided randomization p-value of every column of ``d`` (queries x tests).
+
+    All 2^n sign assignments when there are at most ``n_permutations`` of them (the exact
+    p-value), else ``n_permutations`` random ones from ``seed`` (the same ones for every
+    column), whose p-value is (b + 1) / (N + 1) for b of N reaching the observed sum: the
+    observed assignment counts as one, so a sampled p-value is never 0 (Phipson and Smyth,
+    "Permutation p-values should never be zero", Stat. Appl. Genet. Mol. Biol. 9 (2010)).
+    A zero difference never changes a sum, so a query dropped from one column can be a 0 there.
     """
+    counts, total = _flip_counts(d, n_permutations, seed)
+    if is_exact(d.shape[0], n_permutations):
+        return counts / total
+    return (counts + 1) / (total + 1)
+
+
+def _flip_counts(d: np.ndarray, n_permutations: int, seed: int) -> tuple[np.ndarray, int]:
+    """For every column of ``d`` (queries x tests): sign assignments whose |sum| reaches the
+    observed one, and how many were tried (see :func:`_randomization_p`)."""
     n = d.shape[0]
     total_sum = d.sum(axis=0)
     # A flipped sum equal to the observed one up to rounding counts as reaching it.
     observed = np.abs(total_sum) - 1e-9 * np.abs(d).sum(axis=0)
-    exact = n < 63 and 2**n <= n_permutations
+    exact = is_exact(n, n_permutations)
     total = 2**n if exact else n_permutations
     rng = np.random.default_rng(seed)
     counts = np.zeros(d.shape[1], dtype=np.int64)
@@ -97,24 +118,27 @@ def randomization_test(a: ArrayLike, b: ArrayLike, n_permutations: int = 10_000,
     """Fisher's paired randomization test, two-sided: p = P(|mean of sign-flipped differences| >= observed).
 
     With n queries and 2^n <= ``n_permutations`` every sign assignment is enumerated (the
-    exact p-value); otherwise ``n_permutations`` random assignments from ``seed`` estimate it.
+    exact p-value); otherwise ``n_permutations`` random assignments from ``seed`` estimate it
+    as (b + 1) / (N + 1), never 0.
     """
     d = _differences(a, b)
     if n_permutations < 1:
         raise ValueError(f"n_permutations must be >= 1, got {n_permutations}")
-    counts, total = _flip_counts(d[:, None], n_permutations, seed)
-    return float(counts[0] / total)
+    return float(_randomization_p(d[:, None], n_permutations, seed)[0])
 
 
 def _bootstrap_intervals(d: np.ndarray, confidence: float, n_resamples: int, seed: int) -> np.ndarray:
     """Percentile bootstrap intervals of the column means of ``d`` (queries x tests), shape (2, tests).
 
     Every column is resampled with the same query draws (a paired design across systems):
-    one matrix product of resample counts with ``d``.
+    one matrix product of resample counts with ``d``. NaN for fewer than two queries (every
+    resample is the one query: an interval of width 0 would claim a certainty there is none).
     """
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
     n = d.shape[0]
+    if n < 2:
+        return np.full((2, d.shape[1]), np.nan)
     rng = np.random.default_rng([seed, 1])  # a stream of its own: the randomization test uses seed
     means = np.empty((n_resamples, d.shape[1]))
     step = max(1, _BLOCK * 64 // n)
@@ -184,6 +208,8 @@ class Comparison:
     results: list[PairedResult]
     confidence: float
     n_permutations: int
+    #: the randomization test enumerated every sign assignment (few queries) instead of drawing
+    randomization_exact: bool = False
 
     def to_dict(self) -> dict[str, object]:
         """Plain JSON-ready form."""
@@ -192,6 +218,7 @@ class Comparison:
             "baseline": self.baseline,
             "confidence": self.confidence,
             "permutations": self.n_permutations,
+            "randomization_exact": self.randomization_exact,
             "means": self.means,
             "tests": [asdict(r) for r in self.results],
         }
@@ -265,8 +292,7 @@ def compare(
             columns.append(np.where(kept, table[:, systems.index(s)] - base_values, 0.0))
     diffs = np.column_stack(columns)
     # One matrix product per block of sign flips serves every metric and system at once.
-    counts, total = _flip_counts(diffs, n_permutations, seed)
-    randomization = counts / total
+    randomization = _randomization_p(diffs, n_permutations, seed)
     results: list[PairedResult] = []
     for m, (metric, kept) in enumerate(kept_by_metric.items()):
         block = slice(m * len(others), (m + 1) * len(others))
@@ -291,4 +317,5 @@ def compare(
                     wins=int((d[:, j] > 0).sum()), ties=int((d[:, j] == 0).sum()), losses=int((d[:, j] < 0).sum()),
                 )
             )  # fmt: skip
-    return Comparison(systems, base, means, results, confidence, n_permutations)
+    exact = is_exact(diffs.shape[0], n_permutations)
+    return Comparison(systems, base, means, results, confidence, n_permutations, exact)

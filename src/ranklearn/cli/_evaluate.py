@@ -100,8 +100,16 @@ def values_from_arrays(
 
 def values_from_trec(
     qrels_path: Path, run_files: Sequence[Path], metrics: Sequence[Metric], *, queries: str
-) -> tuple[list[str], dict[str, dict[str, np.ndarray]]]:
-    """Per-query values of TREC runs against qrels: (query ids, system -> metric -> values)."""
+) -> tuple[str, list[str], dict[str, dict[str, np.ndarray]]]:
+    """Per-query values of TREC runs against qrels: (source line, query ids, system -> metric -> values).
+
+    The query ids are every judged query, in qrels order. With ``queries="both"`` a run is
+    scored on the judged queries it retrieved, as trec_eval scores each run on its own: its
+    value for a judged query it lacks is NaN (not scored; ``compare`` then tests the queries
+    every run has). With ``"qrels"`` such a query is an empty ranking (trec_eval ``-c``). The
+    source line names the qrels file and the runs' queries that have no judgments (never
+    scored, as in trec_eval).
+    """
     from ranklearn.io.trec import align, read_qrels, read_run
 
     for path in (qrels_path, *run_files):
@@ -112,16 +120,26 @@ def values_from_trec(
     for path, held in ((qrels_path, qrels), *((p, run.scores) for p, run in zip(run_files, runs))):
         if not held:  # say which file is empty rather than that nothing matched
             raise DataFormatError("has no lines to evaluate (an empty file?)", path=path)
-    query_ids, arrays = align(qrels, runs, queries=queries)
+    query_ids, arrays = align(qrels, runs, queries="qrels")
     out = {}
-    for name, a in zip(_names(run_files), arrays):
+    for name, path, a in zip(_names(run_files), run_files, arrays):
+        if queries == "both" and not a.retrieved.any():
+            raise DataFormatError(f"no query of this run is judged in {qrels_path}", path=path)
         try:
             out[name] = {
                 m.name: m.per_query(a.y, a.scores, a.ptr, docids=a.docids, retrieved=a.retrieved) for m in metrics
             }
         except ValueError as exc:
             raise DataFormatError(str(exc), path=qrels_path) from None
-    return query_ids, out
+        if queries == "both":
+            for values in out[name].values():
+                values[a.retrieved == 0] = np.nan
+    unjudged = {q for run in runs for q in run.scores if q not in qrels}
+    source = str(qrels_path) + (
+        f" ({len(unjudged)} {'query' if len(unjudged) == 1 else 'queries'} of the "
+        f"{'run' if len(runs) == 1 else 'runs'} not judged there: not scored)" if unjudged else ""
+    )  # fmt: skip
+    return source, query_ids, out
 
 
 def print_evaluation(
@@ -166,9 +184,13 @@ def print_evaluation(
 
 
 def means_scope(values: dict[str, dict[str, np.ndarray]], n_queries: int) -> str:
-    """Which queries the means cover: those the first metric scored (``empty="skip"`` leaves some out)."""
-    first = next(iter(next(iter(values.values())).values()))
-    return f"mean over {int((~np.isnan(first)).sum())} of {n_queries} queries"
+    """Which queries the means cover: those the first metric scored for each system (``empty="skip"``
+    leaves some out, and so does a run that lacks a judged query)."""
+    counts = {name: int((~np.isnan(next(iter(by_metric.values())))).sum()) for name, by_metric in values.items()}
+    if len(set(counts.values())) == 1:
+        return f"mean over {next(iter(counts.values()))} of {n_queries} queries"
+    each = ", ".join(f"{name} {n}" for name, n in counts.items())
+    return f"means over each system's scored queries ({each}) of {n_queries} queries"
 
 
 def run_compare(
@@ -231,7 +253,8 @@ def compare_rows(result: Comparison, metric: str) -> tuple[list[str], list[list[
     for r in rows:
         p = (r.t_p_holm, r.wilcoxon_p_holm, r.randomization_p_holm) if holm else (r.t_p, r.wilcoxon_p, r.randomization_p)
         cells.append([
-            r.system, f"{r.mean:.4f}", f"{r.difference:+.4f}", f"{r.ci_low:+.3f},{r.ci_high:+.3f}",
+            r.system, f"{r.mean:.4f}", f"{r.difference:+.4f}",
+            "n/a" if math.isnan(r.ci_low) else f"{r.ci_low:+.3f},{r.ci_high:+.3f}",
             *(_p(v) for v in p), f"{r.wins}/{r.ties}/{r.losses}",
         ])  # fmt: skip
     return columns, cells
@@ -246,10 +269,14 @@ def compare_title(result: Comparison, metric: str, n_queries: int) -> str:
 def compare_note(result: Comparison, seed: int) -> str:
     """The line under ``compare``'s tables saying what each column is."""
     holm = "; p-values Holm-Bonferroni adjusted over each metric's comparisons" if len(result.systems) > 2 else ""
+    flips = (
+        "every sign assignment, exact" if result.randomization_exact
+        else f"{result.n_permutations:,} random sign flips, seed {seed}, p = (b+1)/(N+1)"
+    )  # fmt: skip
     return (
-        f"two-sided paired tests against {result.baseline}: t = paired t-test, W = Wilcoxon signed-rank, "
-        f"rand = randomization ({result.n_permutations:,} sign flips, seed {seed}); CI = percentile bootstrap "
-        f"of the difference; W/T/L = queries won/tied/lost{holm}"
+        f"two-sided paired tests against {result.baseline}: t = paired t-test, W = Wilcoxon signed-rank "
+        f"(zero differences dropped), rand = randomization ({flips}); CI = percentile bootstrap "
+        f"of the difference (n/a below 2 queries); W/T/L = queries won/tied/lost{holm}"
     )
 
 

@@ -181,7 +181,11 @@ MaxGradeOpt = typer.Option(None, "--max-grade", help="ERR's top grade: R = (2^re
 QrelsOpt = typer.Option(None, "--qrels", help="TREC qrels 'qid iter docid grade' (with --run, instead of --data).")
 RunOpt = typer.Option(None, "--run", help="TREC run 'qid Q0 docid rank score tag' (repeatable).")
 QueriesOpt = typer.Option(
-    Queries.both, "--queries", help="With --qrels: judged queries every run has (trec_eval), or all judged ones (-c)."
+    None,
+    "--queries",
+    help="With --qrels: the judged queries each run has (trec_eval; compare tests those every run has), "
+    "or every judged one, a query a run lacks scoring 0 (trec_eval -c; ranx, which refuses runs without "
+    "every judged query unless made comparable so). \\[both; qrels with --conventions ranx]",
 )
 
 
@@ -197,7 +201,7 @@ def _conventions(conventions, gain, empty, ties, p_divisor, map_divisor, max_gra
     )
 
 
-def _inputs(data, scores, qrels, run, metrics, queries, *, regroup: bool = True):
+def _inputs(data, scores, qrels, run, metrics, queries, conventions, *, regroup: bool = True):
     """Per-query values from --data/--scores or --qrels/--run, whichever pair is given."""
     from ranklearn.cli import _evaluate as E
 
@@ -215,7 +219,9 @@ def _inputs(data, scores, qrels, run, metrics, queries, *, regroup: bool = True)
         raise ValueError("--qrels takes --run; --scores goes with --data")
     if not run:
         raise ValueError("--qrels needs --run (a TREC run file)")
-    return str(qrels), *E.values_from_trec(qrels, run, metrics, queries=queries.value)
+    if queries is None:  # ranx scores a query missing from a run as 0 (its make_comparable)
+        queries = Queries.qrels if conventions is Conventions.ranx else Queries.both
+    return E.values_from_trec(qrels, run, metrics, queries=queries.value)
 
 
 @app.command()
@@ -234,13 +240,14 @@ def evaluate(
     p_divisor: PDivisor | None = PDivisorOpt,
     map_divisor: MapDivisor | None = MapDivisorOpt,
     max_grade: float | None = MaxGradeOpt,
-    queries: Queries = QueriesOpt,
+    queries: Queries | None = QueriesOpt,
     per_query: bool = typer.Option(False, "--per-query", help="Also print each query's values."),
     as_json: bool = typer.Option(
         False,
         "--json",
         help='Print only a JSON object {"<metric>": mean, ...}; with --per-query it also has '
-        '"per_query": [{"qid": ..., "<metric>": value}, ...] (null = skipped query). '
+        '"per_query": [{"qid": ..., "<metric>": value}, ...] (null = not scored: skipped by --empty skip, '
+        'or a judged query the run lacks). '
         'With several score files or runs: {"<file name>": {...}, ...}.',
     ),
     no_regroup: bool = NoRegroupOpt,
@@ -249,7 +256,7 @@ def evaluate(
     from ranklearn.cli._evaluate import build_metrics, print_evaluation
 
     metrics = build_metrics(metric, _conventions(conventions, gain, empty, ties, p_divisor, map_divisor, max_grade))
-    source, query_ids, values = _inputs(data, scores, qrels, run, metrics, queries, regroup=not no_regroup)
+    source, query_ids, values = _inputs(data, scores, qrels, run, metrics, queries, conventions, regroup=not no_regroup)
     print_evaluation(query_ids, values, metrics, source=source, per_query=per_query, as_json=as_json)
 
 
@@ -269,7 +276,7 @@ def compare(
     p_divisor: PDivisor | None = PDivisorOpt,
     map_divisor: MapDivisor | None = MapDivisorOpt,
     max_grade: float | None = MaxGradeOpt,
-    queries: Queries = QueriesOpt,
+    queries: Queries | None = QueriesOpt,
     permutations: int = typer.Option(10_000, help="Sign flips of the randomization test, and bootstrap resamples."),
     seed: int = typer.Option(0, help="Seed of the randomization test and the bootstrap."),
     confidence: float = typer.Option(0.95, help="Level of the bootstrap interval of each mean difference."),
@@ -283,7 +290,7 @@ def compare(
     if per_query and not as_json:
         raise ValueError("--per-query adds every query's values to the JSON output: give --json too")
     metrics = build_metrics(metric, _conventions(conventions, gain, empty, ties, p_divisor, map_divisor, max_grade))
-    _, query_ids, values = _inputs(data, scores, qrels, run, metrics, queries, regroup=not no_regroup)
+    _, query_ids, values = _inputs(data, scores, qrels, run, metrics, queries, conventions, regroup=not no_regroup)
     run_compare(query_ids, values, metrics, permutations=permutations, seed=seed, confidence=confidence,
                 per_query=per_query, as_json=as_json)  # fmt: skip
 
