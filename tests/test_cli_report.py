@@ -209,6 +209,25 @@ def test_report_conventions_and_neural_model(capsys, files, tmp_path):
     assert parsed.tables[0][1] == ["nn.json", f"{metric.mean(test.y, model.predict(test.X), test.ptr):.4f}"]
 
 
+def test_report_with_trec_eval_conventions_orders_ties_by_docid(capsys, files, tmp_path):
+    # trec_eval orders ties by the #docid comments: the metric@k plot needs them too
+    lines = (files / "test.txt").read_text().splitlines()
+    data = tmp_path / "test.txt"
+    data.write_text("".join(f"{line} #docid = D{i:04d}\n" for i, line in enumerate(lines)))
+    out = tmp_path / "r.html"
+    code, _, err = run(capsys, "report", "--model", files / "model.json", "--data", data, "--metric", "ndcg@10",
+                       "--conventions", "trec_eval", "--out", out)  # fmt: skip
+    assert code == 0, err
+    preds = tmp_path / "p.scores"
+    assert run(capsys, "predict", "--model", files / "model.json", "--data", data, "--out", preds)[0] == 0
+    code, stdout, _ = run(capsys, "evaluate", "--data", data, "--scores", preds, "--conventions", "trec_eval", "--json")
+    assert code == 0
+    assert parse(out.read_text()).tables[0][1] == ["model.json", f"{json.loads(stdout)['ndcg@10']:.4f}"]
+    code, _, err = run(capsys, "report", "--model", files / "model.json", "--data", files / "test.txt",
+                       "--ties", "docid", "--out", out)  # fmt: skip
+    assert code == 2 and "docid" in err and err.count("\n") == 1
+
+
 def _chromium() -> str:
     for name in ("chromium", "chromium-browser", "google-chrome", "chrome"):
         if path := shutil.which(name):

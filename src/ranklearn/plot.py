@@ -120,6 +120,7 @@ def metric_at_k(
     ptr: ArrayLike,
     metric: str = "ndcg",
     ks: Iterable[int] = DEFAULT_KS,
+    docids: ArrayLike | None = None,
     **conventions: Any,
 ) -> Figure:
     """Mean ``metric@k`` for every k, one line per system.
@@ -136,6 +137,8 @@ def metric_at_k(
         A metric with a depth: ``ndcg``, ``dcg``, ``err``, ``map``, ``p``, ``rr``.
     ks : iterable of int
         The depths (default 1 to 20).
+    docids : array, optional
+        Document id of every row: needed under ``ties="docid"`` (``conventions="trec_eval"``).
     **conventions
         Passed to :func:`ranklearn.metrics.get_metric` (``conventions=``, ``gain=``, ...).
     """
@@ -147,7 +150,7 @@ def metric_at_k(
     ax = fig.add_subplot()
     for name, s in scores.items():
         s = np.asarray(s, dtype=np.float64)
-        ax.plot(ks, [curves[k].mean(y, s, ptr) for k in ks], marker="o", markersize=3, label=name)
+        ax.plot(ks, [curves[k].mean(y, s, ptr, docids=docids) for k in ks], marker="o", markersize=3, label=name)
     ax.set_xlabel("k")
     ax.set_ylabel(f"mean {metric}@k")
     ax.set_xticks(ks)

@@ -83,11 +83,7 @@ def values_from_arrays(
     ``data`` is the file ``ds`` was read from, named in errors and read for document ids
     under ``ties="docid"``.
     """
-    from ranklearn.io.trec import docids_from_comments
-
-    docids = None
-    if any(m.ties == "docid" for m in metrics):
-        docids = docids_from_comments(ds.comments, path=C.shown(data), lines=ds.lines)
+    docids = docids_for(ds, metrics, data)
     C.check_labels_nonnegative(ds, data)  # by its line here; the metrics would name a row
     out = {}
     for name, s in scores.items():
@@ -96,6 +92,16 @@ def values_from_arrays(
         except ValueError as exc:  # labels the metrics cannot take (too large for the gain): name the file
             raise DataFormatError(_as_options(str(exc)), path=C.shown(data)) from None
     return out
+
+
+def docids_for(ds: RankingDataset, metrics: Sequence[Metric], data: Path) -> np.ndarray | None:
+    """The document ids of the rows of ``ds`` (its ``#docid = ...`` comments) where a metric
+    orders ties by them (``ties="docid"``), else None."""
+    from ranklearn.io.trec import docids_from_comments
+
+    if not any(m.ties == "docid" for m in metrics):
+        return None
+    return docids_from_comments(ds.comments, path=C.shown(data), lines=ds.lines)
 
 
 def values_from_trec(

@@ -139,7 +139,8 @@ def build_report(
                              "after every iteration; the dashed line is the iteration kept."))  # fmt: skip
     if hasattr(model, "feature_importance"):
         parts.append(_figure(plot.feature_importance(model), "Feature importance: total split gain per feature."))
-    parts.append(_figure(plot.metric_at_k(ds.y, systems, ds.ptr, family, **conventions),
+    docids = E.docids_for(ds, metrics, data_path)  # trec_eval's ties
+    parts.append(_figure(plot.metric_at_k(ds.y, systems, ds.ptr, family, docids=docids, **conventions),
                          f"Mean {family}@k for k = 1 to 20."))  # fmt: skip
     if baseline_path is not None:
         fig = plot.per_query_difference(values[model_name][first.name], values[baseline_path.name][first.name],
