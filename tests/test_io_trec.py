@@ -30,12 +30,26 @@ def test_a_byte_order_mark_is_not_part_of_the_first_qid(tmp_path, reader):
     assert reader(tmp_path / "bom") == plain
 
 
+def test_a_negative_grade_is_judged_non_relevant_as_in_trec_eval(tmp_path):
+    pytrec_eval = pytest.importorskip("pytrec_eval", reason="pytrec-eval-terrier is not installed")
+    qrels = read_qrels(write(tmp_path / "q", "1 0 a -1\n1 0 b 1\n1 0 c 2\n1 0 x -2\n"))
+    assert qrels == {"1": {"a": 0.0, "b": 1.0, "c": 2.0, "x": 0.0}}  # judged non-relevant: gain 0, not in R
+    run = {"1": {"a": 3.0, "b": 2.0, "c": 1.0}}
+    (arrays,) = align(qrels, [Run(run, "t")])[1]
+    raw = {"1": {"a": -1, "b": 1, "c": 2, "x": -2}}
+    ref = pytrec_eval.RelevanceEvaluator(raw, {"ndcg", "map", "P_5"}).evaluate(run)["1"]
+    for spec, name in (("ndcg", "ndcg"), ("map", "map"), ("p@5", "P_5")):
+        ours = get_metric(spec, conventions="trec_eval").per_query(
+            arrays.y, arrays.scores, arrays.ptr, docids=arrays.docids, retrieved=arrays.retrieved
+        )
+        assert ours[0] == pytest.approx(ref[name], abs=1e-12), spec
+
+
 @pytest.mark.parametrize(
     "reader, text, fragments",
     [
         (read_qrels, "1 0 d1 1\n1 0 d2\n", [":2:", "4 columns"]),
         (read_qrels, "1 0 d1 high\n", [":1:", "grade", "'high'"]),
-        (read_qrels, "1 0 d1 -1\n", [":1:", ">= 0"]),
         (read_qrels, "1 0 d1 1\n1 0 d1 0\n", [":2:", "judged twice"]),
         (read_run, "1 Q0 d1 1 0.5\n", [":1:", "6 columns"]),
         (read_run, "1 Q0 d1 1 0.5 t\n1 Q0 d2 2 nan t\n", [":2:", "score", "'nan'"]),

@@ -77,13 +77,15 @@ def read_qrels(path: str | PathLike[str]) -> dict[str, dict[str, float]]:
     Returns
     -------
     dict
-        ``qrels[qid][docid] = grade``, queries in file order.
+        ``qrels[qid][docid] = grade``, queries in file order. A negative grade (TREC's -1 or
+        -2 for junk or spam pages) is a judged non-relevant document: read as 0, as
+        trec_eval and ranx score it.
 
     Raises
     ------
     DataFormatError
-        Naming the line: not 4 columns, a grade that is not a finite number >= 0, or a
-        document judged twice for the same query.
+        Naming the line: not 4 columns, a grade that is not a finite number, or a document
+        judged twice for the same query.
     """
     qrels: dict[str, dict[str, float]] = {}
     for line, fields in _lines(path):
@@ -92,9 +94,7 @@ def read_qrels(path: str | PathLike[str]) -> dict[str, dict[str, float]]:
                 f"expected 4 columns 'qid iter docid grade', got {len(fields)}", path=path, line=line
             )
         qid, _, docid, grade_text = fields
-        grade = _number(grade_text, "grade", path, line)
-        if grade < 0:
-            raise DataFormatError("grade must be >= 0", path=path, line=line, token=grade_text)
+        grade = max(_number(grade_text, "grade", path, line), 0.0)
         judged = qrels.setdefault(qid, {})
         if docid in judged:
             raise DataFormatError(f"document {docid!r} is judged twice for query {qid!r}", path=path, line=line)
