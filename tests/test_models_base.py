@@ -24,7 +24,7 @@ import pytest
 from ranklearn.datasets import make_ranking_splits
 from ranklearn.metrics import get_metric
 from ranklearn.models import LambdaMART
-from ranklearn.registry import REGISTRY
+from ranklearn.registry import REGISTRY, get_model_class
 from test_models_sklearn import SMALL
 from _helpers import MODEL_IDS, MODELS, TINY_TREES, small_data
 
@@ -385,3 +385,30 @@ def test_a_feature_value_error_crosses_processes_whole():
     for back in (pickle.loads(pickle.dumps(info.value)), copy.copy(info.value)):
         assert (type(back), str(back), back.row, back.feature, back.kind) == (
             FeatureValueError, str(info.value), 2, 1, "inf")
+
+
+@pytest.mark.parametrize("name", ["adarank", "rankboost", "coordinate-ascent"])
+def test_a_query_weight_of_five_is_that_query_five_times(name):
+    # the rankers that weigh queries or pairs (not gradients): the boosting distribution or the
+    # metric's mean counts queries of weight 5 as five copies of them
+    from ranklearn.datasets import make_ranking
+
+    ds = make_ranking(30, 5, n_informative=3, docs_per_query=(4, 9), random_state=3)
+    cls = get_model_class(name)
+    params = {"n_estimators": 8} if name != "coordinate-ascent" else {"n_restarts": 1, "random_state": 0}
+    rows = np.arange(ds.ptr[0], ds.ptr[8])  # queries 0-7, and four more copies of them at the end
+    copies = 4
+    X5 = np.vstack([ds.X, *[ds.X[rows]] * copies])
+    y5 = np.concatenate([ds.y, *[ds.y[rows]] * copies])
+    qid5 = np.concatenate([ds.qid, *[ds.qid[rows] + (c + 1) * (ds.qid.max() + 1) for c in range(copies)]])
+    weight = np.ones(ds.n_samples)
+    weight[rows] = 1.0 + copies
+    weighted = cls(**params).fit(ds.X, ds.y, qid=ds.qid, sample_weight=weight)
+    copied = cls(**params).fit(X5, y5, qid=qid5)
+    plain = cls(**params).fit(ds.X, ds.y, qid=ds.qid)
+    np.testing.assert_allclose(weighted.predict(ds.X), copied.predict(ds.X), rtol=1e-9, atol=1e-12)
+    assert not np.allclose(weighted.predict(ds.X), plain.predict(ds.X))  # the weight changed the model
+    uniform = cls(**params).fit(ds.X, ds.y, qid=ds.qid, sample_weight=np.full(ds.n_samples, 4.0))
+    np.testing.assert_allclose(uniform.predict(ds.X), plain.predict(ds.X), rtol=1e-9, atol=1e-12)
+    with pytest.raises(ValueError, match="sample_weight is 0|no training query with a weight above 0"):
+        cls(**params).fit(ds.X, ds.y, qid=ds.qid, sample_weight=np.zeros(ds.n_samples))

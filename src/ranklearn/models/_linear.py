@@ -91,6 +91,13 @@ class LinearRanker(BaseRanker):
         self.coef_, self.intercept_ = coef, intercept
 
 
+def query_weights(weight: np.ndarray | None, ptr: np.ndarray) -> np.ndarray:
+    """Each query's weight for the rankers that weigh queries, not documents: the mean weight
+    of its documents (1 without ``sample_weight``; a per-query weight comes back unchanged)."""
+    sizes = np.diff(ptr)
+    return np.ones(sizes.size) if weight is None else np.add.reduceat(weight, ptr[:-1]) / sizes
+
+
 class MetricFittedRanker(LinearRanker):
     """Base of the linear rankers fitted to the metric itself (Coordinate Ascent, AdaRank).
 

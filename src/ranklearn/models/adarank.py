@@ -34,7 +34,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ranklearn.metrics import Metric
-from ranklearn.models._linear import MetricFittedRanker
+from ranklearn.models._linear import MetricFittedRanker, query_weights
 from ranklearn.models.base import N_JOBS, EvalSet, FitData
 
 __all__ = ["AdaRank"]
@@ -115,10 +115,16 @@ class AdaRank(MetricFittedRanker):
     def _begin_fit(self, data: FitData, evals: list[EvalSet]) -> None:
         super()._begin_fit(data, evals)
         self._metric_obj = self._metric()
-        n_queries, n_feat = data.ptr.shape[0] - 1, data.X.shape[1]
+        n_feat = data.X.shape[1]
         # a weak ranker's per-query metric never changes: compute every feature's once
         self._feature_values = np.column_stack([self._per_query(data.X[:, f]) for f in range(n_feat)])
-        self._weights = np.full(n_queries, 1.0 / n_queries)
+        weights = query_weights(data.weight, data.ptr)
+        if not weights.sum() > 0:
+            raise ValueError("sample_weight is 0 for every training query")
+        # with sample_weight, the boosting distribution starts at the queries' weights, and the
+        # training metric that decides when a stage ends is their weighted mean
+        self._weights = weights / weights.sum()
+        self._mean_by = None if data.weight is None else self._weights.copy()
         self._backup = (self._weights.copy(), -1.0, np.zeros(data.X.shape[0]))
         self._scores = np.zeros(data.X.shape[0])
         self._last_train = -1.0
@@ -168,7 +174,7 @@ class AdaRank(MetricFittedRanker):
         previous = self._scores.copy()
         self._scores += alpha * X[:, f]
         values = self._per_query(self._scores)
-        train = float(values.mean())
+        train = float(values.mean() if self._mean_by is None else self._mean_by @ values)
         if not self._first_stage:
             if train != self._last_train:
                 self._dropped.clear()
@@ -200,7 +206,7 @@ class AdaRank(MetricFittedRanker):
 
     def _end_fit(self) -> None:
         for name in ("_metric_obj", "_feature_values", "_weights", "_backup", "_scores", "_last_train", "_last_feature",
-                     "_repeats", "_queue", "_dropped", "_first_stage", "_done", "_forget_best"):  # fmt: skip
+                     "_repeats", "_queue", "_dropped", "_first_stage", "_done", "_forget_best", "_mean_by"):  # fmt: skip
             self.__dict__.pop(name, None)
         super()._end_fit()
 

@@ -50,7 +50,7 @@ from ranklearn.metrics._kernels import (
     _query_value,
     _ranked_value,
 )
-from ranklearn.models._linear import MetricFittedRanker, linear_scores
+from ranklearn.models._linear import MetricFittedRanker, linear_scores, query_weights
 from ranklearn.models.base import N_JOBS, EvalSet, FitData
 
 __all__ = ["CoordinateAscent"]
@@ -268,8 +268,7 @@ class CoordinateAscent(MetricFittedRanker):
         varies &= (np.maximum.reduceat(data.y, starts) > np.minimum.reduceat(data.y, starts))[:, None]
         self._queries = [np.flatnonzero(varies[:, f]) for f in range(X.shape[1])]
         values = self._metric_obj.per_query(self._y, np.zeros(X.shape[0]), ptr)
-        sizes = np.diff(ptr)
-        qweight = np.ones(sizes.size) if data.weight is None else np.add.reduceat(data.weight, starts) / sizes
+        qweight = query_weights(data.weight, ptr)
         qweight[np.isnan(values)] = 0.0  # queries the metric skips (empty="skip") count nowhere
         if not qweight.sum() > 0:
             raise ValueError(f"metric {self._metric_obj.name!r} scores no training query with a weight above 0")
@@ -278,7 +277,7 @@ class CoordinateAscent(MetricFittedRanker):
         metric_code, k, gain_kind = self._args[:3]
         self._relevant = np.add.reduceat((self._y > 0).astype(np.int64), starts)
         self._gains = _row_gains(self._y, gain_kind)
-        self._ideal = _ideal_values(self._y, ptr, k, gain_kind) if metric_code == NDCG else np.ones(sizes.size)
+        self._ideal = _ideal_values(self._y, ptr, k, gain_kind) if metric_code == NDCG else np.ones(qweight.size)
         self._best_train = -np.inf
 
     def _per_query(self, scores: np.ndarray) -> np.ndarray:

@@ -118,7 +118,13 @@ class RankBoost(BaseRanker):
                 "the model scores every document 0",
                 stacklevel=3,
             )
-        self._D = np.full(self._winners.size, 1.0 / max(1, self._winners.size))
+        if data.weight is None:
+            self._D = np.full(self._winners.size, 1.0 / max(1, self._winners.size))
+        else:  # with sample_weight, D starts at each pair's weight: the mean of its two documents'
+            pair = (data.weight[self._winners] + data.weight[self._losers]) / 2.0
+            if self._winners.size and not pair.sum() > 0:
+                raise ValueError("sample_weight is 0 for every document pair RankBoost learns from")
+            self._D = pair / max(pair.sum(), np.finfo(float).tiny)
         fmax, fmin = X.max(axis=0), X.min(axis=0)
         steps = np.abs(fmax - fmin) / self.n_thresholds
         thr = np.empty((m, self.n_thresholds + 1))
