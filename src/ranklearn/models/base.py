@@ -242,8 +242,8 @@ class BaseRanker(BaseEstimator):
             (LambdaMART, MART, random forest, the neural ones) and each row's squared error for
             linear regression; coordinate ascent and AdaRank weigh each query by its
             documents' mean weight (in the metric they maximize, and AdaRank's first
-            distribution), RankBoost each pair by the mean of its two documents' weights. A
-            weight of 5 on a query counts it as five copies of it.
+            distribution), RankBoost each pair by the mean of its two documents' weights: for
+            these three a weight of 5 on a query counts it as five copies of it.
         eval_set : list of (X, y, qid), or of (X, y) with ``eval_group``
             Scored with ``metric`` after every iteration.
         eval_group : list of array-like, optional
