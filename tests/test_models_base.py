@@ -5,7 +5,8 @@ Label policy, per component (tested here and in test_data_svmlight.py, test_metr
 test_cli_evaluate.py):
 
 * loader and ``RankingDataset``: any finite real label (a file format question);
-* estimators (LambdaMART, RankNet, LambdaRank) train on any finite real labels;
+* estimators train on any finite real labels that their lambdas or loss can use: gain-based
+  ones (LambdaMART's NDCG lambdas, LambdaRank, ApproxNDCG, NeuralNDCG) need labels >= 0;
 * metrics need labels >= 0 (a negative gain breaks NDCG's [0, 1] range and ERR's stop
   probabilities), so evaluation sets, ``score`` and ``ranklearn evaluate`` reject
   negative labels with a ValueError naming the row (and the file, on the command line);
@@ -126,13 +127,22 @@ def test_unfitted_models_say_so():
 @pytest.mark.parametrize("name,make", MODELS, ids=MODEL_IDS)
 def test_negative_labels_train_but_do_not_evaluate(name, make):
     """Estimators train on any real labels their lambdas can use; metrics (eval sets, score)
-    need labels >= 0. LambdaMART's gain-based lambdas (the default) refuse negative labels,
-    its RankNet lambdas only compare them."""
+    need labels >= 0. Gain-based lambdas and losses (LambdaMART's default, LambdaRank,
+    ApproxNDCG, NeuralNDCG) refuse negative labels, RankNet's only compare them: LambdaRank
+    trained on them gave every query whose ideal DCG is not above 0 no gradient, and kept its
+    initial network without a word."""
     X, y, qid = small_data()
     if name == "lambdamart":
         with pytest.raises(ValueError, match="labels must be >= 0 for ndcg lambdas"):
             make().fit(X, y - 1.0, qid=qid)
         make = partial(LambdaMART, **TINY_TREES, lambda_metric="none")
+    if name == "lambdarank":
+        with pytest.raises(ValueError, match="labels must be >= 0 for the NDCG gains of the lambdarank loss"):
+            make().fit(X, y - 1.0, qid=qid)
+        for loss in ("approxndcg", "neuralndcg"):
+            with pytest.raises(ValueError, match=f"labels must be >= 0 for the NDCG gains of the {loss} loss"):
+                make().set_params(loss=loss).fit(X, y - 1.0, qid=qid)
+        make = partial(make().set_params, loss="ranknet")
     model = make().fit(X, y - 1.0, qid=qid)
     assert np.isfinite(model.predict(X)).all()
     with pytest.raises(ValueError, match=r"labels must be finite and >= 0; row \d+ has -1"):

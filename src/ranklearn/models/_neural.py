@@ -275,10 +275,18 @@ class NeuralRanker(BaseRanker):
         return dev
 
     def _check_labels(self, y: np.ndarray) -> None:
-        if self._loss_name() in ("lambdarank", "approxndcg", "neuralndcg") and y.max() > 1000:
+        loss = self._loss_name()
+        if loss not in ("lambdarank", "approxndcg", "neuralndcg") or y.size == 0:
+            return
+        if y.max() > 1000:
             # 2^rel overflows: the gradients would be NaN and the model would learn nothing
+            raise ValueError(f"label {y.max():g} overflows the 2^rel-1 gain of the {loss} loss; rescale the labels")
+        if y.min() < 0:
+            # a negative gain breaks NDCG: queries whose ideal DCG is not above 0 give no
+            # gradient, and the model would silently stay as it started
             raise ValueError(
-                f"label {y.max():g} overflows the 2^rel-1 gain of the {self._loss_name()} loss; rescale the labels"
+                f"labels must be >= 0 for the NDCG gains of the {loss} loss (got {y.min():g}); shift them, "
+                "or use loss='ranknet' or 'listnet', which only compare labels"
             )
 
     def _seed(self) -> int:
