@@ -11,11 +11,15 @@ from ranklearn.data.groups import check_qid, group_ptr, regroup_order
 def as_dense_features(X: ArrayLike) -> np.ndarray:
     """``X`` as a 2-D float32 ndarray; a sparse matrix is densified unless that would be absurd.
 
+    float32, as XGBoost holds features: 24 bits of mantissa, so a feature with a large offset
+    (a Unix timestamp: steps of 128 s) loses resolution; subtract the offset first.
+
     Raises
     ------
     ValueError
-        If ``X`` is not 2-D, holds complex numbers, or is a sparse matrix whose dense form
-        would be giant and almost all zeros (see :func:`ranklearn.data.dataset.dense_size_problem`).
+        If ``X`` is not 2-D, holds complex numbers or a finite value beyond float32's range
+        (about 3.4e38, named by row and feature), or is a sparse matrix whose dense form would
+        be giant and almost all zeros (see :func:`ranklearn.data.dataset.dense_size_problem`).
     TypeError
         If ``X`` holds objects that are not numbers.
     """
@@ -36,7 +40,10 @@ def as_dense_features(X: ArrayLike) -> np.ndarray:
     if np.iscomplexobj(X) or (isinstance(X, np.ndarray) and X.dtype == object and any(isinstance(v, complex) for v in X.flat)):
         raise ValueError("Complex data not supported: X holds complex numbers; features must be real")
     try:
-        X = np.asarray(X, dtype=np.float32)
+        with np.errstate(over="raise"):  # a finite value would become inf: say so, not "X contains inf"
+            X = np.asarray(X, dtype=np.float32)
+    except FloatingPointError:
+        raise _beyond_float32(X) from None
     except TypeError as exc:
         raise TypeError(f"X must hold numbers: {exc}") from None
     except ValueError as exc:
@@ -47,6 +54,20 @@ def as_dense_features(X: ArrayLike) -> np.ndarray:
             "X.reshape(-1, 1) for a single feature or X.reshape(1, -1) for a single row"
         )
     return X
+
+
+def _beyond_float32(X: ArrayLike) -> ValueError:
+    """The error for a finite value of ``X`` too large for float32, naming the first one."""
+    wide = np.asarray(X, dtype=np.float64)
+    limit = float(np.finfo(np.float32).max)
+    what = "a value"
+    if wide.ndim == 2:
+        row, col = _first_cell(wide, lambda block: np.isfinite(block) & (np.abs(block) > limit))
+        what = f"{wide[row, col]:g} at row {row} (from 0), feature {col + 1} (from 1, as in SVMlight files)"
+    return ValueError(
+        f"X holds {what}, beyond float32's range (±{limit:.3g}): the models hold features as float32; "
+        "rescale that feature"
+    )
 
 
 def _first_cell(X: np.ndarray, test) -> tuple[int, int] | None:

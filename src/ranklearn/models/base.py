@@ -232,6 +232,8 @@ class BaseRanker(BaseEstimator):
         Parameters
         ----------
         X : array-like, sparse matrix or data frame, (n_samples, n_features)
+            Held as float32, as XGBoost holds features: a feature with a large offset (a Unix
+            timestamp: steps of 128 s) loses resolution; subtract the offset first.
         y : array-like (n_samples,), relevance labels
         qid : array-like (n_samples,), optional
             Query id of each row (the rows of a query need not be contiguous).
