@@ -322,6 +322,10 @@ def test_convenience_functions_and_evaluate():
         ndcg_score(y, s[:3], qid)
     res = evaluate(y[[0, 2, 1, 3]], s, ptr, ["ndcg@10", "rr"], ties="pessimistic")
     assert res == pytest.approx({"ndcg@10": 1 / L3, "rr": 0.5})
+    assert evaluate(y[[0, 2, 1, 3]], s, ptr, "rr") == pytest.approx({"rr": 0.75})  # one spec (it read 'r', 'r')
+    # trec_eval's ties by docid descending put "z" (label 0) first in both queries: 0.5, not stable's 0.75
+    docids = np.array(["z", "a", "a", "z"], dtype=object)
+    assert evaluate(y[[0, 2, 1, 3]], s, ptr, ["rr"], conventions="trec_eval", docids=docids) == pytest.approx({"rr": 0.5})
 
 
 # --- agreement with LightGBM and XGBoost on real data ------------------------------------------

@@ -61,3 +61,38 @@ def test_cross_validate_equals_a_hand_written_loop(data):
     assert (lgbm["test_ndcg@5"] >= result["test_ndcg@5"]).all()  # empty queries count 1 instead of 0
     with pytest.raises(ValueError, match="fold 1: a query is in both"):
         cross_validate(model, X, y, qid=qid, cv=[(np.arange(100), np.arange(50, 120))])
+
+
+def test_cross_validate_takes_frames_splitters_and_trec_eval_ties(data, monkeypatch):
+    pd = pytest.importorskip("pandas")
+    from sklearn.model_selection import GroupKFold
+
+    X, y, qid = data
+    model = LambdaMART(n_estimators=4, num_leaves=4, min_samples_leaf=2, random_state=0)
+    folds = list(query_folds(qid, 3, random_state=1))
+    arrays = cross_validate(model, X, y, qid=qid, cv=folds, metrics="ndcg@5")
+    # a frame's rows are taken by position (X[rows] picked columns: a KeyError)
+    frame = cross_validate(model, pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])]), y, qid=qid,
+                           cv=folds, metrics="ndcg@5")  # fmt: skip
+    assert np.array_equal(frame["test_ndcg@5"], arrays["test_ndcg@5"])
+    splitter = GroupKFold(3)  # a scikit-learn splitter gets the queries as its groups
+    expected = cross_validate(model, X, y, qid=qid, cv=list(splitter.split(X, y, groups=qid)), metrics="ndcg@5")
+    assert np.array_equal(cross_validate(model, X, y, qid=qid, cv=splitter, metrics="ndcg@5")["test_ndcg@5"],
+                          expected["test_ndcg@5"])  # fmt: skip
+    # trec_eval's ties need the document ids; without them, refused before any fit
+    docids = np.array([f"d{i:03d}" for i in range(len(y))], dtype=object)
+    fits = []
+    monkeypatch.setattr(LambdaMART, "fit", lambda self, *a, **k: fits.append(1))
+    with pytest.raises(ValueError, match="pass docids="):
+        cross_validate(model, X, y, qid=qid, cv=folds, conventions="trec_eval")
+    assert fits == []
+    monkeypatch.undo()
+    trec = cross_validate(model, X, y, qid=qid, cv=folds, metrics="ndcg@5", conventions="trec_eval", docids=docids)
+    for i, (train, test) in enumerate(folds):
+        fitted = clone(model).fit(X[train], y[train], qid=qid[train])
+        test = test[np.argsort(qid[test], kind="stable")]
+        _, starts = np.unique(qid[test], return_index=True)
+        ptr = np.append(np.sort(starts), len(test))
+        metric = get_metric("ndcg@5", conventions="trec_eval")
+        assert trec["test_ndcg@5"][i] == pytest.approx(
+            metric.mean(y[test], fitted.predict(X[test]), ptr, docids=docids[test]), abs=1e-12)

@@ -16,6 +16,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.base import clone
 from sklearn.model_selection import GroupKFold
+from sklearn.utils import _safe_indexing
 
 from ranklearn.data.groups import check_qid, group_ptr, regroup_order
 
@@ -48,10 +49,9 @@ def query_folds(qid: ArrayLike, n_splits: int = 5, *, random_state: int | None =
     yield from splitter.split(np.empty((q.size, 1)), groups=q)
 
 
-def _subset(X: Any, y: np.ndarray, q: np.ndarray, rows: np.ndarray) -> tuple[Any, np.ndarray, np.ndarray]:
+def _rows(q: np.ndarray, rows: np.ndarray) -> np.ndarray:
     # Stable regrouping: a query's rows stay in input order, so ties="stable" still means input order.
-    rows = rows[regroup_order(q[rows])]
-    return X[rows], y[rows], q[rows]
+    return rows[regroup_order(q[rows])]
 
 
 def fit_with_progress(model: Any, description: str | None, X: Any, y: Any, **fit_params: Any) -> Any:
@@ -71,10 +71,11 @@ def cross_validate(
     y: ArrayLike,
     *,
     qid: ArrayLike,
-    cv: int | Iterable[tuple[ArrayLike, ArrayLike]] = 5,
-    metrics: Sequence[str] = ("ndcg@10",),
+    cv: int | Any | Iterable[tuple[ArrayLike, ArrayLike]] = 5,
+    metrics: str | Sequence[str] = ("ndcg@10",),
     random_state: int | None = 0,
     progress: bool = False,
+    docids: ArrayLike | None = None,
     **conventions: Any,
 ) -> dict[str, np.ndarray]:
     """Fit a clone of ``model`` on each training part and score it on the held-out queries.
@@ -83,20 +84,23 @@ def cross_validate(
     ----------
     model : estimator
         A ranklearn estimator (``fit(X, y, qid=...)``, ``predict(X)``); cloned per fold.
-    X : array-like or sparse matrix of shape (n_samples, n_features)
+    X : array-like, sparse matrix or data frame of shape (n_samples, n_features)
     y : array-like of shape (n_samples,)
     qid : array-like of shape (n_samples,)
         Per-row query ids; a query never spans two parts.
-    cv : int or iterable of (train rows, test rows)
-        Number of query-grouped folds (:func:`query_folds`, seeded by ``random_state``), or
-        the folds themselves.
-    metrics : sequence of str
+    cv : int, scikit-learn splitter or iterable of (train rows, test rows)
+        Number of query-grouped folds (:func:`query_folds`, seeded by ``random_state``), a
+        splitter such as ``GroupKFold(5)`` (split with the query ids as groups), or the
+        folds themselves.
+    metrics : str or sequence of str
         Metric specs, as :func:`ranklearn.metrics.get_metric` takes.
     random_state : int or None
         Seed of the fold assignment when ``cv`` is an int.
     progress : bool
         Draw a progress bar on stderr for each fold's fit, then where it stopped (the
         command line's ``cv`` does).
+    docids : array-like of shape (n_samples,), optional
+        Document ids, for metrics that order ties by them (``conventions="trec_eval"``).
     **conventions
         Metric conventions (``conventions="trec_eval"``, ``empty=``, ...).
 
@@ -109,15 +113,24 @@ def cross_validate(
     Raises
     ------
     ValueError
-        A test part sharing a query with its training part, or the errors of
-        :func:`query_folds` and :func:`ranklearn.metrics.get_metric`.
+        A test part sharing a query with its training part, a metric that needs ``docids``
+        without them (before any fit), or the errors of :func:`query_folds` and
+        :func:`ranklearn.metrics.get_metric`.
     """
     from ranklearn.metrics import get_metric
 
-    scorers = [get_metric(spec, **conventions) for spec in metrics]
+    scorers = [get_metric(spec, **conventions) for spec in ([metrics] if isinstance(metrics, str) else metrics)]
+    if docids is None and any(m.ties == "docid" for m in scorers):
+        raise ValueError("ties='docid' (conventions='trec_eval') orders ties by document id: pass docids=")
     y_arr = np.asarray(y, dtype=np.float64).ravel()
     q = check_qid(np.asarray(qid).ravel())
-    folds = query_folds(q, cv, random_state=random_state) if isinstance(cv, (int, np.integer)) else cv
+    ids = None if docids is None else np.asarray(docids, dtype=object).ravel()
+    if isinstance(cv, (int, np.integer)):
+        folds = query_folds(q, cv, random_state=random_state)
+    elif hasattr(cv, "split"):  # a scikit-learn splitter: the queries are its groups
+        folds = cv.split(np.empty((q.size, 1)), y_arr, groups=q)
+    else:
+        folds = cv
     X_rows = X if hasattr(X, "shape") else np.asarray(X)
     out: dict[str, list[float]] = {f"test_{m.name}": [] for m in scorers}
     out["fit_time"], out["n_test_queries"] = [], []
@@ -125,14 +138,14 @@ def cross_validate(
         train, test = np.asarray(train), np.asarray(test)
         if np.intersect1d(q[train], q[test]).size:
             raise ValueError(f"fold {number}: a query is in both the training and the test rows")
-        X_tr, y_tr, q_tr = _subset(X_rows, y_arr, q, train)
-        X_te, y_te, q_te = _subset(X_rows, y_arr, q, test)
+        train, test = _rows(q, train), _rows(q, test)
         start = time.perf_counter()
-        fitted = fit_with_progress(clone(model), f"fold {number}" if progress else None, X_tr, y_tr, qid=q_tr)
+        fitted = fit_with_progress(clone(model), f"fold {number}" if progress else None,
+                                   _safe_indexing(X_rows, train), y_arr[train], qid=q[train])  # fmt: skip
         out["fit_time"].append(time.perf_counter() - start)
-        scores = fitted.predict(X_te)
-        ptr = group_ptr(q_te)
+        scores = fitted.predict(_safe_indexing(X_rows, test))
+        ptr = group_ptr(q[test])
         for m in scorers:
-            out[f"test_{m.name}"].append(m.mean(y_te, scores, ptr))
+            out[f"test_{m.name}"].append(m.mean(y_arr[test], scores, ptr, docids=None if ids is None else ids[test]))
         out["n_test_queries"].append(ptr.size - 1)
     return {key: np.asarray(values) for key, values in out.items()}

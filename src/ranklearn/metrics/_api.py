@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -365,7 +365,9 @@ def evaluate(
     y: ArrayLike,
     scores: ArrayLike,
     ptr: ArrayLike,
-    metrics: list[str],
+    metrics: str | Sequence[str],
+    *,
+    docids: ArrayLike | None = None,
     **conventions: object,
 ) -> dict[str, float]:
     """Means of several metrics under the same conventions.
@@ -374,17 +376,20 @@ def evaluate(
     ----------
     y, scores, ptr
         As in :meth:`Metric.per_query`.
-    metrics : list of str
-        Specs such as ``["ndcg@10", "err@10", "map"]``.
+    metrics : str or sequence of str
+        Specs such as ``["ndcg@10", "err@10", "map"]`` (one spec alone: ``"ndcg@10"``).
+    docids : array-like, optional
+        Document id of every row, for ``ties="docid"`` (``conventions="trec_eval"``).
     **conventions
-        ``gain``, ``empty``, ``ties``, ``max_grade`` as in :func:`get_metric`.
+        ``conventions``, ``gain``, ``empty``, ``ties``, ``max_grade``... as in :func:`get_metric`.
 
     Returns
     -------
     dict
         Spec as given -> mean.
     """
-    return {spec: get_metric(spec, **conventions).mean(y, scores, ptr) for spec in metrics}  # type: ignore[arg-type]
+    specs = [metrics] if isinstance(metrics, str) else list(metrics)
+    return {spec: get_metric(spec, **conventions).mean(y, scores, ptr, docids=docids) for spec in specs}  # type: ignore[arg-type]
 
 
 def _score(
