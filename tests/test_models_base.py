@@ -425,3 +425,11 @@ def test_a_query_weight_of_five_is_that_query_five_times(name):
     np.testing.assert_allclose(uniform.predict(ds.X), plain.predict(ds.X), rtol=1e-9, atol=1e-12)
     with pytest.raises(ValueError, match="sample_weight is 0|no training query with a weight above 0"):
         cls(**params).fit(ds.X, ds.y, qid=ds.qid, sample_weight=np.zeros(ds.n_samples))
+
+
+@pytest.mark.parametrize("cls, params", rankers())
+def test_a_metric_ordering_ties_by_docid_is_refused_before_fitting(cls, params):
+    # no set an estimator sees has document ids: it failed only when the first eval set was scored
+    model = cls(**params, metric=get_metric("ndcg@10", conventions="trec_eval"))
+    with pytest.raises(ValueError, match=r"^metric: .* cannot use ties='docid'"):
+        model.check_params()

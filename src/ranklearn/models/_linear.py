@@ -13,7 +13,6 @@ import numpy as np
 from numba import njit, prange
 
 from ranklearn.exceptions import ModelFormatError
-from ranklearn.metrics import Metric
 from ranklearn.metrics._kernels import PARALLEL_MIN_DOCS
 from ranklearn.models.base import BaseRanker, EvalSet, FitData
 
@@ -115,7 +114,4 @@ class MetricFittedRanker(LinearRanker):
         # the work when the cores are busy (results do not depend on the thread count)
         return 1 if n_rows < PARALLEL_MIN_DOCS else self.n_jobs
 
-    def _check_params(self) -> None:
-        if isinstance(self.metric, Metric) and self.metric.ties == "docid":
-            raise ValueError(f"metric: {self._display_name} cannot fit ties='docid' (training data has no document ids)")
 

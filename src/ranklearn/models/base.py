@@ -189,6 +189,11 @@ class BaseRanker(BaseEstimator):
         self._validate_params()
         if isinstance(self.metric, str):
             get_metric(self.metric)
+        elif self.metric.ties == "docid":  # a Metric object (the constraints allow no other)
+            raise ValueError(
+                f"metric: {self._display_name} cannot use ties='docid' (conventions='trec_eval'): training data, "
+                "evaluation sets and score() have no document ids; give the metric ties='stable' or 'average'"
+            )
         self._check_params()
 
     def _check_params(self) -> None:
