@@ -120,3 +120,16 @@ def test_callbacks_see_every_iteration_and_every_set():
     seen = []
     train(Scripted([1, 0, 1]), total=3, evals=2, callbacks=[lambda it, total, res: seen.append((it, total, sorted(res)))])
     assert seen == [(1, 3, ["s0", "s1"]), (2, 3, ["s0", "s1"]), (3, 3, ["s0", "s1"])]
+
+
+def test_a_watched_set_the_metric_scores_no_query_of_is_refused():
+    # empty="skip" and no relevant document: NaN after every tree, and the first tree was kept silently
+    none_relevant = EvalData("vali", np.zeros(3), PTR)
+    model = Scripted([1] * 6)
+    with pytest.raises(ValueError, match="ndcg scores none of the queries of the evaluation set 'vali'"):
+        run_training(model, total=6, evals=[none_relevant], metric=get_metric("ndcg", empty="skip"),
+                     early_stopping_rounds=2, watch=0, callbacks=(), unit="tree")  # fmt: skip
+    assert model.state == 0  # refused before the first tree
+    out = run_training(model, total=2, evals=[none_relevant], metric=get_metric("ndcg"), early_stopping_rounds=2,
+                       watch=0, callbacks=(), unit="tree")  # fmt: skip
+    assert out.evals_result["vali"]["ndcg"] == [0.0, 0.0]  # empty="zero": a value, if an uninformative one

@@ -112,6 +112,12 @@ def run_training(
     stopped_early = False
     watched = evals[watch].name if watch is not None else None
     scorers = [metric.scorer(e.y, e.ptr) for e in evals]  # labels and queries checked once, not per iteration
+    if watched is not None and math.isnan(scorers[watch](np.zeros(evals[watch].y.shape[0]))):
+        # NaN whatever the scores: no iteration would ever beat another, and the first would be kept
+        raise ValueError(
+            f"{name} scores none of the queries of the evaluation set {watched!r} (empty='skip' leaves out "
+            f"queries without a relevant document): there is nothing to choose the best {unit} on"
+        )
     try:
         for it in range(1, total + 1):
             model._fit_step(it)
