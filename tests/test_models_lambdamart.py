@@ -328,3 +328,17 @@ def test_ten_thousand_document_query():
             assert np.isfinite(get_metric(spec, ties=ties).mean(y, np.round(X[:, 0], 1), ptr))
     model = LambdaMART(n_estimators=5, num_leaves=8, random_state=0).fit(X, y, qid=np.zeros(n))
     assert np.isfinite(model.predict(X)).all()
+
+
+def test_the_gain_serves_the_lambdas_and_the_metric():
+    # labels above 1000 need gain="linear"; the metric named by a string follows it (its
+    # exp2 gain refused the evaluation set, and its message asked for gain='linear' again)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = rng.integers(0, 3, 60) * 1000.0
+    qid = np.repeat(np.arange(6), 10)
+    model = LambdaMART(n_estimators=3, num_leaves=3, min_samples_leaf=2, gain="linear")
+    model.fit(X, y, qid=qid, eval_set=[(X, y, qid)])
+    linear = get_metric("ndcg@10", gain="linear")
+    assert model.score(X, y, qid=qid) == pytest.approx(linear.mean(y, model.predict(X), np.arange(0, 61, 10)))
+    assert model.evals_result_["valid_0"]["ndcg@10"][-1] == pytest.approx(model.score(X, y, qid=qid))

@@ -200,10 +200,15 @@ class BaseRanker(BaseEstimator):
         """Rules across parameters (beyond ``_parameter_constraints``); raise ValueError."""
 
     def _metric(self) -> Metric:
-        """The evaluation metric; ERR's top grade fixed from the training labels."""
+        """The evaluation metric; ERR's top grade fixed from the training labels, and the
+        conventions the estimator's own parameters set (:meth:`_metric_conventions`)."""
         if isinstance(self.metric, Metric):
             return self.metric
-        return get_metric(self.metric, max_grade=getattr(self, "max_grade_", None))
+        return get_metric(self.metric, max_grade=getattr(self, "max_grade_", None), **self._metric_conventions())
+
+    def _metric_conventions(self) -> dict[str, str]:
+        """Conventions of a metric given by name that follow the estimator's parameters."""
+        return {}
 
     def _early_stopping(self, n_evals: int) -> int | None:
         rounds = self.early_stopping_rounds

@@ -63,8 +63,8 @@ class LambdaMART(BaseRanker):
         Quantile bins per feature (2..255); missing values get a bin of their own.
     metric : str or Metric
         Metric computed on the evaluation sets, used for early stopping and by ``score``,
-        e.g. "ndcg@10" (gain 2^rel-1, queries without relevant documents count 0, ties in
-        input order), or a :class:`ranklearn.metrics.Metric` with other conventions.
+        e.g. "ndcg@10" (the model's ``gain``, queries without relevant documents count 0,
+        ties in input order), or a :class:`ranklearn.metrics.Metric` with other conventions.
     early_stopping_rounds : int or None
         Stop when the watched evaluation set's metric has not improved for this many trees,
         and roll back to the best iteration. Needs an ``eval_set``.
@@ -367,6 +367,10 @@ class LambdaMART(BaseRanker):
         return self._predictor.runs_serially(n_rows)
 
     # ------------------------------------------------------------------ importances
+    def _metric_conventions(self) -> dict[str, str]:
+        # one gain for the lambdas and the metric, as LightGBM's label_gain serves both
+        return {"gain": self.gain}
+
     def feature_importance(self, kind: str = "gain", *, by_name: bool = False) -> np.ndarray | dict[str, float]:
         """Total split gain ("gain") or number of splits ("split") of every feature.
 
