@@ -72,6 +72,13 @@ def test_err_default_max_grade_is_fixed_not_taken_from_the_batch():
     assert alone[0] == batch[0] == pytest.approx(3 / 16)
     with pytest.raises(ValueError, match="max_grade=4"):
         get_metric("err").per_query([5.0], [1.0], [0, 1])
+    # the natural max_grade=y.max() of integer labels is a numpy number: a number all the same
+    y = np.array([2, 0, 4])
+    assert get_metric("err", max_grade=y.max()).per_query(y, [1.0, 0.0, 1.0], [0, 2, 3]) == pytest.approx(
+        get_metric("err", max_grade=4).per_query(y, [1.0, 0.0, 1.0], [0, 2, 3]), abs=0)
+    for bad in (True, np.inf, 0, "4"):
+        with pytest.raises(ValueError, match="max_grade must be a finite number > 0"):
+            get_metric("err", max_grade=bad)
 
 
 def test_linear_gain():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import numbers
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -307,8 +309,10 @@ def get_metric(
     _choice("p_divisor", conv["p_divisor"], _P_DIVISOR)
     _choice("map_divisor", conv["map_divisor"], _MAP_DIVISOR)
     top = conv["max_grade"]
-    if not isinstance(top, (int, float)) or not top > 0:
-        raise ValueError(f"max_grade must be > 0, got {top!r}")
+    # a numpy number (max_grade=y.max()) is a number; a bool is not, nor is inf
+    if isinstance(top, bool) or not isinstance(top, numbers.Real) or not 0 < top < math.inf:
+        raise ValueError(f"max_grade must be a finite number > 0, got {top!r}")
+    conv["max_grade"] = float(top)
     code = _METRICS[match.group(1)]
     if conv["empty"] == "one" and code not in _HAS_IDEAL:
         if empty is None:  # a preset's "one" (LightGBM, XGBoost) concerns NDCG and MAP; the others count 0
