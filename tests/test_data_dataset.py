@@ -204,6 +204,11 @@ def test_from_frame():
         from_frame(df, query_col="nope", label_col="rel")
     with pytest.raises(KeyError, match="missing"):
         from_frame(df, query_col="q", label_col="rel", feature_cols=["missing"])
+    # pd.DataFrame(array) names its columns 0, 1, ...: they were turned into text, then not found
+    numbered = pd.DataFrame(np.array([[0, 1, 1.5], [0, 0, 2.0], [1, 2, 0.5]]))
+    ds = from_frame(numbered, query_col=0, label_col=1)
+    assert ds.feature_names == ["2"] and ds.X[:, 0].tolist() == [1.5, 2.0, 0.5] and ds.y.tolist() == [1, 0, 2]
+    assert from_frame(numbered, query_col=0, label_col=1, feature_cols=[2]).n_features == 1
 
 
 def test_group_helpers():

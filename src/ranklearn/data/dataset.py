@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Hashable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -355,10 +355,10 @@ def from_arrays(
 def from_frame(
     df: Any,
     *,
-    query_col: str = "qid",
-    label_col: str = "label",
-    feature_cols: Sequence[str] | None = None,
-    comment_col: str | None = None,
+    query_col: Hashable = "qid",
+    label_col: Hashable = "label",
+    feature_cols: Sequence[Hashable] | None = None,
+    comment_col: Hashable | None = None,
     regroup: bool = False,
     dtype: type = np.float32,
 ) -> RankingDataset:
@@ -367,11 +367,11 @@ def from_frame(
     Parameters
     ----------
     df : DataFrame
-    query_col, label_col : str
-        Columns holding the query id and the label.
-    feature_cols : sequence of str, optional
+    query_col, label_col : column label
+        Columns holding the query id and the label (any label the frame uses: ``"qid"``, ``0``).
+    feature_cols : sequence of column labels, optional
         Feature columns, in order. Default: every other column (except ``comment_col``).
-    comment_col : str, optional
+    comment_col : column label, optional
         Column of per-row comments.
     regroup, dtype
         As in :func:`from_arrays`.
@@ -379,9 +379,9 @@ def from_frame(
     Returns
     -------
     RankingDataset
-        With ``feature_names`` set to the feature column names.
+        With ``feature_names`` set to the feature column labels, as text.
     """
-    columns = [str(c) for c in df.columns]
+    columns = list(df.columns)  # labels as the frame has them: pd.DataFrame(array) names its columns 0, 1, ...
     for name, col in (("query_col", query_col), ("label_col", label_col), ("comment_col", comment_col)):
         if col is not None and col not in columns:
             raise KeyError(f"{name}={col!r} is not a column of the frame (columns: {columns})")
@@ -399,7 +399,7 @@ def from_frame(
         df[label_col].to_numpy(),
         df[query_col].to_numpy(),
         comments=comments,
-        feature_names=feature_cols,
+        feature_names=[str(c) for c in feature_cols],
         regroup=regroup,
         dtype=dtype,
     )
