@@ -249,6 +249,24 @@ def test_feature_names_from_data_frames(core_splits, tmp_path):
     assert list(LambdaMART.load(tmp_path / "m.json").feature_names_in_) == names
 
 
+def test_nullable_pandas_columns_mark_missing_values_with_pd_na(core_splits):
+    pd = pytest.importorskip("pandas")
+    tr = core_splits[0]
+    names = [f"f{i}" for i in range(tr.n_features)]
+    with_nan = tr.X.astype(np.float64)
+    with_nan[::7, 1] = np.nan
+    nullable = pd.DataFrame(with_nan, columns=names).astype("Float64")  # NaN becomes pd.NA
+    nullable[names[2]] = pd.array(np.round(tr.X[:, 2] * 10), dtype="Int64")
+    plain = pd.DataFrame(with_nan, columns=names)
+    plain[names[2]] = np.round(tr.X[:, 2] * 10)
+    assert nullable[names[1]].isna().sum() == np.isnan(with_nan[:, 1]).sum() > 0
+    model = LambdaMART(**TREES).fit(nullable, tr.y, qid=tr.qid)  # "X must hold numbers: ... NAType" before
+    reference = LambdaMART(**TREES).fit(plain, tr.y, qid=tr.qid)
+    np.testing.assert_array_equal(model.predict(nullable), reference.predict(plain))
+    with pytest.raises(ValueError, match=r"X contains NaN at row 0 \(from 0\), feature 2"):
+        get_model_class("linear")().fit(nullable, tr.y, qid=tr.qid)
+
+
 def test_predict_leaves_out_scikit_learns_checks_only_where_they_have_nothing_to_say(core_splits, monkeypatch):
     """The batch-1 fast path: a plain array of the right width for a model fitted without names."""
     import ranklearn.models.base as base

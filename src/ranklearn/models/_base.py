@@ -37,6 +37,10 @@ def as_dense_features(X: ArrayLike) -> np.ndarray:
                 "drop the empty columns first"
             )
         X = X.toarray()
+    if hasattr(X, "to_numpy") and any(hasattr(dt, "na_value") for dt in getattr(X, "dtypes", ())):
+        # pandas' nullable dtypes (Float64, Int64) mark a missing value pd.NA, which numpy cannot
+        # cast: it becomes NaN, the missing value every model here knows
+        X = X.to_numpy(dtype=np.float64, na_value=np.nan)
     if np.iscomplexobj(X) or (isinstance(X, np.ndarray) and X.dtype == object and any(isinstance(v, complex) for v in X.flat)):
         raise ValueError("Complex data not supported: X holds complex numbers; features must be real")
     try:
