@@ -143,7 +143,7 @@ def test_evaluate_bad_scores(capsys, tmp_path, mq2008):
     results = [run(capsys, "evaluate", "--data", MQ_TEST, "--scores", f, "--json")[1] for f in (plain, tmp_path / "bom.txt")]
     assert json.loads(results[0]) == json.loads(results[1])
     good = write_scores(tmp_path / "good.txt", np.zeros(2874))
-    for grade, fragments in (("-1", ["--max-grade must be > 0"]), ("1", ["exceeds --max-grade 1", "give --max-grade"])):
+    for grade, fragments in (("-1", ["--max-grade must be a finite number > 0"]), ("1", ["exceeds --max-grade 1", "give --max-grade"])):
         code, _, err = run(capsys, "evaluate", "--data", MQ_TEST, "--scores", good, "--metric", "err@10",
                            "--max-grade", grade)  # MQ2008's labels go up to 2  # fmt: skip
         assert_one_line_error(code, err, *fragments)

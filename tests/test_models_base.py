@@ -25,6 +25,7 @@ import pytest
 from ranklearn.datasets import make_ranking_splits
 from ranklearn.metrics import get_metric
 from ranklearn.models import LambdaMART
+from ranklearn.models._base import FeatureValueError
 from ranklearn.registry import REGISTRY, get_model_class
 from test_models_sklearn import SMALL
 from _helpers import MODEL_IDS, MODELS, TINY_TREES, small_data
@@ -451,3 +452,23 @@ def test_a_metric_ordering_ties_by_docid_is_refused_before_fitting(cls, params):
     model = cls(**params, metric=get_metric("ndcg@10", conventions="trec_eval"))
     with pytest.raises(ValueError, match=r"^metric: .* cannot use ties='docid'"):
         model.check_params()
+
+
+def test_evaluation_set_errors_name_the_set_and_its_parameters(core_splits):
+    tr, va, _ = core_splits
+    fit = partial(LambdaMART(**TREES).fit, tr.X, tr.y, qid=tr.qid, eval_names=["vali"])
+    with pytest.raises(ValueError, match=r"evaluation set 'vali' needs its queries: .* eval_group="):
+        fit(eval_set=[(va.X, va.y)])  # it said "or group=", the training data's parameter
+    with pytest.raises(ValueError, match=r"^evaluation set 'vali': labels must be finite and >= 0; row 3 has -1"):
+        fit(eval_set=[(va.X, np.where(np.arange(va.n_samples) == 3, -1.0, va.y), va.qid)])
+    with pytest.raises(ValueError, match=r"^evaluation set 'vali': y must be finite"):
+        fit(eval_set=[(va.X, np.where(np.arange(va.n_samples) == 3, np.nan, va.y), va.qid)])
+    X_nan = va.X.copy()
+    X_nan[2, 0] = np.nan
+    with pytest.raises(FeatureValueError, match=r"^evaluation set 'vali': X contains NaN at row 2") as info:
+        get_model_class("linear")().fit(tr.X, tr.y, qid=tr.qid, eval_set=[(X_nan, va.y, va.qid)], eval_names=["vali"])
+    assert (info.value.row, info.value.feature, info.value.kind) == (2, 0, "NaN")
+    # "custom" marks a loaded model's objective: not offered as a choice
+    with pytest.raises(ValueError) as info:
+        LambdaMART(objective="bogus").check_params()
+    assert "custom" not in str(info.value) and "'lambdarank'" in str(info.value)

@@ -137,3 +137,10 @@ def test_compare_rejects_bad_input():
         compare({"m": {"a": [1.0], "b": [0.0]}}, baseline="c")
     with pytest.raises(ValueError, match="same length"):
         paired_t_test([1.0, 2.0], [1.0])
+
+
+def test_mismatched_inputs_are_named():
+    with pytest.raises(ValueError, match=r"metric 'm': the systems have values for different numbers of queries \{'b': 12, 'a': 11\}"):
+        compare({"m": {"b": np.zeros(12), "a": np.zeros(11)}})
+    with pytest.raises(ValueError, match="n_resamples must be >= 1, got 0"):
+        bootstrap_interval([0.1, 0.2], [0.0, 0.1], n_resamples=0)

@@ -136,6 +136,8 @@ def _bootstrap_intervals(d: np.ndarray, confidence: float, n_resamples: int, see
     """
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
+    if n_resamples < 1:
+        raise ValueError(f"n_resamples must be >= 1, got {n_resamples}")
     n = d.shape[0]
     if n < 2:
         return np.full((2, d.shape[1]), np.nan)
@@ -279,7 +281,11 @@ def compare(
     for metric, values in per_query.items():
         if list(values) != systems:
             raise ValueError(f"metric {metric!r} has systems {list(values)}, expected {systems}")
-        table = np.column_stack([np.asarray(values[s], dtype=np.float64).ravel() for s in systems])
+        arrays = [np.asarray(values[s], dtype=np.float64).ravel() for s in systems]
+        lengths = {s: a.size for s, a in zip(systems, arrays)}
+        if len(set(lengths.values())) > 1:
+            raise ValueError(f"metric {metric!r}: the systems have values for different numbers of queries {lengths}")
+        table = np.column_stack(arrays)
         kept = ~np.isnan(table).any(axis=1)
         if not kept.any():
             raise ValueError(f"metric {metric!r}: no query has a value for every system")

@@ -111,7 +111,12 @@ def run_training(
     n_iter = 0
     stopped_early = False
     watched = evals[watch].name if watch is not None else None
-    scorers = [metric.scorer(e.y, e.ptr) for e in evals]  # labels and queries checked once, not per iteration
+    scorers = []
+    for e in evals:  # labels and queries checked once, not per iteration
+        try:
+            scorers.append(metric.scorer(e.y, e.ptr))
+        except ValueError as exc:  # labels the metric cannot take: say which set
+            raise ValueError(f"evaluation set {e.name!r}: {exc}") from None
     if watched is not None and math.isnan(scorers[watch](np.zeros(evals[watch].y.shape[0]))):
         # NaN whatever the scores: no iteration would ever beat another, and the first would be kept
         raise ValueError(

@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numba import njit
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils._param_validation import HasMethods, Hidden, Interval, StrOptions
 
 from ranklearn.metrics import Metric
 from ranklearn.models.base import N_JOBS, BaseRanker, EvalSet, FitData
@@ -154,7 +154,8 @@ class LambdaMART(BaseRanker):
         "early_stopping_rounds": [Interval(Integral, 1, None, closed="left"), None],
         "n_jobs": N_JOBS,
         "random_state": ["random_state"],
-        "objective": [StrOptions({*OBJECTIVE_NAMES, "custom"}), HasMethods(["gradients"]), None],
+        # "custom" marks a loaded model trained with a user's objective: not an option to offer
+        "objective": [StrOptions(set(OBJECTIVE_NAMES)), Hidden(StrOptions({"custom"})), HasMethods(["gradients"]), None],
         "sigma": [Interval(Real, 0, np.inf, closed="neither")],
         "lambda_metric": [str, None],
         "truncation_level": [Interval(Integral, 1, None, closed="left"), None],
