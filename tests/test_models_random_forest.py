@@ -42,6 +42,11 @@ def test_the_forest_is_the_mean_of_its_bags(rf_splits):
     expected = np.mean([b.predict(te.X) for b in bags], axis=0)
     np.testing.assert_allclose(forest.predict(te.X), expected, rtol=1e-12, atol=1e-15)
     assert [len(b) for b in forest.bags_] == [1, 1, 1, 1]
+    # feature importance: the bags' totals summed (it had none, though a tree model)
+    for kind in ("gain", "split"):
+        np.testing.assert_allclose(forest.feature_importance(kind), np.sum([b.feature_importance(kind) for b in bags], axis=0))
+    assert forest.feature_importances_.sum() == pytest.approx(1.0)
+    assert list(forest.feature_importance(by_name=True)) == [f"f{i}" for i in range(1, 7)]
     # a bag's sample: drawn with replacement, so (almost surely) some query twice and some not at all
     rng = check_random_state(3)
     chosen = rng.randint(tr.n_queries, size=tr.n_queries)

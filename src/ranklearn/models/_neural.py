@@ -89,7 +89,9 @@ class NeuralRanker(BaseRanker):
     batch_queries : int, default=16
         Queries per update in factorized mode (1 = the paper's per-query mini-batch).
     sigma : float, default=1.0
-        Shape of the pair sigmoid, P_ij = 1 / (1 + exp(-sigma (s_i - s_j))).
+        Shape of the pair sigmoid, P_ij = 1 / (1 + exp(-sigma (s_i - s_j))), of the ranknet
+        and lambdarank losses; the listwise losses (ListNet's among them) have no pairs and
+        do not use it.
     metric : str or Metric, default="ndcg@10"
         Metric evaluated on ``eval_set`` after every epoch, used for early stopping and by
         ``score`` (``ranklearn.metrics.get_metric`` spec: gain 2^rel-1, queries without

@@ -60,8 +60,9 @@ class AdaRank(MetricFittedRanker):
         The metric boosted on the training data, watched on the evaluation sets and used by
         ``score`` (RankLib's ``-metric2t``), e.g. "ndcg@10". ``ties="docid"`` is not supported.
     early_stopping_rounds : "auto", int or None
-        "auto": with an evaluation set, keep the round best on it. An int stops after that
-        many rounds without a gain. None: keep the last round.
+        "auto": with an evaluation set, keep the round best on it since the last round that
+        the first stage undid (RankLib forgets the best there; see the module). An int stops
+        after that many rounds without a gain. None: keep the last round.
     n_jobs : int or None
         Threads of the metric and of ``predict``.
     verbose : int

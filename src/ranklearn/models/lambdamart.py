@@ -42,7 +42,42 @@ def _add_leaf_values(scores, samples, leaf_ranges, values):
 _SMALL = 10_000  # rows below which one thread is faster than starting parallel regions
 
 
-class LambdaMART(BaseRanker):
+class TreeImportance:
+    """Feature importance of a tree ensemble (LambdaMART, MART, random forest) from the trees
+    that :meth:`_importance_trees` gives."""
+
+    def _importance_trees(self) -> list[Tree]:
+        raise NotImplementedError
+
+    def feature_importance(self, kind: str = "gain", *, by_name: bool = False) -> np.ndarray | dict[str, float]:
+        """Total split gain ("gain") or number of splits ("split") of every feature.
+
+        With ``by_name=True``, a dict from feature name (``feature_names_in_``, or ``f1``,
+        ``f2``... for 1-based column numbers) to importance.
+        """
+        self._check_fitted()
+        if kind not in ("gain", "split"):
+            raise ValueError(f"kind must be 'gain' or 'split', got {kind!r}")
+        out = np.zeros(self.n_features_in_)
+        for t in self._importance_trees():
+            internal = t.feature >= 0
+            np.add.at(out, t.feature[internal], t.gain[internal] if kind == "gain" else 1.0)
+        if not by_name:
+            return out
+        names = getattr(self, "feature_names_in_", None)
+        if names is None:
+            names = [f"f{i + 1}" for i in range(self.n_features_in_)]
+        return {str(n): float(v) for n, v in zip(names, out)}
+
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        """Normalized total gain of every feature (sums to 1 when any split exists)."""
+        imp = self.feature_importance("gain")
+        total = imp.sum()
+        return imp / total if total > 0 else imp
+
+
+class LambdaMART(TreeImportance, BaseRanker):
     """LambdaMART ranker: histogram gradient-boosted trees on LambdaRank gradients.
 
     Burges, "From RankNet to LambdaRank to LambdaMART: An Overview", MSR-TR-2010-82; Wu,
@@ -367,37 +402,13 @@ class LambdaMART(BaseRanker):
     def _predicts_serially(self, n_rows: int) -> bool:
         return self._predictor.runs_serially(n_rows)
 
-    # ------------------------------------------------------------------ importances
     def _metric_conventions(self) -> dict[str, str]:
         # one gain for the lambdas and the metric, as LightGBM's label_gain serves both
         return {"gain": self.gain}
 
-    def feature_importance(self, kind: str = "gain", *, by_name: bool = False) -> np.ndarray | dict[str, float]:
-        """Total split gain ("gain") or number of splits ("split") of every feature.
+    def _importance_trees(self) -> list[Tree]:
+        return self.trees_
 
-        With ``by_name=True``, a dict from feature name (``feature_names_in_``, or ``f1``,
-        ``f2``... for 1-based column numbers) to importance.
-        """
-        self._check_fitted()
-        if kind not in ("gain", "split"):
-            raise ValueError(f"kind must be 'gain' or 'split', got {kind!r}")
-        out = np.zeros(self.n_features_in_)
-        for t in self.trees_:
-            internal = t.feature >= 0
-            np.add.at(out, t.feature[internal], t.gain[internal] if kind == "gain" else 1.0)
-        if not by_name:
-            return out
-        names = getattr(self, "feature_names_in_", None)
-        if names is None:
-            names = [f"f{i + 1}" for i in range(self.n_features_in_)]
-        return {str(n): float(v) for n, v in zip(names, out)}
-
-    @property
-    def feature_importances_(self) -> np.ndarray:
-        """Normalized total gain of every feature (sums to 1 when any split exists)."""
-        imp = self.feature_importance("gain")
-        total = imp.sum()
-        return imp / total if total > 0 else imp
 
     # ------------------------------------------------------------------ persistence
     @classmethod

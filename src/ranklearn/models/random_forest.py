@@ -29,7 +29,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ranklearn.data.groups import take_queries
 from ranklearn.metrics import Metric
 from ranklearn.models.base import N_JOBS, BaseRanker, EvalSet, FitData
-from ranklearn.models.lambdamart import LambdaMART
+from ranklearn.models.lambdamart import LambdaMART, TreeImportance
 from ranklearn.tree.binning import SampleBinner
 from ranklearn.tree.grower import LEAF_ORDERS
 from ranklearn.tree.predictor import TreePredictor
@@ -38,7 +38,7 @@ from ranklearn.tree.tree import Tree
 __all__ = ["RandomForest"]
 
 
-class RandomForest(BaseRanker):
+class RandomForest(TreeImportance, BaseRanker):
     """Random Forests: the mean of bags of boosted trees, each on resampled queries and features.
 
     Parameters
@@ -78,6 +78,9 @@ class RandomForest(BaseRanker):
     ----------
     bags_ : list of list of Tree
         Each bag's trees (leaf values as the bag's ensemble has them).
+    feature_importances_ : ndarray (n_features,)
+        Total split gain of every feature over all bags, normalized; ``feature_importance()``
+        gives the totals (``kind="gain"`` or ``"split"``), as LambdaMART's.
     n_features_in_, feature_names_in_, evals_result_, best_iteration_, best_score_, n_iter_, interrupted_, max_grade_
         See :class:`ranklearn.models.base.BaseRanker` (iterations are bags).
     """
@@ -182,6 +185,9 @@ class RandomForest(BaseRanker):
 
     def _eval_scores(self, index: int) -> np.ndarray:
         return self._evals[index][1]
+
+    def _importance_trees(self) -> list[Tree]:
+        return [tree for bag in self.bags_ for tree in bag]
 
     def _snapshot(self) -> int:
         return len(self.bags_)
