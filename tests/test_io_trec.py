@@ -100,10 +100,11 @@ def test_align_counts_unretrieved_judged_documents_like_trec_eval():
         if retrieved and q > 1:  # queries 0 and 1 (and any with nothing retrieved) are missing from the run
             run[str(q)] = {d: float(rng.integers(0, 4)) for d in retrieved}  # many ties
     measures = {"ndcg_cut_5": "ndcg@5", "ndcg": "ndcg", "map": "map", "map_cut_5": "map@5", "P_5": "p@5",
-                "P_30": "p@30", "recip_rank": "rr"}  # fmt: skip
+                "P_30": "p@30", "recip_rank": "rr", "recall_5": "recall@5", "recall_1000": "recall"}  # fmt: skip
     for mode, flag in (("both", False), ("qrels", True)):
         query_ids, (arrays,) = align(qrels, [Run(run, "t")], queries=mode)
-        got = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut", "ndcg", "map", "map_cut", "P", "recip_rank"}).evaluate(run)
+        got = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut", "ndcg", "map", "map_cut", "P", "recip_rank",
+                                                     "recall"}).evaluate(run)  # fmt: skip
         assert (len(query_ids) < 40) != flag
         for name, spec in measures.items():
             ours = get_metric(spec, conventions="trec_eval").per_query(

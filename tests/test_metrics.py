@@ -99,6 +99,19 @@ def test_rr_and_err_explicit_grade():
         one_query("err", [5, 1], [1, 0], max_grade=4)
 
 
+def test_recall_hand_computed():
+    # relevant documents at ranks 1 and 4 of 5, R = 3 with one judged relevant document unretrieved
+    y, s = [1, 0, 0, 2, 0, 1], [5, 4, 3, 2, 1, 0]
+    assert one_query("recall@1", y, s) == pytest.approx(1 / 3)
+    assert one_query("recall@3", y, s) == pytest.approx(1 / 3)
+    assert one_query("recall@4", y, s) == pytest.approx(2 / 3)
+    assert one_query("recall", y, s) == pytest.approx(1.0)
+    m = get_metric("recall")
+    assert m.per_query(y, s, [0, 6], retrieved=[5])[0] == pytest.approx(2 / 3)  # the last row judged, not retrieved
+    assert m.conventions == "relevant=label>0, divides by R, empty queries=0, ties=stable"
+    assert get_metric("mrr@10").per_query(y, s, [0, 6]) == get_metric("rr@10").per_query(y, s, [0, 6])
+
+
 def test_seed_query_1830():
     # RankLib walk-through, query 1830, all scores equal, input order kept
     y = [0, 0, 0, 1, 1, 0, 1, 1, 0, 0]
@@ -154,7 +167,7 @@ def _orderings_mean(spec: str, y: np.ndarray, s: np.ndarray) -> float:
     return float(np.mean(values))
 
 
-@pytest.mark.parametrize("spec", ["dcg@3", "ndcg", "err", "err@2", "map", "map@3", "p@3", "rr", "rr@2"])
+@pytest.mark.parametrize("spec", ["dcg@3", "ndcg", "err", "err@2", "map", "map@3", "p@3", "recall@3", "rr", "rr@2"])
 def test_average_ties_is_mean_over_orderings(spec):
     rng = np.random.default_rng(7)
     for _ in range(4):
@@ -190,7 +203,7 @@ def test_empty_modes():
         assert np.array_equal(get_metric(spec, empty="zero").per_query(y, s, ptr)[1:], [0.0])
     assert np.array_equal(get_metric("map", empty="one").per_query(y, s, ptr)[1:], [1.0])
     # "counts as ideal" has no meaning without an ideal value: refused, naming the metric
-    for spec in ("dcg@3", "err", "p@1", "rr"):
+    for spec in ("dcg@3", "err", "p@1", "recall@2", "rr"):
         with pytest.raises(ValueError, match=f"'{spec}'.*ndcg and map only"):
             get_metric(spec, empty="one")
     # a query with no rows at all has no relevant document either
@@ -253,7 +266,7 @@ def test_cutoffs_that_do_not_fit_are_value_errors(spec):
         get_metric(spec)
 
 
-@pytest.mark.parametrize("name", ["ndcg", "dcg", "err", "map", "p", "rr"])
+@pytest.mark.parametrize("name", ["ndcg", "dcg", "err", "map", "p", "recall", "rr"])
 def test_largest_cutoff_is_the_whole_list(name):
     y, s, ptr = np.array([1.0, 0, 2, 0]), np.array([0.1, 0.2, 0.3, 0.3]), np.array([0, 1, 4])
     for ties in ("stable", "average"):
@@ -279,7 +292,7 @@ def test_bad_inputs():
         m.per_query([1, -1], [1.0, 0.0], [0, 2])
 
 
-@pytest.mark.parametrize("spec", ["ndcg@10", "ndcg", "err@5", "map", "p@3", "rr"])
+@pytest.mark.parametrize("spec", ["ndcg@10", "ndcg", "err@5", "map", "p@3", "recall@5", "rr"])
 def test_scorer_is_mean_on_the_same_queries(spec):
     rng = np.random.default_rng(7)
     y = rng.integers(0, 5, 300).astype(float)

@@ -43,7 +43,8 @@ def as_dicts(ds, docids, scores):
 
 
 TREC_NAMES = {"ndcg@10": "ndcg_cut_10", "ndcg@5": "ndcg_cut_5", "ndcg": "ndcg", "map": "map", "map@10": "map_cut_10",
-              "map@5": "map_cut_5", "p@10": "P_10", "p@30": "P_30", "rr": "recip_rank"}  # fmt: skip
+              "map@5": "map_cut_5", "p@10": "P_10", "p@30": "P_30", "rr": "recip_rank", "recall@5": "recall_5",
+              "recall@30": "recall_30", "mrr": "recip_rank"}  # fmt: skip
 
 
 def test_trec_eval_preset_equals_pytrec_eval_with_ties(mq):
@@ -51,7 +52,7 @@ def test_trec_eval_preset_equals_pytrec_eval_with_ties(mq):
     ds, docids = mq
     s = tied_scores(ds)
     qids, qrels, run = as_dicts(ds, docids, s)
-    res = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut", "map_cut", "P", "recip_rank", "map", "ndcg"}).evaluate(run)
+    res = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut", "map_cut", "P", "recip_rank", "map", "ndcg", "recall"}).evaluate(run)
     for spec, name in TREC_NAMES.items():
         ours = get_metric(spec, conventions="trec_eval").per_query(ds.y, s, ds.ptr, docids=docids)
         np.testing.assert_allclose(ours, [res[q][name] for q in qids], rtol=0, atol=1e-12, err_msg=spec)
@@ -79,7 +80,7 @@ def test_ranx_preset_equals_ranx(mq):
     s = tied_scores(ds) + np.random.default_rng(0).permutation(ds.n_samples) * 1e-7  # tie-free
     qids, qrels, run = as_dicts(ds, docids, s)
     names = {"ndcg@10": "ndcg@10", "ndcg": "ndcg", "map": "map", "map@10": "map@10", "p@10": "precision@10",
-             "p@30": "precision@30", "rr": "mrr"}  # fmt: skip
+             "p@30": "precision@30", "rr": "mrr", "recall@10": "recall@10", "recall": "recall"}  # fmt: skip
     rx_run = ranx.Run.from_dict(run)
     ranx.evaluate(ranx.Qrels.from_dict(qrels), rx_run, list(names.values()) + ["ndcg_burges@10"], make_comparable=False)
     for spec, name in names.items():

@@ -24,7 +24,8 @@ SLOW = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 
-METRICS = ["ndcg", "ndcg@1", "ndcg@3", "ndcg@10", "dcg@5", "err", "err@3", "map", "map@3", "p@3", "rr", "rr@2"]
+METRICS = ["ndcg", "ndcg@1", "ndcg@3", "ndcg@10", "dcg@5", "err", "err@3", "map", "map@3", "p@3", "recall@3", "rr",
+           "rr@2"]
 
 
 # ------------------------------------------------------------------------------ strategies

@@ -165,7 +165,7 @@ class Queries(str, Enum):
 
 
 MetricOpt = typer.Option(
-    ["ndcg@10"], "--metric", metavar="METRIC", help="Metric spec (repeatable): ndcg@k, dcg@k, err@k, map\\[@k], p@k, rr\\[@k]."
+    ["ndcg@10"], "--metric", metavar="METRIC", help="Metric spec (repeatable): ndcg@k, dcg@k, err@k, map\\[@k], p@k, recall\\[@k], rr\\[@k] (or mrr\\[@k])."
 )
 ConventionsOpt = typer.Option(
     None, "--conventions", help="Set every convention as this tool does; the options below override it."

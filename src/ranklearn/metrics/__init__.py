@@ -16,7 +16,10 @@ Definitions (``k`` = min(cutoff, list length); rel = label):
   AP@k sums ranks < k and divides by min(R, k), as LightGBM does (``map_divisor="R"``: by R).
 * P@k = relevant documents in the top k / k, with k = min(cutoff, list length)
   (RankLib's choice: a perfect ranking of a short list scores 1; ``p_divisor="k"``: by k).
-* RR@k = 1 / rank of the first relevant document within the top k, else 0.
+* recall@k = relevant documents in the top k / R (every relevant judged document, retrieved
+  or not); whole-list recall = relevant documents retrieved / R.
+* RR@k = 1 / rank of the first relevant document within the top k, else 0 (``mrr`` is
+  another name of ``rr``).
 
 ``ties="average"`` gives the exact expected value over all orderings of each group
 of equally scored documents: the mean discount of the group's positions for DCG,
@@ -37,6 +40,7 @@ from ranklearn.metrics._api import (
     ndcg_score,
     precision_score,
     query_mean,
+    recall_score,
     rr_score,
 )
 from ranklearn.metrics._presets import PRESETS
@@ -53,5 +57,6 @@ __all__ = [
     "ndcg_score",
     "precision_score",
     "query_mean",
+    "recall_score",
     "rr_score",
 ]

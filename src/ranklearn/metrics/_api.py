@@ -23,7 +23,9 @@ _METRICS = {
     "err": K.ERR,
     "map": K.AP,
     "p": K.PREC,
+    "recall": K.RECALL,
     "rr": K.RR,
+    "mrr": K.RR,  # ranx's and most papers' name for the mean of RR
 }
 # "docid" is stable ties on rows put in descending document-id order first (trec_eval's rule).
 _TIES = {"stable": K.TIES_STABLE, "pessimistic": K.TIES_PESSIMISTIC, "average": K.TIES_AVERAGE, "docid": K.TIES_STABLE}
@@ -81,6 +83,8 @@ class Metric:
                 head += f", AP@k divides by {self.map_divisor}"
             if self._code == K.PREC:
                 head += f", P@k divides by {self.p_divisor}"
+            if self._code == K.RECALL:
+                head += ", divides by R"
         return f"{head}, {_EMPTY_TEXT[self.empty]}, ties={self.ties}"
 
     def per_query(
@@ -252,15 +256,16 @@ def get_metric(
     Parameters
     ----------
     spec : str
-        ``dcg``, ``ndcg``, ``err``, ``map``, ``p`` or ``rr``, optionally ``@k``
-        (``k >= 1``; no ``@k`` = whole list; a ``k`` longer than a list is fine).
+        ``dcg``, ``ndcg``, ``err``, ``map``, ``p``, ``recall`` or ``rr`` (``mrr`` is another
+        name of ``rr``), optionally ``@k`` (``k >= 1``; no ``@k`` = whole list; a ``k``
+        longer than a list is fine).
     conventions : {"ranklearn", "trec_eval", "lightgbm", "xgboost", "ranklib", "ranx"}, optional
         A named preset setting every convention below so that the value equals that tool's
         (see ``ranklearn.metrics.PRESETS``); the parameters given explicitly override it.
         Default: "ranklearn", whose values are the defaults listed below.
     gain : {"exp2", "linear"}
         Gain of DCG/NDCG: ``2^rel - 1`` (default) or ``rel``. ERR always uses its own
-        ``R = (2^rel - 1) / 2^max_grade``; MAP, P and RR use binary relevance (label > 0).
+        ``R = (2^rel - 1) / 2^max_grade``; MAP, P, recall and RR use binary relevance (label > 0).
     empty : {"zero", "one", "skip"}
         Value of a query with no relevant document (ideal value 0): 0 (default; RankLib,
         trec_eval), 1 (LightGBM, XGBoost), or excluded from the mean (NaN per query).
@@ -512,6 +517,19 @@ def precision_score(
     return _score("p", k, y, scores, qid, ptr, dict(empty=empty, ties=ties))
 
 
+def recall_score(
+    y: ArrayLike,
+    scores: ArrayLike,
+    qid: ArrayLike | None = None,
+    *,
+    ptr: ArrayLike | None = None,
+    k: int | None = 10,
+    empty: str = "zero",
+    ties: str = "stable",
+) -> float:
+    return _score("recall", k, y, scores, qid, ptr, dict(empty=empty, ties=ties))
+
+
 def rr_score(
     y: ArrayLike,
     scores: ArrayLike,
@@ -533,5 +551,8 @@ map_score.__doc__ = _SCORE_DOC.format(
 )
 precision_score.__doc__ = _SCORE_DOC.format(
     title="precision@k (k capped at the list length)", conventions="empty, ties"
+)
+recall_score.__doc__ = _SCORE_DOC.format(
+    title="recall@k (relevant documents in the top k / all relevant ones, R)", conventions="empty, ties"
 )
 rr_score.__doc__ = _SCORE_DOC.format(title="reciprocal rank (MRR)", conventions="empty, ties")
