@@ -115,6 +115,11 @@ def test_bad_values_are_named_by_the_files_line_before_any_fold(capsys, tmp_path
     (folder / "test.txt").write_text("\n".join([*lines[:2], "0 qid:9 1:nan 2:1"]) + "\n")
     code, _, err = run(capsys, "cv", "--model", "ranknet", "--letor-folds", tmp_path / "letor")
     assert code == 2 and f"{folder / 'test.txt'}:3: feature 1 is NaN (missing); ranknet does not accept" in err
+    # a negative label in a training file is the ranker's business (RankNet takes it): cv scores test files
+    (folder / "test.txt").write_text("\n".join(lines[:4]) + "\n")
+    (folder / "train.txt").write_text("\n".join([*lines[:4], "-1 qid:99 1:1 2:1", "1 qid:99 1:2 2:0"]) + "\n")
+    code, _, err = run(capsys, "cv", "--model", "ranknet", "--letor-folds", tmp_path / "letor", "--epochs", 1)
+    assert code == 0, err
 
 
 def test_help(capsys):

@@ -75,6 +75,10 @@ def test_cross_validate_takes_frames_splitters_and_trec_eval_ties(data, monkeypa
     frame = cross_validate(model, pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])]), y, qid=qid,
                            cv=folds, metrics="ndcg@5")  # fmt: skip
     assert np.array_equal(frame["test_ndcg@5"], arrays["test_ndcg@5"])
+    import scipy.sparse as sp
+
+    coo = cross_validate(model, sp.coo_matrix(X), y, qid=qid, cv=folds, metrics="ndcg@5")  # not subscriptable
+    assert np.array_equal(coo["test_ndcg@5"], arrays["test_ndcg@5"])
     splitter = GroupKFold(3)  # a scikit-learn splitter gets the queries as its groups
     expected = cross_validate(model, X, y, qid=qid, cv=list(splitter.split(X, y, groups=qid)), metrics="ndcg@5")
     assert np.array_equal(cross_validate(model, X, y, qid=qid, cv=splitter, metrics="ndcg@5")["test_ndcg@5"],
@@ -87,6 +91,8 @@ def test_cross_validate_takes_frames_splitters_and_trec_eval_ties(data, monkeypa
         cross_validate(model, X, y, qid=qid, cv=folds, conventions="trec_eval")
     assert fits == []
     monkeypatch.undo()
+    with pytest.raises(ValueError, match="docids has 50 values for"):
+        cross_validate(model, X, y, qid=qid, cv=folds, conventions="trec_eval", docids=docids[:50])
     trec = cross_validate(model, X, y, qid=qid, cv=folds, metrics="ndcg@5", conventions="trec_eval", docids=docids)
     for i, (train, test) in enumerate(folds):
         fitted = clone(model).fit(X[train], y[train], qid=qid[train])

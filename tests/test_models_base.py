@@ -266,6 +266,12 @@ def test_nullable_pandas_columns_mark_missing_values_with_pd_na(core_splits):
     np.testing.assert_array_equal(model.predict(nullable), reference.predict(plain))
     with pytest.raises(ValueError, match=r"X contains NaN at row 0 \(from 0\), feature 2"):
         get_model_class("linear")().fit(nullable, tr.y, qid=tr.qid)
+    # what is not a frame of numbers keeps its own message
+    with pytest.raises(ValueError, match="X must be 2-D"):
+        LambdaMART(**TREES).fit(pd.Series(tr.X[:, 0]), tr.y, qid=tr.qid)
+    for column in (["x"] * tr.n_samples, pd.Categorical(["a", "b"] * (tr.n_samples // 2) + ["a"] * (tr.n_samples % 2))):
+        with pytest.raises(ValueError, match="X must hold numbers: could not convert string to float"):
+            LambdaMART(**TREES).fit(pd.DataFrame({"f": column}), tr.y, qid=tr.qid)
 
 
 def test_predict_leaves_out_scikit_learns_checks_only_where_they_have_nothing_to_say(core_splits, monkeypatch):

@@ -130,6 +130,9 @@ def test_a_watched_set_the_metric_scores_no_query_of_is_refused():
         run_training(model, total=6, evals=[none_relevant], metric=get_metric("ndcg", empty="skip"),
                      early_stopping_rounds=2, watch=0, callbacks=(), unit="tree")  # fmt: skip
     assert model.state == 0  # refused before the first tree
+    watched_only = run_training(model, total=2, evals=[none_relevant], metric=get_metric("ndcg", empty="skip"),
+                                early_stopping_rounds=None, watch=0, callbacks=(), unit="tree")  # fmt: skip
+    assert model.state == 2 and np.isnan(watched_only.evals_result["vali"]["ndcg"]).all()  # only watched: trained
     out = run_training(model, total=2, evals=[none_relevant], metric=get_metric("ndcg"), early_stopping_rounds=2,
                        watch=0, callbacks=(), unit="tree")  # fmt: skip
     assert out.evals_result["vali"]["ndcg"] == [0.0, 0.0]  # empty="zero": a value, if an uninformative one

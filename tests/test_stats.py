@@ -122,8 +122,13 @@ def test_compare_two_systems_equals_the_single_tests_and_drops_skipped_queries()
     c = compare({"m": {"b": b_nan, "a": a_nan}}, n_permutations=5000, seed=3, n_resamples=1000)
     (r,) = c.results
     assert r.n_queries == 40
-    # the skipped query is a zero difference in the flips, which changes no flipped sum
-    assert r.randomization_p == randomization_test(np.append(a, 0.3), np.append(b, 0.3), n_permutations=5000, seed=3)
+    # a query no metric compares is no row of the flips: the same draws as without it
+    assert r.randomization_p == randomization_test(a, b, n_permutations=5000, seed=3)
+    # one skipped by one metric only is a zero difference in that metric's column (it changes no flipped sum)
+    two = compare({"m": {"b": b_nan, "a": a_nan}, "n": {"b": np.append(b, 0.1), "a": np.append(a, 0.2)}},
+                  n_permutations=5000, seed=3, n_resamples=1000)  # fmt: skip
+    assert two.results[0].randomization_p == randomization_test(np.append(a, 0.3), np.append(b, 0.3), n_permutations=5000,
+                                                                seed=3)  # fmt: skip
     (r2,) = compare({"m": {"b": b, "a": a}}, n_permutations=5000, seed=3, n_resamples=1000).results
     assert r2.randomization_p == randomization_test(a, b, n_permutations=5000, seed=3)
     assert r.randomization_p_holm == r.randomization_p  # one comparison: nothing to adjust
@@ -144,3 +149,13 @@ def test_mismatched_inputs_are_named():
         compare({"m": {"b": np.zeros(12), "a": np.zeros(11)}})
     with pytest.raises(ValueError, match="n_resamples must be >= 1, got 0"):
         bootstrap_interval([0.1, 0.2], [0.0, 0.1], n_resamples=0)
+
+
+def test_queries_no_metric_compares_do_not_make_the_test_sampled():
+    # 5 compared queries and 9 a run lacks (NaN everywhere): 2^5 assignments, exact, as without the 9
+    a, b = pair(5, seed=2, shift=0.2)
+    padded = {"m": {"b": np.append(b, [np.nan] * 9), "a": np.append(a, [np.nan] * 9)}}
+    c = compare(padded, n_permutations=100)
+    assert c.randomization_exact and c.results[0].n_queries == 5
+    assert c.results[0].randomization_p == compare({"m": {"b": b, "a": a}}, n_permutations=100).results[0].randomization_p
+    assert c.results[0].randomization_p == pytest.approx(brute_force_p(a, b), abs=1e-15)

@@ -125,6 +125,8 @@ def cross_validate(
     y_arr = np.asarray(y, dtype=np.float64).ravel()
     q = check_qid(np.asarray(qid).ravel())
     ids = None if docids is None else np.asarray(docids, dtype=object).ravel()
+    if ids is not None and ids.size != q.size:
+        raise ValueError(f"docids has {ids.size} values for {q.size} rows")
     if isinstance(cv, (int, np.integer)):
         folds = query_folds(q, cv, random_state=random_state)
     elif hasattr(cv, "split"):  # a scikit-learn splitter: the queries are its groups
@@ -132,6 +134,8 @@ def cross_validate(
     else:
         folds = cv
     X_rows = X if hasattr(X, "shape") else np.asarray(X)
+    if getattr(X_rows, "format", None) in ("coo", "dia", "bsr"):  # sparse formats without row indexing
+        X_rows = X_rows.tocsr()
     out: dict[str, list[float]] = {f"test_{m.name}": [] for m in scorers}
     out["fit_time"], out["n_test_queries"] = [], []
     for number, (train, test) in enumerate(folds, start=1):

@@ -296,14 +296,18 @@ def compare(
         base_values = table[:, systems.index(base)]
         for s in others:
             columns.append(np.where(kept, table[:, systems.index(s)] - base_values, 0.0))
-    diffs = np.column_stack(columns)
+    # A query no metric compares (a run lacks it) is no row of the test: with it, the count of
+    # rows could turn an exact enumeration into a sampled one.
+    compared = np.logical_or.reduce(list(kept_by_metric.values()))
+    diffs = np.column_stack(columns)[compared]
+    kept_by_metric = {metric: kept[compared] for metric, kept in kept_by_metric.items()}
     # One matrix product per block of sign flips serves every metric and system at once.
     randomization = _randomization_p(diffs, n_permutations, seed)
     results: list[PairedResult] = []
     for m, (metric, kept) in enumerate(kept_by_metric.items()):
         block = slice(m * len(others), (m + 1) * len(others))
         d = diffs[kept, block]
-        base_values = np.asarray(per_query[metric][base], dtype=np.float64).ravel()[kept]
+        base_values = np.asarray(per_query[metric][base], dtype=np.float64).ravel()[compared][kept]
         raw = {
             "t": [paired_t_test(base_values + d[:, j], base_values) for j in range(len(others))],
             "wilcoxon": [wilcoxon_test(base_values + d[:, j], base_values) for j in range(len(others))],

@@ -74,9 +74,11 @@ def _letor_folds(root: Path) -> list[int]:
     return numbers
 
 
-def _check(ds: Any, path: Path, estimator: Any) -> None:
-    # before any fold is fitted, and by the file's line: a fold's arrays know only their own rows
-    check_labels_for_metrics(ds, path, "cv")
+def _check(ds: Any, path: Path, estimator: Any, *, scored: bool = True) -> None:
+    # by the file's line (a fold's arrays know only their own rows), before the data is fitted;
+    # labels only where cv scores them (a training file may hold labels the ranker takes)
+    if scored:
+        check_labels_for_metrics(ds, path, "cv")
     check_features_for_model(ds, path, estimator)
 
 
@@ -121,8 +123,8 @@ def run_cv(
 
         for n in _letor_folds(letor_folds):
             train, vali, test = load_letor_fold(letor_folds, n)
-            for part, name in zip((train, vali, test), _SPLIT_FILES, strict=True):
-                _check(part, letor_folds / f"Fold{n}" / name, estimator)
+            for part, name in zip((train, vali, test), _SPLIT_FILES, strict=True):  # before this fold is fitted
+                _check(part, letor_folds / f"Fold{n}" / name, estimator, scored=part is not train)
             fitted = fit_with_progress(
                 clone(estimator), f"Fold{n}", train.X, train.y, qid=train.qid,
                 eval_set=[(vali.X, vali.y, vali.qid)], eval_names=["vali"],

@@ -142,9 +142,12 @@ def align(
     runs : sequence of Run
         From :func:`read_run`.
     queries : {"both", "qrels"}
-        ``"both"``: the judged queries every run retrieved for (trec_eval's default; with
-        several runs, their intersection). ``"qrels"``: every judged query, a query missing
-        from a run counting as an empty ranking (trec_eval ``-c``).
+        ``"both"``: the judged queries every run retrieved for. For one run that is
+        trec_eval's default; for several it is their intersection, what a paired comparison
+        needs, while trec_eval scores each run on its own queries (align the runs one at a
+        time, or use ``"qrels"`` and leave out each run's empty rankings, ``retrieved == 0``,
+        as ``ranklearn evaluate`` does). ``"qrels"``: every judged query, a query missing from
+        a run counting as an empty ranking (trec_eval ``-c``).
 
     Returns
     -------

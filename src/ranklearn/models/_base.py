@@ -37,13 +37,13 @@ def as_dense_features(X: ArrayLike) -> np.ndarray:
                 "drop the empty columns first"
             )
         X = X.toarray()
-    if hasattr(X, "to_numpy") and any(hasattr(dt, "na_value") for dt in getattr(X, "dtypes", ())):
-        # pandas' nullable dtypes (Float64, Int64) mark a missing value pd.NA, which numpy cannot
-        # cast: it becomes NaN, the missing value every model here knows
-        X = X.to_numpy(dtype=np.float64, na_value=np.nan)
     if np.iscomplexobj(X) or (isinstance(X, np.ndarray) and X.dtype == object and any(isinstance(v, complex) for v in X.flat)):
         raise ValueError("Complex data not supported: X holds complex numbers; features must be real")
     try:
+        if getattr(X, "ndim", None) == 2 and any(hasattr(dt, "na_value") for dt in getattr(X, "dtypes", ())):
+            # pandas' nullable dtypes (Float64, Int64) mark a missing value pd.NA, which numpy
+            # cannot cast: it becomes NaN, the missing value every model here knows
+            X = X.to_numpy(dtype=np.float64, na_value=np.nan)
         with np.errstate(over="raise"):  # a finite value would become inf: say so, not "X contains inf"
             X = np.asarray(X, dtype=np.float32)
     except FloatingPointError:
@@ -64,10 +64,12 @@ def _beyond_float32(X: ArrayLike) -> ValueError:
     """The error for a finite value of ``X`` too large for float32, naming the first one."""
     wide = np.asarray(X, dtype=np.float64)
     limit = float(np.finfo(np.float32).max)
-    what = "a value"
-    if wide.ndim == 2:
-        row, col = _first_cell(wide, lambda block: np.isfinite(block) & (np.abs(block) > limit))
-        what = f"{wide[row, col]:g} at row {row} (from 0), feature {col + 1} (from 1, as in SVMlight files)"
+    cell = None
+    if wide.ndim == 2:  # (None for a long double beyond float64's range: inf here too)
+        cell = _first_cell(wide, lambda block: np.isfinite(block) & (np.abs(block) > limit))
+    what = "a value" if cell is None else (
+        f"{wide[cell]:g} at row {cell[0]} (from 0), feature {cell[1] + 1} (from 1, as in SVMlight files)"
+    )  # fmt: skip
     return ValueError(
         f"X holds {what}, beyond float32's range (±{limit:.3g}): the models hold features as float32; "
         "rescale that feature"

@@ -117,7 +117,8 @@ def run_training(
             scorers.append(metric.scorer(e.y, e.ptr))
         except ValueError as exc:  # labels the metric cannot take: say which set
             raise ValueError(f"evaluation set {e.name!r}: {exc}") from None
-    if watched is not None and math.isnan(scorers[watch](np.zeros(evals[watch].y.shape[0]))):
+    stops = watched is not None and early_stopping_rounds is not None
+    if stops and math.isnan(scorers[watch](np.zeros(evals[watch].y.shape[0]))):
         # NaN whatever the scores: no iteration would ever beat another, and the first would be kept
         raise ValueError(
             f"{name} scores none of the queries of the evaluation set {watched!r} (empty='skip' leaves out "

@@ -136,7 +136,8 @@ class LambdaMART(TreeImportance, BaseRanker):
         Divide each pair's |ΔZ| by 0.01 + |s_i - s_j|, as LightGBM's ``lambdarank_norm`` also
         does. Off by default: it lowered MQ2008 validation NDCG@10.
     gain : {"exp2", "linear"}
-        Label gain of ΔNDCG.
+        Label gain of ΔNDCG, and of the metric when ``metric`` is a name ("ndcg@10" with
+        ``gain="linear"`` is NDCG with gain rel), as LightGBM's ``label_gain`` serves both.
     max_depth : int or None
         Maximum depth of a tree (None: unlimited; leaf count is the limit).
     min_sum_hessian : float
