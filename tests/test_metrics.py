@@ -19,6 +19,7 @@ from ranklearn.metrics import (
     map_score,
     ndcg_score,
     precision_score,
+    recall_score,
     rr_score,
 )
 
@@ -332,6 +333,9 @@ def test_convenience_functions_and_evaluate():
     assert rr_score(y, s, qid) == pytest.approx(0.75)
     assert map_score(y, s, qid) == pytest.approx(0.75)
     assert precision_score(y, s, qid, k=1) == pytest.approx(0.5)
+    assert recall_score(y, s, qid, k=1) == pytest.approx(0.5) and recall_score(y, s, qid) == pytest.approx(1.0)
+    assert [f.__name__ for f in (map_score, precision_score, recall_score, rr_score)] == [
+        "map_score", "precision_score", "recall_score", "rr_score"]
     assert err_score(y, s, qid, max_grade=1) == pytest.approx((1 / 2 / 2 + 1 / 2) / 2)  # R(1) = 1/2 at max grade 1
     assert err_score(y, s, qid) == pytest.approx((1 / 16 / 2 + 1 / 16) / 2)  # default max grade 4: R(1) = 1/16
     ptr = [0, 2, 4]

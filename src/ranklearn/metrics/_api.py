@@ -491,68 +491,32 @@ def err_score(
     return _score("err", k, y, scores, qid, ptr, dict(empty=empty, ties=ties, max_grade=max_grade))
 
 
-def map_score(
-    y: ArrayLike,
-    scores: ArrayLike,
-    qid: ArrayLike | None = None,
-    *,
-    ptr: ArrayLike | None = None,
-    k: int | None = None,
-    empty: str = "zero",
-    ties: str = "stable",
-) -> float:
-    return _score("map", k, y, scores, qid, ptr, dict(empty=empty, ties=ties))
+def _binary_score(function: str, name: str, default_k: int | None, title: str) -> Callable[..., float]:
+    """The shortcut ``function`` of the binary-relevance metric ``name`` (conventions: empty, ties)."""
+
+    def score(
+        y: ArrayLike,
+        scores: ArrayLike,
+        qid: ArrayLike | None = None,
+        *,
+        ptr: ArrayLike | None = None,
+        k: int | None = default_k,
+        empty: str = "zero",
+        ties: str = "stable",
+    ) -> float:
+        return _score(name, k, y, scores, qid, ptr, dict(empty=empty, ties=ties))
+
+    score.__name__ = score.__qualname__ = function
+    score.__doc__ = _SCORE_DOC.format(title=title, conventions="empty, ties")
+    return score
 
 
-def precision_score(
-    y: ArrayLike,
-    scores: ArrayLike,
-    qid: ArrayLike | None = None,
-    *,
-    ptr: ArrayLike | None = None,
-    k: int | None = 10,
-    empty: str = "zero",
-    ties: str = "stable",
-) -> float:
-    return _score("p", k, y, scores, qid, ptr, dict(empty=empty, ties=ties))
-
-
-def recall_score(
-    y: ArrayLike,
-    scores: ArrayLike,
-    qid: ArrayLike | None = None,
-    *,
-    ptr: ArrayLike | None = None,
-    k: int | None = 10,
-    empty: str = "zero",
-    ties: str = "stable",
-) -> float:
-    return _score("recall", k, y, scores, qid, ptr, dict(empty=empty, ties=ties))
-
-
-def rr_score(
-    y: ArrayLike,
-    scores: ArrayLike,
-    qid: ArrayLike | None = None,
-    *,
-    ptr: ArrayLike | None = None,
-    k: int | None = None,
-    empty: str = "zero",
-    ties: str = "stable",
-) -> float:
-    return _score("rr", k, y, scores, qid, ptr, dict(empty=empty, ties=ties))
+map_score = _binary_score("map_score", "map", None, "average precision (MAP; AP@k divides by min(R, k))")
+precision_score = _binary_score("precision_score", "p", 10, "precision@k (k capped at the list length)")
+recall_score = _binary_score("recall_score", "recall", 10, "recall@k (relevant documents in the top k / all relevant ones, R)")
+rr_score = _binary_score("rr_score", "rr", None, "reciprocal rank (MRR)")
 
 
 dcg_score.__doc__ = _SCORE_DOC.format(title="DCG@k", conventions="gain, empty, ties")
 ndcg_score.__doc__ = _SCORE_DOC.format(title="NDCG@k", conventions="gain, empty, ties")
 err_score.__doc__ = _SCORE_DOC.format(title="ERR@k", conventions="empty, ties, max_grade")
-map_score.__doc__ = _SCORE_DOC.format(
-    title="average precision (MAP; AP@k divides by min(R, k))", conventions="empty, ties"
-)
-precision_score.__doc__ = _SCORE_DOC.format(
-    title="precision@k (k capped at the list length)", conventions="empty, ties"
-)
-recall_score.__doc__ = _SCORE_DOC.format(
-    title="recall@k (relevant documents in the top k / all relevant ones, R)", conventions="empty, ties"
-)
-rr_score.__doc__ = _SCORE_DOC.format(title="reciprocal rank (MRR)", conventions="empty, ties")
