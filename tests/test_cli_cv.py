@@ -120,6 +120,9 @@ def test_bad_values_are_named_by_the_files_line_before_any_fold(capsys, tmp_path
     (folder / "train.txt").write_text("\n".join([*lines[:4], "-1 qid:99 1:1 2:1", "1 qid:99 1:2 2:0"]) + "\n")
     code, _, err = run(capsys, "cv", "--model", "ranknet", "--letor-folds", tmp_path / "letor", "--epochs", 1)
     assert code == 0, err
+    # a ranker that refuses it names it: the fold, then the ranker's words
+    code, _, err = run(capsys, "cv", "--model", "lambdamart", "--letor-folds", tmp_path / "letor", "--trees", 2)
+    assert code == 2 and f"{folder}: labels must be >= 0 for ndcg lambdas (got -1)" in err and err.count("\n") == 1
 
 
 def test_help(capsys):

@@ -91,6 +91,9 @@ def test_cross_validate_takes_frames_splitters_and_trec_eval_ties(data, monkeypa
         cross_validate(model, X, y, qid=qid, cv=folds, conventions="trec_eval")
     assert fits == []
     monkeypatch.undo()
+    for X_, y_ in ((X, y[:-5]), (X[:-5], y), (np.vstack([X, X[:5]]), y)):  # extra rows were dropped, short ones IndexError
+        with pytest.raises(ValueError, match="X, y and qid lengths differ"):
+            cross_validate(model, X_, y_, qid=qid, cv=folds)
     with pytest.raises(ValueError, match="docids has 50 values for"):
         cross_validate(model, X, y, qid=qid, cv=folds, conventions="trec_eval", docids=docids[:50])
     trec = cross_validate(model, X, y, qid=qid, cv=folds, metrics="ndcg@5", conventions="trec_eval", docids=docids)

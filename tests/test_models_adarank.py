@@ -124,3 +124,12 @@ def test_mq2008_fold1_near_ranklib(shared_data):
     m = AdaRank().fit(tr.X, tr.y, qid=tr.qid, eval_set=[(va.X, va.y, va.qid)])
     ndcg = get_metric("ndcg@10").mean(te.y, m.predict(te.X), te.ptr)
     assert ndcg >= 0.4763 - 0.005  # RankLib's AdaRank on this fold: 0.4763 (ours 0.4736)
+
+
+def test_a_metric_that_never_moves_does_not_underflow_the_weights():
+    # recall@10 of 10-document queries is 1 whatever the order: hundreds of rounds without a
+    # change shrank the query weights by 1/n each until they were 0 and alpha NaN
+    rng = np.random.default_rng(0)
+    X, y, qid = rng.normal(size=(120, 3)), rng.integers(0, 2, 120).astype(float), np.repeat(np.arange(12), 10)
+    model = AdaRank(metric="recall@10").fit(X, y, qid=qid)
+    assert np.isfinite(model.coef_).all() and np.isfinite(model.predict(X)).all()

@@ -133,6 +133,12 @@ def test_a_watched_set_the_metric_scores_no_query_of_is_refused():
     watched_only = run_training(model, total=2, evals=[none_relevant], metric=get_metric("ndcg", empty="skip"),
                                 early_stopping_rounds=None, watch=0, callbacks=(), unit="tree")  # fmt: skip
     assert model.state == 2 and np.isnan(watched_only.evals_result["vali"]["ndcg"]).all()  # only watched: trained
+    assert watched_only.best_iteration is None and watched_only.message.startswith("ran all 2 trees; kept tree 2")
+    stopped = Scripted([1] * 6, interrupt_at=4)  # Ctrl-C keeps the last tree, not a NaN "best" at 1
+    with pytest.raises(KeyboardInterrupt) as info:
+        run_training(stopped, total=6, evals=[none_relevant], metric=get_metric("ndcg", empty="skip"),
+                     early_stopping_rounds=None, watch=0, callbacks=(), unit="tree")  # fmt: skip
+    assert stopped.state == 3 and stopped.restored == [3] and info.value.outcome.best_iteration is None
     out = run_training(model, total=2, evals=[none_relevant], metric=get_metric("ndcg"), early_stopping_rounds=2,
                        watch=0, callbacks=(), unit="tree")  # fmt: skip
     assert out.evals_result["vali"]["ndcg"] == [0.0, 0.0]  # empty="zero": a value, if an uninformative one

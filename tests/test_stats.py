@@ -69,6 +69,7 @@ def test_a_sampled_randomization_p_counts_the_observed_assignment():
 
 def test_one_query_has_no_t_test_and_no_interval(recwarn):
     assert np.isnan(paired_t_test([0.5], [0.2]))
+    assert np.isnan(paired_t_test([0.5, 0.7], [0.0, 0.2]))  # one nonzero difference twice: no variance either
     assert np.isnan(bootstrap_interval([0.5], [0.2])).all()
     (r,) = compare({"m": {"b": [0.2], "a": [0.5]}}).results
     assert np.isnan(r.t_p) and np.isnan(r.ci_low) and np.isnan(r.ci_high) and r.randomization_p == 1.0
@@ -124,11 +125,12 @@ def test_compare_two_systems_equals_the_single_tests_and_drops_skipped_queries()
     assert r.n_queries == 40
     # a query no metric compares is no row of the flips: the same draws as without it
     assert r.randomization_p == randomization_test(a, b, n_permutations=5000, seed=3)
-    # one skipped by one metric only is a zero difference in that metric's column (it changes no flipped sum)
+    # nor is it of this metric's test when another metric compares it
     two = compare({"m": {"b": b_nan, "a": a_nan}, "n": {"b": np.append(b, 0.1), "a": np.append(a, 0.2)}},
                   n_permutations=5000, seed=3, n_resamples=1000)  # fmt: skip
-    assert two.results[0].randomization_p == randomization_test(np.append(a, 0.3), np.append(b, 0.3), n_permutations=5000,
-                                                                seed=3)  # fmt: skip
+    assert two.results[0].randomization_p == r.randomization_p
+    assert two.results[1].randomization_p == randomization_test(np.append(a, 0.2), np.append(b, 0.1),
+                                                                n_permutations=5000, seed=3)  # fmt: skip
     (r2,) = compare({"m": {"b": b, "a": a}}, n_permutations=5000, seed=3, n_resamples=1000).results
     assert r2.randomization_p == randomization_test(a, b, n_permutations=5000, seed=3)
     assert r.randomization_p_holm == r.randomization_p  # one comparison: nothing to adjust
@@ -159,3 +161,9 @@ def test_queries_no_metric_compares_do_not_make_the_test_sampled():
     assert c.randomization_exact and c.results[0].n_queries == 5
     assert c.results[0].randomization_p == compare({"m": {"b": b, "a": a}}, n_permutations=100).results[0].randomization_p
     assert c.results[0].randomization_p == pytest.approx(brute_force_p(a, b), abs=1e-15)
+    # and a metric comparing more queries (sampled) leaves this one exact
+    more_a, more_b = pair(14, seed=4, shift=0.1)
+    both = compare({**padded, "all": {"b": more_b, "a": more_a}}, n_permutations=100)
+    skip, every = both.results
+    assert skip.randomization_exact and skip.randomization_p == c.results[0].randomization_p
+    assert not every.randomization_exact and not both.randomization_exact

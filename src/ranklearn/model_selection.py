@@ -125,6 +125,9 @@ def cross_validate(
     y_arr = np.asarray(y, dtype=np.float64).ravel()
     q = check_qid(np.asarray(qid).ravel())
     ids = None if docids is None else np.asarray(docids, dtype=object).ravel()
+    n_rows = X.shape[0] if hasattr(X, "shape") else len(X)
+    if not n_rows == y_arr.size == q.size:
+        raise ValueError(f"X, y and qid lengths differ: X has {n_rows} rows, y has {y_arr.size}, qid has {q.size}")
     if ids is not None and ids.size != q.size:
         raise ValueError(f"docids has {ids.size} values for {q.size} rows")
     if isinstance(cv, (int, np.integer)):

@@ -46,13 +46,15 @@ def _differences(a: ArrayLike, b: ArrayLike) -> np.ndarray:
 def paired_t_test(a: ArrayLike, b: ArrayLike) -> float:
     """Two-sided paired t-test p-value (``scipy.stats.ttest_rel``).
 
-    Returns 1.0 where every difference is the same constant 0 (scipy gives NaN: no evidence),
-    and NaN for one query (no variance to estimate; scipy warns of a division by zero).
+    Returns 1.0 where every difference is 0 (scipy gives NaN: no evidence), and NaN where the
+    differences have no variance otherwise (one query, or the same nonzero difference on every
+    query: the t statistic is undefined; scipy warns and returns a p-value of rounding noise).
     """
     d = _differences(a, b)
     if np.all(d == 0):
         return 1.0
-    if d.size < 2:
+    scale = max(np.abs(np.asarray(a, dtype=np.float64)).max(), np.abs(np.asarray(b, dtype=np.float64)).max())
+    if np.ptp(d) <= 8 * np.finfo(np.float64).eps * scale:  # equal up to the rounding of a - b
         return float("nan")
     return float(sps.ttest_rel(a, b).pvalue)
 
@@ -198,6 +200,8 @@ class PairedResult:
     wins: int
     ties: int
     losses: int
+    #: the randomization test enumerated every sign assignment (exact) instead of drawing them
+    randomization_exact: bool = False
 
 
 @dataclass(frozen=True)
@@ -210,7 +214,7 @@ class Comparison:
     results: list[PairedResult]
     confidence: float
     n_permutations: int
-    #: the randomization test enumerated every sign assignment (few queries) instead of drawing
+    #: every metric's randomization test enumerated every sign assignment (few queries)
     randomization_exact: bool = False
 
     def to_dict(self) -> dict[str, object]:
@@ -296,18 +300,24 @@ def compare(
         base_values = table[:, systems.index(base)]
         for s in others:
             columns.append(np.where(kept, table[:, systems.index(s)] - base_values, 0.0))
-    # A query no metric compares (a run lacks it) is no row of the test: with it, the count of
-    # rows could turn an exact enumeration into a sampled one.
-    compared = np.logical_or.reduce(list(kept_by_metric.values()))
-    diffs = np.column_stack(columns)[compared]
-    kept_by_metric = {metric: kept[compared] for metric, kept in kept_by_metric.items()}
-    # One matrix product per block of sign flips serves every metric and system at once.
-    randomization = _randomization_p(diffs, n_permutations, seed)
+    # Each metric's test runs on the queries it compares (the others are no rows of it: they
+    # could turn an exact enumeration into a sampled one); metrics comparing the same queries
+    # share one matrix product per block of sign flips, for every system at once.
+    diffs = np.column_stack(columns)
+    randomization = np.empty(diffs.shape[1])
+    exact_by_metric: dict[str, bool] = {}
+    metrics = list(kept_by_metric)
+    for rows in {kept.tobytes(): kept for kept in kept_by_metric.values()}.values():
+        group = [m for m, metric in enumerate(metrics) if np.array_equal(kept_by_metric[metric], rows)]
+        cols = np.concatenate([np.arange(m * len(others), (m + 1) * len(others)) for m in group])
+        randomization[cols] = _randomization_p(diffs[rows][:, cols], n_permutations, seed)
+        for m in group:
+            exact_by_metric[metrics[m]] = is_exact(int(rows.sum()), n_permutations)
     results: list[PairedResult] = []
     for m, (metric, kept) in enumerate(kept_by_metric.items()):
         block = slice(m * len(others), (m + 1) * len(others))
         d = diffs[kept, block]
-        base_values = np.asarray(per_query[metric][base], dtype=np.float64).ravel()[compared][kept]
+        base_values = np.asarray(per_query[metric][base], dtype=np.float64).ravel()[kept]
         raw = {
             "t": [paired_t_test(base_values + d[:, j], base_values) for j in range(len(others))],
             "wilcoxon": [wilcoxon_test(base_values + d[:, j], base_values) for j in range(len(others))],
@@ -325,7 +335,7 @@ def compare(
                     t_p_holm=float(adjusted["t"][j]), wilcoxon_p_holm=float(adjusted["wilcoxon"][j]),
                     randomization_p_holm=float(adjusted["randomization"][j]),
                     wins=int((d[:, j] > 0).sum()), ties=int((d[:, j] == 0).sum()), losses=int((d[:, j] < 0).sum()),
+                    randomization_exact=exact_by_metric[metric],
                 )
             )  # fmt: skip
-    exact = is_exact(diffs.shape[0], n_permutations)
-    return Comparison(systems, base, means, results, confidence, n_permutations, exact)
+    return Comparison(systems, base, means, results, confidence, n_permutations, all(exact_by_metric.values()))

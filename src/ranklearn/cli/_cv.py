@@ -125,10 +125,13 @@ def run_cv(
             train, vali, test = load_letor_fold(letor_folds, n)
             for part, name in zip((train, vali, test), _SPLIT_FILES, strict=True):  # before this fold is fitted
                 _check(part, letor_folds / f"Fold{n}" / name, estimator, scored=part is not train)
-            fitted = fit_with_progress(
-                clone(estimator), f"Fold{n}", train.X, train.y, qid=train.qid,
-                eval_set=[(vali.X, vali.y, vali.qid)], eval_names=["vali"],
-            )  # fmt: skip
+            try:
+                fitted = fit_with_progress(
+                    clone(estimator), f"Fold{n}", train.X, train.y, qid=train.qid,
+                    eval_set=[(vali.X, vali.y, vali.qid)], eval_names=["vali"],
+                )  # fmt: skip
+            except ValueError as exc:  # e.g. training labels the ranker refuses: say which fold
+                raise ValueError(f"{C.shown(letor_folds / f'Fold{n}')}: {exc}") from None
             scores = fitted.predict(test.X)
             rows[f"Fold{n}"] = {m.name: m.mean(test.y, scores, test.ptr) for m in scorers}
     values = {m.name: np.array([r[m.name] for r in rows.values()]) for m in scorers}

@@ -275,10 +275,14 @@ def compare_title(result: Comparison, metric: str, n_queries: int) -> str:
 def compare_note(result: Comparison, seed: int) -> str:
     """The line under ``compare``'s tables saying what each column is."""
     holm = "; p-values Holm-Bonferroni adjusted over each metric's comparisons" if len(result.systems) > 2 else ""
-    flips = (
-        "every sign assignment, exact" if result.randomization_exact
-        else f"{result.n_permutations:,} random sign flips, seed {seed}, p = (b+1)/(N+1)"
-    )  # fmt: skip
+    sampled = f"{result.n_permutations:,} random sign flips, seed {seed}, p = (b+1)/(N+1)"
+    exact = sorted({r.metric for r in result.results if r.randomization_exact})
+    if result.randomization_exact:
+        flips = "every sign assignment, exact"
+    elif exact:  # metrics comparing few queries are exact, the others sampled
+        flips = f"every sign assignment, exact, for {', '.join(exact)}; {sampled} for the others"
+    else:
+        flips = sampled
     return (
         f"two-sided paired tests against {result.baseline}: t = paired t-test, W = Wilcoxon signed-rank "
         f"(zero differences dropped), rand = randomization ({flips}); CI = percentile bootstrap "

@@ -425,7 +425,7 @@ def _score(
     return get_metric(spec, **conventions).mean(y, scores, ptr)  # type: ignore[arg-type]
 
 
-# One docstring for the six shortcuts below, which differ only in the metric and its conventions.
+# One docstring for the seven shortcuts below, which differ only in the metric and its conventions.
 _SCORE_DOC = """Mean {title} over queries.
 
     Parameters

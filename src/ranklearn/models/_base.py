@@ -62,7 +62,8 @@ def as_dense_features(X: ArrayLike) -> np.ndarray:
 
 def _beyond_float32(X: ArrayLike) -> ValueError:
     """The error for a finite value of ``X`` too large for float32, naming the first one."""
-    wide = np.asarray(X, dtype=np.float64)
+    with np.errstate(over="ignore"):  # a long double beyond float64 too: inf here, named below as "a value"
+        wide = np.asarray(X, dtype=np.float64)
     limit = float(np.finfo(np.float32).max)
     cell = None
     if wide.ndim == 2:  # (None for a long double beyond float64's range: inf here too)

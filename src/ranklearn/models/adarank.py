@@ -196,6 +196,10 @@ class AdaRank(MetricFittedRanker):
         self._last_train = train
         factor = np.exp(-alpha * values)
         self._weights *= factor / factor.sum()
+        # every use of the weights is a ratio (alpha, the best feature): rescaling to sum 1 changes
+        # nothing but keeps them from underflowing to 0 (then alpha is NaN) when the metric stays
+        # put for hundreds of rounds (a feature ranking every query perfectly; recall@k, k >= n)
+        self._weights /= self._weights.sum()
         return True
 
     def _snapshot(self) -> tuple:

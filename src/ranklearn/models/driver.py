@@ -117,13 +117,14 @@ def run_training(
             scorers.append(metric.scorer(e.y, e.ptr))
         except ValueError as exc:  # labels the metric cannot take: say which set
             raise ValueError(f"evaluation set {e.name!r}: {exc}") from None
-    stops = watched is not None and early_stopping_rounds is not None
-    if stops and math.isnan(scorers[watch](np.zeros(evals[watch].y.shape[0]))):
+    if watched is not None and math.isnan(scorers[watch](np.zeros(evals[watch].y.shape[0]))):
         # NaN whatever the scores: no iteration would ever beat another, and the first would be kept
-        raise ValueError(
-            f"{name} scores none of the queries of the evaluation set {watched!r} (empty='skip' leaves out "
-            f"queries without a relevant document): there is nothing to choose the best {unit} on"
-        )
+        if early_stopping_rounds is not None:
+            raise ValueError(
+                f"{name} scores none of the queries of the evaluation set {watched!r} (empty='skip' leaves out "
+                f"queries without a relevant document): there is nothing to choose the best {unit} on"
+            )
+        watched = None  # only recorded: the last iteration is kept, as without evaluation sets (Ctrl-C too)
     try:
         for it in range(1, total + 1):
             model._fit_step(it)
