@@ -478,3 +478,16 @@ def test_evaluation_set_errors_name_the_set_and_its_parameters(core_splits):
     with pytest.raises(ValueError) as info:
         LambdaMART(objective="bogus").check_params()
     assert "custom" not in str(info.value) and "'lambdarank'" in str(info.value)
+
+
+def test_errs_top_grade_is_the_largest_label_the_fit_sees(core_splits):
+    # an evaluation set with a grade above every training label was refused ("exceeds max_grade=2")
+    tr, va, _ = core_splits
+    y_train = np.minimum(tr.y, 1.0)
+    y_vali = np.minimum(va.y, 1.0)
+    y_vali[0] = 3.0
+    model = LambdaMART(**TREES, metric="err@10").fit(tr.X, y_train, qid=tr.qid, eval_set=[(va.X, y_vali, va.qid)])
+    assert model.max_grade_ == 3.0
+    expected = get_metric("err@10", max_grade=3.0).mean(y_vali, model.predict(va.X), va.ptr)
+    assert model.evals_result_["valid_0"]["err@10"][-1] == pytest.approx(expected)
+    assert LambdaMART(**TREES, metric="err@10").fit(tr.X, y_train, qid=tr.qid).max_grade_ == 1.0

@@ -580,7 +580,8 @@ class DaskLambdaMART(LambdaMART):
             self.n_features_in_ = train.n_features
             for e in self._shard_eval_sets(client, eval_set, eval_group, eval_names):
                 sets.append(e)
-            return self._train(sets, sets[1:], train.n_rows, train.y_max, early_stopping_set, callbacks, was_fitted)
+            max_label = max(s.y_max for s in sets)  # ERR's top grade: the largest label the fit sees, as fit's
+            return self._train(sets, sets[1:], train.n_rows, max_label, early_stopping_set, callbacks, was_fitted)
         finally:
             peers = self.__dict__.pop("_peers", None)
             client.cancel([f for s in sets for f in s.futures] + (peers.futures if peers is not None else []))

@@ -153,8 +153,9 @@ class BaseRanker(BaseEstimator):
     [value per iteration]}}``), ``best_iteration_`` (iterations of the best model on the
     watched set, 1-based; None without evaluation sets), ``best_score_`` (the watched set's
     metric at ``best_iteration_``), ``n_iter_`` (iterations run), ``interrupted_`` (fit
-    stopped by Ctrl-C; the best model so far was kept) and ``max_grade_`` (the largest
-    training label, at least 1: ERR's top grade, fixed at fit).
+    stopped by Ctrl-C; the best model so far was kept) and ``max_grade_`` (the largest label
+    of the training and evaluation sets, at least 1: ERR's top grade, fixed at fit; give the
+    metric as ``get_metric("err@10", max_grade=4)`` to fix it yourself).
     """
 
     #: name in the registry and in model files
@@ -287,7 +288,9 @@ class BaseRanker(BaseEstimator):
         was_fitted = self.__sklearn_is_fitted__()
         validate_data(self, X, reset=True, skip_check_array=True)  # n_features_in_, feature_names_in_
         evals = self._check_eval_sets(eval_set, eval_group, eval_names)
-        return self._train(data, evals, Xc.shape[0], float(yc.max()), early_stopping_set, callbacks, was_fitted)
+        # ERR's top grade: the largest label the fit sees, so that its evaluation sets are scored
+        max_label = max([float(yc.max()), *(float(e.y.max()) for e in evals if e.y.size)])
+        return self._train(data, evals, Xc.shape[0], max_label, early_stopping_set, callbacks, was_fitted)
 
     def _train(
         self,
