@@ -43,6 +43,9 @@ def _require_torch():
     return require_torch()
 
 
+#: Largest label whose gain 2^rel - 1 is finite in float32, the dtype of the neural losses.
+_MAX_FLOAT32_EXP2_LABEL = 127
+
 class NeuralRanker(BaseRanker):
     """Base of :class:`~ranklearn.models.ranknet.RankNet` and :class:`~ranklearn.models.lambdarank.LambdaRank`.
 
@@ -219,8 +222,10 @@ class NeuralRanker(BaseRanker):
         loss = self._default_loss if self.loss is None else self.loss
         return loss if isinstance(loss, str) else getattr(loss, "name", "") or type(loss).__name__
 
-    def _make_loss(self):
-        """The training loss (a fresh copy of a Loss object, so that fits do not share state)."""
+    def _make_loss(self, max_grade: float | None = None):
+        """The training loss (a fresh copy of a Loss object, so that fits do not share state);
+        ``max_grade`` is ERR's top grade for ERR lambdas: the training labels', never the
+        evaluation sets' (``max_grade_`` covers both, for the metric)."""
         from ranklearn.neural.losses import get_loss
 
         if self.loss is not None and not isinstance(self.loss, str):
@@ -235,7 +240,7 @@ class NeuralRanker(BaseRanker):
         settings = {
             "ranknet": dict(sigma=float(self.sigma)),
             "lambdarank": dict(sigma=float(self.sigma), metric=metric, truncation_level=truncation,
-                               max_grade=getattr(self, "max_grade_", None)),
+                               max_grade=max_grade),
             "listmle": dict(random_state=getattr(self, "_rng", None)),
         }  # fmt: skip
         return get_loss(name, **settings.get(name, {}))
@@ -280,9 +285,12 @@ class NeuralRanker(BaseRanker):
         loss = self._loss_name()
         if loss not in ("lambdarank", "approxndcg", "neuralndcg") or y.size == 0:
             return
-        if y.max() > 1000:
-            # 2^rel overflows: the gradients would be NaN and the model would learn nothing
-            raise ValueError(f"label {y.max():g} overflows the 2^rel-1 gain of the {loss} loss; rescale the labels")
+        if y.max() > _MAX_FLOAT32_EXP2_LABEL:
+            # the gains are float32 on the network's device: 2^128 is inf, the gradients NaN
+            raise ValueError(
+                f"label {y.max():g} overflows the 2^rel-1 gain of the {loss} loss (float32: labels up to "
+                f"{_MAX_FLOAT32_EXP2_LABEL}); rescale the labels"
+            )
         if y.min() < 0:
             # a negative gain breaks NDCG: queries whose ideal DCG is not above 0 give no
             # gradient, and the model would silently stay as it started
@@ -356,7 +364,7 @@ class NeuralRanker(BaseRanker):
             model.set_standardization(self.feature_mean_, self.feature_scale_)
             self.model_ = model
         self._fitted_features = data.X.shape[1]
-        self._loss = self._make_loss()
+        self._loss = self._make_loss(max(1.0, float(data.y.max())) if data.y.size else 1.0)
         self._queryset = QuerySet(data.X, data.y, data.ptr, device, data.weight, self._normalization())
         self._queries = self._queryset.trainable_queries()
         self._n_pairs = max(1, self._queryset.n_pairs(self._queries))
