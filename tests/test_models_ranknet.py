@@ -329,6 +329,13 @@ def test_predict_numpy_in_numpy_out_and_input_checks():
         RankNet(device="tpu9").fit(X, y, q)
     with pytest.raises(ValueError, match="CUDA"):  # not available, or no 100th device
         RankNet(device="cuda:99").fit(X, y, q)
+    # other torch devices: refused with a line when this build or machine has none (they raised
+    # torch's RuntimeError, AssertionError or NotImplementedError at the first tensor moved)
+    with pytest.raises(ValueError, match="holds no data to train on"):
+        RankNet(device="meta").fit(X, y, q)
+    if not (hasattr(torch, "xpu") and torch.xpu.is_available()):
+        with pytest.raises(ValueError, match=r"^device='xpu' is not available here \(.*\); use device='cpu'$"):
+            RankNet(device="xpu").fit(X, y, q)
     from sklearn.exceptions import NotFittedError
 
     with pytest.raises(NotFittedError):

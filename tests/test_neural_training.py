@@ -112,3 +112,14 @@ def test_batch_lambdas_of_mixed_lengths_equal_per_query_lambdas():
         torch.testing.assert_close(lam[sel], lam1, rtol=1e-5, atol=1e-7)
     assert length_groups(np.array([8, 8, 8])) == [(0, 3, 8)]  # small runs are not cut
     assert length_groups(np.array([400, 20, 10])) == [(0, 2, 400), (2, 3, 10)]  # 2 x 400^2 <= 2 x real work
+
+
+def test_standardization_scales_tiny_features_and_leaves_constant_ones():
+    from ranklearn.neural.scorer import standardization_stats
+
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.normal(size=50) * 1e-13, np.full(50, 3.0), np.zeros(50), rng.normal(size=50) * 1e6 + 1e9])
+    mean, scale = standardization_stats(X.astype(np.float32))
+    assert scale[0] == pytest.approx(np.std(X[:, 0].astype(np.float32).astype(np.float64)))  # it stayed 1: unusable
+    assert scale[1] == scale[2] == 1.0
+    assert scale[3] == pytest.approx(np.std(X[:, 3].astype(np.float32).astype(np.float64)))

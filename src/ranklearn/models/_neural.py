@@ -128,7 +128,12 @@ class NeuralRanker(BaseRanker):
     feature_mean_, feature_scale_ : ndarray or None
         The input standardization (None with ``standardize=False``).
     train_loss_ : list of float
-        Mean pair cost per epoch (|dZ|-weighted for LambdaRank, before sample weights).
+        Training loss per epoch: the sum of the per-query losses over the number of document
+        pairs with different labels, so the mean pair cost for RankNet (|dZ|-weighted for
+        LambdaRank), on the same scale for the listwise losses (before sample weights).
+        Queries whose labels are all equal hold no preference and are left out of training
+        for every loss (ListNet's, ListMLE's and ApproxNDCG's gradients on them would only
+        pull the scores together).
     n_features_in_, feature_names_in_, evals_result_, best_iteration_, best_score_, n_iter_, interrupted_, max_grade_
         See :class:`ranklearn.models.base.BaseRanker` (iterations are epochs).
     """
@@ -279,6 +284,14 @@ class NeuralRanker(BaseRanker):
                 raise ValueError(
                     f"device={self.device!r} but this machine has {torch.cuda.device_count()} CUDA device(s)"
                 )
+        elif dev.type != "cpu":  # mps, xpu...: usable only where this torch build and machine have one
+            if dev.type == "meta":
+                raise ValueError(f"device={self.device!r} holds no data to train on; use device='cpu' or 'cuda'")
+            try:
+                torch.empty(1, device=dev)
+            except Exception as exc:  # torch raises RuntimeError, AssertionError or NotImplementedError here
+                reason = str(exc).split(". ")[0].splitlines()[0][:160] if str(exc) else type(exc).__name__
+                raise ValueError(f"device={self.device!r} is not available here ({reason}); use device='cpu'") from None
         return dev
 
     def _check_labels(self, y: np.ndarray) -> None:

@@ -35,6 +35,9 @@ class LambdaRank(RankNet):
     truncation_level : int or None, default=None
         Keep only pairs with at least one document in the current top ``truncation_level`` by
         score (None: all pairs).
+
+    ``lambda_metric`` and ``truncation_level`` shape the lambdarank loss only: with another
+    ``loss`` (ranknet, listnet, ...) they have no effect.
     """
 
     _model_name = "lambdarank"

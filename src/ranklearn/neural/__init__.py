@@ -17,9 +17,6 @@ Modules
     :class:`~ranklearn.neural.losses.Loss` and :func:`~ranklearn.neural.losses.get_loss`:
     the upstream gradient of the scores of a padded batch, for the lambda losses (RankNet,
     LambdaRank) and the differentiable listwise ones (ListNet, ListMLE, ApproxNDCG, NeuralNDCG).
-``losses``
-    The :class:`~ranklearn.neural.losses.Loss` interface: RankNet/LambdaRank lambdas and
-    listwise losses (ListNet, ListMLE, ApproxNDCG, NeuralNDCG).
 ``training``
     The factorized training epoch (one update per batch of queries), batching and prediction.
 ``pairwise``
@@ -37,12 +34,12 @@ def require_torch():
         import torch
     except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
         raise ImportError(
-            f"RankNet and LambdaRank need PyTorch and safetensors: {INSTALL_HINT}"
+            f"RankNet, LambdaRank and ListNet need PyTorch and safetensors: {INSTALL_HINT}"
         ) from exc
     try:
         import safetensors.torch  # noqa: F401
     except ImportError as exc:  # pragma: no cover
         raise ImportError(
-            f"RankNet and LambdaRank need PyTorch and safetensors: {INSTALL_HINT}"
+            f"RankNet, LambdaRank and ListNet need PyTorch and safetensors: {INSTALL_HINT}"
         ) from exc
     return torch

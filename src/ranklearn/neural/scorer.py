@@ -122,9 +122,16 @@ def _mlp(n_features: int, sizes: tuple[int, ...], activation: str, dropout: floa
 
 
 def standardization_stats(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per-feature mean and scale (standard deviation; 1 for constant features), float64."""
+    """Per-feature mean and scale (standard deviation; 1 for constant features), float64.
+
+    A feature is constant when its deviation is rounding noise relative to its mean (or 0, or
+    below float32's smallest normal number): the test is relative, so a feature of values
+    around 1e-13 is standardized like any other (an absolute floor left it unscaled, and the
+    network could not use it).
+    """
     X64 = np.asarray(X, dtype=np.float64)
     mean = X64.mean(axis=0)
     std = X64.std(axis=0)
-    scale = np.where(std > 1e-12 * np.maximum(1.0, np.abs(mean)), std, 1.0)
+    varies = (std > 1e-12 * np.abs(mean)) & (std > np.finfo(np.float32).tiny)
+    scale = np.where(varies, std, 1.0)
     return mean, scale
