@@ -7,7 +7,7 @@ import pytest
 
 from ranklearn import LambdaMART
 from ranklearn.datasets import load_letor_fold, make_ranking
-from ranklearn.io.lightgbm import export_lightgbm, lightgbm_model_string
+from ranklearn.io.lightgbm import double_thresholds, export_lightgbm, lightgbm_model_string
 from ranklearn.tree.tree import Tree
 
 lgb = pytest.importorskip("lightgbm")
@@ -45,6 +45,32 @@ def test_mq2008_fold1_test_scores_equal(shared_data, tmp_path):
     X = np.asarray(test.X, dtype=np.float32)
     got = _booster(model, tmp_path).predict(X)
     assert np.max(np.abs(got - model.predict(X))) <= TOL
+
+
+def test_float64_input_goes_the_way_of_predict(shared_data, tmp_path):
+    # LightGBM compares doubles: with thresholds written as the float32 values, a document whose
+    # file says 0.7 went right in LightGBM and left in ranklearn (which rounds it to float32)
+    from ranklearn.data import load_svmlight
+
+    train, _, _ = load_letor_fold(shared_data / "MQ2008", 1, sparse=False)
+    model = LambdaMART(n_estimators=20, random_state=0).fit(train.X, train.y, train.qid)
+    test = load_svmlight(shared_data / "MQ2008" / "Fold1" / "test.txt", dtype=np.float64, n_features=model.n_features_in_)
+    X64 = np.asarray(test.X, dtype=np.float64)
+    assert not np.array_equal(X64, X64.astype(np.float32).astype(np.float64))  # the file's decimals are doubles
+    booster = _booster(model, tmp_path)
+    assert np.max(np.abs(booster.predict(X64) - model.predict(X64))) <= TOL
+    # and a double on either side of every float32 boundary between thresholds
+    rows, rng = [], np.random.default_rng(3)
+    for tree in model.trees_:
+        for node in np.flatnonzero(tree.feature >= 0):
+            t = np.float32(tree.threshold[node])
+            middle = (float(t) + float(np.nextafter(t, np.float32(np.inf)))) / 2
+            for v in (np.nextafter(middle, -np.inf), middle, np.nextafter(middle, np.inf), float(t) + 1e-12):
+                row = X64[rng.integers(X64.shape[0])].copy()
+                row[tree.feature[node]] = v
+                rows.append(row)
+    rows = np.array(rows)
+    assert np.max(np.abs(booster.predict(rows) - model.predict(rows))) <= TOL
 
 
 def test_nan_rows_scores_equal(nan_model, tmp_path):
@@ -119,7 +145,8 @@ def test_structure_read_back_by_lightgbm(nan_model):
             assert lnode["leaf_count"] == tree.count[node]
             return
         assert lnode["split_feature"] == tree.feature[node]
-        assert lnode["threshold"] == tree.threshold[node]
+        assert lnode["threshold"] == double_thresholds(tree.threshold[node : node + 1])[0]
+        assert np.float32(lnode["threshold"]) == np.float32(tree.threshold[node])  # the same float32 split
         assert lnode["decision_type"] == "<="
         assert lnode["missing_type"] == "NaN"
         assert lnode["default_left"] == bool(tree.missing_left[node])
@@ -156,7 +183,7 @@ def test_hand_written_tree_text():
         "num_cat=0",
         "split_feature=2 0",
         "split_gain=4 2",
-        "threshold=0.5 -1",
+        "threshold=0.50000002980232239 -0.99999997019767761",  # 0.5 and -1 plus half a float32 step
         "decision_type=10 8",
         "left_child=-1 -2",
         "right_child=1 -3",
@@ -203,3 +230,22 @@ def test_documented_difference_tiny_values_count_as_zero_in_lightgbm():
     X = np.array([[1e-36], [0.0], [1e-30]], np.float32)
     np.testing.assert_array_equal(model.predict(X), [1.0, -1.0, 1.0])
     np.testing.assert_array_equal(lgb.Booster(model_str=lightgbm_model_string(model)).predict(X), [-1.0, -1.0, 1.0])
+
+
+def test_feature_names_and_objective_are_the_models(tmp_path):
+    pd = pytest.importorskip("pandas")
+    from ranklearn.models import MART
+
+    X, y, qid = _synthetic()
+    names = [f"feat_{i}" for i in range(X.shape[1])]
+    frame = pd.DataFrame(X, columns=names)
+    model = LambdaMART(n_estimators=5, random_state=0).fit(frame, y, qid)
+    booster = lgb.Booster(model_str=lightgbm_model_string(model))
+    assert booster.feature_name() == names  # it wrote Column_0...: LightGBM refused the training frame
+    np.testing.assert_allclose(booster.predict(frame, validate_features=True), model.predict(frame), atol=TOL)
+    with pytest.raises(lgb.basic.LightGBMError):
+        booster.predict(frame[names[::-1]], validate_features=True)  # reordered columns: refused, as ranklearn does
+    blank = LambdaMART(n_estimators=2, random_state=0).fit(pd.DataFrame(X, columns=[f"f {i}" for i in range(X.shape[1])]), y, qid)
+    assert "feature_names=Column_0 Column_1" in lightgbm_model_string(blank)  # names with blanks cannot be written
+    mart = MART(n_estimators=3, early_stopping_rounds=None, random_state=0).fit(X, y, qid)
+    assert "\nobjective=regression\n" in lightgbm_model_string(mart) and "[objective: regression]" in lightgbm_model_string(mart)

@@ -9,10 +9,13 @@ lleaves, treelite, Vespa) then scores rows as ranklearn does:
   ``~c``. Internal nodes are numbered in ranklearn's node order, so the root is node 0.
 * Every split has missing type NaN (``decision_type`` bit values ``8``, plus ``2`` when NaN
   goes left), the direction ranklearn learned. Zero is an ordinary value.
-* LightGBM sends ``x`` left when ``double(x) <= threshold``. ranklearn's thresholds (float32
-  values seen in the data, held as doubles) are written with 17 significant digits, which
-  parse back to the same double, and ranklearn's predictor takes the branches of that same
-  double comparison: every input, including one exactly at a threshold, goes the same way.
+* LightGBM sends ``x`` left when ``double(x) <= threshold``; ranklearn holds features as
+  float32 and sends ``x`` left when ``float32(x) <= t``, ``t`` a float32 value. The file's
+  threshold is therefore the largest double that rounds to a float32 ``<= t`` (the midpoint
+  between ``t`` and the next float32, or the double below it when a tie would round up), so
+  that a float64 input (``0.7`` in a LETOR file, read as a double by LightGBM or Vespa) goes
+  the same way as in ``predict``, and a float32 input too, since no float32 lies between ``t``
+  and that threshold. Written with 17 significant digits, it parses back to the same double.
 * Leaf values already include the learning rate (as in LightGBM's own files, where
   ``shrinkage`` is informational) and are summed in tree order, as ranklearn does.
 
@@ -40,6 +43,21 @@ def _g17(x: float) -> str:
     return f"{float(x):.17g}"
 
 
+def double_thresholds(threshold: np.ndarray) -> np.ndarray:
+    """For float32 comparisons ``float32(x) <= t``: the doubles ``T`` with ``x <= T`` exactly
+    when ``float32(x) <= t``, for every double ``x`` (round to nearest, ties to even)."""
+    t = np.asarray(threshold, dtype=np.float64)
+    with np.errstate(over="ignore"):  # a threshold beyond float32's range stays as it is below
+        t32 = t.astype(np.float32)
+    t32 = np.where(t32.astype(np.float64) > t, np.nextafter(t32, np.float32(-np.inf)), t32)  # the float32 <= t
+    with np.errstate(over="ignore"):  # above float32's largest value: inf (those stay as they are)
+        up = np.nextafter(t32, np.float32(np.inf))
+    middle = (t32.astype(np.float64) + up.astype(np.float64)) / 2.0  # exact: 24-bit mantissas in 53
+    even = (t32.view(np.uint32) & 1) == 0  # a tie rounds to t only when t's last mantissa bit is 0
+    out = np.where(even, middle, np.nextafter(middle, -np.inf))
+    return np.where(np.isfinite(t) & np.isfinite(up), out, t)
+
+
 def _join(values, fmt=str) -> str:
     return " ".join(fmt(v) for v in values)
 
@@ -58,7 +76,7 @@ def _tree_block(tree: Tree, shrinkage: float) -> str:
         "num_cat=0",
         f"split_feature={_join(tree.feature[internal])}",
         f"split_gain={_join(tree.gain[internal], _g17)}",
-        f"threshold={_join(tree.threshold[internal], _g17)}",
+        f"threshold={_join(double_thresholds(tree.threshold[internal]), _g17)}",
         f"decision_type={_join(decision)}",
         f"left_child={_join(code[tree.left[internal]])}",
         f"right_child={_join(code[tree.right[internal]])}",
@@ -84,11 +102,21 @@ def _feature_infos(model) -> list[str]:
     return infos
 
 
+#: LightGBM's names of ranklearn's objectives (informational: they do not change how rows are
+#: scored); RankNet lambdas and a user's objective have none, and keep "lambdarank"
+_LIGHTGBM_OBJECTIVES = {"squared_error": "regression", "xendcg": "rank_xendcg"}
+
+
+def _objective(model) -> str:
+    objective = model._objective_param()
+    return _LIGHTGBM_OBJECTIVES.get(objective, "lambdarank") if isinstance(objective, str) else "lambdarank"
+
+
 def _parameters(model) -> list[str]:
     """ranklearn's settings under the names of the LightGBM parameters they correspond to."""
     params = {
         "boosting": "gbdt",
-        "objective": "lambdarank",
+        "objective": _objective(model),
         "num_iterations": len(model.trees_),
         "learning_rate": model.learning_rate,
         "num_leaves": model.num_leaves,
@@ -125,6 +153,11 @@ def lightgbm_model_string(model) -> str:
     require_fitted_lambdamart(model, "LightGBM")
     n_features = model.n_features_in_
     names = [f"Column_{f}" for f in range(n_features)]
+    given = getattr(model, "feature_names_in_", None)
+    if given is not None and all(str(n) and not any(c.isspace() for c in str(n)) for n in given):
+        # a frame's column names, so that LightGBM's validate_features checks them (space-separated in
+        # the file: names with blanks keep LightGBM's Column_i)
+        names = [str(n) for n in given]
     blocks = [f"Tree={i}\n" + _tree_block(t, model.learning_rate) + "\n" for i, t in enumerate(model.trees_)]
     header = [
         "tree",
@@ -133,7 +166,7 @@ def lightgbm_model_string(model) -> str:
         "num_tree_per_iteration=1",
         "label_index=0",
         f"max_feature_idx={n_features - 1}",
-        "objective=lambdarank",
+        f"objective={_objective(model)}",
         f"feature_names={' '.join(names)}",
         f"feature_infos={' '.join(_feature_infos(model))}",
         # byte sizes of the tree blocks: LightGBM parses the trees in parallel from them
