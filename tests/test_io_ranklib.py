@@ -70,6 +70,12 @@ def test_ranklib_import_of_a_ranklib_trained_model(tmp_path):
     m = import_ranklib(path, n_features=3)
     X = np.array([[0, 0.5, 0], [9, 0.6, 9]], dtype=np.float32)
     np.testing.assert_allclose(m.predict(X), [0.1 * -1 + 0.05, 0.1 * 2 + 0.05])
+    # RankLib parses a threshold as a 32-bit float: a feature written 0.3, read as float32, is
+    # <= float32(0.3) and goes left there (against the double 0.3 < float32(0.3) it went right)
+    path.write_text(path.read_text().replace("<threshold> 0.5 </threshold>", "<threshold> 0.3 </threshold>"))
+    at = np.array([[0, 0.3, 0]], dtype=np.float32)
+    np.testing.assert_allclose(import_ranklib(path, n_features=3).predict(at), [0.1 * -1 + 0.05])
+    np.testing.assert_allclose(import_ranklib(path, n_features=3).predict(at.astype(np.float64)), [0.1 * -1 + 0.05])
 
 
 @pytest.mark.parametrize(

@@ -275,7 +275,9 @@ def _read_node(el: ET.Element, weight: float, nodes: list[list], path: Path) -> 
             nodes[me][4] = weight * float(out.text)
             return me
         feat = int(el.find("feature").text)
-        thr = float(el.find("threshold").text)
+        # RankLib (and the LTR plugins) parse thresholds as 32-bit floats and compare float
+        # features: 0.602108 splits at float32(0.602108), as ranklearn's float32 features do
+        thr = float(np.float32(float(el.find("threshold").text)))
     except (AttributeError, TypeError, ValueError):
         raise ModelFormatError("a <split> needs <output>, or <feature> and <threshold> numbers", path=path) from None
     if feat < 1:
