@@ -210,6 +210,22 @@ def test_read_svmlight_bad_file_raises_the_loaders_error_on_the_client(client, t
         read_svmlight(str(tmp_path / "none-*.txt"), client=client)
 
 
+def test_read_svmlight_relative_paths_are_the_clients(client, tmp_path, monkeypatch):
+    # the workers run in another folder (here: the one pytest started in; with --scheduler, the
+    # workers' own): a relative path was looked up there, "No such file or directory"
+    from ranklearn.dask import read_svmlight
+    from ranklearn.exceptions import DataFormatError
+
+    (tmp_path / "a.txt").write_text("1 qid:1 1:0.5\n0 qid:1 1:0.25\n")
+    (tmp_path / "b.txt").write_text("1 qid:2 1:0.5\n0 qid:2 1:zz\n")
+    monkeypatch.chdir(tmp_path)
+    X, y, q = read_svmlight("a.txt", client=client)
+    assert X.compute().tolist() == [[0.5], [0.25]]
+    with pytest.raises(DataFormatError, match=r"^b\.txt:2: ") as info:  # named as typed
+        read_svmlight(["a.txt", "b.txt"], client=client)
+    assert info.value.path == "b.txt"
+
+
 def test_ctrl_c_keeps_the_trees_so_far(client):
     rng = np.random.default_rng(1)
     q = np.repeat(np.arange(40), 10)

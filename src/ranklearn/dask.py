@@ -777,8 +777,16 @@ def read_svmlight(
     for p in paths:
         if not Path(p).is_file():
             raise FileNotFoundError(f"no such file: {p!r}")
-    parts = client.map(_read_part, paths, dtype=dtype, pure=False)
-    info = client.gather(client.map(_part_info, parts))  # a bad file raises its DataFormatError here
+    # the workers read absolute paths: a scheduler's workers need not share the client's folder
+    resolved = [str(Path(p).resolve()) for p in paths]
+    absolute = dict(zip(resolved, paths))
+    parts = client.map(_read_part, resolved, dtype=dtype, pure=False)
+    try:
+        info = client.gather(client.map(_part_info, parts))  # a bad file raises its DataFormatError here
+    except DataFormatError as exc:  # named as the user wrote it
+        if exc.path in absolute:
+            raise DataFormatError(exc.reason, path=absolute[exc.path], line=exc.line, token=exc.token) from None
+        raise
     width = max(w for _, w, _, _ in info) if n_features is None else int(n_features)
     if width < max(w for _, w, _, _ in info):  # in the local loader's words, the largest id as the token
         worst = int(np.argmax([w for _, w, _, _ in info]))

@@ -78,7 +78,7 @@ def export_ranklib(model, path: str | PathLike[str]) -> None:
         return
     if name not in TREE_MODELS:
         kinds = ", ".join((*TREE_MODELS, *_LINEAR))
-        raise ValueError(f"RankLib's format holds {kinds} models; this is a {name or type(model).__name__} model")
+        raise ValueError(f"RankLib's format holds {kinds} models; this model is {name or type(model).__name__}")
     require_fitted_lambdamart(model, "RankLib")
     if getattr(model, "trained_with_missing_", False) and any(
         np.any(t.missing_left[t.feature >= 0]) for t in model.trees_
