@@ -74,3 +74,21 @@ def test_worker_timeout_needs_a_cluster_and_positive_seconds(capsys, shared_data
     assert_one_line_error(code, err, "--worker-timeout applies to a Dask fit only")
     code, _, err = run(capsys, "train", "--train", src, "--model", "lambdamart", "--workers", "2", "--worker-timeout", "0")
     assert_one_line_error(code, err, "--worker-timeout must be a positive number of seconds, got 0")
+
+
+def test_a_bad_file_on_the_workers_is_one_line_on_stderr(tmp_path):
+    # the workers' "Compute Failed" log and traceback came before the error line (another process:
+    # only a subprocess sees everything written to stderr)
+    import subprocess
+
+    from _helpers import RANKLEARN
+
+    (tmp_path / "p-0.txt").write_text("1 qid:2 1:0.5\n0 qid:2 1:0.1\n")
+    (tmp_path / "p-1.txt").write_text("1 qid:1 1:0.5\n0 qid:1 1:zz\n")
+    out = subprocess.run(
+        [str(RANKLEARN), "train", "--train", str(tmp_path / "p-*.txt"), "--model",
+         "lambdamart", "--workers", "2", "--save", str(tmp_path / "m.json")],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.startswith(f"ranklearn: error: {tmp_path / 'p-1.txt'}:2: ") and out.stderr.count("\n") == 1, out.stderr

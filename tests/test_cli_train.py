@@ -353,3 +353,16 @@ def test_parameter_names_in_messages_become_the_options_as_typed():
     assert option_message("x_device=1 is not a parameter name", "ranknet") == "x_device=1 is not a parameter name"
     assert option_message("sigma must be > 0 with device='cpu'", "ranknet") == "--sigma must be > 0 with --device 'cpu'"
     assert option_message("pass it again as sigma= to train", "ranknet") == "pass it again as sigma= to train"
+
+
+def test_a_librarys_warning_is_one_line(capsys, tmp_path):
+    # RankLib export of a model that learned where NaN goes: Python printed "file:line: UserWarning"
+    # and the source line
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    X[rng.random(300) < 0.3, 0] = np.nan
+    y = (np.nan_to_num(X[:, 0], nan=2.0) > 0).astype(float) + (X[:, 1] > 0)
+    LambdaMART(n_estimators=5, min_samples_leaf=5).fit(X, y, qid=np.repeat(np.arange(30), 10)).save(tmp_path / "m.json")
+    code, out, err = run(capsys, "export", "--model", tmp_path / "m.json", "--format", "ranklib", "--out", tmp_path / "m.rl")
+    assert code == 0 and "wrote" in out
+    assert err.startswith("ranklearn: warning: the model was trained with missing values") and err.count("\n") == 1, err

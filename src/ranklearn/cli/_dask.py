@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,10 @@ def _client(scheduler: str | None, workers: int | None) -> Iterator[Any]:
     if workers < 1:
         raise ValueError(f"--workers must be at least 1, got {workers}")
     with (
-        LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+        # the workers' own log lines (a failed task's traceback, a restarted nanny) are not the
+        # command line's: its error says what went wrong in one line
+        LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                     silence_logs=logging.CRITICAL) as cluster,  # fmt: skip
         Client(cluster) as client,
     ):
         yield client

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+import warnings
 from collections.abc import Sequence
 from enum import Enum
 from pathlib import Path
@@ -559,6 +560,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     # a script may read an error there as the only line: there the note waits for the first kernel
     # after the data loader's, when the input files have been read and checked.
     on_first_compile(_say_compiling, ignore=() if sys.stderr.isatty() else ("ranklearn.data.",))
+    shown_warnings = warnings.showwarning
+    # a library's warning (RankLib export of a model that learned NaN, RankBoost without pairs...)
+    # is one line, as the command line's own, not Python's "file:line: UserWarning" and source line
+    warnings.showwarning = lambda message, *_args, **_kwargs: C.warn(str(message))
     try:
         _register_train_command()
         code = app(args=args, prog_name="ranklearn", standalone_mode=False)
@@ -577,4 +582,6 @@ def main(argv: Sequence[str] | None = None) -> None:
     except typer.Abort:  # end of input at a prompt
         typer.echo("ranklearn: aborted", err=True)
         sys.exit(1)
+    finally:
+        warnings.showwarning = shown_warnings
     sys.exit(code if isinstance(code, int) else 0)
