@@ -389,3 +389,20 @@ def test_each_shard_is_made_where_its_partition_was_annotated_to_be_made(client)
         assert [s._address for s in sharded.shards] == where
     finally:
         client.cancel(sharded.futures)
+
+
+def test_empty_partitions_are_skipped_and_errors_name_the_partition(client):
+    rng = np.random.default_rng(4)
+    q = np.repeat(np.arange(30), 10)
+    X, y = rng.normal(size=(300, 4)), rng.integers(0, 3, 300).astype(float)
+    params = dict(n_estimators=4, num_leaves=4, min_samples_leaf=2, random_state=0)
+    local = LambdaMART(**params).fit(X, y, qid=q)
+    # partitions of 0, 100, 0, 200 rows (a frame filtered after its split): "X is empty" before
+    rows = (0, 100, 0, 200)
+    dy, dq = da.from_array(y, chunks=(rows,)), da.from_array(q, chunks=(rows,))
+    model = DaskLambdaMART(client=client, **params).fit(da.from_array(X, chunks=(rows, (4,))), dy, dq)
+    np.testing.assert_allclose(model.predict(X), local.predict(X), rtol=0, atol=1e-12)
+    bad = X.copy()
+    bad[150, 2] = np.inf  # row 50 of the partition holding rows 100-299
+    with pytest.raises(ValueError, match=r"partition 3 \(rows 100-299; its rows count from 0\): X contains inf at row 50"):
+        DaskLambdaMART(client=client, **params).fit(da.from_array(bad, chunks=(rows, (4,))), dy, dq)

@@ -47,7 +47,7 @@ from sklearn.utils.validation import validate_data
 from ranklearn._threads import numba_threads
 from ranklearn.collective import PeerError, PeerTimeoutError, StarComm, open_listener
 from ranklearn.exceptions import DataFormatError
-from ranklearn.models._base import check_feature_values, check_ranking_data
+from ranklearn.models._base import FeatureValueError, check_feature_values, check_ranking_data
 from ranklearn.models.base import _check_weight, resolve_qid
 from ranklearn.models.driver import Callback
 from ranklearn.models.lambdamart import LambdaMART, _add_leaf_values
@@ -84,11 +84,18 @@ class _Shard:
     ----------
     X, y, qid, weight
         The partition's blocks; queries are made contiguous as one machine does.
+    where : str
+        The partition as errors name it: its row numbers count from its first row.
     """
 
-    def __init__(self, X: np.ndarray, y: np.ndarray, qid: np.ndarray, weight: np.ndarray | None) -> None:
+    def __init__(self, X: np.ndarray, y: np.ndarray, qid: np.ndarray, weight: np.ndarray | None, where: str) -> None:
         self.n_threads = get_worker().state.nthreads
-        self.X, self.y, self.ptr, order = check_ranking_data(X, y, qid, allow_nan=True)
+        try:
+            self.X, self.y, self.ptr, order = check_ranking_data(X, y, qid, allow_nan=True)
+        except FeatureValueError as exc:  # the same error, saying which partition
+            raise FeatureValueError(f"{where}: {exc}", exc.row, exc.feature, exc.kind) from None
+        except ValueError as exc:
+            raise ValueError(f"{where}: {exc}") from None
         q = np.asarray(qid).ravel() if order is None else np.asarray(qid).ravel()[order]
         self.heads = q[self.ptr[:-1]]
         self.weight = _check_weight(weight, self.X.shape[0], order)
@@ -345,24 +352,30 @@ def _shard(
     # of the partitions can run out of memory
     blocks = [c.to_delayed(optimize_graph=False).ravel() for c in cols]
     wblocks = w.to_delayed(optimize_graph=False).ravel() if w is not None else [None] * len(rows)
+    # an empty partition (a frame filtered after its split) holds no query: no shard
+    kept = [i for i in range(len(rows)) if rows[i] > 0]
+    if not kept:
+        raise ValueError(f"{what} is empty: need at least one query with documents")
+    first_rows = np.concatenate(([0], np.cumsum(rows)))
     parts = [
         client.compute([blocks[0][i], blocks[1][i], blocks[2][i]] + ([wblocks[i]] if w is not None else []))
-        for i in range(len(rows))
+        for i in kept
     ]
     _wait_shards(client, [p[0] for p in parts], timeout, what)
     # each actor on the worker holding its X block: a copy sent to another worker would double it
     holder = client.who_has([p[0] for p in parts])
     futures = [
-        client.submit(_Shard, *p, *([] if w is not None else [None]), workers=sorted(holder[p[0].key])[:1],
-                      allow_other_workers=True, actor=True, pure=False)  # fmt: skip
-        for p in parts
-    ]
+        client.submit(_Shard, *p, *([] if w is not None else [None]),
+                      f"{what}, partition {i} (rows {first_rows[i]}-{first_rows[i + 1] - 1}; its rows count from 0)",
+                      workers=sorted(holder[p[0].key])[:1], allow_other_workers=True, actor=True, pure=False)
+        for i, p in zip(kept, parts)
+    ]  # fmt: skip
     del parts  # the blocks' data is released once their shard holds it
     _wait_shards(client, futures, timeout, what)
     shards = [f.result() for f in futures]
     info = _gather(shards, [s.describe() for s in shards], timeout)
     owner: dict[Any, int] = {}
-    for i, d in enumerate(info):
+    for i, d in zip(kept, info):
         for q in d["qids"].tolist():
             j = owner.setdefault(q, i)
             if j != i:
