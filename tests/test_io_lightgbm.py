@@ -73,6 +73,20 @@ def test_float64_input_goes_the_way_of_predict(shared_data, tmp_path):
     assert np.max(np.abs(booster.predict(rows) - model.predict(rows))) <= TOL
 
 
+def test_double_thresholds_at_the_edges_of_float32():
+    # every double near each threshold goes the way float32(x) <= float32 below t sends it
+    f32max = float(np.finfo(np.float32).max)
+    ts = np.array([0.0, -0.0, 0.1, -1 / 3, 1e-40, -1.4e-45, 16777217.0, f32max, -f32max, 1e39, -1e39, 3.5e38, 0.7])
+    for t, T in zip(ts, double_thresholds(ts)):
+        with np.errstate(over="ignore"):
+            t_down = np.float32(t)  # the largest float32 (inf included) <= t: the predictor's split
+        if float(t_down) > t:
+            t_down = np.nextafter(t_down, np.float32(-np.inf))
+        for x in (T, np.nextafter(T, np.inf), np.nextafter(T, -np.inf), t, 3.5e38, -3.5e38, f32max):
+            with np.errstate(over="ignore"):
+                assert (x <= T) == (np.float32(x) <= t_down), (t, T, x)
+
+
 def test_nan_rows_scores_equal(nan_model, tmp_path):
     model, X = nan_model
     X_new, *_ = _synthetic(nan_fraction=0.3, seed=1)
@@ -247,5 +261,8 @@ def test_feature_names_and_objective_are_the_models(tmp_path):
         booster.predict(frame[names[::-1]], validate_features=True)  # reordered columns: refused, as ranklearn does
     blank = LambdaMART(n_estimators=2, random_state=0).fit(pd.DataFrame(X, columns=[f"f {i}" for i in range(X.shape[1])]), y, qid)
     assert "feature_names=Column_0 Column_1" in lightgbm_model_string(blank)  # names with blanks cannot be written
+    quoted = LambdaMART(n_estimators=2, random_state=0).fit(pd.DataFrame(X, columns=[f'f"{i}:' for i in range(X.shape[1])]), y, qid)
+    assert "feature_names=Column_0 Column_1" in lightgbm_model_string(quoted)  # LightGBM refuses JSON's specials
+    lgb.Booster(model_str=lightgbm_model_string(quoted)).dump_model()  # a '"' in a name broke its JSON
     mart = MART(n_estimators=3, early_stopping_rounds=None, random_state=0).fit(X, y, qid)
     assert "\nobjective=regression\n" in lightgbm_model_string(mart) and "[objective: regression]" in lightgbm_model_string(mart)

@@ -76,6 +76,12 @@ def test_ranklib_import_of_a_ranklib_trained_model(tmp_path):
     at = np.array([[0, 0.3, 0]], dtype=np.float32)
     np.testing.assert_allclose(import_ranklib(path, n_features=3).predict(at), [0.1 * -1 + 0.05])
     np.testing.assert_allclose(import_ranklib(path, n_features=3).predict(at.astype(np.float64)), [0.1 * -1 + 0.05])
+    # rounded to float32 once, from the decimal, as Java's Float.parseFloat: through the nearest
+    # double, a decimal just above a float32 midpoint fell to the float32 below
+    from ranklearn.io.ranklib import _float32
+
+    assert _float32("1.0000000596046447755") == float(np.nextafter(np.float32(1), np.float32(2)))
+    assert _float32("1.00000005960464477539062") == 1.0 and _float32(" 0.3 ") == float(np.float32(0.3))
 
 
 @pytest.mark.parametrize(

@@ -32,10 +32,13 @@ def test_lambdarank_gains_fit_float32_and_err_takes_the_training_grades():
     X = rng.normal(size=(60, 4)).astype(np.float32)
     y = rng.integers(0, 3, 60).astype(float)
     qid = np.repeat(np.arange(10), 6)
-    # 2^128 is inf in float32: labels 128-1000 passed the check and diverged in the first epoch
+    # float32 gains: labels 128-1000 passed the check and diverged in the first epoch, and three
+    # documents of grade 127 summed to an infinite ideal DCG (their query gave no gradient)
     for loss in ("lambdarank", "approxndcg", "neuralndcg"):
-        with pytest.raises(ValueError, match="float32: labels up to 127"):
-            LambdaRank(hidden=(4,), epochs=1, loss=loss, random_state=0).fit(X, np.where(y > 1, 128.0, y), qid=qid)
+        with pytest.raises(ValueError, match="float32: labels up to 100"):
+            LambdaRank(hidden=(4,), epochs=1, loss=loss, random_state=0).fit(X, np.where(y > 1, 127.0, y), qid=qid)
+        top = LambdaRank(hidden=(4,), epochs=2, loss=loss, random_state=0).fit(X, np.where(y > 1, 100.0, y), qid=qid)
+        assert np.isfinite(top.train_loss_).all() and top.train_loss_[0] != 0
     # ERR's top grade of the lambdas is the training labels': an evaluation set's higher grade
     # (which max_grade_, the metric's, takes) does not change the model
     Xv, qv = rng.normal(size=(12, 4)).astype(np.float32), np.repeat(np.arange(2), 6)

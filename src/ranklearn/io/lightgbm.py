@@ -36,6 +36,7 @@ from ranklearn.tree.tree import Tree
 
 _MISSING_NAN = 2 << 2  # LightGBM's MissingType::NaN in bits 2-3 of decision_type
 _DEFAULT_LEFT = 2  # LightGBM's kDefaultLeftMask
+_JSON_SPECIAL = set('",:[]{}')  # characters LightGBM refuses in a feature name
 
 
 def _g17(x: float) -> str:
@@ -45,17 +46,20 @@ def _g17(x: float) -> str:
 
 def double_thresholds(threshold: np.ndarray) -> np.ndarray:
     """For float32 comparisons ``float32(x) <= t``: the doubles ``T`` with ``x <= T`` exactly
-    when ``float32(x) <= t``, for every double ``x`` (round to nearest, ties to even)."""
+    when ``float32(x) <= t``, for every double ``x`` (round to nearest, ties to even; beyond
+    float32's range a double rounds to +-inf, which counts as +-2^128 here)."""
     t = np.asarray(threshold, dtype=np.float64)
-    with np.errstate(over="ignore"):  # a threshold beyond float32's range stays as it is below
+    with np.errstate(over="ignore"):  # beyond float32's range: +-inf
         t32 = t.astype(np.float32)
-    t32 = np.where(t32.astype(np.float64) > t, np.nextafter(t32, np.float32(-np.inf)), t32)  # the float32 <= t
-    with np.errstate(over="ignore"):  # above float32's largest value: inf (those stay as they are)
-        up = np.nextafter(t32, np.float32(np.inf))
-    middle = (t32.astype(np.float64) + up.astype(np.float64)) / 2.0  # exact: 24-bit mantissas in 53
+        t32 = np.where(t32.astype(np.float64) > t, np.nextafter(t32, np.float32(-np.inf)), t32)  # the float32 <= t
+        up32 = np.nextafter(t32, np.float32(np.inf))
+    edge = 2.0**128  # where float32's rounding turns to inf
+    low = np.where(t32 == -np.inf, -edge, t32.astype(np.float64))
+    up = np.where(up32 == np.inf, edge, up32.astype(np.float64))
+    middle = (low + up) / 2.0  # exact: 24-bit mantissas in 53
     even = (t32.view(np.uint32) & 1) == 0  # a tie rounds to t only when t's last mantissa bit is 0
     out = np.where(even, middle, np.nextafter(middle, -np.inf))
-    return np.where(np.isfinite(t) & np.isfinite(up), out, t)
+    return np.where(np.isnan(t), t, np.where(t32 == np.inf, np.inf, out))
 
 
 def _join(values, fmt=str) -> str:
@@ -154,9 +158,9 @@ def lightgbm_model_string(model) -> str:
     n_features = model.n_features_in_
     names = [f"Column_{f}" for f in range(n_features)]
     given = getattr(model, "feature_names_in_", None)
-    if given is not None and all(str(n) and not any(c.isspace() for c in str(n)) for n in given):
-        # a frame's column names, so that LightGBM's validate_features checks them (space-separated in
-        # the file: names with blanks keep LightGBM's Column_i)
+    if given is not None and all(str(n) and not any(c.isspace() or c in _JSON_SPECIAL for c in str(n)) for n in given):
+        # a frame's column names, so that LightGBM's validate_features checks them (space-separated
+        # in the file; LightGBM refuses JSON's special characters: such names keep its Column_i)
         names = [str(n) for n in given]
     blocks = [f"Tree={i}\n" + _tree_block(t, model.learning_rate) + "\n" for i, t in enumerate(model.trees_)]
     header = [

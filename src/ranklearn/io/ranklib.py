@@ -41,6 +41,7 @@ import math
 import re
 import warnings
 import xml.etree.ElementTree as ET
+from decimal import Decimal, InvalidOperation
 from os import PathLike
 from pathlib import Path
 
@@ -266,6 +267,19 @@ def _import_linear(name: str, text: str, n_features: int | None, path: Path):
     return get_model_class(name)._from_weights(coef, weights.get(0, 0.0))
 
 
+def _float32(text: str) -> float:
+    """The float32 nearest to a decimal, ties to even, as Java's ``Float.parseFloat`` rounds it
+    (not through the nearest double, which can round a decimal next to a midpoint the other way)."""
+    exact = Decimal(text.strip())
+    near = np.float32(float(exact))
+    with np.errstate(over="ignore"):
+        candidates = [np.nextafter(near, np.float32(-np.inf)), near, np.nextafter(near, np.float32(np.inf))]
+    finite = [c for c in candidates if np.isfinite(c)] or [near]
+    # nearest; on a tie the even mantissa (last bit 0)
+    best = min(finite, key=lambda c: (abs(Decimal(float(c)) - exact), int(np.float32(c).view(np.uint32)) & 1))
+    return float(best)
+
+
 def _read_node(el: ET.Element, weight: float, nodes: list[list], path: Path) -> int:
     me = len(nodes)
     nodes.append([-1, 0.0, -1, -1, 0.0])
@@ -277,8 +291,8 @@ def _read_node(el: ET.Element, weight: float, nodes: list[list], path: Path) -> 
         feat = int(el.find("feature").text)
         # RankLib (and the LTR plugins) parse thresholds as 32-bit floats and compare float
         # features: 0.602108 splits at float32(0.602108), as ranklearn's float32 features do
-        thr = float(np.float32(float(el.find("threshold").text)))
-    except (AttributeError, TypeError, ValueError):
+        thr = _float32(el.find("threshold").text)
+    except (AttributeError, TypeError, ValueError, InvalidOperation):
         raise ModelFormatError("a <split> needs <output>, or <feature> and <threshold> numbers", path=path) from None
     if feat < 1:
         raise ModelFormatError(f"feature ids are 1-based, got {feat}", path=path)

@@ -43,8 +43,10 @@ def _require_torch():
     return require_torch()
 
 
-#: Largest label whose gain 2^rel - 1 is finite in float32, the dtype of the neural losses.
-_MAX_FLOAT32_EXP2_LABEL = 127
+#: Largest label of the neural gain-based losses, computed in float32 (largest value ~2^128):
+#: a query's ideal DCG sums its gains, and 2^100 leaves room for 2^27 documents at that grade
+#: (at 127, three documents of grade 127 summed to inf and their query's gradient to 0).
+_MAX_FLOAT32_EXP2_LABEL = 100
 
 class NeuralRanker(BaseRanker):
     """Base of :class:`~ranklearn.models.ranknet.RankNet` and :class:`~ranklearn.models.lambdarank.LambdaRank`.
@@ -299,7 +301,7 @@ class NeuralRanker(BaseRanker):
         if loss not in ("lambdarank", "approxndcg", "neuralndcg") or y.size == 0:
             return
         if y.max() > _MAX_FLOAT32_EXP2_LABEL:
-            # the gains are float32 on the network's device: 2^128 is inf, the gradients NaN
+            # the gains are float32 on the network's device: their sums must stay finite
             raise ValueError(
                 f"label {y.max():g} overflows the 2^rel-1 gain of the {loss} loss (float32: labels up to "
                 f"{_MAX_FLOAT32_EXP2_LABEL}); rescale the labels"
