@@ -47,7 +47,7 @@ from sklearn.utils.validation import validate_data
 from ranklearn._threads import numba_threads
 from ranklearn.collective import PeerError, PeerTimeoutError, StarComm, open_listener
 from ranklearn.exceptions import DataFormatError
-from ranklearn.models._base import FeatureValueError, check_feature_values, check_ranking_data
+from ranklearn.models._base import check_feature_values, check_ranking_data, in_context
 from ranklearn.models.base import _check_weight, resolve_qid
 from ranklearn.models.driver import Callback
 from ranklearn.models.lambdamart import LambdaMART, _add_leaf_values
@@ -92,10 +92,8 @@ class _Shard:
         self.n_threads = get_worker().state.nthreads
         try:
             self.X, self.y, self.ptr, order = check_ranking_data(X, y, qid, allow_nan=True)
-        except FeatureValueError as exc:  # the same error, saying which partition
-            raise FeatureValueError(f"{where}: {exc}", exc.row, exc.feature, exc.kind) from None
-        except ValueError as exc:
-            raise ValueError(f"{where}: {exc}") from None
+        except ValueError as exc:  # the same error, saying which partition
+            raise in_context(exc, where) from None
         q = np.asarray(qid).ravel() if order is None else np.asarray(qid).ravel()[order]
         self.heads = q[self.ptr[:-1]]
         self.weight = _check_weight(weight, self.X.shape[0], order)

@@ -106,6 +106,14 @@ class FeatureValueError(ValueError):
         return type(self), (str(self), self.row, self.feature, self.kind)
 
 
+def in_context(exc: ValueError, where: str) -> ValueError:
+    """``exc`` saying where it happened (an evaluation set, a partition): a FeatureValueError
+    keeps its row, feature and kind, any other error becomes a ValueError."""
+    if isinstance(exc, FeatureValueError):
+        return FeatureValueError(f"{where}: {exc}", exc.row, exc.feature, exc.kind)
+    return ValueError(f"{where}: {exc}")
+
+
 def check_feature_values(X: np.ndarray, *, allow_nan: bool) -> None:
     """Refuse inf anywhere, and NaN unless the model learns where missing values go.
 

@@ -43,12 +43,7 @@ from sklearn.utils.validation import validate_data
 from ranklearn._threads import fit_threads, thread_limit
 from ranklearn.exceptions import ModelFormatError
 from ranklearn.metrics import Metric, get_metric, query_mean
-from ranklearn.models._base import (
-    FeatureValueError,
-    as_dense_features,
-    check_feature_values,
-    check_ranking_data,
-)
+from ranklearn.models._base import as_dense_features, check_feature_values, check_ranking_data, in_context
 from ranklearn.models.driver import Callback, EvalData, run_training
 
 __all__ = ["BaseRanker", "FitData", "EvalSet", "resolve_qid", "N_JOBS"]
@@ -408,10 +403,8 @@ class BaseRanker(BaseEstimator):
             q = resolve_qid(qe, grp, _n_rows(Xe), what=f"evaluation set {name!r}")
             try:
                 Xc, yc, pc, _ = check_ranking_data(Xe, ye, q, allow_nan=self._allow_nan)
-            except FeatureValueError as exc:  # the same error, saying which set
-                raise FeatureValueError(f"evaluation set {name!r}: {exc}", exc.row, exc.feature, exc.kind) from None
-            except ValueError as exc:
-                raise ValueError(f"evaluation set {name!r}: {exc}") from None
+            except ValueError as exc:  # the same error, saying which set
+                raise in_context(exc, f"evaluation set {name!r}") from None
             if Xc.shape[1] != self.n_features_in_:
                 raise ValueError(
                     f"evaluation set {name!r} has {Xc.shape[1]} features, the training data has {self.n_features_in_}"

@@ -29,6 +29,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from ranklearn.models._base import in_context
+
 Callback = Callable[[int, int, dict[str, dict[str, float]]], Any]
 
 
@@ -116,7 +118,7 @@ def run_training(
         try:
             scorers.append(metric.scorer(e.y, e.ptr))
         except ValueError as exc:  # labels the metric cannot take: say which set
-            raise ValueError(f"evaluation set {e.name!r}: {exc}") from None
+            raise in_context(exc, f"evaluation set {e.name!r}") from None
     if watched is not None and math.isnan(scorers[watch](np.zeros(evals[watch].y.shape[0]))):
         # NaN whatever the scores: no iteration would ever beat another, and the first would be kept
         if early_stopping_rounds is not None:
