@@ -71,6 +71,11 @@ class Metric:
     _code: int = field(default=K.NDCG, repr=False)
 
     @property
+    def uses_max_grade(self) -> bool:
+        """Whether the metric's values depend on ``max_grade`` (ERR's stop probabilities)."""
+        return self._code == K.ERR
+
+    @property
     def conventions(self) -> str:
         """Short human statement of the conventions, e.g. ``gain=2^rel-1, empty queries=0, ties=stable``."""
         if self._code in (K.DCG, K.NDCG):
@@ -148,7 +153,7 @@ class Metric:
                 f"{self.name}: label {labels.max():g} is too large for gain 2^rel-1 (it overflows float64 "
                 f"above {MAX_EXP2_LABEL}); use gain='linear'"
             )
-        if self._code == K.ERR:
+        if self.uses_max_grade:
             largest = float(labels.max()) if labels.size else 0.0
             if largest > self.max_grade:
                 raise ValueError(

@@ -493,7 +493,15 @@ class BaseRanker(BaseEstimator):
         _, yc, ptr, order = check_ranking_data(scores[:, None], y, q)
         if order is not None:
             scores = scores[order]
-        values = self._metric().per_query(yc, scores, ptr)
+        metric = self._metric()
+        if metric.uses_max_grade and not isinstance(self.metric, Metric) and yc.size and yc.max() > metric.max_grade:
+            # the metric's own advice (max_grade=) names no parameter of the estimator
+            raise ValueError(
+                f"{metric.name}: label {yc.max():g} exceeds the model's top grade max_grade_={metric.max_grade:g} "
+                "(the largest label it was fitted with); to score on a fixed scale, fit with "
+                f'metric=get_metric("{self.metric}", max_grade=<top grade>)'
+            )
+        values = metric.per_query(yc, scores, ptr)
         weight = _check_weight(sample_weight, yc.shape[0], order)
         if weight is None:
             return query_mean(values)
