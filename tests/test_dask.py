@@ -406,3 +406,24 @@ def test_empty_partitions_are_skipped_and_errors_name_the_partition(client):
     bad[150, 2] = np.inf  # row 50 of the partition holding rows 100-299
     with pytest.raises(ValueError, match=r"partition 3 \(rows 100-299; its rows count from 0\): X contains inf at row 50"):
         DaskLambdaMART(client=client, **params).fit(da.from_array(bad, chunks=(rows, (4,))), dy, dq)
+
+
+def test_per_row_vectors_of_the_wrong_length_or_of_unknown_chunks(client):
+    rng = np.random.default_rng(5)
+    q = np.repeat(np.arange(10), 10)
+    X, y = rng.normal(size=(100, 3)), rng.integers(0, 3, 100).astype(float)
+    dX = da.from_array(X, chunks=(50, 3))
+    params = dict(n_estimators=3, num_leaves=4, min_samples_leaf=2)
+    # a NumPy y one short failed inside dask ("Chunks do not add up to shape"), naming nothing
+    for short in (y[:99], da.from_array(y[:99], chunks=50)):
+        with pytest.raises(ValueError, match=r"^y has 99 values for the 100 rows of X$"):
+            DaskLambdaMART(client=client, **params).fit(dX, short, q)
+    with pytest.raises(ValueError, match=r"^qid has 99 values for the 100 rows of evaluation set 'v'$"):
+        DaskLambdaMART(client=client, **params).fit(dX, y, q, eval_set=[(dX, y, q[:99])], eval_names=["v"])
+    # a masked dask array has unknown chunk sizes (its shape says nan): counted, then used
+    dy = da.from_array(y, chunks=50)
+    keep = dy >= 0
+    masked_X, masked_y = dX[keep], dy[keep]
+    assert np.isnan(masked_X.shape[0]) and np.isnan(masked_y.shape[0])
+    model = DaskLambdaMART(client=client, **params).fit(masked_X, masked_y, q)
+    np.testing.assert_allclose(model.predict(X), LambdaMART(**params).fit(X, y, qid=q).predict(X), rtol=0, atol=1e-12)

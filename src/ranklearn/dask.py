@@ -310,17 +310,23 @@ def _columns_view(X: Any) -> Any:
     return X._meta if _is_frame(X) else X
 
 
-def _as_dask_array(a: Any, rows: tuple[int, ...], what: str) -> da.Array | None:
-    """A per-row vector as a dask array chunked like X's rows."""
+def _as_dask_array(a: Any, rows: tuple[int, ...], name: str, what: str) -> da.Array | None:
+    """A per-row vector (``name``: y, qid, sample_weight) as a dask array chunked like the rows
+    of ``what`` (X, or an evaluation set)."""
     if a is None:
         return None
     if hasattr(a, "to_dask_array"):  # a dask Series
         a = a.to_dask_array(lengths=True)
+    if isinstance(a, da.Array):
+        a = a.ravel()
+        if np.isnan(a.shape[0]):  # unknown chunk sizes (a boolean-masked array): count them
+            a = a.compute_chunk_sizes()
+    else:
+        a = np.ravel(a)
+    if a.shape[0] != sum(rows):  # before from_array, whose own error names no argument
+        raise ValueError(f"{name} has {a.shape[0]} values for the {sum(rows)} rows of {what}")
     if not isinstance(a, da.Array):
-        a = da.from_array(np.asarray(a), chunks=(rows,))
-    a = a.ravel()
-    if a.shape[0] != sum(rows):
-        raise ValueError(f"{what} has {a.shape[0]} values for {sum(rows)} rows")
+        a = da.from_array(a, chunks=(rows,))
     return a.rechunk((rows,))
 
 
@@ -335,6 +341,8 @@ def _shard(
         raise TypeError(f"{what} must be a dask array or dask DataFrame, got {type(X).__name__}")
     if X.ndim != 2:
         raise ValueError(f"{what} must be 2-D, got shape {X.shape}")
+    if np.isnan(X.shape[0]):  # unknown partition sizes (a boolean-masked array): count them
+        X = X.compute_chunk_sizes()
     # float32 block by block on the workers: a float64 block is released once converted,
     # instead of every float64 block waiting beside its float32 copy for the shards
     X = X.rechunk({1: -1}).astype(np.float32)
@@ -343,8 +351,8 @@ def _shard(
         qid = resolve_qid(None, group, sum(rows), what=what)  # query sizes are small: built here
     if qid is None:
         raise ValueError(f"qid is required for {what} (a query id per row), or group= (query sizes)")
-    cols = [X, _as_dask_array(y, rows, f"y of {what}"), _as_dask_array(qid, rows, f"qid of {what}")]
-    w = _as_dask_array(weight, rows, f"sample_weight of {what}")
+    cols = [X, _as_dask_array(y, rows, "y", what), _as_dask_array(qid, rows, "qid", what)]
+    w = _as_dask_array(weight, rows, "sample_weight", what)
     # unoptimized: fusing the graph drops its annotations, and with them where the user asked
     # each partition to be made (dask.annotate(workers=...)); a worker given more than its share
     # of the partitions can run out of memory
