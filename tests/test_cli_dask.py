@@ -92,3 +92,16 @@ def test_a_bad_file_on_the_workers_is_one_line_on_stderr(tmp_path):
     )  # fmt: skip
     assert out.returncode == 2, out.stderr
     assert out.stderr.startswith(f"ranklearn: error: {tmp_path / 'p-1.txt'}:2: ") and out.stderr.count("\n") == 1, out.stderr
+
+
+def test_a_query_split_over_two_files_names_the_files(capsys, tmp_path):
+    # it said "query 5 of X straddles partitions 0 and 1": neither X nor partitions are the user's words
+    rows = [f"{i % 3} qid:{1 + i // 4} 1:{i / 10:.1f} 2:{(i * 7 % 5) / 5:.1f}\n" for i in range(16)]
+    (tmp_path / "t-0.txt").write_text("".join(rows[:6]))  # qid 2 holds rows 4-7: two of them here
+    (tmp_path / "t-1.txt").write_text("".join(rows[6:]))
+    (tmp_path / "whole.txt").write_text("".join(rows))
+    opts = ["--model", "lambdamart", "--trees", "2", "--workers", "1"]
+    code, _, err = run(capsys, "train", "--train", tmp_path / "t-*.txt", *opts)
+    assert_one_line_error(code, err, f"query 2 is in two --train files, {tmp_path / 't-0.txt'} and {tmp_path / 't-1.txt'}")
+    code, _, err = run(capsys, "train", "--train", tmp_path / "whole.txt", "--validate", tmp_path / "t-*.txt", *opts)
+    assert_one_line_error(code, err, f"query 2 is in two --validate files, {tmp_path / 't-0.txt'} and")

@@ -8,7 +8,7 @@ import pytest
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
-from ranklearn.dask import DaskLambdaMART  # noqa: E402
+from ranklearn.dask import DaskLambdaMART, QueryStraddleError  # noqa: E402
 from ranklearn.dask import _gather as _real_gather  # noqa: E402
 from ranklearn.io import load_model  # noqa: E402
 from ranklearn.metrics import get_metric  # noqa: E402
@@ -139,10 +139,11 @@ def test_a_query_straddling_two_partitions_is_named(client):
     q = np.repeat([7, 8, 9], 10)
     X, y = rng.normal(size=(30, 3)), rng.integers(0, 3, 30).astype(float)
     chunks = (15, 15)  # query 8 holds rows 10..19
-    with pytest.raises(ValueError, match=r"query 8 of X straddles partitions 0 and 1"):
+    with pytest.raises(QueryStraddleError, match=r"query 8 of X straddles partitions 0 and 1") as info:
         DaskLambdaMART(client=client, n_estimators=2).fit(
             da.from_array(X, chunks=(chunks, 3)), da.from_array(y, chunks=chunks), da.from_array(q, chunks=chunks)
         )
+    assert (info.value.query, info.value.what, info.value.partitions) == (8, "X", (0, 1))
 
 
 def test_objectives_not_computed_query_by_query_are_refused(client):

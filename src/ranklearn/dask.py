@@ -58,7 +58,14 @@ from ranklearn.tree.grower import TreeGrower
 from ranklearn.tree.predictor import add_tree_binned
 from ranklearn.tree.tree import Tree
 
-__all__ = ["DaskLambdaMART", "WorkerLostError", "WorkerTimeoutError", "read_svmlight"]
+__all__ = [
+    "DaskLambdaMART",
+    "QueryStraddleError",
+    "WorkerLostError",
+    "WorkerTimeoutError",
+    "read_svmlight",
+    "svmlight_paths",
+]
 
 #: objectives whose gradients depend only on each query's own rows (xendcg draws one random
 #: stream over all rows in order, which partitions cannot reproduce)
@@ -223,6 +230,21 @@ class WorkerLostError(RuntimeError):
     """A worker holding a partition's state died: the fit cannot go on without its rows."""
 
 
+class QueryStraddleError(ValueError):
+    """A query's rows are in two partitions (every partition must hold whole queries).
+
+    ``query`` is its id, ``partitions`` the two partitions' numbers (from 0, in the order of
+    the collection's partitions; with :func:`read_svmlight`, of its files), ``what`` the set
+    (``"X"`` or ``"evaluation set 'name'"``)."""
+
+    def __init__(self, query: Any, what: str, partitions: tuple[int, int]) -> None:
+        super().__init__(
+            f"query {query!r} of {what} straddles partitions {partitions[0]} and {partitions[1]}: every partition "
+            "must hold whole queries (repartition at query boundaries, e.g. set_index on the query id)"
+        )
+        self.query, self.what, self.partitions = query, what, partitions
+
+
 class WorkerTimeoutError(WorkerLostError):
     """A worker holding a partition's state did not answer within ``worker_timeout`` seconds
     (alive but hung, or far slower than the others): the fit stops instead of waiting."""
@@ -385,10 +407,7 @@ def _shard(
         for q in d["qids"].tolist():
             j = owner.setdefault(q, i)
             if j != i:
-                raise ValueError(
-                    f"query {q!r} of {what} straddles partitions {j} and {i}: every partition must "
-                    "hold whole queries (repartition at query boundaries, e.g. set_index on the query id)"
-                )
+                raise QueryStraddleError(q, what, (j, i))
     return _ShardedSet(
         name=name,
         shards=shards,
@@ -748,6 +767,28 @@ def _part_qid(part: tuple, offset: int) -> np.ndarray:
     return part[2] + offset if part[3] else part[2]
 
 
+def svmlight_paths(paths_or_glob: str | PathLike[str] | Sequence[str | PathLike[str]]) -> list[str]:
+    """The files :func:`read_svmlight` reads, in the order of its partitions (a glob's matches
+    sorted), as given.
+
+    Raises
+    ------
+    FileNotFoundError
+        If a path or the pattern matches no file.
+    """
+    if isinstance(paths_or_glob, (str, PathLike)):
+        text = str(paths_or_glob)
+        paths = sorted(glob.glob(text)) if glob.has_magic(text) else [text]
+    else:
+        paths = [str(p) for p in paths_or_glob]
+    if not paths:
+        raise FileNotFoundError(f"no file matches {str(paths_or_glob)!r}")
+    for p in paths:
+        if not Path(p).is_file():
+            raise FileNotFoundError(f"no such file: {p!r}")
+    return paths
+
+
 def read_svmlight(
     paths_or_glob: str | PathLike[str] | Sequence[str | PathLike[str]],
     *,
@@ -786,16 +827,7 @@ def read_svmlight(
         file with feature ids beyond ``n_features``.
     """
     client = client if client is not None else default_client()
-    if isinstance(paths_or_glob, (str, PathLike)):
-        text = str(paths_or_glob)
-        paths = sorted(glob.glob(text)) if glob.has_magic(text) else [text]
-    else:
-        paths = [str(p) for p in paths_or_glob]
-    if not paths:
-        raise FileNotFoundError(f"no file matches {str(paths_or_glob)!r}")
-    for p in paths:
-        if not Path(p).is_file():
-            raise FileNotFoundError(f"no such file: {p!r}")
+    paths = svmlight_paths(paths_or_glob)
     # the workers read absolute paths: a scheduler's workers need not share the client's folder
     resolved = [str(Path(p).resolve()) for p in paths]
     absolute = dict(zip(resolved, paths))

@@ -76,7 +76,7 @@ def run_train_dask(
     if worker_timeout is not None and not worker_timeout > 0:
         raise ValueError(f"--worker-timeout must be a positive number of seconds, got {worker_timeout:g}")
     try:
-        from ranklearn.dask import DaskLambdaMART, WorkerLostError, read_svmlight
+        from ranklearn.dask import DaskLambdaMART, QueryStraddleError, WorkerLostError, read_svmlight, svmlight_paths
     except ImportError as exc:
         raise ValueError(f"--scheduler/--workers need the dask extra: pip install 'ranklearn[dask]' ({exc})") from None
     estimator = DaskLambdaMART(**params, **({} if worker_timeout is None else {"worker_timeout": worker_timeout}))
@@ -98,6 +98,14 @@ def run_train_dask(
         except KeyboardInterrupt:
             _save_interrupted(estimator, save)
             raise typer.Exit(130) from None
+        except QueryStraddleError as exc:  # partitions are files here: name them
+            option, path = ("--train", train) if exc.what == "X" else ("--validate", validate)
+            files = svmlight_paths(str(path))
+            raise ValueError(
+                f"query {exc.query} is in two {option} files, {files[exc.partitions[0]]} and "
+                f"{files[exc.partitions[1]]}: a Dask train reads each file as one partition, so all "
+                "the lines of a query must be in one file"
+            ) from None
         except WorkerLostError as exc:  # the cluster failed, not the input: status 1
             typer.echo(f"ranklearn: error: {C.one_line(exc)}", err=True)
             raise typer.Exit(1) from None
