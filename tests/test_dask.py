@@ -428,3 +428,20 @@ def test_per_row_vectors_of_the_wrong_length_or_of_unknown_chunks(client):
     assert np.isnan(masked_X.shape[0]) and np.isnan(masked_y.shape[0])
     model = DaskLambdaMART(client=client, **params).fit(masked_X, masked_y, q)
     np.testing.assert_allclose(model.predict(X), LambdaMART(**params).fit(X, y, qid=q).predict(X), rtol=0, atol=1e-12)
+
+
+def test_fit_on_files_the_user_already_computed(client, shared_data):
+    # dask.compute(X, y, q) then fit(X, y, q) failed most times with "lost dependencies": fit
+    # submitted the same keys unoptimized (other dependencies than the optimized compute's) while
+    # the scheduler still held the old tasks. A race, so the flow runs three times.
+    import dask
+
+    from ranklearn.dask import read_svmlight
+
+    files = [shared_data / "MQ2008" / f"Fold{k}" / "vali.txt" for k in (1, 2)]
+    params = dict(n_estimators=3, num_leaves=4, random_state=0)
+    for _ in range(3):
+        X, y, q = read_svmlight(files, client=client)
+        Xn, yn, qn = dask.compute(X, y, q)
+        model = DaskLambdaMART(client=client, **params).fit(X, y, q)
+        np.testing.assert_allclose(model.predict(Xn), LambdaMART(**params).fit(Xn, yn, qid=qn).predict(Xn), atol=1e-12)

@@ -375,11 +375,15 @@ def _shard(
         raise ValueError(f"qid is required for {what} (a query id per row), or group= (query sizes)")
     cols = [X, _as_dask_array(y, rows, "y", what), _as_dask_array(qid, rows, "qid", what)]
     w = _as_dask_array(weight, rows, "sample_weight", what)
-    # unoptimized: fusing the graph drops its annotations, and with them where the user asked
-    # each partition to be made (dask.annotate(workers=...)); a worker given more than its share
-    # of the partitions can run out of memory
-    blocks = [c.to_delayed(optimize_graph=False).ravel() for c in cols]
-    wblocks = w.to_delayed(optimize_graph=False).ravel() if w is not None else [None] * len(rows)
+    # Optimized as dask.compute optimizes: an unoptimized graph gives a key the user already
+    # computed (X.compute(), then fit(X)) other dependencies, and the scheduler, still holding
+    # the old task, lost the partition ("lost dependencies"). Unoptimized only when a layer is
+    # annotated: fusing drops annotations, and with them where the user asked each partition
+    # to be made (dask.annotate(workers=...)); a worker given more than its share can run out
+    # of memory.
+    annotated = any(layer.annotations for c in cols + [w] if c is not None for layer in c.dask.layers.values())
+    blocks = [c.to_delayed(optimize_graph=not annotated).ravel() for c in cols]
+    wblocks = w.to_delayed(optimize_graph=not annotated).ravel() if w is not None else [None] * len(rows)
     # an empty partition (a frame filtered after its split) holds no query: no shard
     kept = [i for i in range(len(rows)) if rows[i] > 0]
     if not kept:
