@@ -601,6 +601,26 @@ def test_no_output_overwrites_an_input_or_its_query_file(capsys, tmp_path, small
     assert {k: p.read_bytes() for k, p in files.items()} == before
 
 
+@pytest.mark.parametrize("command", ["convert - OUT --to lightgbm", "convert - OUT --to qid", "predict --data - --out OUT"])
+def test_no_output_overwrites_the_file_standard_input_reads(tmp_path, small_files, model_file, command):
+    # "-" was never compared with an output: `convert - data.txt < data.txt` replaced the data
+    from _helpers import RANKLEARN
+
+    data = tmp_path / "data.txt"
+    data.write_bytes(small_files["test"].read_bytes())
+    before = data.read_bytes()
+    args = [str(data) if a == "OUT" else a for a in command.split()]
+    if args[0] == "predict":
+        args += ["--model", str(model_file)]
+    for spelling in (args, [("/dev/stdin" if a == str(data) else a) for a in args]):
+        with data.open("rb") as stdin:
+            out = subprocess.run([str(RANKLEARN), *spelling], stdin=stdin, capture_output=True, text=True, timeout=120)
+        assert out.returncode == 2, out.stderr
+        assert out.stderr.startswith("ranklearn: error: ") and out.stderr.count("\n") == 1, out.stderr
+        assert "is the file standard input reads" in out.stderr
+        assert data.read_bytes() == before
+
+
 @pytest.mark.parametrize("out", ["new/", "exists.txt/"])
 def test_an_output_ending_in_slash_is_refused(capsys, tmp_path, small_files, model_file, out, monkeypatch):
     monkeypatch.chdir(tmp_path)

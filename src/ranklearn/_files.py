@@ -45,19 +45,25 @@ def is_stdio(path: str | PathLike[str]) -> bool:
     return os.fspath(path) == STDIO
 
 
-def _std_stream(path: str) -> int | None:
-    """1 or 2 when ``path`` is this process's standard output or error (any spelling), else None."""
+def _std_stream(path: str, fds: tuple[int, ...] = (1, 2)) -> int | None:
+    """The first of ``fds`` (default: standard output, error) that ``path`` names (any spelling), else None."""
     try:
         st = os.stat(path)
     except OSError:
         return None
-    for fd in (1, 2):
+    for fd in fds:
         try:
             if os.path.samestat(st, os.fstat(fd)):
                 return fd
         except OSError:  # that descriptor is closed
             continue
     return None
+
+
+def reads_stdin(path: str | PathLike[str]) -> bool:
+    """True for a path that is the file this process's standard input reads (``< FILE``, or
+    ``/dev/stdin``), under any name; not for ``-`` itself."""
+    return _std_stream(os.fspath(path), (0,)) == 0
 
 
 def writes_stdout(path: str | PathLike[str]) -> bool:
@@ -294,5 +300,6 @@ def same_file(a: str | PathLike[str], b: str | PathLike[str]) -> bool:
 
 
 __all__ = [
-    "STDIO", "check_writable", "is_special", "is_stdio", "same_file", "writes_stdout", "write_output", "write_outputs",
+    "STDIO", "check_writable", "is_special", "is_stdio", "reads_stdin", "same_file", "writes_stdout", "write_output",
+    "write_outputs",
 ]  # fmt: skip

@@ -13,7 +13,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from ranklearn._files import check_writable, is_stdio, same_file, write_output, writes_stdout
+from ranklearn._files import check_writable, is_stdio, reads_stdin, same_file, write_output, writes_stdout
 from ranklearn._text import plain_float, strip_bom
 from ranklearn.exceptions import DataFormatError
 
@@ -169,13 +169,20 @@ def check_output_path(path: Path, *inputs: Path) -> None:
     OSError
         Where writing ``path`` would fail (:func:`ranklearn._files.check_writable`).
     ValueError
-        If ``path`` is the same file as one of ``inputs`` or as an input's LightGBM query file
-        ``<input>.query`` (through symlinks or another spelling of the path).
+        If ``path`` is the same file as one of ``inputs`` (for ``-``, the file standard input
+        reads) or as an input's LightGBM query file ``<input>.query`` (through symlinks or
+        another spelling of the path).
     """
     check_writable(path)
     for source in inputs:
+        if is_stdio(source):  # "-": the file standard input reads, if any (< FILE)
+            if reads_stdin(path):
+                raise ValueError(
+                    f"{path}: is the file standard input reads (the input given as -); writing it would destroy the input"
+                )
+            continue
         for read in (source, Path(f"{source}.query")):
-            if not is_stdio(source) and same_file(path, read):
+            if same_file(path, read):
                 raise ValueError(f"{path}: is the input file {read}; writing it would destroy the input")
 
 
