@@ -13,7 +13,7 @@ from ranklearn.datasets import make_ranking, make_ranking_splits
 from ranklearn.metrics import get_metric
 from ranklearn.model_selection import cross_validate
 from ranklearn.models import LambdaMART
-from _helpers import run
+from _helpers import assert_one_line_error, run
 
 
 def test_parse_model_options_uses_train_names_and_types():
@@ -30,8 +30,19 @@ def test_parse_model_options_uses_train_names_and_types():
     # a value out of the parameter's range or choices is named by its option, as train names it
     with pytest.raises(ValueError, match=r"^--trees must be an int in the range \[1, inf\); got 0$"):
         parse_model_options("mart", ["--trees", "0"])
-    with pytest.raises(ValueError, match=r"^--leaf-order must be a str among .*; got 'size'$"):
+    with pytest.raises(ValueError, match=r"^--leaf-order must be one of 'deviance', 'gain'; got 'size'$"):
         parse_model_options("mart", ["--leaf-order", "size"])
+
+
+def test_folds_and_seeds_out_of_range_name_the_option(capsys, tmp_path):
+    # numpy's "Seed must be between 0 and 2**32 - 1" and query_folds' "n_splits must be ..."
+    path = tmp_path / "all.txt"
+    save_svmlight(make_ranking(6, 4, n_informative=2, docs_per_query=(3, 5), random_state=0), path)
+    code, _, err = run(capsys, "cv", "--model", "linear", "--data", path, "--folds", 7)
+    assert_one_line_error(code, err, f"--folds 7 is more than the 6 queries of {path}")
+    for seed in (-1, 2**32):
+        code, _, err = run(capsys, "cv", "--model", "linear", "--data", path, "--split-seed", seed)
+        assert_one_line_error(code, err, "'--split-seed'")
 
 
 def test_a_bad_model_option_is_one_line_and_exit_2_before_the_data_is_read(capsys, tmp_path):

@@ -230,3 +230,12 @@ def test_each_run_is_scored_on_the_judged_queries_it_has(capsys, tmp_path):
     assert test["n_queries"] == 2 and test["difference"] == pytest.approx(np.mean(rr["part"]) - np.mean(rr["full"][:2]))
     assert_one_line_error(*run(capsys, "evaluate", "--qrels", qrels, "--run", full, "--run", stray)[::2],
                           f"{stray}: no query of this run is judged in {qrels}")  # fmt: skip
+
+
+def test_a_negative_seed_names_the_option(capsys, tmp_path):
+    # numpy's "expected non-negative integer" named no option
+    data = tmp_path / "d.txt"
+    data.write_text("1 qid:1 1:1\n0 qid:1 1:0\n2 qid:2 1:1\n0 qid:2 1:0\n")
+    scores = score_file(tmp_path / "s.txt", [0.5, 0.1, 0.2, 0.9])
+    code, _, err = run(capsys, "compare", "--data", data, "--scores", scores, "--scores", scores, "--seed", "-1")
+    assert_one_line_error(code, err, "'--seed'", "greater than or equal to 0")

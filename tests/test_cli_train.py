@@ -353,6 +353,18 @@ def test_parameter_names_in_messages_become_the_options_as_typed():
     assert option_message("x_device=1 is not a parameter name", "ranknet") == "x_device=1 is not a parameter name"
     assert option_message("sigma must be > 0 with device='cpu'", "ranknet") == "--sigma must be > 0 with --device 'cpu'"
     assert option_message("pass it again as sigma= to train", "ranknet") == "pass it again as sigma= to train"
+    # scikit-learn's constraints list Python objects no option value can be: only the values one can type
+    for message, expected in [
+        ("The 'n_jobs' parameter of LambdaMART must be an int in the range [1, inf), a int among {-1} or None. Got 0 "
+         "instead.", "--threads must be an int in the range [1, inf) or -1; got 0"),
+        ("The 'random_state' parameter of LambdaMART must be an int in the range [0, 4294967295], an instance of "
+         "'numpy.random.mtrand.RandomState' or None. Got -1 instead.",
+         "--seed must be an int in the range [0, 4294967295]; got -1"),
+        ("The 'objective' parameter of LambdaMART must be a str among {'xendcg', 'ranknet', 'lambdarank'}, an object "
+         "implementing 'gradients' or None. Got 'x' instead.",
+         "--objective must be one of 'lambdarank', 'ranknet', 'xendcg'; got 'x'"),
+    ]:  # fmt: skip
+        assert option_message(message, "lambdamart") == expected
 
 
 def test_a_librarys_warning_is_one_line(capsys, tmp_path):

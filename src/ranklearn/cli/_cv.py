@@ -108,6 +108,8 @@ def run_cv(
         from ranklearn.model_selection import cross_validate
 
         ds = C.load_data(data)
+        if folds > ds.n_queries:
+            raise ValueError(f"--folds {folds} is more than the {ds.n_queries} queries of {C.shown(data)}")
         _check(ds, data, estimator)
         result = cross_validate(
             estimator, ds.X, ds.y, qid=ds.qid, cv=folds, metrics=metrics, random_state=split_seed, progress=True

@@ -118,6 +118,41 @@ TRAIN_HELP = """Train a ranker, save it, and print NDCG@10 and the watched metri
 _SKLEARN_MESSAGE = re.compile(r"The '(\w+)' parameter of \w+ must be (.*)\. Got (.*) instead\.$", re.S)
 
 
+#: scikit-learn's constraints that no command-line value can meet (a Python object, None)
+_UNTYPABLE = re.compile(r"^(None|an instance of .*|an object implementing .*)$")
+_AMONG = re.compile(r"^an? \w+ among \{(.*)\}$")
+
+
+def _constraint_items(text: str) -> list[str]:
+    """scikit-learn's "A, B or C" list of constraints, split outside brackets ("[1, inf)")."""
+    items, depth, start, i = [], 0, 0, 0
+    while i < len(text):
+        if text[i] in "[({":
+            depth += 1
+        elif text[i] in "])}":
+            depth -= 1
+        elif depth == 0 and (sep := next((t for t in (", ", " or ") if text.startswith(t, i)), None)):
+            items.append(text[start:i])
+            i = start = i + len(sep)
+            continue
+        i += 1
+    return [*items, text[start:]]
+
+
+def _typable(constraints: str) -> str:
+    """The constraints a command-line value can meet, in its words ("-1", "one of 'a', 'b')."""
+    kept = []
+    for item in _constraint_items(constraints):
+        if _UNTYPABLE.match(item):
+            continue
+        among = _AMONG.match(item)
+        if among:  # a set: sorted, so that the message does not change from run to run
+            values = sorted(among.group(1).split(", "))
+            item = values[0] if len(values) == 1 else f"one of {', '.join(values)}"
+        kept.append(item)
+    return " or ".join(kept) if kept else constraints
+
+
 def option_message(message: str, model: str) -> str:
     """A parameter error in the words of the command line: ``--trees must be ...; got 0``."""
     from ranklearn.registry import get_spec
@@ -125,7 +160,7 @@ def option_message(message: str, model: str) -> str:
     flags = {opt.param: opt.flag for opt in get_spec(model).options}
     match = _SKLEARN_MESSAGE.match(message)
     if match and match.group(1) in flags:
-        return f"{flags[match.group(1)]} must be {match.group(2)}; got {match.group(3)}"
+        return f"{flags[match.group(1)]} must be {_typable(match.group(2))}; got {match.group(3)}"
     for param, flag in flags.items():
         if message.startswith(f"{param} "):  # our own messages name the parameter first
             message = flag + message[len(param) :]

@@ -279,7 +279,7 @@ def compare(
     max_grade: float | None = MaxGradeOpt,
     queries: Queries | None = QueriesOpt,
     permutations: int = typer.Option(10_000, help="Sign flips of the randomization test, and bootstrap resamples."),
-    seed: int = typer.Option(0, help="Seed of the randomization test and the bootstrap."),
+    seed: int = typer.Option(0, min=0, help="Seed of the randomization test and the bootstrap."),
     confidence: float = typer.Option(0.95, help="Level of the bootstrap interval of each mean difference."),
     per_query: bool = typer.Option(False, "--per-query", help="With --json: every query's value for every system."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object: means, every test, and the conventions."),
@@ -316,7 +316,7 @@ def report(
         None, "--query", metavar="QID", help="Query whose lambdas are drawn. \\[the first with two different labels]"
     ),
     permutations: int = typer.Option(10_000, help="Sign flips of the randomization test, and bootstrap resamples."),
-    seed: int = typer.Option(0, help="Seed of the randomization test and the bootstrap."),
+    seed: int = typer.Option(0, min=0, help="Seed of the randomization test and the bootstrap."),
     confidence: float = typer.Option(0.95, help="Level of the bootstrap interval of each mean difference."),
     no_regroup: bool = NoRegroupOpt,
 ) -> None:
@@ -382,7 +382,9 @@ def cv(
         None, "--letor-folds", help="Folder of Fold1..FoldN/{train,vali,test}.txt: train, early-stop on vali, score test."
     ),
     metric: list[str] = typer.Option(["ndcg@10"], "--metric", help="Metric reported per fold (repeatable)."),
-    split_seed: int = typer.Option(0, "--split-seed", help="Seed of the fold assignment of --data."),
+    split_seed: int = typer.Option(
+        0, "--split-seed", min=0, max=2**32 - 1, help="Seed of the fold assignment of --data."
+    ),
     as_json: bool = typer.Option(False, "--json", help='Print {"folds": {...}, "mean": {...}, "std": {...}}.'),
 ) -> None:
     """Cross-validate a ranker: each fold's metrics, then mean ± std (as RankLib's -kcv).
