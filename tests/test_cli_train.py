@@ -192,6 +192,40 @@ def test_ctrl_c_while_loading_data_says_so(capsys, files, monkeypatch, tmp_path)
     assert list(tmp_path.iterdir()) == []
 
 
+def test_ctrl_c_anywhere_else_is_one_line_and_status_130(capsys, files, monkeypatch):
+    # typer turns a KeyboardInterrupt no command handles into a silent exit 130 (it happened
+    # while a command set itself up, before its data were read)
+    import ranklearn.cli._train as train_cli
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(train_cli, "model_class", interrupted)
+    code, out, err = run(capsys, "train", "--train", files["ok"], "--model", "lambdamart")
+    assert (code, out, err) == (130, "", "ranklearn: interrupted\n")
+
+
+def test_ctrl_c_while_the_command_line_loads_is_one_line(capsys, monkeypatch):
+    # the console script imported ranklearn.cli.main (numba: half a second) where nothing
+    # could catch a Ctrl-C: Python printed the import's traceback
+    import importlib.abc
+
+    from ranklearn.cli import run as entry_point
+
+    class Interrupting(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, path=None, target=None):
+            if name == "ranklearn.cli.main":
+                raise KeyboardInterrupt
+            return None
+
+    monkeypatch.delitem(sys.modules, "ranklearn.cli.main")
+    monkeypatch.setattr(sys, "meta_path", [Interrupting(), *sys.meta_path])
+    with pytest.raises(SystemExit) as info:
+        entry_point()
+    assert info.value.code == 130
+    assert capsys.readouterr().err == "ranklearn: interrupted\n"
+
+
 # --- options from the registry, exports ---------------------------------------------------------
 def test_objective_option_trains_the_chosen_objective(capsys, tmp_path, small_files):
     model = tmp_path / "mart.json"

@@ -1,1 +1,17 @@
-"""The ``ranklearn`` command line (typer); the entry point is :func:`ranklearn.cli.main.main`."""
+"""The ``ranklearn`` command line (typer): :func:`ranklearn.cli.main.main`, started by :func:`run`."""
+
+from __future__ import annotations
+
+import sys
+
+
+def run() -> None:
+    """Entry point of the ``ranklearn`` console script: :func:`ranklearn.cli.main.main`, imported
+    here so that a Ctrl-C while its libraries load (numba, about half a second) is one line and
+    status 130, not an import traceback."""
+    try:
+        from ranklearn.cli.main import main
+    except KeyboardInterrupt:
+        sys.stderr.write("ranklearn: interrupted\n")
+        sys.exit(130)
+    main()

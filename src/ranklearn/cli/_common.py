@@ -145,6 +145,11 @@ def _warn_regrouped(path: Path, ds: RankingDataset, order: np.ndarray) -> None:
     warn(f"{name}: {what} merged into one query, keeping file order (--no-regroup refuses such files)")
 
 
+class Interrupted(Exception):
+    """Ctrl-C that a command handled: the message says what was kept (``main`` prints it and
+    exits with status 130)."""
+
+
 def warn(text: str) -> None:
     """One warning line on stderr."""
     print(f"ranklearn: warning: {' '.join(text.split())}", file=sys.stderr)

@@ -96,8 +96,7 @@ def run_train_dask(
                     eval_names=["validate"] if eval_set else None, callbacks=[progress],
                 )  # fmt: skip
         except KeyboardInterrupt:
-            _save_interrupted(estimator, save)
-            raise typer.Exit(130) from None
+            raise C.Interrupted(_save_interrupted(estimator, save)) from None
         except QueryStraddleError as exc:  # partitions are files here: name them
             option, path = ("--train", train) if exc.what == "X" else ("--validate", validate)
             files = svmlight_paths(str(path))

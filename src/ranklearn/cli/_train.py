@@ -9,7 +9,6 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from rich.console import Console
 
 from ranklearn._files import writes_stdout
@@ -265,8 +264,6 @@ def run_train(
     cluster (:func:`ranklearn.cli._dask.run_train_dask`), which stops when a worker has not
     answered in ``worker_timeout`` seconds (None: the estimator's default).
     """
-    import typer
-
     from ranklearn._progress import TrainingProgress
 
     if params.get("early_stopping_rounds") is not None and validate is None:
@@ -292,8 +289,7 @@ def run_train(
                     regroup=not no_regroup,
                 )  # fmt: skip
     except KeyboardInterrupt:
-        typer.echo("ranklearn: interrupted while loading data; nothing trained, nothing saved", err=True)
-        raise typer.Exit(130) from None
+        raise C.Interrupted("interrupted while loading data; nothing trained, nothing saved") from None
     for name, ds in sets.items():
         check_labels_for_metrics(ds, paths[name])
         check_features_for_model(ds, paths[name], estimator)
@@ -306,8 +302,7 @@ def run_train(
                 eval_names=["validate"] if eval_set else None, callbacks=[progress],
             )  # fmt: skip
     except KeyboardInterrupt:
-        _save_interrupted(estimator, save)
-        raise typer.Exit(130) from None
+        raise C.Interrupted(_save_interrupted(estimator, save)) from None
     if save is not None:
         estimator.save(save)
     metric_names = list(dict.fromkeys([REPORT_METRIC, estimator.get_params()["metric"]]))
@@ -317,17 +312,14 @@ def run_train(
     _print_results(f"{model}: {saved}; metrics on each set", rows, metric_names, console)
 
 
-def _save_interrupted(estimator: Any, save: Path | None) -> None:
-    import typer
-
+def _save_interrupted(estimator: Any, save: Path | None) -> str:
+    """Save the best model so far of an interrupted fit (with ``save``); what was kept, in words."""
     if not estimator.__sklearn_is_fitted__():
-        typer.echo("ranklearn: interrupted before the first iteration finished; nothing trained, nothing saved", err=True)
-        return
+        return "interrupted before the first iteration finished; nothing trained, nothing saved"
     if save is None:
-        typer.echo("ranklearn: interrupted; nothing saved (no --save given)", err=True)
-        return
+        return "interrupted; nothing saved (no --save given)"
     estimator.save(save)
-    typer.echo(f"ranklearn: interrupted; saved the best model so far to {save}", err=True)
+    return f"interrupted; saved the best model so far to {save}"
 
 
 def _print_results(title: str, rows: dict[str, dict[str, float]], metric_names: list[str], console: Console) -> None:

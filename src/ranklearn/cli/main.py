@@ -584,6 +584,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     except typer.Abort:  # end of input at a prompt
         typer.echo("ranklearn: aborted", err=True)
         sys.exit(1)
+    except C.Interrupted as exc:  # a command's Ctrl-C: what it kept
+        typer.echo(f"ranklearn: {exc}", err=True)
+        sys.exit(130)
     finally:
         warnings.showwarning = shown_warnings
+    if code == 130:  # typer's silent Exit(130) for a Ctrl-C outside a command's own handling
+        typer.echo("ranklearn: interrupted", err=True)
     sys.exit(code if isinstance(code, int) else 0)
