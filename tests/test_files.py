@@ -317,3 +317,29 @@ def test_dev_stdout_with_standard_output_closed_says_so():
     code = "from ranklearn._files import write_output; write_output('/dev/stdout', b'x')"
     proc = subprocess.run(["sh", "-c", f'{sys.executable} -c "{code}" >&-'], capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0 and "file descriptor 1 is closed: '/dev/stdout'" in proc.stderr, proc.stderr
+
+
+def test_reads_stdin_is_the_regular_file_standard_input_reads(tmp_path):
+    # a terminal is stdin and stdout at once: writing it destroys no input (review of the check)
+    data = tmp_path / "in.txt"
+    data.write_text("1 qid:1 1:0.5\n")
+    other = tmp_path / "other.txt"
+    other.write_text("x")
+    saved = os.dup(0)
+    try:
+        fd = os.open(data, os.O_RDONLY)
+        os.dup2(fd, 0)
+        os.close(fd)
+        assert F.reads_stdin(data) and F.reads_stdin("/dev/stdin") and not F.reads_stdin(other)
+        assert not F.reads_stdin("-")
+        try:
+            leader, follower = os.openpty()
+        except OSError:
+            return  # no pseudo-terminal here: the regular-file half is checked
+        os.dup2(follower, 0)
+        assert not F.reads_stdin(os.ttyname(follower))
+        os.close(leader)
+        os.close(follower)
+    finally:
+        os.dup2(saved, 0)
+        os.close(saved)

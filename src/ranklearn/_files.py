@@ -61,9 +61,14 @@ def _std_stream(path: str, fds: tuple[int, ...] = (1, 2)) -> int | None:
 
 
 def reads_stdin(path: str | PathLike[str]) -> bool:
-    """True for a path that is the file this process's standard input reads (``< FILE``, or
-    ``/dev/stdin``), under any name; not for ``-`` itself."""
-    return _std_stream(os.fspath(path), (0,)) == 0
+    """True for a path that is the regular file this process's standard input reads (``< FILE``),
+    under any name (``/dev/stdin`` too); not for ``-`` itself, nor for a terminal or a pipe,
+    which writing does not destroy."""
+    given = os.fspath(path)
+    try:
+        return _std_stream(given, (0,)) == 0 and stat.S_ISREG(os.fstat(0).st_mode)
+    except OSError:  # standard input closed
+        return False
 
 
 def writes_stdout(path: str | PathLike[str]) -> bool:
