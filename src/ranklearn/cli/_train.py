@@ -138,15 +138,19 @@ def _constraint_items(text: str) -> list[str]:
     return [*items, text[start:]]
 
 
-def _typable(constraints: str) -> str:
-    """The constraints a command-line value can meet, in its words ("-1", "one of 'a', 'b')."""
+def _typable(constraints: str, kind: type) -> str:
+    """The constraints a value of the option's ``kind`` (int, float, str) can meet, in the
+    command line's words ("-1", "one of 'a', 'b'"): no Python objects, no 'auto' for a number."""
+    quoted = kind is str  # a str option takes the quoted values of a set, a number option the others
     kept = []
     for item in _constraint_items(constraints):
-        if _UNTYPABLE.match(item):
+        if _UNTYPABLE.match(item) or (quoted and item.startswith(("an int ", "a float "))):
             continue
         among = _AMONG.match(item)
         if among:  # a set: sorted, so that the message does not change from run to run
-            values = sorted(among.group(1).split(", "))
+            values = sorted(v for v in among.group(1).split(", ") if v.startswith("'") == quoted)
+            if not values:
+                continue
             item = values[0] if len(values) == 1 else f"one of {', '.join(values)}"
         kept.append(item)
     return " or ".join(kept) if kept else constraints
@@ -156,10 +160,12 @@ def option_message(message: str, model: str) -> str:
     """A parameter error in the words of the command line: ``--trees must be ...; got 0``."""
     from ranklearn.registry import get_spec
 
-    flags = {opt.param: opt.flag for opt in get_spec(model).options}
+    options = {opt.param: opt for opt in get_spec(model).options}
+    flags = {param: opt.flag for param, opt in options.items()}
     match = _SKLEARN_MESSAGE.match(message)
     if match and match.group(1) in flags:
-        return f"{flags[match.group(1)]} must be {_typable(match.group(2))}; got {match.group(3)}"
+        option = options[match.group(1)]
+        return f"{option.flag} must be {_typable(match.group(2), option.type)}; got {match.group(3)}"
     for param, flag in flags.items():
         if message.startswith(f"{param} "):  # our own messages name the parameter first
             message = flag + message[len(param) :]
