@@ -427,6 +427,9 @@ def test_per_row_vectors_of_the_wrong_length_or_of_unknown_chunks(client):
     masked_X, masked_y = dX[keep], dy[keep]
     assert np.isnan(masked_X.shape[0]) and np.isnan(masked_y.shape[0])
     model = DaskLambdaMART(client=client, **params).fit(masked_X, masked_y, q)
+    column = da.from_array(y[:, None], chunks=(50, 1))[keep]  # (nan, 1): counted before it is flattened
+    assert np.isnan(column.shape[0])
+    np.testing.assert_array_equal(DaskLambdaMART(client=client, **params).fit(dX, column, q).predict(X), model.predict(X))
     np.testing.assert_allclose(model.predict(X), LambdaMART(**params).fit(X, y, qid=q).predict(X), rtol=0, atol=1e-12)
 
 

@@ -340,9 +340,9 @@ def _as_dask_array(a: Any, rows: tuple[int, ...], name: str, what: str) -> da.Ar
     if hasattr(a, "to_dask_array"):  # a dask Series
         a = a.to_dask_array(lengths=True)
     if isinstance(a, da.Array):
-        a = a.ravel()
-        if np.isnan(a.shape[0]):  # unknown chunk sizes (a boolean-masked array): count them
+        if any(np.isnan(n) for n in a.shape):  # unknown chunk sizes (a boolean-masked array): count them
             a = a.compute_chunk_sizes()
+        a = a.ravel()
     else:
         a = np.ravel(a)
     if a.shape[0] != sum(rows):  # before from_array, whose own error names no argument

@@ -497,9 +497,9 @@ class BaseRanker(BaseEstimator):
         if metric.uses_max_grade and not isinstance(self.metric, Metric) and yc.size and yc.max() > metric.max_grade:
             # the metric's own advice (max_grade=) names no parameter of the estimator
             raise ValueError(
-                f"{metric.name}: label {yc.max():g} exceeds the model's top grade max_grade_={metric.max_grade:g} "
-                "(the largest label it was fitted with); to score on a fixed scale, fit with "
-                f'metric=get_metric("{self.metric}", max_grade=<top grade>)'
+                f"{metric.name}: label {yc.max():g} exceeds the top grade of the model's ERR scale, "
+                f"max_grade_={metric.max_grade:g}; to score on another scale, set "
+                f'metric=get_metric("{self.metric}", max_grade=<top grade>) (set_params: no refit needed)'
             )
         values = metric.per_query(yc, scores, ptr)
         weight = _check_weight(sample_weight, yc.shape[0], order)
