@@ -322,3 +322,13 @@ def test_a_new_loss_is_one_subclass():
     s, y, m = padded_batch([3, 2], seed=8, n_nets=1)
     grad, loss = get_loss(Hinge())(s, y, m)
     assert torch.all(grad[..., ~m] == 0) and loss.shape == (1, 2)
+
+
+def test_the_command_lines_loss_choices_are_the_losses():
+    # --loss took any text and the error offered "or a Loss object", which no option value is
+    from ranklearn.neural.losses import LOSSES
+    from ranklearn.registry import get_spec
+
+    for model in ("ranknet", "lambdarank", "listnet"):
+        (option,) = [o for o in get_spec(model).options if o.flag == "--loss"]
+        assert sorted(option.choices) == sorted(LOSSES)

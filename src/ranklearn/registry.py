@@ -224,7 +224,8 @@ _NEURAL_OPTIONS = (
     Option("--lambda-norm", "lambda_normalization", str, "Divide each query's lambdas by its documents or pairs.",
            choices=("docs", "pairs", "none")),
     Option("--device", "device", str, "torch device: cpu, cuda or cuda:N."),
-    Option("--loss", "loss", str, "Loss: ranknet, lambdarank, listnet, listmle, approxndcg or neuralndcg."),
+    Option("--loss", "loss", str, "Loss of the network.",
+           choices=("ranknet", "lambdarank", "listnet", "listmle", "approxndcg", "neuralndcg")),
 )  # fmt: skip
 _TOLERANCE = Option("--tolerance", "tolerance", float,
                     "Least gain of a sweep (coordinate-ascent) or round (adarank) that goes on.")  # fmt: skip
