@@ -43,7 +43,13 @@ from sklearn.utils.validation import validate_data
 from ranklearn._threads import fit_threads, thread_limit
 from ranklearn.exceptions import ModelFormatError
 from ranklearn.metrics import Metric, get_metric, query_mean
-from ranklearn.models._base import as_dense_features, check_feature_values, check_ranking_data, in_context
+from ranklearn.models._base import (
+    as_dense_features,
+    check_feature_values,
+    check_position,
+    check_ranking_data,
+    in_context,
+)
 from ranklearn.models.driver import Callback, EvalData, run_training
 
 __all__ = ["BaseRanker", "FitData", "EvalSet", "resolve_qid", "N_JOBS"]
@@ -67,6 +73,12 @@ class FitData:
     y: np.ndarray
     ptr: np.ndarray
     weight: np.ndarray | None
+    #: 1-based display rank of each row in its logged list (int64), or None
+    position: np.ndarray | None = None
+
+    def side(self) -> dict[str, np.ndarray] | None:
+        """The per-row side data objectives and losses receive (``{"position": ...}``), or None."""
+        return None if self.position is None else {"position": self.position}
 
 
 @dataclass
@@ -232,6 +244,7 @@ class BaseRanker(BaseEstimator):
         *,
         group: ArrayLike | None = None,
         sample_weight: ArrayLike | None = None,
+        position: ArrayLike | None = None,
         eval_set: Sequence[tuple] | None = None,
         eval_group: Sequence[ArrayLike] | None = None,
         eval_names: Sequence[str] | None = None,
@@ -257,6 +270,10 @@ class BaseRanker(BaseEstimator):
             documents' mean weight (in the metric they maximize, and AdaRank's first
             distribution), RankBoost each pair by the mean of its two documents' weights: for
             these three a weight of 5 on a query counts it as five copies of it.
+        position : array-like (n_samples,) of int, optional
+            The 1-based rank at which each document was shown in its logged list (clicks
+            data). Reordered with the rows and given to the objective or loss as side data
+            (``side={"position": ...}``); ``predict`` never needs it. Whole numbers >= 1.
         eval_set : list of (X, y, qid), or of (X, y) with ``eval_group``
             Scored with ``metric`` after every iteration.
         eval_group : list of array-like, optional
@@ -278,7 +295,9 @@ class BaseRanker(BaseEstimator):
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None")
         q = resolve_qid(qid, group, _n_rows(X))
         Xc, yc, ptr, order = check_ranking_data(X, y, q, allow_nan=self._allow_nan)
-        data = FitData(Xc, yc, ptr, _check_weight(sample_weight, Xc.shape[0], order))
+        data = FitData(
+            Xc, yc, ptr, _check_weight(sample_weight, Xc.shape[0], order), check_position(position, Xc.shape[0], order)
+        )
         self._check_labels(yc)
         was_fitted = self.__sklearn_is_fitted__()
         validate_data(self, X, reset=True, skip_check_array=True)  # n_features_in_, feature_names_in_
