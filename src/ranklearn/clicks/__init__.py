@@ -2,5 +2,18 @@
 
 from ranklearn.clicks.aggregate import ClickCounts, ClickTrainingSet
 from ranklearn.clicks.log import ClickLog
+from ranklearn.clicks.models import DCM, PBM, UBM, Cascade, ClickModel, TrustBias
+from ranklearn.clicks.simulation import simulate
 
-__all__ = ["ClickCounts", "ClickLog", "ClickTrainingSet"]
+__all__ = [
+    "DCM",
+    "PBM",
+    "UBM",
+    "Cascade",
+    "ClickCounts",
+    "ClickLog",
+    "ClickModel",
+    "ClickTrainingSet",
+    "TrustBias",
+    "simulate",
+]
