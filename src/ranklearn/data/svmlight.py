@@ -15,25 +15,18 @@ the requested dtype. Labels may be any finite real number.
 
 from __future__ import annotations
 
-import gzip
-import zlib
 from os import PathLike
 from pathlib import Path
-from typing import IO
 
 import numpy as np
 import scipy.sparse as sp
 
 from ranklearn._files import write_output
-from ranklearn._text import strip_bom
 from ranklearn.data import _svmlight_kernel as K
 from ranklearn.data.dataset import RankingDataset, dense_size_problem
 from ranklearn.data.groups import block_ptr, first_reappearance, regroup_order, sizes_to_ptr
+from ranklearn.data.source import PathOrFile, read_source
 from ranklearn.exceptions import DataFormatError
-
-PathOrFile = str | PathLike[str] | IO[bytes] | IO[str]
-
-_GZIP_MAGIC = b"\x1f\x8b"
 
 _MESSAGES = {
     K.E_LABEL: "bad label: expected a number as the first token of the line",
@@ -48,32 +41,6 @@ _MESSAGES = {
     K.E_VALUE: "feature value is not a number: expected a decimal number (or 'nan' for missing)",
     K.E_VALUE_INF: "infinite feature value: expected a finite number ('nan' marks a missing value)",
 }
-
-
-def _read_bytes(source: PathOrFile) -> tuple[bytes, str]:
-    """The (decompressed) content of a path or file object, and a name for messages."""
-    if isinstance(source, (str, PathLike)):
-        name = str(source)
-        with open(source, "rb") as fh:
-            raw = fh.read()
-    else:
-        name = str(getattr(source, "name", "<stream>"))
-        try:
-            raw = source.read()
-        except UnicodeDecodeError as exc:  # a text-mode stream over bytes that are not text
-            raise DataFormatError(
-                f"cannot decode the stream as text ({exc.reason} at byte {exc.start}); open the file in binary mode",
-                path=name,
-            ) from None
-        if isinstance(raw, str):
-            raw = raw.encode("utf-8")
-    if raw[:2] == _GZIP_MAGIC:  # by content, so misnamed files work too
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise DataFormatError(f"corrupt or truncated gzip data ({exc})", path=name) from None
-    raw = strip_bom(raw)  # files saved by some Windows editors
-    return raw, name
 
 
 def _overflow_threshold(dtype: np.dtype) -> float:
@@ -105,7 +72,7 @@ def _decode(raw: bytes, start: int, end: int, what: str, name: str, line: int) -
 
 def _read_query_file(path: str | PathLike[str], n_rows: int) -> np.ndarray:
     """Group sizes of a LightGBM ``.query`` file, checked against the row count."""
-    raw, name = _read_bytes(path)
+    raw, name = read_source(path)
     sizes = []
     for lineno, line in enumerate(raw.split(b"\n"), start=1):
         token = line.strip()
@@ -189,7 +156,7 @@ def load_svmlight(
         raise ValueError(f"dtype must be float32 or float64, got {dtype}")
     if n_features is not None and not 1 <= n_features <= K.MAX_FID:
         raise ValueError(f"n_features must be between 1 and {K.MAX_FID}, got {n_features}")
-    raw, name = _read_bytes(path_or_file)
+    raw, name = read_source(path_or_file)
     buf = np.frombuffer(raw, dtype=np.uint8)
     row_cap, entry_cap = K.count_rows_and_entries(buf)
     labels = np.empty(row_cap, dtype=np.float64)
