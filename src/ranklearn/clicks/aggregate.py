@@ -83,6 +83,14 @@ class ClickTrainingSet:
         """Click-through rate of each row: clicks / impressions."""
         return self.y / self.sample_weight
 
+    def to_dataset(self) -> RankingDataset:
+        """The rows as a :class:`~ranklearn.data.RankingDataset` (labels = clicks, with the positions;
+        the impressions, a per-row weight, are not part of a dataset: see ``sample_weight``)."""
+        from ranklearn.data import RankingDataset, group_ptr
+
+        ptr = group_ptr(self.qid)
+        return RankingDataset(self.X, self.y, ptr, query_ids=self.qid[ptr[:-1]], position=self.position)
+
     @classmethod
     def per_session(cls, log: ClickLog, dataset: RankingDataset) -> ClickTrainingSet:
         """One row per impression, grouped by session (sessions in id order, rows by position)."""
