@@ -107,3 +107,9 @@ def test_bad_inputs_are_one_line(capsys, setup, tmp_path):
     code, _, err = run(capsys, "simulate-clicks", "--data", data, "--logging-model", root / "m.json",
                        "--sessions", 10, "--out", data)  # fmt: skip
     assert_one_line_error(code, err, "would destroy the input")
+
+
+def test_help_names_which_model_takes_which_option(capsys):
+    code, out, _ = run(capsys, "simulate-clicks", "--help")
+    text = " ".join(out.replace("│", " ").split())
+    assert code == 0 and "[pbm, ubm, trust] Position-bias severity" in text and "[dcm] Probability" in text

@@ -57,13 +57,14 @@ def test_harvesting_recovers_theta_across_logging_rankers(data):
 
 
 def test_swap_estimate_by_hand():
-    # two control sessions (one click at rank 1), two sessions swapping rank 1 with rank 2 (one click at rank 2)
+    # control sessions 0, 1 (clicks at ranks 1 and 2), sessions 2, 3 swapping ranks 1 and 2 (a click at rank 2):
+    # (1/2 at rank 2 of the swaps + 1/2 at rank 2 of the controls) / (1/2 at rank 1 of the controls + 0)
     log = ClickLog.from_arrays(
         query=[0] * 8, session=[0, 0, 1, 1, 2, 2, 3, 3], document=[0, 1] * 4, position=[1, 2] * 4,
-        click=[1, 0, 0, 0, 0, 1, 0, 0], swap=[1, 1, 1, 1, 2, 2, 2, 2],
+        click=[1, 0, 0, 1, 0, 1, 0, 0], swap=[1, 1, 1, 1, 2, 2, 2, 2],
     )  # fmt: skip
     p = estimate_propensity(log, "swap", n_bootstrap=0)
-    assert p.propensity.tolist() == [1.0, 1.0] and np.isnan(p.interval).all() and p.n_sessions == 4
+    assert p.propensity.tolist() == [1.0, 2.0] and np.isnan(p.interval).all() and p.n_sessions == 4
 
 
 def test_bootstrap_is_seeded(data):

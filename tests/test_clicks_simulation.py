@@ -171,3 +171,10 @@ def test_negative_labels_are_refused(data):
     bad = from_arrays(ds.X, np.where(np.arange(ds.n_samples) == 3, -1.0, ds.y), ds.qid)
     with pytest.raises(ValueError, match="labels must be >= 0"):
         simulate(bad, scores, PBM(), n_sessions=10)
+
+
+def test_plackett_luce_at_a_tiny_temperature_is_the_ranking(data):
+    ds, scores = data
+    cold = simulate(ds, scores, PBM(), n_sessions=300, top_k=8, seed=9, temperature=1e-9)
+    ranked = simulate(ds, scores, PBM(), n_sessions=300, top_k=8, seed=9)
+    assert np.array_equal(cold.document, ranked.document) and np.array_equal(cold.query, ranked.query)

@@ -525,7 +525,7 @@ class ClickModelName(str, Enum):
 def simulate_clicks(
     data: Path = typer.Option(..., "--data", help="Ranking file whose true labels the simulated users click on."),
     logging_model: list[Path] = typer.Option(
-        ..., "--logging-model", help="Model file (train --save) ranking each session's list; repeat it for several logging rankers, drawn per session."
+        ..., "--logging-model", metavar="MODEL", help="Model file (train --save) ranking each session's list; repeat it for several logging rankers, drawn per session."
     ),
     click_model: ClickModelName = typer.Option(ClickModelName.pbm, "--click-model", help="pbm, cascade, dcm (dependent), ubm (user browsing), trust (trust bias)."),
     sessions: int = typer.Option(..., "--sessions", min=1, help="Number of sessions (queries drawn uniformly)."),

@@ -61,39 +61,48 @@ class _Sessions:
 
 
 class _Swap:
-    """Joachims, Swaminathan and Schnabel, "Unbiased learning-to-rank with biased feedback", WSDM
-    2017: in a session whose rank 1 traded places with rank ``k``, the document logged at rank 1
-    is shown at ``k``; its click rate there over its click rate at rank 1 in the control sessions
-    (lists of at least ``k`` documents, so that both groups hold the same queries) is ``p_k / p_1``."""
+    """Swap interventions: Joachims, Swaminathan and Schnabel, "Unbiased learning-to-rank with
+    biased feedback", WSDM 2017. A session whose rank 1 traded places with rank ``k`` shows the
+    documents logged at ranks 1 and ``k`` at ``k`` and 1; a control session shows them in place.
+    With ``r`` the mean click rate per session (the control sessions taken among lists of at least
+    ``k`` documents, so that both groups hold the same queries), under the PBM
+    ``r_swap(k) + r_control(k) = p_k (g_1 + g_k)`` and ``r_control(1) + r_swap(1) = p_1 (g_1 + g_k)``,
+    so their ratio is ``p_k / p_1``: the paper's ratio for the document moved from rank 1, pooled
+    with the one for the document moved to rank 1 (the same swaps' other clicks, less variance).
+    """
 
     def __init__(self, s: _Sessions) -> None:
         log = s.log
         if log.swap is None:
             raise ValueError("method='swap' needs a log with swap interventions (simulate(..., intervention='swap'))")
-        at_top = log.position == 1
-        at_swap = log.position == log.swap
-        self.top_session = s.index[at_top]
-        self.top_click = log.click[at_top].astype(np.float64)
-        self.top_swap = log.swap[at_top]
-        self.top_length = s.length[self.top_session]
-        self.swap_session = s.index[at_swap]
-        self.swap_click = log.click[at_swap].astype(np.float64)
-        self.swap_rank = log.swap[at_swap]
         self.max_rank = s.max_rank
+        self.session = s.index
+        self.click = log.click.astype(np.float64)
+        self.position = log.position
+        self.swap = log.swap
+        self.length = s.length[s.index]  # per impression, its list's length
+        self.control = log.swap == 1
+        self.at_swap = log.position == log.swap
 
     def estimate(self, w: np.ndarray) -> np.ndarray:
         K = self.max_rank
-        wt, ws = w[self.top_session], w[self.swap_session]
-        shown = np.bincount(self.swap_rank, ws, minlength=K + 1)[: K + 1]
-        clicked = np.bincount(self.swap_rank, ws * self.swap_click, minlength=K + 1)[: K + 1]
-        control = self.top_swap == 1
-        # control sessions with lists of at least k documents: counts by length, summed from the longest
-        by_length_n = np.bincount(self.top_length[control], wt[control], minlength=K + 1)
-        by_length_c = np.bincount(self.top_length[control], (wt * self.top_click)[control], minlength=K + 1)
-        at_least_n = np.cumsum(by_length_n[::-1])[::-1][: K + 1]
-        at_least_c = np.cumsum(by_length_c[::-1])[::-1][: K + 1]
+        wi = w[self.session]
+        wc = wi * self.click
+        top, ctl = self.position == 1, self.control
+
+        def per_rank(mask: np.ndarray, key: np.ndarray, weights: np.ndarray) -> np.ndarray:
+            return np.bincount(key[mask], weights[mask], minlength=K + 1)[: K + 1]
+
+        swap_n = per_rank(top & ~ctl, self.swap, wi)  # sessions swapping rank 1 with k
+        swap_at_k = per_rank(self.at_swap & ~ctl, self.swap, wc)  # their clicks at rank k
+        swap_at_1 = per_rank(top & ~ctl, self.swap, wc)  # and at rank 1
+        ctl_n = per_rank(ctl, self.position, wi)  # control sessions reaching rank k
+        ctl_at_k = per_rank(ctl, self.position, wc)
+        # control clicks at rank 1 in lists of at least k documents: by length, summed from the longest
+        by_length = np.bincount(self.length[ctl & top], wc[ctl & top], minlength=K + 1)
+        ctl_at_1 = np.cumsum(by_length[::-1])[::-1][: K + 1]
         with np.errstate(divide="ignore", invalid="ignore"):
-            out = (clicked / shown) / (at_least_c / at_least_n)
+            out = (swap_at_k / swap_n + ctl_at_k / ctl_n) / (ctl_at_1 / ctl_n + swap_at_1 / swap_n)
         out = out[1:]
         out[0] = 1.0
         return out

@@ -59,13 +59,19 @@ def _simulate_kernel(ptr, relevance, rankings, scores, session_query, session_ra
         length = offsets[s + 1] - o
         state = _mix(base + np.uint64(s))
         if temperature > 0.0:  # Plackett-Luce: the top of score / T plus Gumbel noise
-            keys = np.empty(n)
+            keys = np.empty(length)  # the best keys so far, descending, and their documents
             for i in range(n):
                 state, u = _uniform(state)
-                keys[i] = -(scores[r, start + i] / temperature - np.log(-np.log(u + 0.5 * _TO_UNIT)))
-            top = np.argsort(keys, kind="mergesort")
-            for j in range(length):
-                out_document[o + j] = top[j]
+                key = scores[r, start + i] / temperature - np.log(-np.log(u + 0.5 * _TO_UNIT))
+                j = min(i, length)  # insertion into the kept top
+                while j > 0 and keys[j - 1] < key:
+                    if j < length:
+                        keys[j] = keys[j - 1]
+                        out_document[o + j] = out_document[o + j - 1]
+                    j -= 1
+                if j < length:
+                    keys[j] = key
+                    out_document[o + j] = i
         else:
             for j in range(length):
                 out_document[o + j] = rankings[r, start + j]
