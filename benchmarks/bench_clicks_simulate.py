@@ -92,8 +92,8 @@ def main() -> None:
     several = np.stack([scores, *(logging.predict(ds.X) + rng.normal(scale=s, size=ds.n_samples) for s in (0.5, 1.0))])
     print(f"\nPropensity estimates, PBM eta 1 epsilon 0.1, relative error (estimate / (theta_k/theta_1) - 1) in %, "
           f"{args.bootstrap} bootstrap resamples; 1-minute load at start {os.getloadavg()[0]:.2f}")  # fmt: skip
-    print("| method | sessions | " + " | ".join(f"rank {k}" for k in range(2, 11)) + " | max abs | seconds |")
-    print("|---|---:|" + "---:|" * 11)
+    print("| method | sessions | " + " | ".join(f"rank {k}" for k in range(2, 11)) + " | max abs | max abs / SE | seconds |")
+    print("|---|---:|" + "---:|" * 12)
     for n_sessions in args.sessions:
         for method, make in (
             ("swap", lambda m: simulate(ds, scores, PBM(), n_sessions=m, seed=1, intervention="swap")),
@@ -106,7 +106,9 @@ def main() -> None:
             seconds = time.perf_counter() - t0
             err = (p.propensity / truth - 1) * 100
             cells = " | ".join(f"{e:+.1f}" for e in err[1:])
-            print(f"| {method} | {n_sessions:,} | {cells} | {np.nanmax(np.abs(err)):.1f} | {seconds:.1f} |", flush=True)
+            z = np.nanmax(np.abs(p.propensity - truth)[1:] / p.stderr[1:])  # in bootstrap standard errors
+            print(f"| {method} | {n_sessions:,} | {cells} | {np.nanmax(np.abs(err)):.1f} | {z:.1f} | {seconds:.1f} |",
+                  flush=True)  # fmt: skip
     print(f"1-minute load at the end {os.getloadavg()[0]:.2f}")
 
 
