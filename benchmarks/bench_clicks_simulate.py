@@ -81,10 +81,10 @@ def main() -> None:
     medians, out, loads = interleaved(args.repeats, fns)
     log = out["ranklearn simulate, 2 threads"]
     print(f"\n10^6 PBM sessions (eta 1, epsilon 0.1, top 10): {len(log):,} impressions, {int(log.click.sum()):,} clicks")
-    print("| simulator | median s | |")
-    print("|---|---:|---|")
+    print("| simulator | median s |")
+    print("|---|---:|")
     for name, t in medians.items():
-        print(f"| {name} | {t:.3f} | |")
+        print(f"| {name} | {t:.3f} |")
     print(f"median of {args.repeats} interleaved rounds; 1-minute load during the runs {min(loads):.2f}-{max(loads):.2f}")
 
     # --- 2. propensities
