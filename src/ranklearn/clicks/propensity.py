@@ -139,6 +139,14 @@ class _Cells:
         return clicked, shown
 
 
+def _expected(p: np.ndarray, g: np.ndarray, clicked: np.ndarray, missed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The PBM's E-step per cell: expected examined impressions and expected relevant ones
+    (every click is both; a non-click is examined with P(E=1, R=0 | C=0) = p(1 - g)/(1 - pg) and
+    relevant with P(E=0, R=1 | C=0) = (1 - p)g/(1 - pg))."""
+    none = np.maximum(1.0 - p * g, 1e-12)
+    return clicked + missed * p * (1.0 - g) / none, clicked + missed * (1.0 - p) * g / none
+
+
 class _EM(_Cells):
     """Expectation-maximization of the position-based model on the click log alone: Wang, Golbandi,
     Bendersky, Metzler and Najork, "Position bias estimation for unbiased learning to rank in
@@ -170,10 +178,9 @@ class _EM(_Cells):
 
         def step(x: np.ndarray) -> np.ndarray:
             theta, gamma = x[:K], x[K:]
-            p, g = theta[pos], gamma[qd]
-            none = np.maximum(1.0 - p * g, 1e-12)
-            t = np.bincount(pos, clicked + missed * p * (1.0 - g) / none, minlength=K)
-            r = np.bincount(qd, clicked + missed * (1.0 - p) * g / none, minlength=self.n_pairs)
+            examined, relevant = _expected(theta[pos], gamma[qd], clicked, missed)
+            t = np.bincount(pos, examined, minlength=K)
+            r = np.bincount(qd, relevant, minlength=self.n_pairs)
             t[rank_seen] /= rank_shown[rank_seen]
             r[pair_seen] /= pair_shown[pair_seen]
             t[~rank_seen], r[~pair_seen] = theta[~rank_seen], gamma[~pair_seen]
