@@ -7,6 +7,8 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ranklearn.clicks import ClickLog
 from ranklearn.data import from_arrays
@@ -198,3 +200,25 @@ def test_join_errors_name_the_query_and_document():
         log.training_set(dataset())
     with pytest.raises(ValueError, match="per must be"):
         log.training_set(dataset(), per="query")
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    sessions=st.lists(
+        st.tuples(st.integers(-(2**63), 2**63 - 1), st.lists(st.tuples(st.integers(0, 2**63 - 1), st.booleans()), min_size=1, max_size=4)),
+        max_size=6,
+    ),
+    swap=st.booleans(),
+)
+def test_any_valid_log_survives_the_tsv_round_trip(tmp_path_factory, sessions, swap):
+    """Extreme ids (int64's ends, negative queries), empty logs, with and without the swap column."""
+    q, s, d, p, c = [], [], [], [], []
+    for number, (query, shown) in enumerate(sessions):
+        for pos, (doc, click) in enumerate(shown, 1):
+            q.append(query), s.append(-number), d.append(doc), p.append(pos), c.append(int(click))
+    arrays = dict(query=np.array(q, np.int64), session=np.array(s, np.int64), document=np.array(d, np.int64),
+                  position=np.array(p, np.int64), click=np.array(c, np.int64))  # fmt: skip
+    log = ClickLog.from_arrays(**arrays, swap=np.ones(len(q), np.int64) if swap else None)
+    path = tmp_path_factory.mktemp("prop") / "log.tsv"
+    log.write(path)
+    equal_logs(ClickLog.read(path), log)

@@ -1,7 +1,7 @@
 """Compile ranklearn's kernels once, ahead of use, into numba's on-disk cache.
 
 ``ranklearn warm-up`` (or ``python -m ranklearn.warmup``) runs the common paths on tiny data —
-reading an SVMlight file, every metric, fitting and predicting with every ranker that needs
+reading an SVMlight file, simulating clicks, every metric, fitting and predicting with every ranker that needs
 no extra — so that numba compiles their kernels and stores them (``cache=True``). Later
 processes load the machine code in milliseconds instead of compiling for tens of seconds.
 ``make demo`` and ``make test`` run it right after ``pip install``.
@@ -85,9 +85,20 @@ def _data_metrics_linear() -> None:
         path = Path(tmp) / "warmup.txt"
         path.write_text("1 qid:1 1:0.5 3:nan # docid = a\n0 qid:1 2:1e-3\n2 qid:2 1:-1 2:0.25\n")
         load_svmlight(path)
+        _clicks(X, y, qid, Path(tmp) / "clicks.tsv")
     # the neural rankers too when torch is installed (make demo's extra): RankNet's pair loop is numba
     extras = {None} | ({"neural"} if importlib.util.find_spec("torch") is not None else set())
     _fit_models([n for n, spec in REGISTRY.items() if spec.extra in extras and n not in TREE_MODELS])
+
+
+def _clicks(X: np.ndarray, y: np.ndarray, qid: np.ndarray, path: Path) -> None:
+    """The click simulator (``ranklearn simulate-clicks``) and the click log's TSV reader and writer."""
+    from ranklearn.clicks import PBM, ClickLog, simulate
+    from ranklearn.data import from_arrays
+
+    log = simulate(from_arrays(X, y, qid), X[:, 0], PBM(), n_sessions=20, intervention="swap")
+    log.write(path)
+    ClickLog.read(path)
 
 
 GROUPS: dict[str, Callable[[], None]] = {

@@ -18,6 +18,7 @@ _NL = 10
 _CR = 13
 _MINUS = 45
 _PLUS = 43
+_INT64_MIN = -9223372036854775807 - 1
 
 
 @njit(cache=True)
@@ -60,17 +61,22 @@ def parse_int_tsv(buf, start, n_cols, first_line):
                     p += 1
                 if p == e:
                     return values, row, E_TOKEN, line, s, e
-                v = 0
+                v = 0  # minus the magnitude: int64 holds -2^63, not +2^63
                 while p < e:
                     c = buf[p]
                     if c < 48 or c > 57:
                         return values, row, E_TOKEN, line, s, e
                     d = c - 48
-                    if v > (9223372036854775807 - d) // 10:
+                    low = _INT64_MIN + d  # v * 10 - d >= int64's minimum: v >= ceil(low / 10)
+                    if v < low // 10 + (1 if low % 10 else 0):
                         return values, row, E_RANGE, line, s, e
-                    v = v * 10 + d
+                    v = v * 10 - d
                     p += 1
-                values[row, col] = -v if negative else v
+                if not negative:
+                    if v == _INT64_MIN:
+                        return values, row, E_RANGE, line, s, e
+                    v = -v
+                values[row, col] = v
                 col += 1
                 if e >= stop:
                     break
@@ -84,13 +90,18 @@ def parse_int_tsv(buf, start, n_cols, first_line):
 
 
 @njit(cache=True)
-def _digits(v):
-    n = 1
+def _magnitude(v):
+    """|v| as uint64 (also for -2^63, whose negation overflows int64)."""
     if v < 0:
-        n += 1
-        v = -v
-    while v >= 10:
-        v //= 10
+        return np.uint64(-(v + 1)) + np.uint64(1)
+    return np.uint64(v)
+
+
+@njit(cache=True)
+def _digits(m):
+    n = 1
+    while m >= 10:
+        m //= np.uint64(10)
         n += 1
     return n
 
@@ -102,23 +113,24 @@ def format_int_tsv(columns):
     size = 0
     for r in range(n_rows):
         for c in range(n_cols):
-            size += _digits(columns[c, r]) + 1
+            v = columns[c, r]
+            size += _digits(_magnitude(v)) + (2 if v < 0 else 1)
     out = np.empty(size, dtype=np.uint8)
     pos = 0
     for r in range(n_rows):
         for c in range(n_cols):
             v = columns[c, r]
-            k = _digits(v)
-            end = pos + k
+            m = _magnitude(v)
             if v < 0:
                 out[pos] = _MINUS
-                v = -v
+                pos += 1
+            end = pos + _digits(m)
             q = end - 1
             while True:
-                out[q] = 48 + v % 10
-                v //= 10
+                out[q] = 48 + m % np.uint64(10)
+                m //= np.uint64(10)
                 q -= 1
-                if v == 0:
+                if m == 0:
                     break
             pos = end
             out[pos] = _TAB if c < n_cols - 1 else _NL

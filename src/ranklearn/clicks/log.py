@@ -204,7 +204,8 @@ class ClickLog:
         name = os.fspath(path)
         if name.lower().endswith(PARQUET_SUFFIXES):
             return cls._read_parquet(name)
-        raw = open(name, "rb").read()
+        with open(name, "rb") as fh:
+            raw = fh.read()
         newline = raw.find(b"\n")
         header_bytes = raw if newline < 0 else raw[:newline]
         header = header_bytes.decode("utf-8", errors="backslashreplace").strip("\r\ufeff").split("\t")
