@@ -47,7 +47,7 @@ from ranklearn._threads import numba_threads
 from ranklearn.collective import PeerError, PeerTimeoutError, StarComm, open_listener
 from ranklearn.exceptions import DataFormatError
 from ranklearn.models._base import check_feature_values, check_position, check_ranking_data, in_context
-from ranklearn.models.base import _check_weight, resolve_qid
+from ranklearn.models.base import _check_weight, named_eval_sets, resolve_qid
 from ranklearn.models.driver import Callback
 from ranklearn.models.lambdamart import LambdaMART
 from ranklearn.objectives import Objective
@@ -558,7 +558,9 @@ class DaskLambdaMART(LambdaMART):
     single-machine file (it loads as a ``LambdaMART``).
 
     Objectives: "lambdarank", "ranknet" and "squared_error" (their gradients depend on each
-    query alone). Evaluation sets are sharded too; their scores (one float per row) come to
+    query alone), or a user's object (as ``LambdaMART`` takes it), sent to every worker and
+    called there on that worker's queries with their side data (``side={"position": ...}``
+    when ``fit`` has ``position=``): its gradients must depend on each query's own rows. Evaluation sets are sharded too; their scores (one float per row) come to
     the client every tree for the metric.
 
     ``worker_timeout`` (seconds, default 600; None waits forever) bounds every wait for the
@@ -587,7 +589,8 @@ class DaskLambdaMART(LambdaMART):
 
     def _check_params(self) -> None:
         objective = self._objective_param()
-        if not (isinstance(objective, str) and objective in _LOCAL_OBJECTIVES):
+        # a user's object runs on every worker on that worker's queries (it must compute query by query)
+        if isinstance(objective, str) and objective not in _LOCAL_OBJECTIVES:
             raise ValueError(
                 f"objective={objective!r} is not supported by DaskLambdaMART; use one of "
                 f"{', '.join(_LOCAL_OBJECTIVES)} (gradients computed query by query)"
@@ -635,28 +638,14 @@ class DaskLambdaMART(LambdaMART):
             client.cancel([f for s in sets for f in s.futures] + (peers.futures if peers is not None else []))
 
     def _shard_eval_sets(self, client, eval_set, eval_group, eval_names) -> list[_ShardedSet]:
-        if eval_set is None:
-            if eval_group is not None or eval_names is not None:
-                raise ValueError("eval_group / eval_names given without eval_set")
-            return []
-        if isinstance(eval_set, tuple) and len(eval_set) in (2, 3) and not isinstance(eval_set[0], tuple):
-            eval_set = [eval_set]
-        eval_set = list(eval_set)
-        names = [f"valid_{i}" for i in range(len(eval_set))] if eval_names is None else [str(n) for n in eval_names]
-        if len(names) != len(eval_set) or len(set(names)) != len(names):
-            raise ValueError(f"eval_names must hold {len(eval_set)} distinct names, got {names}")
-        groups = [None] * len(eval_set) if eval_group is None else list(eval_group)
         out = []
-        for name, item, grp in zip(names, eval_set, groups):
-            if not isinstance(item, (tuple, list)) or len(item) not in (2, 3):
-                raise ValueError(f"evaluation set {name!r} must be (X, y, qid), or (X, y) with eval_group")
+        for name, Xe, ye, qe, grp in named_eval_sets(eval_set, eval_group, eval_names):
             what = f"evaluation set {name!r}"
-            e = _shard(client, name, item[0], item[1], item[2] if len(item) == 3 else None, grp, None, what,
-                       self.worker_timeout)  # fmt: skip
+            e = _shard(client, name, Xe, ye, qe, grp, None, what, self.worker_timeout)
             out.append(e)  # before any check: fit cancels the actors of every set made
             if e.n_features != self.n_features_in_:
                 raise ValueError(f"{what} has {e.n_features} features, the training data has {self.n_features_in_}")
-            validate_data(self, _columns_view(item[0]), reset=False, skip_check_array=True)
+            validate_data(self, _columns_view(Xe), reset=False, skip_check_array=True)
             labels = _gather(e.shards, [s.labels() for s in e.shards], self.worker_timeout)
             e.y = np.concatenate([lab[0] for lab in labels])
             e.ptr = np.concatenate([[0]] + [lab[1][1:] + e.starts[i] for i, lab in enumerate(labels)])
