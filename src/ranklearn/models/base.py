@@ -43,13 +43,8 @@ from sklearn.utils.validation import validate_data
 from ranklearn._threads import fit_threads, thread_limit
 from ranklearn.exceptions import ModelFormatError
 from ranklearn.metrics import Metric, get_metric, query_mean
-from ranklearn.models._base import (
-    as_dense_features,
-    check_feature_values,
-    check_position,
-    check_ranking_data,
-    in_context,
-)
+from ranklearn.data.positions import check_position
+from ranklearn.models._base import as_dense_features, check_feature_values, check_ranking_data, in_context
 from ranklearn.models.driver import Callback, EvalData, run_training
 
 __all__ = ["BaseRanker", "FitData", "EvalSet", "named_eval_sets", "resolve_qid", "N_JOBS"]
