@@ -304,7 +304,7 @@ def run_train(
     try:
         with TrainingProgress(_total(estimator), description=model) as progress:
             estimator.fit(
-                tr.X, tr.y, qid=tr.qid, eval_set=eval_set,
+                tr.X, tr.y, qid=tr.qid, position=tr.position, eval_set=eval_set,
                 eval_names=["validate"] if eval_set else None, callbacks=[progress],
             )  # fmt: skip
     except KeyboardInterrupt:

@@ -153,6 +153,12 @@ class RandomForest(TreeImportance, BaseRanker):
     def _check_params(self) -> None:
         self._bag_model(0).check_params()
 
+    def _side_keys(self) -> tuple[str, ...]:
+        return self._bag_model(0)._side_keys()
+
+    def _side_reader(self) -> str:
+        return self._bag_model(0)._side_reader()
+
     def _fit_threads(self, n_rows: int) -> int | None:
         return self._bag_model(0, self.n_jobs)._fit_threads(n_rows)
 
