@@ -624,6 +624,7 @@ class DaskLambdaMART(LambdaMART):
         ``sample_weight``, ``position``) Dask arrays or Series chunked like its rows, or NumPy
         arrays). Positions reach the objective on the workers with their rows."""
         self.check_params()
+        self._warn_unread_side(None if position is None else {"position": position})
         client = self._client()
         sets: list[_ShardedSet] = []
         try:
