@@ -179,3 +179,57 @@ def float32_sum_tolerance(trees: Sequence[Tree]) -> float:
     eps = float(np.finfo(np.float32).eps)
     largest = sum(float(np.max(np.abs(t.value[t.feature < 0]), initial=0.0)) for t in trees)
     return (len(trees) + 1) * eps * max(largest, 1e-30)
+
+
+def _ordered(bits: np.ndarray) -> np.ndarray:
+    """float32 bit patterns (int64) as integers in the order of their values, and back (an involution)."""
+    return np.where(bits < 0, bits ^ 0x7FFFFFFF, bits)
+
+
+def fold_normalizer(model: Any, normalizer: Any, target: str) -> Any:
+    """A tree model whose ``predict(X)`` is ``model.predict(normalizer.transform(X))``: each split
+    ``float32(z) <= t`` on a normalized feature becomes ``x <= T`` on the raw float32 value, ``T``
+    the largest float32 whose normalized value (as ``Normalizer.transform`` computes it, then
+    rounded to float32 as ``predict`` does) is ``<= t``. A global normalizer is increasing in
+    each feature (or the identity), so the split sends every raw value where the normalized one
+    went, exactly; NaN stays NaN.
+
+    Raises
+    ------
+    ValueError
+        For a per-query normalizer, one of another width, or a split no raw value reaches.
+    """
+    from ranklearn.registry import get_model_class
+
+    trees = model_trees(model, target)
+    if normalizer.per_query:
+        raise ValueError(f"{target} normalizes each document alone: a per-query Normalizer cannot be exported")
+    n = model.n_features_in_
+    if getattr(normalizer, "n_features_in_", n) != n:
+        raise ValueError(f"the Normalizer has {normalizer.n_features_in_} features, the model {n}")
+    folded = []
+    for tree in trees:
+        nodes = np.flatnonzero(tree.feature >= 0)
+        target32 = float32_down(tree.threshold[nodes])
+        big = np.float32(np.finfo(np.float32).max)
+        lo = np.full(nodes.shape[0], _ordered(np.int64(np.float32(-big).view(np.int32))))
+        hi = np.full(nodes.shape[0], _ordered(np.int64(big.view(np.int32))))
+        rows = np.arange(nodes.shape[0])
+
+        def normalized(keys: np.ndarray) -> np.ndarray:
+            X = np.zeros((nodes.shape[0], n), dtype=np.float32)
+            X[rows, tree.feature[nodes]] = _ordered(keys).astype(np.int32).view(np.float32)
+            return normalizer.transform(X)[rows, tree.feature[nodes]]
+
+        if np.any(normalized(lo) > target32):
+            raise ValueError(f"a split of the normalized model lies below every raw value ({target} cannot hold it)")
+        while np.any(lo < hi):  # the largest key whose normalized value is <= the threshold
+            mid = (lo + hi + 1) // 2
+            ok = normalized(mid) <= target32
+            lo, hi = np.where(ok, mid, lo), np.where(ok, hi, mid - 1)
+        raw = Tree.from_dict(tree.to_dict())
+        raw.threshold[nodes] = _ordered(lo).astype(np.int32).view(np.float32)
+        folded.append(raw)
+    out = get_model_class("lambdamart")._from_trees(folded, n)
+    out.trained_with_missing_ = getattr(model, "trained_with_missing_", True)
+    return out

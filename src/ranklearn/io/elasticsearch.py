@@ -17,10 +17,14 @@ in the feature set. The model types and their rules:
 * ``model/linear`` (``ranker/parser/LinearRankerParser.java``): ``{feature: weight}``, scored
   as ``sum(weight * x)`` in float32 without a constant term; an unmatched feature is 0.
 
-``feature_normalizers`` (``feature/store/StoredFeatureNormalizers.java``) come from a global
-:class:`ranklearn.data.Normalizer` the model's training features went through: ``zscore`` as
-``standard`` (``(x - mean) / standard_deviation``), ``linear`` as ``min_max``
-(``(x - minimum) / (maximum - minimum)``), computed by the plugin in float32.
+A model trained on features normalized by a global :class:`ranklearn.data.Normalizer` takes it
+as ``normalizer``. A linear model gets the plugin's ``feature_normalizers``
+(``feature/store/StoredFeatureNormalizers.java``): ``zscore`` as ``standard`` (``(x - mean) /
+standard_deviation``), ``linear`` as ``min_max`` (``(x - minimum) / (maximum - minimum)``),
+computed by the plugin in float32. A tree model's splits are moved onto the raw values instead
+(:func:`ranklearn.io._trees.fold_normalizer`): the plugin's float32 normalization differs from
+ranklearn's by a rounding step, enough to send a value lying on a threshold (thresholds are
+training values) the other way.
 """
 
 from __future__ import annotations
@@ -32,7 +36,14 @@ from typing import Any
 import numpy as np
 
 from ranklearn._files import write_output
-from ranklearn.io._trees import is_linear_model, linear_weights, model_trees, resolve_feature_names
+from ranklearn.io._trees import (
+    fold_normalizer,
+    is_linear_model,
+    is_tree_model,
+    linear_weights,
+    model_trees,
+    resolve_feature_names,
+)
 from ranklearn.io.ranklib import ranklib_model_text
 from ranklearn.io.xgboost import xgboost_dump
 
@@ -99,7 +110,8 @@ def ltr_plugin_model(
         The feature set's feature names, in the model's column order (default: the model's own,
         else ``f1``, ``f2``, ...). ``ranklib`` refers to features by position in the set.
     normalizer : ranklearn.data.Normalizer, optional
-        A fitted global normalizer the training features went through.
+        A fitted global normalizer the training features went through: ``feature_normalizers``
+        for a linear model, splits moved onto the raw values for a tree model.
 
     Raises
     ------
@@ -107,6 +119,13 @@ def ltr_plugin_model(
         For a model the type cannot hold, or a normalizer the plugin cannot apply.
     """
     names = resolve_feature_names(model, feature_names)
+    spec_normalizers = None
+    if normalizer is not None and is_tree_model(model):
+        # the plugin normalizes in float32, not as ranklearn does: a value on a threshold would go
+        # either way; the splits are moved onto the raw values instead, exactly
+        model = fold_normalizer(model, normalizer, "the LTR plugin")
+    elif normalizer is not None:
+        spec_normalizers = feature_normalizers(normalizer, names)
     if model_type is None:
         if is_linear_model(model):
             model_type = "linear" if linear_weights(model, "the LTR plugin")[1] == 0.0 else "ranklib"
@@ -126,8 +145,8 @@ def ltr_plugin_model(
     else:
         definition = ranklib_model_text(model)
     spec: dict[str, Any] = {"type": f"model/{model_type}", "definition": definition}
-    if normalizer is not None:
-        spec["feature_normalizers"] = feature_normalizers(normalizer, names)
+    if spec_normalizers is not None:
+        spec["feature_normalizers"] = spec_normalizers
     return {"model": {"name": name, "model": spec}}
 
 
