@@ -11,7 +11,7 @@ from _helpers import nan_tree_model, threshold_rows
 from ranklearn import LambdaMART
 from ranklearn.datasets import load_letor_fold
 from ranklearn.exceptions import ModelFormatError
-from ranklearn.io._trees import float32_sum_tolerance, model_trees
+from ranklearn.io._trees import breadth_first, float32_sum_tolerance, model_trees
 from ranklearn.io.xgboost import export_xgboost, import_xgboost, score_xgboost, xgboost_dump, xgboost_model_json
 
 xgb = pytest.importorskip("xgboost")
@@ -49,7 +49,7 @@ def test_nan_rows_and_every_threshold(nan_model, tmp_path):
         assert np.max(np.abs(_xgb_scores(model, tmp_path, rows) - model.predict(rows))) <= tol
     # the rounding is what makes it pass: XGBoost's '<' on ranklearn's thresholds goes wrong
     doc = xgboost_model_json(model)
-    for tree_doc, tree in zip(doc["learner"]["gradient_booster"]["model"]["trees"], model.trees_):
+    for tree_doc, tree in zip(doc["learner"]["gradient_booster"]["model"]["trees"], map(breadth_first, model.trees_)):
         internal = tree.feature >= 0
         tree_doc["split_conditions"] = np.where(internal, tree.threshold, tree.value).tolist()
     wrong = tmp_path / "wrong.json"
@@ -68,7 +68,7 @@ def test_schema_of_the_json_model(nan_model):
     assert learner["feature_names"][0] == "q0"
     trees = learner["gradient_booster"]["model"]["trees"]
     assert len(trees) == len(model.trees_)
-    for t, tree in zip(trees, model.trees_):
+    for t, tree in zip(trees, map(breadth_first, model.trees_)):
         n = tree.feature.shape[0]
         for key in ("split_indices", "split_conditions", "left_children", "right_children", "default_left", "base_weights", "parents"):
             assert len(t[key]) == n, key
@@ -157,7 +157,7 @@ def test_dump_is_xgboosts_dump_shape(nan_model):
     theirs = json.loads(xgb.train({"objective": "rank:ndcg", "max_depth": 2}, d, 1).get_dump(dump_format="json")[0])
     ours = dump[0]
     assert set(ours) == set(theirs) and set(ours["children"][0]) <= set(theirs["children"][0]) | {"leaf", "nodeid"}
-    tree = model.trees_[0]
+    tree = breadth_first(model.trees_[0])  # the JSON model's node ids
     assert ours["yes"] == tree.left[0] and ours["no"] == tree.right[0]
     assert ours["missing"] == (tree.left[0] if tree.missing_left[0] else tree.right[0])
     assert [c["nodeid"] for c in ours["children"]] == [ours["yes"], ours["no"]]
@@ -170,3 +170,40 @@ def test_refuses_a_linear_model():
     model = LinearRegression().fit(X, np.arange(20) % 2, np.repeat([0, 1], 10))
     with pytest.raises(ValueError, match="holds tree models"):
         xgboost_model_json(model)
+
+
+def test_single_leaf_trees_and_a_ranklib_import(nan_model, tmp_path):
+    """A tree of one leaf (XGBoost's one-node tree), and a model read from RankLib's format, whose
+    nodes are numbered depth first (XGBoost's predictor takes a right child as left + 1)."""
+    from ranklearn.io.ranklib import export_ranklib, import_ranklib
+    from ranklearn.tree.tree import Tree
+
+    model, X = nan_model
+    one = np.ones(1)
+    leaf = Tree(feature=-one.astype(np.int32), bin_threshold=np.zeros(1, np.int32), threshold=np.zeros(1),
+                missing_left=np.zeros(1, bool), left=-one.astype(np.int32), right=-one.astype(np.int32),
+                value=one * 0.375, gain=np.zeros(1), count=np.ones(1, np.int64))  # fmt: skip
+    with_leaf = LambdaMART._from_trees([*model.trees_[:2], leaf], model.n_features_in_)
+    assert np.max(np.abs(_xgb_scores(with_leaf, tmp_path, X) - with_leaf.predict(X))) <= float32_sum_tolerance(with_leaf.trees_)
+    with pytest.warns(UserWarning):
+        export_ranklib(model, tmp_path / "m.txt")
+    imported = import_ranklib(tmp_path / "m.txt", model.n_features_in_)
+    clean = np.nan_to_num(X)
+    got = _xgb_scores(imported, tmp_path, clean)
+    assert np.max(np.abs(got - imported.predict(clean))) <= float32_sum_tolerance(imported.trees_)
+
+
+def test_breadth_first_keeps_the_tree():
+    from ranklearn.tree.tree import Tree
+
+    # depth-first: 0 -> (1, 4), 1 -> (2, 3)
+    tree = Tree(feature=np.array([0, 1, -1, -1, -1], np.int32), bin_threshold=np.zeros(5, np.int32),
+                threshold=np.array([0.5, 0.25, 0, 0, 0]), missing_left=np.array([True, False, False, False, False]),
+                left=np.array([1, 2, -1, -1, -1], np.int32), right=np.array([4, 3, -1, -1, -1], np.int32),
+                value=np.array([0, 0, 1.0, 2.0, 3.0]), gain=np.zeros(5), count=np.zeros(5, np.int64))  # fmt: skip
+    bfs = breadth_first(tree)
+    assert bfs.left.tolist() == [1, 3, -1, -1, -1] and bfs.right.tolist() == [2, 4, -1, -1, -1]
+    assert bfs.value.tolist() == [0, 0, 3.0, 1.0, 2.0] and bfs.missing_left.tolist() == [True, False, False, False, False]
+    bfs.validate(2)
+    X = np.array([[0.1, 0.1], [0.1, 0.3], [0.7, 0.0], [np.nan, 0.3]], np.float32)
+    assert np.array_equal(LambdaMART._from_trees([bfs], 2).predict(X), LambdaMART._from_trees([tree], 2).predict(X))

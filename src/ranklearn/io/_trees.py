@@ -172,6 +172,24 @@ def nested(tree: Tree, split: Callable[[int, Any, Any], Any], leaf: Callable[[in
     return split(node, left, right)
 
 
+def breadth_first(tree: Tree) -> Tree:
+    """The same tree with its nodes numbered breadth first, a split's two children next to each
+    other (left, then right): XGBoost's layout, whose predictor takes the right child as the
+    left one plus one. RankLib imports number their nodes depth first."""
+    order = [0]
+    for node in order:  # grows as it goes
+        if tree.feature[node] >= 0:
+            order += [int(tree.left[node]), int(tree.right[node])]
+    order = np.asarray(order, dtype=np.int64)
+    new_id = np.empty_like(order)
+    new_id[order] = np.arange(order.shape[0])
+    fields = {name: getattr(tree, name)[order] for name in tree.__dataclass_fields__}
+    internal = fields["feature"] >= 0
+    for side in ("left", "right"):
+        fields[side] = np.where(internal, new_id[np.where(internal, fields[side], 0)], fields[side]).astype(np.int32)
+    return Tree(**fields)
+
+
 def float32_sum_tolerance(trees: Sequence[Tree]) -> float:
     """A bound on the difference between ranklearn's float64 sum of leaf values and an engine's
     float32 one (leaves rounded to float32, sums rounded at each step):

@@ -27,7 +27,7 @@ import numpy as np
 
 from ranklearn._files import write_output
 from ranklearn.exceptions import ModelFormatError
-from ranklearn.io._trees import float32_up, model_trees, nested, resolve_feature_names
+from ranklearn.io._trees import breadth_first, float32_up, model_trees, nested, resolve_feature_names
 from ranklearn.tree.tree import Tree
 
 _NO_PARENT = 2147483647  # XGBoost's parent of a root
@@ -36,6 +36,7 @@ _MARGIN_OBJECTIVES = ("rank:ndcg", "rank:pairwise", "rank:map", "reg:squarederro
 
 
 def _tree_json(tree: Tree, tree_id: int, n_features: int) -> dict[str, Any]:
+    tree = breadth_first(tree)  # XGBoost's predictor reads the right child as left + 1
     n = tree.feature.shape[0]
     internal = tree.feature >= 0
     parents = np.full(n, _NO_PARENT, dtype=np.int64)
@@ -156,7 +157,7 @@ def xgboost_dump(model: Any, feature_names: list[str] | None = None) -> list[dic
     trees = model_trees(model, "an XGBoost dump")
     names = resolve_feature_names(model, feature_names)
     dump = []
-    for tree in trees:
+    for tree in map(breadth_first, trees):  # node ids as in the JSON model
         depth = np.zeros(tree.feature.shape[0], dtype=np.int64)
         for node in np.flatnonzero(tree.feature >= 0):  # children come after their parent
             depth[tree.left[node]] = depth[tree.right[node]] = depth[node] + 1
