@@ -1,21 +1,16 @@
 """One entry point for every export format (``export_model``) and the check of an exported file
 with the real reader (``check_export``): what ``ranklearn export --format F [--check DATA]`` runs.
 
-Formats and their options (see each module for the engine's rules):
+Formats (module: options; see each module for the engine's rules):
 
-=============================  ==========================================  =====================================
-format                         module                                      options
-=============================  ==========================================  =====================================
-``ranklib``                    :mod:`ranklearn.io.ranklib`                 --
-``lightgbm``                   :mod:`ranklearn.io.lightgbm`                --
-``onnx``                       :mod:`ranklearn.io.onnx`                    ``opset_version``
-``xgboost``                    :mod:`ranklearn.io.xgboost` (JSON model)    ``feature_names``
-``xgboost-dump``               :mod:`ranklearn.io.xgboost` (JSON dump)     ``feature_names``
-``elasticsearch``/``opensearch`` :mod:`ranklearn.io.elasticsearch`         ``name``, ``model_type``, ``feature_names``, ``normalizer``
-``solr``                       :mod:`ranklearn.io.solr`                    ``name``, ``store``, ``feature_names``, ``missing_as``
-``vespa``                      :mod:`ranklearn.io.vespa`                   ``flavor``, ``feature_names``
-``treelite``                   :mod:`ranklearn.io.treelite`                --
-=============================  ==========================================  =====================================
+* ``ranklib`` (:mod:`ranklearn.io.ranklib`), ``lightgbm`` (:mod:`ranklearn.io.lightgbm`),
+  ``treelite`` (:mod:`ranklearn.io.treelite`): no options.
+* ``onnx`` (:mod:`ranklearn.io.onnx`): ``opset_version``.
+* ``xgboost`` (JSON model), ``xgboost-dump`` (JSON dump) (:mod:`ranklearn.io.xgboost`): ``feature_names``.
+* ``elasticsearch``, ``opensearch`` (:mod:`ranklearn.io.elasticsearch`): ``name``, ``model_type``,
+  ``feature_names``, ``normalizer``.
+* ``solr`` (:mod:`ranklearn.io.solr`): ``name``, ``store``, ``feature_names``, ``missing_as``.
+* ``vespa`` (:mod:`ranklearn.io.vespa`): ``flavor``, ``feature_names``.
 """
 
 from __future__ import annotations

@@ -75,14 +75,8 @@ def treelite_model(model: Any) -> Any:
 def export_treelite(model: Any, path: str | PathLike[str]) -> None:
     """Write a fitted tree model as a Treelite checkpoint (atomically; needs ``treelite``).
 
-    ``treelite.gtil.predict(treelite.Model.deserialize(path), X)`` then equals ``model.predict(X)``.
-
-    Raises
-    ------
-    ValueError
-        For a model that is not a fitted tree model.
-    ImportError
-        If treelite is not installed.
+    ``treelite.gtil.predict(treelite.Model.deserialize(path), X)`` then equals ``model.predict(X)``;
+    raises as :func:`treelite_model`.
     """
     write_output(path, treelite_model(model).serialize_bytes())
 
