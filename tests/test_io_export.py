@@ -92,3 +92,14 @@ def test_onnx_check(tmp_path):
     model = NEURAL[0](hidden=(8,), epochs=2, random_state=0).fit(X, y, qid)
     export_model(model, tmp_path / "m.onnx", "onnx")
     assert check_export(model, tmp_path / "m.onnx", "onnx", X).passed
+
+
+def test_an_unfitted_model_is_refused(tmp_path):
+    from ranklearn import LambdaMART
+    from ranklearn.models.coordinate_ascent import CoordinateAscent
+
+    with pytest.raises(ValueError, match="needs a fitted model"):
+        export_model(LambdaMART(), tmp_path / "m.json", "xgboost")
+    with pytest.raises(ValueError, match="needs a fitted model"):
+        export_model(CoordinateAscent(), tmp_path / "m.json", "solr")
+    assert not (tmp_path / "m.json").exists()

@@ -6,12 +6,13 @@ ranklearn sends a row left at a split when ``float32(x) <= t`` (features are hel
 see :mod:`ranklearn.tree.predictor`), ``t`` rounded down to a float32, and a missing value (NaN)
 the way the split learned (``missing_left``). The engines differ:
 
-* ``x <= T`` on float32 values (Solr, Treelite with float32 thresholds): ``T = float32_down(t)``.
 * ``x < T`` on float32 values (XGBoost, the LTR plugin's ``xgboost+json``): ``T`` the next
-  float32 above it (:func:`float32_up`); no float32 lies between, so every float32 goes the
-  same way.
-* ``x <= T`` on doubles (LightGBM, Vespa's ``lightgbm()``): see
-  :func:`ranklearn.io.lightgbm.double_thresholds`.
+  float32 above ``float32_down(t)`` (:func:`float32_up`); no float32 lies between, so every
+  float32 goes the same way.
+* ``x <= T`` on float32 values after adding 1e-6 (Solr): see :mod:`ranklearn.io.solr`.
+* ``x <= T`` on doubles (LightGBM, Treelite as exported): see
+  :func:`ranklearn.io.lightgbm.double_thresholds`; ``x < T`` on doubles (Vespa): see
+  :func:`ranklearn.io.vespa.vespa_thresholds`.
 """
 
 from __future__ import annotations
@@ -61,6 +62,14 @@ def is_tree_model(model: Any) -> bool:
 def is_linear_model(model: Any) -> bool:
     """True for the models :func:`linear_weights` exports."""
     return getattr(model, "_model_name", None) in LINEAR_MODELS
+
+
+def require_fitted_tree_or_linear(model: Any, target: str) -> None:
+    """Refuse, naming ``target``, a model that is neither a tree model nor a linear one, or not fitted."""
+    if not (is_tree_model(model) or is_linear_model(model)):
+        kinds = ", ".join((*EXPORTED_TREE_MODELS, *LINEAR_MODELS))
+        raise ValueError(f"{target} holds {kinds} models; this model is {_kind(model)}")
+    _require_fitted(model, target)
 
 
 def model_trees(model: Any, target: str) -> list[Tree]:

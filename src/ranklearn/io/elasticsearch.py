@@ -42,6 +42,7 @@ from ranklearn.io._trees import (
     is_tree_model,
     linear_weights,
     model_trees,
+    require_fitted_tree_or_linear,
     resolve_feature_names,
 )
 from ranklearn.io.ranklib import ranklib_model_text
@@ -118,6 +119,7 @@ def ltr_plugin_model(
     ValueError
         For a model the type cannot hold, or a normalizer the plugin cannot apply.
     """
+    require_fitted_tree_or_linear(model, "the LTR plugin")
     names = resolve_feature_names(model, feature_names)
     spec_normalizers = None
     if normalizer is not None and is_tree_model(model):

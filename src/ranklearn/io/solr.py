@@ -33,6 +33,7 @@ from ranklearn.io._trees import (
     linear_weights,
     model_trees,
     nested,
+    require_fitted_tree_or_linear,
     resolve_feature_names,
 )
 
@@ -100,6 +101,7 @@ def solr_model(
         linear model with a constant term (Solr's ``LinearModel`` has none), or a threshold
         Solr cannot split at.
     """
+    require_fitted_tree_or_linear(model, "Solr")
     names = resolve_feature_names(model, feature_names)
     body: dict[str, Any] = {"name": name, "features": [{"name": n} for n in names]}
     if store is not None:
