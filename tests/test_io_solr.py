@@ -157,10 +157,16 @@ def test_random_forest_and_file(tmp_path):
     X, y, qid = make_ranking(40, 10, random_state=0, return_X_y=True)
     forest = RandomForest(n_bags=3, random_state=0).fit(X, y, qid)
     path = tmp_path / "solr.json"
-    with pytest.raises(ValueError, match="--missing-as"):  # a forest does not record whether it saw NaN
-        export_solr(forest, path, name="rf")
-    assert not path.exists()
-    export_solr(forest, path, name="rf", missing_as=0.0)
+    export_solr(forest, path, name="rf")  # trained without NaN: no missing-value branch to lose
+    _, X_nan = nan_tree_model(n_estimators=1)
+    with_nan = RandomForest(n_bags=2, random_state=0).fit(X_nan, *make_ranking(80, 12, random_state=0, return_X_y=True)[1:])
+    assert with_nan.trained_with_missing_
+    with_nan.save(tmp_path / "rf.json")
+    from ranklearn.io import load_model
+
+    for forest_with_nan in (with_nan, load_model(tmp_path / "rf.json")):  # the flag is saved
+        with pytest.raises(ValueError, match="--missing-as"):
+            solr_model(forest_with_nan)
     doc = json.loads(path.read_text())
     check_shape(doc)
     rows = threshold_rows(model_trees(forest, "test"), np.asarray(X, dtype=np.float32))

@@ -115,8 +115,8 @@ def learned_missing_branch(model: Any, trees: Sequence[Tree]) -> bool:
     """True when the model learned where missing values (NaN) go and some split sends them left.
 
     A model trained without missing values sends NaN to the larger child (a choice, not learned:
-    data without NaN never takes it); a model that does not record its training data
-    (``trained_with_missing_``: a random forest) counts as trained with them.
+    data without NaN never takes it); a model that does not record it (``trained_with_missing_``)
+    counts as trained with them.
     """
     if not getattr(model, "trained_with_missing_", True):
         return False
