@@ -70,7 +70,7 @@ def export(
     normalizer: Path = typer.Option(None, "--normalizer", metavar="FILE", help="elasticsearch/opensearch: a global Normalizer (its to_dict() JSON) the training features went through, as feature_normalizers."),
     store: str = typer.Option(None, "--store", help="solr: the feature store of the model's features."),
     missing_as: float = typer.Option(None, "--missing-as", metavar="VALUE", help="solr: the value documents carry where a feature is missing (needed for a model with a missing-value branch)."),
-    flavor: VespaFlavor = typer.Option(VespaFlavor.lightgbm, "--vespa-flavor", help="vespa: lightgbm() JSON (exact) or xgboost() dump."),
+    flavor: VespaFlavor = typer.Option(None, "--vespa-flavor", help="vespa: lightgbm() JSON (exact; the default) or xgboost() dump."),
 ) -> None:
     """Export a model to another tool's format, for serving.
 
@@ -82,35 +82,29 @@ def export(
     checkpoint (treelite.Model.deserialize). See README "Serving".
     """
     from ranklearn.io import load_model
-    from ranklearn.io.export import export_model
+    from ranklearn.io.export import export_model, format_options
 
     C.check_output_path(out, model)
     estimator = load_model(model)
-    names = _feature_names(feature_names) if feature_names is not None else None
-    options: dict[str, Any] = {}
-    given = {"--featureset": featureset, "--model-type": model_type, "--normalizer": normalizer, "--store": store,
-             "--missing-as": missing_as, "--vespa-flavor": flavor if flavor is not VespaFlavor.lightgbm else None}  # fmt: skip
-    allowed = {
-        ExportFormat.elasticsearch: ("--featureset", "--model-type", "--normalizer"),
-        ExportFormat.opensearch: ("--featureset", "--model-type", "--normalizer"),
-        ExportFormat.solr: ("--store", "--missing-as"),
-        ExportFormat.vespa: ("--vespa-flavor",),
-    }.get(fmt, ())
-    wrong = [opt for opt, value in given.items() if value is not None and opt not in allowed]
+    # each command-line option: the export option it gives, and its value (None: not given)
+    given = {
+        "--feature-names": ("feature_names", _feature_names(feature_names) if feature_names is not None else None),
+        "--model-type": ("model_type", model_type.value if model_type is not None else None),
+        "--normalizer": ("normalizer", _normalizer(normalizer) if normalizer is not None else None),
+        "--store": ("store", store),
+        "--missing-as": ("missing_as", missing_as),
+        "--vespa-flavor": ("flavor", flavor.value if flavor is not None else None),
+    }
+    takes = format_options(fmt.value)
+    wrong = [opt for opt, (key, value) in given.items() if value is not None and key not in takes]
+    plugin = fmt in (ExportFormat.elasticsearch, ExportFormat.opensearch)
+    if featureset is not None and not plugin:  # it names the plugin's request, not an export option
+        wrong.append("--featureset")
     if wrong:
         raise ValueError(f"{', '.join(wrong)} does not apply to --format {fmt.value}")
-    if fmt in (ExportFormat.elasticsearch, ExportFormat.opensearch):
-        options = {"name": name, "model_type": model_type.value if model_type else None,
-                   "normalizer": _normalizer(normalizer) if normalizer is not None else None}  # fmt: skip
-    elif fmt is ExportFormat.solr:
-        options = {"name": name, "store": store, "missing_as": missing_as}
-    elif fmt is ExportFormat.vespa:
-        options = {"flavor": flavor.value}
-    if names is not None:
-        if fmt not in (ExportFormat.xgboost, ExportFormat.xgboost_dump, ExportFormat.elasticsearch,
-                       ExportFormat.opensearch, ExportFormat.solr, ExportFormat.vespa):  # fmt: skip
-            raise ValueError(f"--feature-names does not apply to --format {fmt.value}")
-        options["feature_names"] = names
+    options = {key: value for key, value in given.values() if value is not None}
+    if "name" in takes:
+        options["name"] = name
     if check is not None:
         from ranklearn.io.export import CHECKED_FORMATS
 
@@ -123,7 +117,7 @@ def export(
     except ImportError as exc:  # treelite or the onnx extra missing: one line
         raise ValueError(str(exc)) from None
     C.report(f"wrote {out} ({fmt.value})", out)
-    if fmt in (ExportFormat.elasticsearch, ExportFormat.opensearch) and featureset:
+    if plugin and featureset:
         C.report(f"send it as: POST _ltr/_featureset/{featureset}/_createmodel (body: {out})", out)
     if check is not None:
         _check(estimator, out, fmt.value, check)
