@@ -113,13 +113,47 @@ def test_every_threshold_needs_the_slack_taken_off(nan_model):
     assert np.max(np.abs(solr_score(naive, rows) - model.predict(rows))) > 100 * tol
 
 
-def test_solr_threshold_is_exact_or_refused():
+def test_solr_threshold_is_exact_where_solr_can_reach_it():
     for t in (0.0, 1e-6, 0.5, -0.25, 0.0123, 7.0, 1e6, -3.4e38, float(np.finfo(np.float32).max)):
-        s = solr_threshold(t)
-        assert np.float32(s + NODE_SPLIT_SLACK) == float32_down(t)  # ranklearn's split, as a float32
+        s, exact = solr_threshold(t)
+        assert exact and np.float32(s + NODE_SPLIT_SLACK) == float32_down(t)  # ranklearn's split, as a float32
         assert np.float32(float(repr(float(s)))) == s  # the text parses back to it
-    with pytest.raises(ValueError, match="cannot be exported to Solr"):
-        solr_threshold(float(np.float32(1.234567e-9)))
+    # here every sum s + 1e-6 lies halfway between two float32 and rounds to the even one:
+    # the odd 3.1707266e-06 is out of reach, Solr splits at the next float32 up
+    t = np.float32(3.1707266e-06)
+    s, exact = solr_threshold(float(t))
+    assert not exact and np.float32(s + NODE_SPLIT_SLACK) == np.nextafter(t, np.float32(1))
+    grid = [np.float32(c + NODE_SPLIT_SLACK) for c in _float32_range(np.float32(t - NODE_SPLIT_SLACK), 64)]
+    assert t not in grid  # truly out of reach
+
+
+def _float32_range(center, k):
+    low = high = center
+    values = [center]
+    for _ in range(k):
+        low, high = np.nextafter(low, np.float32(-1)), np.nextafter(high, np.float32(1))
+        values += [low, high]
+    return values
+
+
+def test_an_unreachable_threshold_warns_and_keeps_the_left_side(nan_model):
+    """Every value ranklearn sends left still goes left; only the float32 steps above move."""
+    from ranklearn.tree.tree import Tree
+
+    model, X = nan_model
+    tree = Tree.from_dict(model.trees_[0].to_dict())  # a copy: the fixture's tree stays as it is
+    node = int(np.flatnonzero(tree.feature >= 0)[0])
+    tree.threshold[node] = 3.1707266e-06
+    small = LambdaMART._from_trees([tree], model.n_features_in_)
+    with pytest.warns(UserWarning, match="1 split"):
+        doc = solr_model(small)
+    check_shape(doc)
+    rows = np.nan_to_num(threshold_rows(small.trees_, X), nan=0.0)
+    t = np.float32(3.1707266e-06)
+    moved = rows[:, tree.feature[node]] == np.nextafter(t, np.float32(1))
+    assert moved.any()
+    diff = np.abs(solr_score(doc, rows) - small.predict(rows))
+    assert np.max(diff[~moved]) <= float32_sum_tolerance(small.trees_)
 
 
 def test_missing_branch_needs_missing_as(nan_model):

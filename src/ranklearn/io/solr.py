@@ -10,7 +10,9 @@ value for a feature gets the feature's default (0 unless the feature store says 
 never NaN. ``LinearModel`` scores ``sum(weight * x)`` in float32, without a constant term.
 
 The export writes every threshold as the float32 ``s`` with ``float32(s + 1e-6f)`` equal to
-ranklearn's float32 threshold, so that Solr's split is ranklearn's; a model whose splits learned
+ranklearn's float32 threshold, so that Solr's split is ranklearn's (where no ``s`` gives it,
+as for a few small thresholds, the next float32 Solr reaches, with a warning: see
+:func:`solr_threshold`); a model whose splits learned
 a direction for missing values is refused unless ``missing_as`` states the value Solr's
 documents will carry where a feature is missing (the scores are then ranklearn's for rows with
 that value in place of NaN).
@@ -19,6 +21,7 @@ that value in place of NaN).
 from __future__ import annotations
 
 import json
+import warnings
 from os import PathLike
 from typing import Any
 
@@ -43,30 +46,29 @@ _TREES = "org.apache.solr.ltr.model.MultipleAdditiveTreesModel"
 _LINEAR = "org.apache.solr.ltr.model.LinearModel"
 
 
-def solr_threshold(threshold: float) -> np.float32:
-    """The float32 ``s`` with ``float32(s + 1e-6f) == float32_down(threshold)``: Solr then
-    splits exactly where ranklearn does.
+def solr_threshold(threshold: float) -> tuple[np.float32, bool]:
+    """The threshold text's float32 ``s`` for ranklearn's split at ``threshold``, and whether
+    Solr then splits exactly there.
 
-    Raises
-    ------
-    ValueError
-        When no float32 ``s`` gives it (thresholds within about 1e-6 of 0 whose float32 grid is
-        finer than that of ``s + 1e-6``).
+    Solr splits at ``float32(s + 1e-6f)``. When it equals ``float32_down(threshold)`` (the
+    float32 ranklearn splits at), Solr's split is ranklearn's. For some thresholds no float32
+    ``s`` gives it: the sum's rounding reaches only every other float32 (or fewer) there, as
+    happens for about 7% of thresholds between 1e-6 and 1e-3 and most below 5e-7. Then ``s`` is
+    the one splitting at the nearest reachable float32 above: every value ranklearn sends left
+    goes left, and the values between (no more than a few float32 steps, values no training
+    row held) go left in Solr too.
     """
     target = float32_down(threshold)[()]
     first = np.float32(target - NODE_SPLIT_SLACK)  # float32 arithmetic, as Java's
     candidates, down, up = [first], first, first
     with np.errstate(over="ignore"):  # next to the largest float32
-        for _ in range(8):  # the rounded difference is within a few float32 steps of the answer
+        for _ in range(16):  # the rounded difference is within a few float32 steps of the answer
             down, up = np.nextafter(down, np.float32(-np.inf)), np.nextafter(up, np.float32(np.inf))
             candidates += [down, up]
-    for s in candidates:
-        if np.float32(s + NODE_SPLIT_SLACK) == target:
-            return s
-    raise ValueError(
-        f"Solr adds 1e-6 to every threshold in float32: no threshold it reads splits at {float(target)!r} "
-        "(a split this close to 0 cannot be exported to Solr)"
-    )
+        splits = [np.float32(c + NODE_SPLIT_SLACK) for c in candidates]
+    above = [(split, c) for split, c in zip(splits, candidates) if split >= target]
+    split, chosen = min(above, key=lambda pair: pair[0])
+    return chosen, bool(split == target)
 
 
 def solr_model(
@@ -97,9 +99,8 @@ def solr_model(
     Raises
     ------
     ValueError
-        For another model, a tree model with a missing-value branch and no ``missing_as``, a
-        linear model with a constant term (Solr's ``LinearModel`` has none), or a threshold
-        Solr cannot split at.
+        For another model, a tree model with a missing-value branch and no ``missing_as``,
+        or a linear model with a constant term (Solr's ``LinearModel`` has none).
     """
     require_fitted_tree_or_linear(model, "Solr")
     names = resolve_feature_names(model, feature_names)
@@ -121,14 +122,26 @@ def solr_model(
             "give missing_as (--missing-as VALUE), the value Solr's documents carry for a missing feature"
         )
 
+    inexact = 0
+
     def tree_json(tree):
         def split(node, left, right):
-            t = solr_threshold(tree.threshold[node])
+            nonlocal inexact
+            t, exact = solr_threshold(tree.threshold[node])
+            inexact += not exact
             return {"feature": names[tree.feature[node]], "threshold": float32_text(t), "left": left, "right": right}
 
         return {"weight": "1", "root": nested(tree, split, lambda node: {"value": repr(float(tree.value[node]))})}
 
-    return {"class": _TREES, **body, "params": {"trees": [tree_json(t) for t in trees]}}
+    doc = {"class": _TREES, **body, "params": {"trees": [tree_json(t) for t in trees]}}
+    if inexact:
+        warnings.warn(
+            f"{inexact} split(s) cannot be written exactly for Solr (it adds 1e-6 to thresholds in float32): "
+            "they split at the next float32 Solr can reach, so a value a few float32 steps above such a "
+            "threshold goes left in Solr and right in ranklearn",
+            stacklevel=2,
+        )
+    return doc
 
 
 def export_solr(
