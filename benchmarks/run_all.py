@@ -46,7 +46,8 @@ SECTIONS = {
                          "--sessions", "10000", "--seeds", "0"]),
 }
 #: hand-written records that RESULTS.md carries after the generated sections
-NOTES = ["core_refactor_ab.md", "boosting_step_ab.md", "neural_defaults.md", "ranker_defaults.md"]
+NOTES = ["core_refactor_ab.md", "boosting_step_ab.md", "neural_defaults.md", "ranker_defaults.md",
+         "clicks_simulation.md"]
 
 
 def _existing_sections(path: Path) -> dict[str, list[str]]:
