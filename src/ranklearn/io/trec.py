@@ -1,9 +1,12 @@
 """TREC qrels and run files, and their alignment into the arrays the metrics take.
 
 * qrels: ``qid iter docid grade`` (4 columns, whitespace separated; ``iter`` is ignored).
-* run: ``qid Q0 docid rank score tag`` (6 columns). As trec_eval does, the rank column is
-  ignored: documents are ranked by score, equal scores by docid descending
-  (``ties="docid"``, part of the ``trec_eval`` preset).
+* run: ``qid Q0 docid rank score tag`` (6 columns; further columns are ignored, as trec_eval
+  ignores them). As trec_eval does, the rank column is ignored: documents are ranked by
+  score, equal scores by docid descending (``ties="docid"``, part of the ``trec_eval`` preset).
+* Both: lines whose first non-blank character is ``#`` are comments, and blank lines are
+  skipped, as trec_eval skips them. The files are read line by line (a run of any size
+  streams: only the parsed values are kept).
 
 Documents of a run that the qrels do not judge are non-relevant (grade 0); judged documents
 a run did not retrieve count in R and in the ideal DCG (``retrieved=`` of
@@ -33,6 +36,8 @@ class Run:
 
     scores: dict[str, dict[str, float]]
     tag: str
+    #: the tag of the last line: trec_eval's ``runid``
+    last_tag: str = ""
 
 
 @dataclass(frozen=True)
@@ -60,7 +65,7 @@ def _lines(path: str | PathLike[str]) -> Iterator[tuple[int, list[str]]]:
                 fields = raw.decode("utf-8").split()
             except UnicodeDecodeError:
                 raise DataFormatError("not UTF-8 text", path=path, line=number) from None
-            if fields:
+            if fields and not fields[0].startswith("#"):
                 yield number, fields
 
 
@@ -71,15 +76,21 @@ def _number(text: str, what: str, path: str | PathLike[str], line: int) -> float
     return value
 
 
-def read_qrels(path: str | PathLike[str]) -> dict[str, dict[str, float]]:
+def read_qrels(path: str | PathLike[str], *, negative: str = "zero") -> dict[str, dict[str, float]]:
     """Read a TREC qrels file: ``qid iter docid grade`` per line.
+
+    Parameters
+    ----------
+    negative : {"zero", "keep"}
+        A negative grade (TREC's -1 or -2 for junk or spam pages, or a pooled document left
+        unjudged): read as 0, a judged non-relevant document, as trec_eval's ranked measures
+        and ranx score it; or kept as written (``ranklearn trec-eval``: trec_eval's bpref,
+        infAP and counts treat such a document as pooled but unjudged).
 
     Returns
     -------
     dict
-        ``qrels[qid][docid] = grade``, queries in file order. A negative grade (TREC's -1 or
-        -2 for junk or spam pages) is a judged non-relevant document: read as 0, as
-        trec_eval and ranx score it.
+        ``qrels[qid][docid] = grade``, queries in file order.
 
     Raises
     ------
@@ -87,6 +98,9 @@ def read_qrels(path: str | PathLike[str]) -> dict[str, dict[str, float]]:
         Naming the line: not 4 columns, a grade that is not a finite number, or a document
         judged twice for the same query.
     """
+    if negative not in ("zero", "keep"):
+        raise ValueError(f"negative must be 'zero' or 'keep', got {negative!r}")
+    floor = 0.0 if negative == "zero" else -math.inf
     qrels: dict[str, dict[str, float]] = {}
     for line, fields in _lines(path):
         if len(fields) != 4:
@@ -94,7 +108,7 @@ def read_qrels(path: str | PathLike[str]) -> dict[str, dict[str, float]]:
                 f"expected 4 columns 'qid iter docid grade', got {len(fields)}", path=path, line=line
             )
         qid, _, docid, grade_text = fields
-        grade = max(_number(grade_text, "grade", path, line), 0.0)
+        grade = max(_number(grade_text, "grade", path, line), floor)
         judged = qrels.setdefault(qid, {})
         if docid in judged:
             raise DataFormatError(f"document {docid!r} is judged twice for query {qid!r}", path=path, line=line)
@@ -103,28 +117,28 @@ def read_qrels(path: str | PathLike[str]) -> dict[str, dict[str, float]]:
 
 
 def read_run(path: str | PathLike[str]) -> Run:
-    """Read a TREC run file: ``qid Q0 docid rank score tag`` per line.
+    """Read a TREC run file: ``qid Q0 docid rank score tag`` per line (more columns are ignored).
 
     Raises
     ------
     DataFormatError
-        Naming the line: not 6 columns, a score that is not a finite number, or a document
-        listed twice for the same query.
+        Naming the line: fewer than 6 columns, a score that is not a finite number, or a
+        document listed twice for the same query.
     """
     scores: dict[str, dict[str, float]] = {}
-    tag = ""
+    tag = tag_here = ""
     for line, fields in _lines(path):
-        if len(fields) != 6:
+        if len(fields) < 6:
             raise DataFormatError(
                 f"expected 6 columns 'qid Q0 docid rank score tag', got {len(fields)}", path=path, line=line
             )
-        qid, _, docid, _, score_text, tag_here = fields
+        qid, _, docid, _, score_text, tag_here = fields[:6]
         tag = tag or tag_here
         ranked = scores.setdefault(qid, {})
         if docid in ranked:
             raise DataFormatError(f"document {docid!r} is listed twice for query {qid!r}", path=path, line=line)
         ranked[docid] = _number(score_text, "score", path, line)
-    return Run(scores, tag)
+    return Run(scores, tag, tag_here)
 
 
 def align(
