@@ -1,4 +1,4 @@
-"""The ``ranklearn`` command line: info, evaluate, compare, report, cv, convert, train, predict, export, demo.
+"""The ``ranklearn`` command line: info, evaluate, compare, report, cv, convert, train, predict, export, demo, trec-eval.
 
 Bad input of any kind (malformed data or model files, missing or unreadable paths, bad
 parameter values, usage errors) ends with exit status 2 and one line on stderr,
@@ -24,6 +24,7 @@ from typer.core import TyperOption
 from ranklearn._files import is_special, write_output, write_outputs
 from ranklearn._compilation import on_first_compile
 from ranklearn.cli import _common as C
+from ranklearn.cli._trec_eval import trec_eval as trec_eval_command
 from ranklearn.exceptions import DataFormatError, RanklearnError
 
 app = typer.Typer(
@@ -494,6 +495,9 @@ def export(
 
         export_ranklib(estimator, out)
     C.report(f"wrote {out} ({fmt.value})", out)
+
+
+app.command(name="trec-eval")(trec_eval_command)
 
 
 @app.command(name="warm-up")

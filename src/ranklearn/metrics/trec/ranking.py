@@ -67,4 +67,5 @@ def judged_rankings(
 def _grade(grade: float | None) -> int:
     if grade is None:
         return NONPOOL
-    return UNJUDGED if grade < 0 else int(grade)
+    level = int(grade)  # trec_eval reads grades with atol: 2.7 is 2, -0.5 is 0
+    return UNJUDGED if level < 0 else level
