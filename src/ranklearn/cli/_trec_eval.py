@@ -96,7 +96,7 @@ def trec_eval_lines(
         raise ValueError(f"-M must be >= 0, got {max_docs}")
     z_table = _read_zscores(zscores) if zscores is not None else None
     qrels = read_qrels(qrels_path, negative="keep")
-    run = read_run("/dev/stdin" if str(run_path) == "-" else run_path)
+    run = read_run(run_path)
     ids = sorted(q for q in run.scores if q in qrels)
     if not ids:
         raise ValueError(f"no queries with both results and relevance info ({qrels_path}, {run_path})")

@@ -15,8 +15,10 @@ a run did not retrieve count in R and in the ideal DCG (``retrieved=`` of
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
+import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from os import PathLike
@@ -57,7 +59,8 @@ class TrecArrays:
 
 
 def _lines(path: str | PathLike[str]) -> Iterator[tuple[int, list[str]]]:
-    with open(path, "rb") as fh:
+    """Numbered non-blank, non-comment lines split on blanks; ``-`` reads standard input."""
+    with contextlib.nullcontext(sys.stdin.buffer) if str(path) == "-" else open(path, "rb") as fh:
         for number, raw in enumerate(fh, start=1):
             if number == 1:
                 raw = strip_bom(raw)

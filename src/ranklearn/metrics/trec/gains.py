@@ -54,8 +54,40 @@ def gain_table(levels: np.ndarray, pair_grades: np.ndarray, pair_gains: np.ndarr
             gains[n] = g
             counts[n] = levels[g]
             n += 1
-    order = np.argsort(gains[:n], kind="mergesort")
-    return grades[:n][order], gains[:n][order], counts[:n][order]
+    order = np.arange(n)
+    _merge_sort(order, gains, np.empty(n, dtype=np.int64))
+    return grades[order], gains[order], counts[order]
+
+
+@njit(cache=True)
+def _merge_sort(order: np.ndarray, gains: np.ndarray, tmp: np.ndarray) -> None:
+    """Sort ``order`` by gain as trec_eval does: glibc's qsort (a top-down merge sort, left
+    half n // 2) with trec_eval's comparison ``(int) (gain1 - gain2)``, under which gains less
+    than 1 apart are equal and keep their order (``1=0.5`` stays before grade 0's gain 0)."""
+    n = order.shape[0]
+    if n <= 1:
+        return
+    half = n // 2
+    _merge_sort(order[:half], gains, tmp[:half])
+    _merge_sort(order[half:], gains, tmp[half:])
+    i, j, k = 0, half, 0
+    while i < half and j < n:
+        if np.int64(gains[order[i]] - gains[order[j]]) <= 0:  # C's truncation toward zero
+            tmp[k] = order[i]
+            i += 1
+        else:
+            tmp[k] = order[j]
+            j += 1
+        k += 1
+    while i < half:
+        tmp[k] = order[i]
+        i += 1
+        k += 1
+    while j < n:
+        tmp[k] = order[j]
+        j += 1
+        k += 1
+    order[:] = tmp[:n]
 
 
 @njit(cache=True, inline="always")
