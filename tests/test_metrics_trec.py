@@ -153,3 +153,56 @@ def test_requests_parse_as_trec_eval():
                                    ("utility", "1,2", "4 coefficients"), ("P", "x", "not a number")]:  # fmt: skip
         with pytest.raises(ValueError, match=fragment):
             parse_request(name, params)
+
+
+# get_metric's names of trec_eval measures -> pytrec_eval's output names
+METRIC_NAMES = {
+    "bpref": "bpref", "gm_bpref": "gm_bpref", "infap": "infAP", "gm_map": "gm_map", "rprec": "Rprec",
+    "rprec_mult@0.6": "Rprec_mult_0.60", "iprec@0.3": "iprec_at_recall_0.30", "11pt": "11pt_avg",
+    "success@5": "success_5", "hit_rate@10": "success_10", "relative_p@10": "relative_P_10", "set_p": "set_P",
+    "set_recall": "set_recall", "set_relative_p": "set_relative_P", "set_map": "set_map", "set_f": "set_F",
+    "utility": "utility", "bing": "binG", "g": "G", "ndcg_rel": "ndcg_rel", "rndcg": "Rndcg", "num_ret": "num_ret",
+    "num_rel": "num_rel", "num_rel_ret": "num_rel_ret", "num_nonrel_judged_ret": "num_nonrel_judged_ret",
+    "map": "map", "p@5": "P_5", "ndcg@10": "ndcg_cut_10",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("relevance_level", [1, 2])
+def test_get_metric_on_aligned_runs_equals_pytrec_eval(mq_files, relevance_level):
+    from ranklearn.io.trec import Run, align
+    from ranklearn.metrics import get_metric
+
+    qrels, run = mq_files
+    qrels = {q: {d: max(g, 0) for d, g in judged.items()} for q, judged in qrels.items()}  # read_qrels's default
+    query_ids, (arrays,) = align(qrels, [Run(run, "t")])
+    want = pytrec_eval.RelevanceEvaluator(qrels, set(METRIC_NAMES.values()), relevance_level=relevance_level).evaluate(run)
+    for spec, name in METRIC_NAMES.items():
+        metric = get_metric(spec, conventions="trec_eval", relevance_level=relevance_level)
+        got = metric.per_query(arrays.y, arrays.scores, arrays.ptr, docids=arrays.docids, retrieved=arrays.retrieved,
+                               judged=arrays.judged)  # fmt: skip
+        expected = np.array([want[q][name] for q in query_ids])  # (ndcg_cut keeps the grades whatever -l)
+        assert got == pytest.approx(expected, abs=1e-12), spec
+    gm = get_metric("gm_map", conventions="trec_eval", relevance_level=relevance_level)
+    values = gm.per_query(arrays.y, arrays.scores, arrays.ptr, docids=arrays.docids, retrieved=arrays.retrieved)
+    assert gm.summarize(values) == pytest.approx(math.exp(np.mean([want[q]["gm_map"] for q in query_ids])))
+
+
+def test_per_grade_gains_and_relevance_level_by_hand():
+    from ranklearn.metrics import get_metric
+
+    y = np.array([2.0, 0.0, 1.0, 1.0])
+    scores = np.array([0.1, 0.9, 0.5, 0.3])  # ranking: 0, 1, 1, 2
+    ptr = np.array([0, 4])
+    dcg = (3 / math.log2(3) + 3 / math.log2(4) + 9 / math.log2(5))
+    ideal = 9 + 3 / math.log2(3) + 3 / math.log2(4)
+    assert get_metric("ndcg", gain={1: 3, 2: 9}).per_query(y, scores, ptr)[0] == pytest.approx(dcg / ideal)
+    assert get_metric("map", relevance_level=2).per_query(y, scores, ptr)[0] == pytest.approx(1 / 4)
+    assert get_metric("p@2", relevance_level=1).per_query(y, scores, ptr)[0] == 0.5
+    with pytest.raises(ValueError, match=">= 0"):
+        get_metric("ndcg", gain={1: -1})
+    with pytest.raises(ValueError, match="give success@<k>"):
+        get_metric("success")
+    with pytest.raises(ValueError, match="takes no @"):
+        get_metric("bpref@3")
+    with pytest.raises(ValueError, match="not defined for trec_eval"):
+        get_metric("bpref", ties="average")

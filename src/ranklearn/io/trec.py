@@ -47,7 +47,9 @@ class TrecArrays:
     """A run and the qrels as metric inputs (query ``q`` owns rows ``ptr[q]:ptr[q+1]``).
 
     Each query's first ``retrieved[q]`` rows are the run's documents; the others are
-    judged documents it did not retrieve (their scores are 0 and never ranked).
+    judged documents it did not retrieve (their scores are 0 and never ranked). ``judged``
+    is False for a retrieved document the qrels do not list (``judged=`` of the metrics:
+    bpref and infAP skip such documents).
     """
 
     query_ids: list[str]
@@ -56,6 +58,7 @@ class TrecArrays:
     scores: np.ndarray
     docids: np.ndarray
     retrieved: np.ndarray
+    judged: np.ndarray
 
 
 def _lines(path: str | PathLike[str]) -> Iterator[tuple[int, list[str]]]:
@@ -189,7 +192,7 @@ def _arrays(qrels: dict[str, dict[str, float]], run: Run, query_ids: list[str]) 
     docids: list[str] = []
     labels: list[float] = []
     scores: list[float] = []
-    sizes, retrieved = [], []
+    sizes, retrieved, listed = [], [], []
     for qid in query_ids:
         judged = qrels[qid]
         ranked = run.scores.get(qid, {})
@@ -197,6 +200,7 @@ def _arrays(qrels: dict[str, dict[str, float]], run: Run, query_ids: list[str]) 
         docids += list(ranked) + missing
         labels += [judged.get(d, 0.0) for d in ranked] + [judged[d] for d in missing]
         scores += list(ranked.values()) + [0.0] * len(missing)
+        listed += [d in judged for d in ranked] + [True] * len(missing)
         retrieved.append(len(ranked))
         sizes.append(len(ranked) + len(missing))
     ptr = np.zeros(len(sizes) + 1, dtype=np.int64)
@@ -208,6 +212,7 @@ def _arrays(qrels: dict[str, dict[str, float]], run: Run, query_ids: list[str]) 
         np.asarray(scores, dtype=np.float64),
         np.asarray(docids, dtype=object),
         np.asarray(retrieved, dtype=np.int64),
+        np.asarray(listed, dtype=bool),
     )
 
 
