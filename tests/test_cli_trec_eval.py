@@ -108,3 +108,27 @@ def test_errors_are_one_line(capsys, tmp_path, qrels_text, run_text, options, fr
     (tmp_path / "run").write_text(run_text)
     code, _, err = run(capsys, "trec-eval", *options, tmp_path / "qrels", tmp_path / "run")
     assert_one_line_error(code, err, *fragments)
+
+
+def test_evaluate_and_compare_take_the_trec_eval_measures(capsys, tmp_path):
+    import json
+
+    summary = {line.split("\t")[0].strip(): line.split("\t")[2] for line in (DATA / "all_trec_q.out").read_text().splitlines()
+               if line.split("\t")[1] == "all"}  # fmt: skip
+    names = {"bpref": "bpref", "infap": "infAP", "gm_map": "gm_map", "gm_bpref": "gm_bpref", "success@5": "success_5",
+             "iprec@0.3": "iprec_at_recall_0.30", "rprec_mult@0.6": "Rprec_mult_0.60", "11pt": "11pt_avg",
+             "set_f": "set_F", "utility": "utility", "rndcg": "Rndcg", "g": "G", "ndcg_rel": "ndcg_rel"}  # fmt: skip
+    metrics = [a for spec in names for a in ("--metric", spec)]
+    code, out, err = run(capsys, "evaluate", "--qrels", DATA / "qrels.txt", "--run", DATA / "run.txt", *metrics,
+                         "--conventions", "trec_eval", "--json")  # fmt: skip
+    assert code == 0, err
+    means = json.loads(out)
+    for spec, name in names.items():
+        assert f"{means[spec]:6.4f}" == summary[name], spec
+    other = tmp_path / "other.run"
+    other.write_text((DATA / "run.txt").read_text().replace(" 1.5 ", " 0.1 "))
+    code, out, err = run(capsys, "compare", "--qrels", DATA / "qrels.txt", "--run", DATA / "run.txt", "--run", other,
+                         "--metric", "bpref", "--metric", "infap", "--conventions", "trec_eval", "--json")  # fmt: skip
+    assert code == 0, err
+    result = json.loads(out)
+    assert "bpref" in json.dumps(result) and "infap" in json.dumps(result)

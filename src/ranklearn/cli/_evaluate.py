@@ -121,7 +121,7 @@ def values_from_trec(
     for path in (qrels_path, *run_files):
         if path.is_dir():
             raise IsADirectoryError(21, "is a directory, not a file", str(path))
-    qrels = read_qrels(qrels_path)
+    qrels = read_qrels(qrels_path, negative="keep")  # align reads them as 0, judged -1 (trec_eval's bpref, infAP)
     runs = [read_run(p) for p in run_files]
     for path, held in ((qrels_path, qrels), *((p, run.scores) for p, run in zip(run_files, runs))):
         if not held:  # say which file is empty rather than that nothing matched

@@ -48,8 +48,9 @@ class TrecArrays:
 
     Each query's first ``retrieved[q]`` rows are the run's documents; the others are
     judged documents it did not retrieve (their scores are 0 and never ranked). ``judged``
-    is False for a retrieved document the qrels do not list (``judged=`` of the metrics:
-    bpref and infAP skip such documents).
+    (``judged=`` of the metrics, read by trec_eval's bpref, infAP and counts) is 1 for a
+    judged document, 0 for a retrieved document the qrels do not list, -1 for one they give a
+    negative grade (pooled, unjudged: its label is 0).
     """
 
     query_ids: list[str]
@@ -198,9 +199,9 @@ def _arrays(qrels: dict[str, dict[str, float]], run: Run, query_ids: list[str]) 
         ranked = run.scores.get(qid, {})
         missing = [d for d in judged if d not in ranked]
         docids += list(ranked) + missing
-        labels += [judged.get(d, 0.0) for d in ranked] + [judged[d] for d in missing]
+        labels += [max(judged.get(d, 0.0), 0.0) for d in ranked] + [max(judged[d], 0.0) for d in missing]
         scores += list(ranked.values()) + [0.0] * len(missing)
-        listed += [d in judged for d in ranked] + [True] * len(missing)
+        listed += [_pooled(judged.get(d)) for d in ranked] + [_pooled(judged[d]) for d in missing]
         retrieved.append(len(ranked))
         sizes.append(len(ranked) + len(missing))
     ptr = np.zeros(len(sizes) + 1, dtype=np.int64)
@@ -212,8 +213,13 @@ def _arrays(qrels: dict[str, dict[str, float]], run: Run, query_ids: list[str]) 
         np.asarray(scores, dtype=np.float64),
         np.asarray(docids, dtype=object),
         np.asarray(retrieved, dtype=np.int64),
-        np.asarray(listed, dtype=bool),
+        np.asarray(listed, dtype=np.int8),
     )
+
+
+def _pooled(grade: float | None) -> int:
+    """``TrecArrays.judged`` of a document: 1 judged, 0 absent from the qrels, -1 negative grade."""
+    return 0 if grade is None else (1 if grade >= 0 else -1)
 
 
 _TAG = re.compile(r"^\S+$")

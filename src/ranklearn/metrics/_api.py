@@ -127,9 +127,10 @@ class Metric:
             Rows of each query that the ranking holds: the first ``retrieved[q]`` rows of
             query ``q`` are ranked, the others are judged documents it did not retrieve
             (TREC runs), which count in R and in the ideal DCG only. Default: every row.
-        judged : array-like of bool, shape (n_samples,), optional
-            False for a retrieved document the qrels do not list; read by the trec_eval
-            measures (bpref, infAP, ...), ignored by these metrics (such a row is non-relevant).
+        judged : array-like of int, shape (n_samples,), optional
+            ``TrecArrays.judged``: 0 for a retrieved document the qrels do not list, -1 for
+            one they give a negative grade; read by the trec_eval measures (bpref, infAP,
+            ...), ignored by these metrics (such a row is non-relevant).
 
         Returns
         -------

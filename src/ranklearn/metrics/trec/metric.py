@@ -6,9 +6,9 @@ A :class:`TrecMetric` is one output value of one trec_eval measure (``success@5`
 (``ties="docid"``: equal scores by document id descending, trec_eval's order; ``"stable"``:
 input order), grades are the labels truncated to integers (trec_eval reads them with
 ``atol``) and a document is relevant when its grade is at least ``relevance_level``
-(trec_eval's ``-l``, default 1). Rows that ``judged=`` marks False are retrieved documents
-the qrels do not list (bpref, infAP and the counts skip them; the other measures count them
-non-relevant). gm_map and gm_bpref give log(max(value, 1e-5)) per query and
+(trec_eval's ``-l``, default 1). Rows that ``judged=`` marks 0 are retrieved documents the
+qrels do not list, -1 documents they give a negative grade (bpref, infAP and the counts
+treat both as trec_eval does; the other measures count them non-relevant). gm_map and gm_bpref give log(max(value, 1e-5)) per query and
 :meth:`TrecMetric.summarize` averages them geometrically, as trec_eval.
 """
 
@@ -23,7 +23,7 @@ from numpy.typing import ArrayLike
 
 from ranklearn.metrics._api import Metric, check_inputs, docid_order, query_mean
 from ranklearn.metrics.trec.measures import BY_NAME, GEOMETRIC, evaluate_rels, parse_request
-from ranklearn.metrics.trec.counts import NONPOOL
+from ranklearn.metrics.trec.counts import NONPOOL, UNJUDGED
 
 #: ranklearn spec name -> (trec_eval measure, what ``@x`` gives: "cutoff", "level", "float" or "").
 SPEC_NAMES: dict[str, tuple[str, str]] = {
@@ -76,28 +76,30 @@ class TrecMetric(Metric):
         judged: ArrayLike | None = None,
     ) -> np.ndarray:
         """Value of the measure on every query (as :meth:`Metric.per_query`; ``judged``: per row,
-        False for a retrieved document the qrels do not list). NaN for a query without a
-        relevant document under ``empty="skip"``."""
+        1 (True) judged, 0 (False) a retrieved document the qrels do not list, -1 one they give a
+        negative grade, as :attr:`ranklearn.io.trec.TrecArrays.judged`). NaN for a query without
+        a relevant document under ``empty="skip"``."""
         labels, s, p = check_inputs(y, scores, ptr)
         sizes = np.diff(p)
         n_ret = sizes if retrieved is None else np.ascontiguousarray(retrieved, dtype=np.int64).ravel()
         if n_ret.shape != sizes.shape or np.any(n_ret < 0) or np.any(n_ret > sizes):
             raise ValueError(f"retrieved must hold one count per query, each between 0 and its rows ({sizes.size} queries)")
-        known = np.ones(labels.size, dtype=bool) if judged is None else np.asarray(judged, dtype=bool).ravel()
-        if known.shape != labels.shape:
-            raise ValueError(f"judged has {known.size} values for {labels.size} rows")
+        pool = np.ones(labels.size, dtype=np.int8) if judged is None else np.asarray(judged).astype(np.int8).ravel()
+        if pool.shape != labels.shape:
+            raise ValueError(f"judged has {pool.size} values for {labels.size} rows")
         if self.ties == "docid":
             if docids is None:
                 raise ValueError(f"{self.name}: ties='docid' needs the document ids (docids=)")
             first = docid_order(docids, p, n_ret)
-            labels, s, known = labels[first], s[first], known[first]
+            labels, s, pool = labels[first], s[first], pool[first]
         query = np.repeat(np.arange(sizes.size), sizes)
         ranked = (np.arange(labels.size) - p[query]) < n_ret[query]
         tiebreak = labels if self.ties == "pessimistic" else np.zeros(labels.size)
         # retrieved rows first, by score descending, then stable (input or docid order)
         order = np.lexsort((tiebreak, -s, ~ranked, query))
         grades = labels.astype(np.int64)
-        rels = np.where(known, grades, NONPOOL)[order][ranked[order]]
+        known = pool > 0
+        rels = np.select([known, pool == 0], [grades, NONPOOL], UNJUDGED)[order][ranked[order]]
         rels_ptr = np.zeros(sizes.size + 1, dtype=np.int64)
         np.cumsum(n_ret, out=rels_ptr[1:])
         levels = np.zeros((sizes.size, int(grades.max(initial=0)) + 1), dtype=np.int64)
