@@ -91,9 +91,9 @@ def test_all_trec_on_mq2008_equals_pytrec_eval(capsys, tmp_path, shared_data):
 @pytest.mark.parametrize(
     "qrels_text, run_text, options, fragments",
     [
-        ("1 0 a 1\n", "1 Q0 a 1 1 t\n1 Q0 a 2 0.5 t\n", [], ["run:2:", "listed twice", "'a'"]),
+        ("1 0 a 1\n", "1 Q0 a 1 1 t\n1 Q0 a 2 0.5 t\n", [], ["run:", "listed twice", "'a'", "query '1'"]),
         ("1 0 a 1\n", "1 Q0 a 1\n", [], ["run:1:", "6 columns"]),
-        ("1 0 a 1\n1 0 a 0\n", "1 Q0 a 1 1 t\n", [], ["qrels:2:", "judged twice"]),
+        ("1 0 a 1\n1 0 a 0\n", "1 Q0 a 1 1 t\n", [], ["qrels:", "judged twice", "'a'"]),
         ("1 0 a 1 extra\n", "1 Q0 a 1 1 t\n", [], ["qrels:1:", "4 columns"]),
         ("1 0 a 1\n", "1 Q0 a 1 high t\n", [], ["run:1:", "score", "'high'"]),
         ("1 0 a 1\n", "2 Q0 a 1 1 t\n", [], ["no queries with both results and relevance info"]),

@@ -87,20 +87,16 @@ def trec_eval_lines(
         An illegal measure or parameter, malformed files (naming the line), a document listed
         twice for a query, or no query both judged and retrieved.
     """
-    from ranklearn.io.trec import read_qrels, read_run
-    from ranklearn.metrics.trec import evaluate_rels, expand, judged_rankings
+    from ranklearn.io.trec_stream import read_judged_rankings
+    from ranklearn.metrics.trec import evaluate_rels, expand
     from ranklearn.metrics.trec import measures as M
 
     requests = expand(list(measures) or ["official"])
     if max_docs is not None and max_docs < 0:
         raise ValueError(f"-M must be >= 0, got {max_docs}")
     z_table = _read_zscores(zscores) if zscores is not None else None
-    qrels = read_qrels(qrels_path, negative="keep")
-    run = read_run(run_path)
-    ids = sorted(q for q in run.scores if q in qrels)
-    if not ids:
-        raise ValueError(f"no queries with both results and relevance info ({qrels_path}, {run_path})")
-    ranked = judged_rankings(qrels, run.scores, ids, max_docs=max_docs, judged_only=judged_only)
+    ranked, runid, qrels = read_judged_rankings(qrels_path, run_path, max_docs=max_docs, judged_only=judged_only)
+    ids = ranked.query_ids
     values = evaluate_rels(ranked.rels, ranked.ptr, ranked.levels, requests, relevance_level=relevance_level,
                            n_docs=n_docs)  # fmt: skip
     columns = [name for r in requests if r.spec.code != M.C_NONE for name in r.columns]
@@ -137,7 +133,7 @@ def trec_eval_lines(
     for request in requests:
         kind = request.spec.kind
         if kind == M.RUNID:
-            yield f"{'runid':<22}\tall\t{run.last_tag}"
+            yield f"{'runid':<22}\tall\t{runid}"
         elif kind == M.NUM_Q:
             yield line(M.COUNT, "num_q", "all", n_queries)
         if request.spec.code == M.C_NONE:
@@ -146,7 +142,7 @@ def trec_eval_lines(
             total = float(totals[col])
             if kind == M.COUNT:
                 if complete and request.spec.code == M.C_NUM_REL:  # trec_eval counts grades > 0 here, whatever -l
-                    total = float(sum(1 for grades in qrels.values() for g in grades.values() if int(g) > 0))
+                    total = float(sum(int((grades > 0).sum()) for grades in qrels.values()))
                 yield line(kind, name, "all", total)
             elif kind == M.GEOMETRIC:
                 total += (n_queries - len(ids)) * _LOG_MIN_GEO
