@@ -35,11 +35,67 @@ def _is_blank(c: int) -> bool:
     return c == 32 or 9 <= c <= 13
 
 
+_EXACT_POWERS = np.array([10.0**e for e in range(23)])  # exact in float64
+
+
+@njit(cache=True)
+def _parse_number(buf: np.ndarray, a: int, b: int, powers: np.ndarray) -> float:
+    """The decimal number ``buf[a:b]`` when it has an exact fast conversion (at most 15
+    significant digits and a power of ten up to 22: the division or product of two exact
+    doubles, correctly rounded as strtod), else NaN (the caller parses it with numpy)."""
+    i = a
+    negative = False
+    if i < b and (buf[i] == 43 or buf[i] == 45):
+        negative = buf[i] == 45
+        i += 1
+    mantissa = 0
+    digits = 0
+    scale = 0
+    seen = False
+    dot = False
+    while i < b and (48 <= buf[i] <= 57 or (buf[i] == 46 and not dot)):
+        if buf[i] == 46:
+            dot = True
+        else:
+            seen = True
+            if mantissa or buf[i] != 48:
+                digits += 1
+            mantissa = mantissa * 10 + (buf[i] - 48) if digits <= 15 else mantissa
+            if digits > 15:
+                return np.nan
+            if dot:
+                scale -= 1
+        i += 1
+    if not seen:
+        return np.nan
+    if i < b and (buf[i] == 101 or buf[i] == 69):
+        i += 1
+        exp_negative = False
+        if i < b and (buf[i] == 43 or buf[i] == 45):
+            exp_negative = buf[i] == 45
+            i += 1
+        if i == b:
+            return np.nan
+        exponent = 0
+        while i < b and 48 <= buf[i] <= 57 and exponent < 10000:
+            exponent = exponent * 10 + (buf[i] - 48)
+            i += 1
+        scale += -exponent if exp_negative else exponent
+    if i != b:
+        return np.nan
+    value = float(mantissa)
+    if scale > 22 or scale < -22:
+        return np.nan if mantissa else (-0.0 if negative else 0.0)
+    value = value * powers[scale] if scale >= 0 else value / powers[-scale]
+    return -value if negative else value
+
+
 @njit(cache=True)
 def _split(buf: np.ndarray, wanted: np.ndarray, min_fields: int, max_fields: int, number_field: int,
-           number_bytes: np.ndarray):  # fmt: skip
+           number_bytes: np.ndarray, powers: np.ndarray):  # fmt: skip
     """Field bounds of every content line of ``buf`` (whole lines): ``starts``/``ends`` of the
-    ``wanted`` fields, and (line index, field count or -1 for a bad number) of the first bad line."""
+    ``wanted`` fields, the number field's value (NaN: not converted here), and (line index,
+    field count or -1 for a bad number) of the first bad line."""
     n = buf.shape[0]
     n_lines = 0
     for i in range(n):
@@ -47,38 +103,49 @@ def _split(buf: np.ndarray, wanted: np.ndarray, min_fields: int, max_fields: int
             n_lines += 1
     starts = np.empty((n_lines + 1, wanted.shape[0]), dtype=np.int64)
     ends = np.empty((n_lines + 1, wanted.shape[0]), dtype=np.int64)
+    numbers = np.empty(n_lines + 1)
+    top = 0
+    for w in range(wanted.shape[0]):
+        top = max(top, wanted[w] + 1)
+    top = max(top, number_field + 1)
+    line_starts = np.empty(top, dtype=np.int64)
+    line_ends = np.empty(top, dtype=np.int64)
     rows = 0
     line = 0
     i = 0
     while i < n:
         field = 0
-        comment = False
         while i < n and buf[i] != 10:
-            if _is_blank(buf[i]):
+            c = buf[i]
+            if c == 32 or 9 <= c <= 13:
                 i += 1
                 continue
-            if field == 0 and buf[i] == 35:  # '#': a comment line
-                comment = True
+            if field == 0 and c == 35:  # '#': a comment line
+                while i < n and buf[i] != 10:
+                    i += 1
+                break
             a = i
-            while i < n and buf[i] != 10 and not _is_blank(buf[i]):
+            while i < n and not (buf[i] == 32 or 9 <= buf[i] <= 13):  # a newline (10) is a blank
                 i += 1
-            if not comment:
-                for w in range(wanted.shape[0]):
-                    if wanted[w] == field:
-                        starts[rows, w] = a
-                        ends[rows, w] = i
-                if field == number_field:
-                    for j in range(a, i):
-                        if not number_bytes[buf[j]]:
-                            return starts[:rows], ends[:rows], line, -1
+            if field < top:
+                line_starts[field] = a
+                line_ends[field] = i
             field += 1
-        if field and not comment:
+        if field:
             if field < min_fields or field > max_fields:
-                return starts[:rows], ends[:rows], line, field
+                return starts[:rows], ends[:rows], numbers[:rows], line, field
+            a, b = line_starts[number_field], line_ends[number_field]
+            for j in range(a, b):
+                if not number_bytes[buf[j]]:
+                    return starts[:rows], ends[:rows], numbers[:rows], line, -1
+            numbers[rows] = _parse_number(buf, a, b, powers)
+            for w in range(wanted.shape[0]):
+                starts[rows, w] = line_starts[wanted[w]]
+                ends[rows, w] = line_ends[wanted[w]]
             rows += 1
         line += 1
         i += 1
-    return starts[:rows], ends[:rows], -1, 0
+    return starts[:rows], ends[:rows], numbers[:rows], -1, 0
 
 
 @njit(cache=True)
@@ -161,7 +228,8 @@ def _read(path: str | PathLike[str], *, run: bool) -> _Table:
             if not data.endswith(b"\n"):
                 data += b"\n"
             buf = np.frombuffer(data, dtype=np.uint8)
-            starts, ends, bad, count = _split(buf, wanted, min_fields, max_fields, int(wanted[2]), _NUMBER_BYTES)
+            starts, ends, parsed, bad, count = _split(buf, wanted, min_fields, max_fields, int(wanted[2]), _NUMBER_BYTES,
+                                                      _EXACT_POWERS)  # fmt: skip
             if bad >= 0:
                 line = line_base + bad + 1
                 if count >= 0:
@@ -170,7 +238,7 @@ def _read(path: str | PathLike[str], *, run: bool) -> _Table:
                 token = data.split(b"\n")[bad].split()[wanted[2]].decode("utf-8", "replace")
                 raise DataFormatError(f"{what} must be a finite number", path=path, line=line, token=token)
             if starts.shape[0]:
-                numbers = _numbers(buf, starts[:, 2], ends[:, 2], path, line_base, data, what)
+                numbers = _numbers(buf, starts[:, 2], ends[:, 2], parsed, path, line_base, data, what)
                 firsts = _blocks(buf, starts[:, 0], ends[:, 0])
                 lengths = np.diff(np.append(firsts, starts.shape[0]))
                 ids = [data[starts[f, 0] : ends[f, 0]].decode("utf-8", "replace") for f in firsts]
@@ -199,18 +267,20 @@ def _read(path: str | PathLike[str], *, run: bool) -> _Table:
     )
 
 
-def _numbers(buf, starts, ends, path, line_base, data, what) -> np.ndarray:
-    """The number fields as float64 (numpy's parser, correctly rounded as C's strtod)."""
-    width = int((ends - starts).max())
-    text = _fixed_width(buf, starts, ends).view(f"S{width}").ravel()
-    try:
-        numbers = text.astype(np.float64)
-    except ValueError:
-        numbers = np.array([_float_or_nan(t) for t in text])
-    bad = np.flatnonzero(~np.isfinite(numbers))
+def _numbers(buf, starts, ends, parsed, path, line_base, data, what) -> np.ndarray:
+    """The number fields as float64: ``parsed`` where the fast conversion was exact, numpy's
+    parser (correctly rounded, as C's strtod) for the others."""
+    slow = np.flatnonzero(np.isnan(parsed))
+    if not slow.size:
+        return parsed
+    width = int((ends[slow] - starts[slow]).max())
+    text = _fixed_width(buf, starts[slow], ends[slow]).view(f"S{width}").ravel()
+    numbers = parsed.copy()
+    numbers[slow] = [_float_or_nan(t) for t in text]
+    bad = np.flatnonzero(~np.isfinite(numbers[slow]))
     if bad.size:
         token = text[bad[0]].decode("ascii", "replace")
-        line = _line_of(data, starts[bad[0]]) + line_base
+        line = _line_of(data, starts[slow[bad[0]]]) + line_base
         raise DataFormatError(f"{what} must be a finite number", path=path, line=line, token=token)
     return numbers
 
@@ -268,7 +338,24 @@ def _duplicate(store, offsets, rows, hashes) -> int:
 
 @njit(cache=True)
 def _rank(rows, scores, store, offsets):
-    """``rows`` in trec_eval's order: score descending, docid descending (a merge sort)."""
+    """``rows`` in trec_eval's order: score descending, then docid descending (each group of
+    equal scores merge-sorted by its ids)."""
+    n = rows.shape[0]
+    by_score = rows[np.argsort(-scores[rows])]
+    a = 0
+    while a < n:
+        b = a + 1
+        while b < n and scores[by_score[b]] == scores[by_score[a]]:
+            b += 1
+        if b - a > 1:
+            _sort_ids_descending(by_score[a:b], store, offsets)
+        a = b
+    return by_score
+
+
+@njit(cache=True)
+def _sort_ids_descending(rows, store, offsets):
+    """Sort ``rows`` in place by document id, descending (bottom-up merge sort)."""
     n = rows.shape[0]
     a = rows.copy()
     b = np.empty_like(a)
@@ -280,11 +367,7 @@ def _rank(rows, scores, store, offsets):
             i, j, k = lo, mid, lo
             while i < mid and j < hi:
                 x, y = a[i], a[j]
-                first = scores[x] > scores[y] or (
-                    scores[x] == scores[y]
-                    and _compare(store, offsets[x], offsets[x + 1], store, offsets[y], offsets[y + 1]) >= 0
-                )
-                if first:
+                if _compare(store, offsets[x], offsets[x + 1], store, offsets[y], offsets[y + 1]) >= 0:
                     b[k] = x
                     i += 1
                 else:
@@ -301,7 +384,7 @@ def _rank(rows, scores, store, offsets):
                 k += 1
         a, b = b, a
         width *= 2
-    return a
+    rows[:] = a
 
 
 @njit(cache=True, parallel=True)

@@ -11,11 +11,11 @@ rules value for value (tested against pytrec_eval, which runs trec_eval's C code
 * :mod:`.sets` set_P, set_recall, set_relative_P, set_map, set_F, utility
 * :mod:`.rbp` rbp, rbp_resid; :mod:`.unjudged` unj
 * :mod:`.measures` the catalogue (names, parameters, output names) and the evaluation pass;
-  :mod:`.ranking` trec_eval's judgement lists from qrels and a run.
+  :mod:`.ranking` trec_eval's judgement lists; :mod:`.metric` the measures through ``get_metric``.
 """
 
 from ranklearn.metrics.trec.measures import MEASURES, NICKNAMES, Request, evaluate_rels, expand, parse_request
-from ranklearn.metrics.trec.ranking import JudgedRankings, judged_rankings, rank_order
+from ranklearn.metrics.trec.ranking import JudgedRankings
 
 __all__ = [
     "MEASURES",
@@ -24,7 +24,5 @@ __all__ = [
     "Request",
     "evaluate_rels",
     "expand",
-    "judged_rankings",
     "parse_request",
-    "rank_order",
 ]
