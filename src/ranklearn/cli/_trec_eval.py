@@ -57,6 +57,13 @@ def _zscore(value: float, entry: tuple[float, float] | None) -> float:
     return 0.0 if value == mean else MISSING_ZSCORE
 
 
+def _fixed(value: float) -> str:
+    """C's ``%6.4f``: a NaN with its sign bit set prints as ``-nan`` (glibc)."""
+    if math.isnan(value):
+        return ("-nan" if math.copysign(1.0, value) < 0 else "nan").rjust(6)
+    return f"{value:6.4f}"
+
+
 def _relstring(rels: np.ndarray, length: float) -> str:
     """trec_eval's relstring: one character per rank (grade, ``-`` absent, ``.`` unjudged, ``>`` above 9)."""
     chars = []
@@ -104,12 +111,12 @@ def trec_eval_lines(
         for q, qid in enumerate(ids):
             values[q] = [_zscore(v, z_table.get((qid, name))) for v, name in zip(values[q], columns)]
     z = "Z" if z_table is not None else ""
-    count_format = "{}{:<22}\t{}\t{:6.4f}" if z else "{}{:<22}\t{}\t{}"
+    count_format = "{}{:<22}\t{}\t{}"
 
     def line(kind: str, name: str, qid: str, value: float) -> str:
-        if kind == M.COUNT:
-            return count_format.format(z, name, qid, value if z else int(value))
-        return f"{z}{name:<22}\t{qid}\t{value:6.4f}"
+        if kind == M.COUNT and not z:
+            return count_format.format(z, name, qid, int(value))
+        return f"{z}{name:<22}\t{qid}\t{_fixed(value)}"
 
     if per_query:
         for q, qid in enumerate(ids):
