@@ -145,10 +145,7 @@ class Metric:
             the gain, (ERR) a label above ``max_grade``, or ``ties="docid"`` without docids.
         """
         labels, s, p = check_inputs(y, scores, ptr)
-        sizes = np.diff(p)
-        n_ret = sizes if retrieved is None else np.ascontiguousarray(retrieved, dtype=np.int64).ravel()
-        if n_ret.shape != sizes.shape or np.any(n_ret < 0) or np.any(n_ret > sizes):
-            raise ValueError(f"retrieved must hold one count per query, each between 0 and its rows ({sizes.size} queries)")
+        n_ret = check_retrieved(retrieved, p)
         if self.ties == "docid":
             if docids is None:
                 raise ValueError(f"{self.name}: ties='docid' needs the document ids (docids=)")
@@ -251,6 +248,15 @@ class Metric:
             return query_mean(self._values(labels, _check_scores(scores, labels.size), p, sizes))
 
         return score
+
+
+def check_retrieved(retrieved: ArrayLike | None, ptr: np.ndarray) -> np.ndarray:
+    """Rows ranked per query (``retrieved=``; None: every row), checked against the boundaries."""
+    sizes = np.diff(ptr)
+    n_ret = sizes if retrieved is None else np.ascontiguousarray(retrieved, dtype=np.int64).ravel()
+    if n_ret.shape != sizes.shape or np.any(n_ret < 0) or np.any(n_ret > sizes):
+        raise ValueError(f"retrieved must hold one count per query, each between 0 and its rows ({sizes.size} queries)")
+    return n_ret
 
 
 def docid_order(docids: ArrayLike, ptr: np.ndarray, retrieved: np.ndarray) -> np.ndarray:

@@ -35,25 +35,3 @@ def average_precision(rels: np.ndarray, n_rel: int, rl: int) -> float:
 def log_average_precision(rels: np.ndarray, n_rel: int, rl: int) -> float:
     """log(max(AP, 1e-5)): ``gm_map``'s per-query value."""
     return np.log(max(average_precision(rels, n_rel, rl), MIN_GEO_MEAN))
-
-
-@njit(cache=True)
-def average_precision_at(rels: np.ndarray, n_rel: int, rl: int, cutoffs: np.ndarray, out: np.ndarray) -> None:
-    """AP over the top k (divided by R) for each increasing cutoff k; 0 when R = 0."""
-    if n_rel == 0:
-        return
-    total = 0.0
-    found = 0
-    c = 0
-    for i in range(rels.shape[0]):
-        if i == cutoffs[c]:
-            out[c] = total / n_rel
-            c += 1
-            if c == cutoffs.shape[0]:
-                return
-        if rels[i] >= rl:
-            found += 1
-            total += found / (i + 1.0)
-    while c < cutoffs.shape[0]:
-        out[c] = total / n_rel
-        c += 1

@@ -19,6 +19,7 @@ from numba import njit, prange
 
 from ranklearn.metrics.trec import average_precision as ap
 from ranklearn.metrics.trec import bpref as bp
+from ranklearn.metrics.trec import cutoffs as ct
 from ranklearn.metrics.trec import gains as gn
 from ranklearn.metrics.trec import precision as pr
 from ranklearn.metrics.trec import rbp as rb
@@ -26,7 +27,6 @@ from ranklearn.metrics.trec import recall as rc
 from ranklearn.metrics.trec import sets as st
 from ranklearn.metrics.trec.counts import num_nonrel_judged_ret, num_rel, num_rel_ret
 from ranklearn.metrics.trec.reciprocal_rank import reciprocal_rank
-from ranklearn.metrics.trec.unjudged import unjudged_at
 
 # Kinds of value (how a measure is summed over queries and printed).
 FLOAT, COUNT, GEOMETRIC, RUNID, NUM_Q, RELSTRING = "float", "count", "geometric", "runid", "num_q", "relstring"
@@ -257,19 +257,19 @@ def _measure(code, r, lv, n_rel, n_rel_ret, rl, n_docs, p, out):
     elif code == C_GM_MAP:
         out[0] = ap.log_average_precision(r, n_rel, rl)
     elif code == C_MAP_CUT:
-        ap.average_precision_at(r, n_rel, rl, p.astype(np.int64), out)
+        ct.at_cutoffs(r, n_rel, rl, p.astype(np.int64), ct.AP, out)
     elif code == C_RPREC:
         out[0] = pr.r_precision(r, n_rel, rl)
     elif code == C_RPREC_MULT:
         pr.r_precision_multiples(r, n_rel, n_rel_ret, rl, p, out)
     elif code == C_P:
-        pr.precision_at(r, n_rel, rl, p.astype(np.int64), pr.PLAIN, out)
+        ct.at_cutoffs(r, n_rel, rl, p.astype(np.int64), ct.PRECISION, out)
     elif code == C_RELATIVE_P:
-        pr.precision_at(r, n_rel, rl, p.astype(np.int64), pr.RELATIVE, out)
+        ct.at_cutoffs(r, n_rel, rl, p.astype(np.int64), ct.RELATIVE_P, out)
     elif code == C_SUCCESS:
-        pr.precision_at(r, n_rel, rl, p.astype(np.int64), pr.SUCCESS, out)
+        ct.at_cutoffs(r, n_rel, rl, p.astype(np.int64), ct.SUCCESS, out)
     elif code == C_RECALL:
-        rc.recall_at(r, n_rel, rl, p.astype(np.int64), out)
+        ct.at_cutoffs(r, n_rel, rl, p.astype(np.int64), ct.RECALL, out)
     elif code == C_IPREC:
         rc.interpolated_precision(r, n_rel, n_rel_ret, rl, p, out)
     elif code == C_11PT:
@@ -296,7 +296,7 @@ def _measure(code, r, lv, n_rel, n_rel_ret, rl, n_docs, p, out):
     elif code == C_RBP_RESID:
         out[0] = rb.rbp_residual(r, _pairs(p)[2])
     elif code == C_UNJ:
-        unjudged_at(r, p.astype(np.int64), out)
+        ct.at_cutoffs(r, n_rel, rl, p.astype(np.int64), ct.UNJUDGED_SHARE, out)
     elif code == C_UTILITY:
         out[0] = st.utility(n_ret, n_rel, n_rel_ret, p, n_docs)
     elif code == C_SET_F:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ranklearn.metrics._api import Metric, check_inputs, docid_order, query_mean
+from ranklearn.metrics._api import Metric, check_inputs, check_retrieved, docid_order, query_mean
 from ranklearn.metrics.trec.measures import BY_NAME, GEOMETRIC, evaluate_rels, parse_request
 from ranklearn.metrics.trec.counts import NONPOOL, UNJUDGED
 
@@ -81,9 +81,7 @@ class TrecMetric(Metric):
         a relevant document under ``empty="skip"``."""
         labels, s, p = check_inputs(y, scores, ptr)
         sizes = np.diff(p)
-        n_ret = sizes if retrieved is None else np.ascontiguousarray(retrieved, dtype=np.int64).ravel()
-        if n_ret.shape != sizes.shape or np.any(n_ret < 0) or np.any(n_ret > sizes):
-            raise ValueError(f"retrieved must hold one count per query, each between 0 and its rows ({sizes.size} queries)")
+        n_ret = check_retrieved(retrieved, p)
         pool = np.ones(labels.size, dtype=np.int8) if judged is None else np.asarray(judged).astype(np.int8).ravel()
         if pool.shape != labels.shape:
             raise ValueError(f"judged has {pool.size} values for {labels.size} rows")

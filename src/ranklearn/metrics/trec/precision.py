@@ -21,41 +21,6 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-#: success_k's cutoff positions.
-SUCCESS, RELATIVE, PLAIN = 0, 1, 2
-
-
-@njit(cache=True)
-def precision_at(rels: np.ndarray, n_rel: int, rl: int, cutoffs: np.ndarray, kind: int, out: np.ndarray) -> None:
-    """P@k (``PLAIN``), relative P@k (``RELATIVE``) or success@k (``SUCCESS``) for each
-    increasing cutoff k."""
-    if kind == RELATIVE and n_rel == 0:
-        return
-    found = 0
-    c = 0
-    i = 0
-    while i < rels.shape[0] and c < cutoffs.shape[0]:
-        if i == cutoffs[c]:
-            out[c] = _value(found, i, n_rel, kind)
-            c += 1
-            continue
-        if rels[i] >= rl:
-            found += 1
-        i += 1
-    while c < cutoffs.shape[0]:
-        out[c] = _value(found, cutoffs[c], n_rel, kind)
-        c += 1
-
-
-@njit(cache=True, inline="always")
-def _value(found: int, k: int, n_rel: int, kind: int) -> float:
-    if kind == SUCCESS:
-        return 1.0 if found else 0.0
-    if kind == RELATIVE:
-        return found / min(k, n_rel)
-    return found / k
-
-
 @njit(cache=True)
 def r_precision(rels: np.ndarray, n_rel: int, rl: int) -> float:
     """Precision after R documents (divided by R)."""

@@ -21,27 +21,6 @@ from numba import njit
 
 
 @njit(cache=True)
-def recall_at(rels: np.ndarray, n_rel: int, rl: int, cutoffs: np.ndarray, out: np.ndarray) -> None:
-    """Recall within the top k for each increasing cutoff k."""
-    if n_rel == 0:
-        return
-    found = 0
-    c = 0
-    i = 0
-    while i < rels.shape[0] and c < cutoffs.shape[0]:
-        if i == cutoffs[c]:
-            out[c] = found / n_rel
-            c += 1
-            continue
-        if rels[i] >= rl:
-            found += 1
-        i += 1
-    while c < cutoffs.shape[0]:
-        out[c] = found / n_rel
-        c += 1
-
-
-@njit(cache=True)
 def interpolated_precision(rels: np.ndarray, n_rel: int, n_rel_ret: int, rl: int, levels: np.ndarray,
                            out: np.ndarray) -> None:  # fmt: skip
     """iP(x) for each increasing recall level x."""
