@@ -21,6 +21,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ranklearn.metrics.trec.recall import fraction_cutoffs
+
 @njit(cache=True)
 def r_precision(rels: np.ndarray, n_rel: int, rl: int) -> float:
     """Precision after R documents (divided by R)."""
@@ -37,9 +39,7 @@ def r_precision_multiples(rels: np.ndarray, n_rel: int, n_rel_ret: int, rl: int,
                           out: np.ndarray) -> None:  # fmt: skip
     """Precision after floor(x R + 0.9) documents for each increasing multiple x of R."""
     n_ret = rels.shape[0]
-    cutoffs = np.empty(multiples.shape[0], dtype=np.int64)
-    for c in range(multiples.shape[0]):
-        cutoffs[c] = np.int64(multiples[c] * n_rel + 0.9)
+    cutoffs = fraction_cutoffs(multiples, n_rel)
     c = multiples.shape[0] - 1
     while c >= 0 and cutoffs[c] > n_ret:  # past the end: the retrieved relevant / the cutoff
         out[c] = n_rel_ret / cutoffs[c]

@@ -21,13 +21,21 @@ from numba import njit
 
 
 @njit(cache=True)
+def fraction_cutoffs(fractions: np.ndarray, n_rel: int) -> np.ndarray:
+    """floor(x R + 0.9) for each fraction x of R (trec_eval's rounding: the default 11 recall
+    levels fall where the historical implementations put them)."""
+    cutoffs = np.empty(fractions.shape[0], dtype=np.int64)
+    for c in range(fractions.shape[0]):
+        cutoffs[c] = np.int64(fractions[c] * n_rel + 0.9)
+    return cutoffs
+
+
+@njit(cache=True)
 def interpolated_precision(rels: np.ndarray, n_rel: int, n_rel_ret: int, rl: int, levels: np.ndarray,
                            out: np.ndarray) -> None:  # fmt: skip
     """iP(x) for each increasing recall level x."""
     n_ret = rels.shape[0]
-    cutoffs = np.empty(levels.shape[0], dtype=np.int64)
-    for c in range(levels.shape[0]):
-        cutoffs[c] = np.int64(levels[c] * n_rel + 0.9)
+    cutoffs = fraction_cutoffs(levels, n_rel)
     c = levels.shape[0] - 1
     while c >= 0 and cutoffs[c] > n_rel_ret:
         c -= 1
