@@ -209,6 +209,8 @@ def test_per_grade_gains_and_relevance_level_by_hand():
         get_metric("ndcg", gain={1: -1})
     with pytest.raises(ValueError, match="give success@<k>"):
         get_metric("success")
+    with pytest.raises(ValueError, match="give rprec_mult@<level>"):
+        get_metric("rprec_mult")
     with pytest.raises(ValueError, match="takes no @"):
         get_metric("bpref@3")
     with pytest.raises(ValueError, match="not defined for trec_eval"):

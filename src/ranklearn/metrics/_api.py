@@ -303,7 +303,7 @@ def get_metric(
         gain 2^rel-1), optionally ``@k`` (``k >= 1``; no ``@k`` = whole list; a ``k``
         longer than a list is fine). Or one of trec_eval's measures
         (:mod:`ranklearn.metrics.trec`): ``bpref``, ``gm_bpref``, ``infap``, ``gm_map``,
-        ``rprec`` (``r_precision``), ``rprec_mult[@x]``, ``iprec@x``, ``11pt``,
+        ``rprec`` (``r_precision``), ``rprec_mult@x``, ``iprec@x``, ``11pt``,
         ``success@k`` (``hit_rate@k``), ``relative_p@k``, ``set_p``, ``set_recall``,
         ``set_relative_p``, ``set_map``, ``set_f[@beta]``, ``utility``, ``bing``, ``g``,
         ``ndcg_rel``, ``rndcg``, ``num_ret``, ``num_rel``, ``num_rel_ret``,

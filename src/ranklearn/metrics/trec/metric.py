@@ -38,7 +38,7 @@ SPEC_NAMES: dict[str, tuple[str, str]] = {
     "unj": ("unj", "cutoff"), "rbp": ("rbp", "float"), "rbp_resid": ("rbp_resid", "float"),
 }  # fmt: skip
 #: Measures whose ``@x`` is required (they have no single default value).
-_NEEDS_PARAMETER = {"success", "hit_rate", "relative_p", "iprec", "unj"}
+_NEEDS_PARAMETER = {"success", "hit_rate", "relative_p", "iprec", "unj", "rprec_mult"}
 _SPEC = re.compile(r"^\s*([a-z0-9_]+)\s*(?:@\s*([0-9.eE+-]+))?\s*$")
 
 
