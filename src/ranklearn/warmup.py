@@ -2,8 +2,9 @@
 
 ``ranklearn warm-up`` (or ``python -m ranklearn.warmup``) runs the common paths on tiny data —
 reading an SVMlight file, every metric, trec-eval's reader and measures, fitting and
-predicting with every ranker that needs no extra — so that numba compiles their kernels and stores them (``cache=True``). Later
-processes load the machine code in milliseconds instead of compiling for tens of seconds.
+predicting with every ranker that needs no extra — so that numba compiles their kernels and
+stores them (``cache=True``). Later processes load the machine code in milliseconds instead
+of compiling for tens of seconds.
 ``make demo`` and ``make test`` run it right after ``pip install``.
 
 Where the cache goes is numba's choice: ``__pycache__`` next to the sources when that is
