@@ -168,7 +168,9 @@ def print_trec_eval(lines: Iterator[str]) -> None:
 
 def trec_eval(
     qrels: Path = typer.Argument(..., help="Qrels file: 'qid iter docid grade' lines (# lines are comments)."),
-    run: Path = typer.Argument(..., help="Run file: 'qid Q0 docid rank score tag' lines (more columns ignored; - reads stdin)."),
+    run: Path = typer.Argument(
+        ..., help="Run file: 'qid Q0 docid rank score tag' lines (more columns ignored; - reads stdin)."
+    ),
     measure: list[str] = typer.Option(
         [], "-m", "--measure",
         help="Measure, measure.params or nickname (official, all_trec, set); repeatable. Default: official.",

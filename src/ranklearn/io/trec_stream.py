@@ -228,8 +228,9 @@ def _read(path: str | PathLike[str], *, run: bool) -> _Table:
             if not data.endswith(b"\n"):
                 data += b"\n"
             buf = np.frombuffer(data, dtype=np.uint8)
-            starts, ends, parsed, bad, count = _split(buf, wanted, min_fields, max_fields, int(wanted[2]), _NUMBER_BYTES,
-                                                      _EXACT_POWERS)  # fmt: skip
+            starts, ends, parsed, bad, count = _split(
+                buf, wanted, min_fields, max_fields, int(wanted[2]), _NUMBER_BYTES, _EXACT_POWERS
+            )
             if bad >= 0:
                 line = line_base + bad + 1
                 if count >= 0:
@@ -330,8 +331,9 @@ def _duplicate(store, offsets, rows, hashes) -> int:
     for i in range(1, rows.shape[0]):
         j = i - 1
         while j >= 0 and hashes[j] == hashes[i]:
-            if _compare(store, offsets[rows[j]], offsets[rows[j] + 1], store, offsets[rows[i]], offsets[rows[i] + 1]) == 0:
-                return rows[i]
+            a, b = rows[j], rows[i]
+            if _compare(store, offsets[a], offsets[a + 1], store, offsets[b], offsets[b + 1]) == 0:
+                return b
             j -= 1
     return -1
 
@@ -425,6 +427,10 @@ def _judge(run_ptr, run_rows, scores, run_store, run_offsets, qrels_ptr, qrels_r
     return out, counts, duplicate
 
 
+def _text(raw: np.ndarray) -> str:
+    return bytes(raw).decode("utf-8", "replace")
+
+
 def _grouped(query: np.ndarray, n_queries: int) -> tuple[np.ndarray, np.ndarray]:
     """Rows grouped by query (stable) and the groups' boundaries."""
     order = np.argsort(query, kind="stable")
@@ -466,7 +472,7 @@ def read_judged_rankings(
         q_rows[q_ptr[q] : q_ptr[q + 1]], q_hashes[q_ptr[q] : q_ptr[q + 1]] = rows, hashes
         twice = _duplicate(qrels.doc_bytes, qrels.doc_offsets, rows, hashes)
         if twice >= 0:
-            doc = bytes(qrels.doc_bytes[qrels.doc_offsets[twice] : qrels.doc_offsets[twice + 1]]).decode("utf-8", "replace")
+            doc = _text(qrels.doc_bytes[qrels.doc_offsets[twice] : qrels.doc_offsets[twice + 1]])
             raise DataFormatError(f"document {doc!r} is judged twice for query {qrels.query_ids[q]!r}", path=qrels_path)
     judged_index = {q: i for i, q in enumerate(qrels.query_ids)}
     ids = sorted(q for q in run.query_ids if q in judged_index)
@@ -491,7 +497,7 @@ def read_judged_rankings(
     twice = np.flatnonzero(duplicate >= 0)
     if twice.size:
         r = duplicate[twice[0]]
-        doc = bytes(run.doc_bytes[run.doc_offsets[r] : run.doc_offsets[r + 1]]).decode("utf-8", "replace")
+        doc = _text(run.doc_bytes[run.doc_offsets[r] : run.doc_offsets[r + 1]])
         raise DataFormatError(f"document {doc!r} is listed twice for query {ids[twice[0]]!r}", path=run_path)
     positions = np.arange(rels.size) - np.repeat(ptr[:-1], sizes)
     keep = positions < np.repeat(counts, sizes)

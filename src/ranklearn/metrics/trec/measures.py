@@ -200,7 +200,9 @@ def expand(requests: list[str]) -> list[Request]:
             raise ValueError(f"illegal measure {text!r}: a nickname takes no parameters")
         for each in names:
             if each not in BY_NAME:
-                raise ValueError(f"illegal measure {text!r}: expected one of {', '.join(BY_NAME)} or {', '.join(NICKNAMES)}")
+                raise ValueError(
+                    f"illegal measure {text!r}: expected one of {', '.join(BY_NAME)} or {', '.join(NICKNAMES)}"
+                )
             if each not in chosen or (dot and chosen[each] is None and each == name):
                 chosen[each] = params if dot else chosen.get(each)
     return [parse_request(m.name, chosen[m.name]) for m in MEASURES if m.name in chosen]
@@ -288,7 +290,7 @@ def _measure(code, r, lv, n_rel, n_rel_ret, rl, n_docs, p, out):
         gn.ndcg_at(r, lv, p.astype(np.int64), out)
     elif code == C_G or code == C_NDCG or code == C_NDCG_REL or code == C_RNDCG:
         grades, gains, _ = _pairs(p)
-        kind = gn.G if code == C_G else (gn.NDCG if code == C_NDCG else (gn.NDCG_REL if code == C_NDCG_REL else gn.RNDCG))
+        kind = gn.G if code == C_G else gn.NDCG if code == C_NDCG else gn.NDCG_REL if code == C_NDCG_REL else gn.RNDCG
         out[0] = gn.graded(r, lv, n_rel, grades, gains, kind)
     elif code == C_RBP:
         grades, gains, persistence = _pairs(p)

@@ -8,7 +8,8 @@ input order), grades are the labels truncated to integers (trec_eval reads them 
 ``atol``) and a document is relevant when its grade is at least ``relevance_level``
 (trec_eval's ``-l``, default 1). Rows that ``judged=`` marks 0 are retrieved documents the
 qrels do not list, -1 documents they give a negative grade (bpref, infAP and the counts
-treat both as trec_eval does; the other measures count them non-relevant). gm_map and gm_bpref give log(max(value, 1e-5)) per query and
+treat both as trec_eval does; the other measures count them non-relevant). gm_map and
+gm_bpref give log(max(value, 1e-5)) per query and
 :meth:`TrecMetric.summarize` averages them geometrically, as trec_eval.
 """
 
@@ -134,7 +135,8 @@ def trec_metric(spec: str, conv: dict[str, object]) -> TrecMetric | None:
     if given is not None and not kind:
         raise ValueError(f"metric {spec!r}: {key} takes no @ parameter")
     if given is None and key in _NEEDS_PARAMETER:
-        raise ValueError(f"metric {spec!r}: give {key}@<{'level' if kind == 'level' else 'k'}> (e.g. '{key}@{'0.5' if kind == 'level' else '10'}')")
+        what, example = ("level", "0.5") if kind == "level" else ("k", "10")
+        raise ValueError(f"metric {spec!r}: give {key}@<{what}> (e.g. '{key}@{example}')")
     if kind == "cutoff" and given is not None:
         if not given.isdigit() or int(given) < 1:
             raise ValueError(f"metric {spec!r}: the cutoff k must be an integer >= 1")
@@ -149,6 +151,7 @@ def trec_metric(spec: str, conv: dict[str, object]) -> TrecMetric | None:
     if empty == "one":
         empty = "zero"  # a preset's "one" concerns NDCG and MAP
     k = int(given) if kind == "cutoff" else None
+    level = conv.get("relevance_level")
     return TrecMetric(spec, k, "linear", empty, str(conv["ties"]), float(conv["max_grade"]), "k", "R",
-                      measure=measure, params=params, relevance_level=1 if conv.get("relevance_level") is None else int(conv["relevance_level"]),  # type: ignore[call-overload]
+                      measure=measure, params=params, relevance_level=1 if level is None else int(level),  # type: ignore[call-overload]
                       gain_pairs=pairs)  # fmt: skip

@@ -39,7 +39,8 @@ def interpolated_precision(rels: np.ndarray, n_rel: int, n_rel_ret: int, rl: int
     c = levels.shape[0] - 1
     while c >= 0 and cutoffs[c] > n_rel_ret:
         c -= 1
-    best = n_rel_ret / n_ret if n_ret else np.copysign(np.nan, -1.0)  # trec_eval's 0.0/0.0 (x86: a NaN with the sign bit) for an empty ranking (-J, -M 0)
+    # an empty ranking (-J, -M 0): trec_eval's 0.0/0.0, on x86 a NaN with its sign bit set
+    best = n_rel_ret / n_ret if n_ret else np.copysign(np.nan, -1.0)
     found = n_rel_ret
     i = n_ret
     while i > 0 and found > 0:
