@@ -19,7 +19,16 @@ def test_read_qrels_and_run(tmp_path):
     qrels = read_qrels(write(tmp_path / "q", "1 0 d1 2\n1 0 d2 0\n\n2 0 d1 1\n"))
     assert qrels == {"1": {"d1": 2.0, "d2": 0.0}, "2": {"d1": 1.0}}
     run = read_run(write(tmp_path / "r", "1 Q0 d2 1 0.5 sys\n1 Q0 d9 2 -1e-3 sys\n"))
-    assert run == Run({"1": {"d2": 0.5, "d9": -0.001}}, "sys")
+    assert run == Run({"1": {"d2": 0.5, "d9": -0.001}}, "sys", "sys")
+
+
+def test_readers_skip_comments_and_ignore_run_columns_past_the_sixth_as_trec_eval(tmp_path):
+    qrels = read_qrels(write(tmp_path / "q", "# topic 1\n1 0 d1 2\n  # indented comment\n1 0 d2 -1\n"), negative="keep")
+    assert qrels == {"1": {"d1": 2.0, "d2": -1.0}}
+    run = read_run(write(tmp_path / "r", "# header\n1 Q0 d2 1 0.5 first more columns\n1 Q0 d9 2 0.1 last\n"))
+    assert run == Run({"1": {"d2": 0.5, "d9": 0.1}}, "first", "last")
+    with pytest.raises(ValueError, match="negative must be"):
+        read_qrels(tmp_path / "q", negative="drop")
 
 
 @pytest.mark.parametrize("reader", [read_qrels, read_run])

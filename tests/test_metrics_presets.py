@@ -90,6 +90,20 @@ def test_ranx_preset_equals_ranx(mq):
     np.testing.assert_allclose(burges, [rx_run.scores["ndcg_burges@10"][q] for q in qids], rtol=0, atol=1e-12)
 
 
+def test_ranx_names_of_trec_eval_measures_equal_ranx(mq):
+    ranx = pytest.importorskip("ranx", reason="ranx is not installed")
+    ds, docids = mq
+    s = tied_scores(ds) + np.random.default_rng(1).permutation(ds.n_samples) * 1e-7  # tie-free
+    qids, qrels, run = as_dicts(ds, docids, s)
+    names = {"hit_rate@5": "hit_rate@5", "hit_rate@1": "hit_rate@1", "r_precision": "r-precision",
+             "dcg_burges@10": "dcg_burges@10", "ndcg_burges@5": "ndcg_burges@5"}  # fmt: skip
+    rx_run = ranx.Run.from_dict(run)
+    ranx.evaluate(ranx.Qrels.from_dict(qrels), rx_run, list(names.values()), make_comparable=False)
+    for spec, name in names.items():
+        ours = get_metric(spec, conventions="ranx").per_query(ds.y, s, ds.ptr)
+        np.testing.assert_allclose(ours, [rx_run.scores[name][q] for q in qids], rtol=0, atol=1e-12, err_msg=spec)
+
+
 def test_lightgbm_preset_equals_lightgbm_eval(mq, shared_data):
     lgb = pytest.importorskip("lightgbm")
     ds, _ = mq

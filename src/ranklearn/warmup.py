@@ -1,9 +1,10 @@
 """Compile ranklearn's kernels once, ahead of use, into numba's on-disk cache.
 
 ``ranklearn warm-up`` (or ``python -m ranklearn.warmup``) runs the common paths on tiny data —
-reading an SVMlight file, simulating clicks, every metric, fitting and predicting with every ranker that needs
-no extra — so that numba compiles their kernels and stores them (``cache=True``). Later
-processes load the machine code in milliseconds instead of compiling for tens of seconds.
+reading an SVMlight file, simulating clicks, every metric, trec-eval's reader and measures, fitting and
+predicting with every ranker that needs no extra — so that numba compiles their kernels and
+stores them (``cache=True``). Later processes load the machine code in milliseconds instead
+of compiling for tens of seconds.
 ``make demo`` and ``make test`` run it right after ``pip install``.
 
 Where the cache goes is numba's choice: ``__pycache__`` next to the sources when that is
@@ -86,6 +87,7 @@ def _data_metrics_linear() -> None:
         path.write_text("1 qid:1 1:0.5 3:nan # docid = a\n0 qid:1 2:1e-3\n2 qid:2 1:-1 2:0.25\n")
         load_svmlight(path)
         _clicks(X, y, qid, Path(tmp) / "clicks.tsv")
+        _trec_eval(Path(tmp))
     # the neural rankers too when torch is installed (make demo's extra): RankNet's pair loop is numba
     extras = {None} | ({"neural"} if importlib.util.find_spec("torch") is not None else set())
     _fit_models([n for n, spec in REGISTRY.items() if spec.extra in extras and n not in TREE_MODELS])
@@ -99,6 +101,17 @@ def _clicks(X: np.ndarray, y: np.ndarray, qid: np.ndarray, path: Path) -> None:
     log = simulate(from_arrays(X, y, qid), X[:, 0], PBM(), n_sessions=20, intervention="swap")
     log.write(path)
     ClickLog.read(path)
+
+
+def _trec_eval(folder: Path) -> None:
+    """``ranklearn trec-eval -m all_trec``'s reader and measures."""
+    from ranklearn.io.trec_stream import read_judged_rankings
+    from ranklearn.metrics.trec import evaluate_rels, expand
+
+    (folder / "qrels").write_text("1 0 a 1\n1 0 b -1\n")
+    (folder / "run").write_text("1 Q0 a 1 0.5 t\n1 Q0 c 2 0.5 t\n")
+    ranked, _, _ = read_judged_rankings(folder / "qrels", folder / "run")
+    evaluate_rels(ranked.rels, ranked.ptr, ranked.levels, expand(["all_trec", "rbp", "unj"]))
 
 
 GROUPS: dict[str, Callable[[], None]] = {

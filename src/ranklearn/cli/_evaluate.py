@@ -121,7 +121,7 @@ def values_from_trec(
     for path in (qrels_path, *run_files):
         if path.is_dir():
             raise IsADirectoryError(21, "is a directory, not a file", str(path))
-    qrels = read_qrels(qrels_path)
+    qrels = read_qrels(qrels_path, negative="keep")  # align reads them as 0, judged -1 (trec_eval's bpref, infAP)
     runs = [read_run(p) for p in run_files]
     for path, held in ((qrels_path, qrels), *((p, run.scores) for p, run in zip(run_files, runs))):
         if not held:  # say which file is empty rather than that nothing matched
@@ -133,7 +133,8 @@ def values_from_trec(
             raise DataFormatError(f"no query of this run is judged in {qrels_path}", path=path)
         try:
             out[name] = {
-                m.name: m.per_query(a.y, a.scores, a.ptr, docids=a.docids, retrieved=a.retrieved) for m in metrics
+                m.name: m.per_query(a.y, a.scores, a.ptr, docids=a.docids, retrieved=a.retrieved, judged=a.judged)
+                for m in metrics
             }
         except ValueError as exc:
             raise DataFormatError(str(exc), path=qrels_path) from None
@@ -162,9 +163,8 @@ def print_evaluation(
     With one system the JSON is ``{"<metric>": mean, ...}`` (plus ``"per_query"``); with
     several it is ``{"<system>": {...}, ...}``.
     """
-    from ranklearn.metrics import query_mean
-
-    means = {name: {m: query_mean(v) for m, v in by_metric.items()} for name, by_metric in values.items()}
+    summary = {m.name: m.summarize for m in metrics}  # the mean; geometric for gm_map, gm_bpref
+    means = {name: {m: summary[m](v) for m, v in by_metric.items()} for name, by_metric in values.items()}
     names = [m.name for m in metrics]
     if as_json:
         objects = {}

@@ -93,7 +93,6 @@ def build_report(
     """
     from ranklearn import plot
     from ranklearn.io import load_model
-    from ranklearn.metrics import query_mean
     from ranklearn.models._base import FeatureValueError
 
     model = load_model(model_path)
@@ -119,7 +118,7 @@ def build_report(
         f"{model.n_features_in_} features); data <code>{_e(str(data_path))}</code>: {ds.n_samples:,} rows, "
         f"{ds.n_queries:,} queries; written {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC.</p>",
         "<h2>Evaluation</h2>",
-        _table(["system", *names], [[s, *(C._fmt(query_mean(v[n])) for n in names)] for s, v in values.items()],
+        _table(["system", *names], [[s, *(C._fmt(m.summarize(v[m.name])) for m in metrics)] for s, v in values.items()],
                caption=E.means_scope(values, ds.n_queries)),  # fmt: skip
         f'<p class="note">{_e(C.conventions_line(metrics))}</p>',
     ]

@@ -1,4 +1,4 @@
-"""The ``ranklearn`` command line: info, evaluate, compare, report, cv, convert, train, predict, export, simulate-clicks, demo.
+"""The ``ranklearn`` command line: info, evaluate, compare, report, cv, convert, train, predict, export, simulate-clicks, demo, trec-eval.
 
 Bad input of any kind (malformed data or model files, missing or unreadable paths, bad
 parameter values, usage errors) ends with exit status 2 and one line on stderr,
@@ -25,6 +25,7 @@ from ranklearn._files import is_special, write_outputs
 from ranklearn._compilation import on_first_compile
 from ranklearn.cli import _common as C
 from ranklearn.cli._export import export as export_command
+from ranklearn.cli._trec_eval import trec_eval as trec_eval_command
 from ranklearn.exceptions import DataFormatError, RanklearnError
 
 app = typer.Typer(
@@ -511,6 +512,9 @@ def simulate_clicks(
         options={"eta": eta, "epsilon": epsilon, "continuation": continuation}, sessions=sessions, top_k=top_k,
         temperature=temperature, swap=swap, seed=seed, out=out, aggregate=aggregate,
     )  # fmt: skip
+
+
+app.command(name="trec-eval")(trec_eval_command)
 
 
 @app.command(name="warm-up")

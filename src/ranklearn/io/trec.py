@@ -1,9 +1,12 @@
 """TREC qrels and run files, and their alignment into the arrays the metrics take.
 
 * qrels: ``qid iter docid grade`` (4 columns, whitespace separated; ``iter`` is ignored).
-* run: ``qid Q0 docid rank score tag`` (6 columns). As trec_eval does, the rank column is
-  ignored: documents are ranked by score, equal scores by docid descending
-  (``ties="docid"``, part of the ``trec_eval`` preset).
+* run: ``qid Q0 docid rank score tag`` (6 columns; further columns are ignored, as trec_eval
+  ignores them). As trec_eval does, the rank column is ignored: documents are ranked by
+  score, equal scores by docid descending (``ties="docid"``, part of the ``trec_eval`` preset).
+* Both: lines whose first non-blank character is ``#`` are comments, and blank lines are
+  skipped, as trec_eval skips them. The files are read line by line (a run of any size
+  streams: only the parsed values are kept).
 
 Documents of a run that the qrels do not judge are non-relevant (grade 0); judged documents
 a run did not retrieve count in R and in the ideal DCG (``retrieved=`` of
@@ -12,8 +15,10 @@ a run did not retrieve count in R and in the ideal DCG (``retrieved=`` of
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
+import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from os import PathLike
@@ -33,6 +38,8 @@ class Run:
 
     scores: dict[str, dict[str, float]]
     tag: str
+    #: the tag of the last line: trec_eval's ``runid``
+    last_tag: str = ""
 
 
 @dataclass(frozen=True)
@@ -40,7 +47,10 @@ class TrecArrays:
     """A run and the qrels as metric inputs (query ``q`` owns rows ``ptr[q]:ptr[q+1]``).
 
     Each query's first ``retrieved[q]`` rows are the run's documents; the others are
-    judged documents it did not retrieve (their scores are 0 and never ranked).
+    judged documents it did not retrieve (their scores are 0 and never ranked). ``judged``
+    (``judged=`` of the metrics, read by trec_eval's bpref, infAP and counts) is 1 for a
+    judged document, 0 for a retrieved document the qrels do not list, -1 for one they give a
+    negative grade (pooled, unjudged: its label is 0).
     """
 
     query_ids: list[str]
@@ -49,10 +59,12 @@ class TrecArrays:
     scores: np.ndarray
     docids: np.ndarray
     retrieved: np.ndarray
+    judged: np.ndarray
 
 
 def _lines(path: str | PathLike[str]) -> Iterator[tuple[int, list[str]]]:
-    with open(path, "rb") as fh:
+    """Numbered non-blank, non-comment lines split on blanks; ``-`` reads standard input."""
+    with contextlib.nullcontext(sys.stdin.buffer) if str(path) == "-" else open(path, "rb") as fh:
         for number, raw in enumerate(fh, start=1):
             if number == 1:
                 raw = strip_bom(raw)
@@ -60,7 +72,7 @@ def _lines(path: str | PathLike[str]) -> Iterator[tuple[int, list[str]]]:
                 fields = raw.decode("utf-8").split()
             except UnicodeDecodeError:
                 raise DataFormatError("not UTF-8 text", path=path, line=number) from None
-            if fields:
+            if fields and not fields[0].startswith("#"):
                 yield number, fields
 
 
@@ -71,15 +83,21 @@ def _number(text: str, what: str, path: str | PathLike[str], line: int) -> float
     return value
 
 
-def read_qrels(path: str | PathLike[str]) -> dict[str, dict[str, float]]:
+def read_qrels(path: str | PathLike[str], *, negative: str = "zero") -> dict[str, dict[str, float]]:
     """Read a TREC qrels file: ``qid iter docid grade`` per line.
+
+    Parameters
+    ----------
+    negative : {"zero", "keep"}
+        A negative grade (TREC's -1 or -2 for junk or spam pages, or a pooled document left
+        unjudged): read as 0, a judged non-relevant document, as trec_eval's ranked measures
+        and ranx score it; or kept as written (``ranklearn trec-eval``: trec_eval's bpref,
+        infAP and counts treat such a document as pooled but unjudged).
 
     Returns
     -------
     dict
-        ``qrels[qid][docid] = grade``, queries in file order. A negative grade (TREC's -1 or
-        -2 for junk or spam pages) is a judged non-relevant document: read as 0, as
-        trec_eval and ranx score it.
+        ``qrels[qid][docid] = grade``, queries in file order.
 
     Raises
     ------
@@ -87,6 +105,9 @@ def read_qrels(path: str | PathLike[str]) -> dict[str, dict[str, float]]:
         Naming the line: not 4 columns, a grade that is not a finite number, or a document
         judged twice for the same query.
     """
+    if negative not in ("zero", "keep"):
+        raise ValueError(f"negative must be 'zero' or 'keep', got {negative!r}")
+    floor = 0.0 if negative == "zero" else -math.inf
     qrels: dict[str, dict[str, float]] = {}
     for line, fields in _lines(path):
         if len(fields) != 4:
@@ -94,7 +115,7 @@ def read_qrels(path: str | PathLike[str]) -> dict[str, dict[str, float]]:
                 f"expected 4 columns 'qid iter docid grade', got {len(fields)}", path=path, line=line
             )
         qid, _, docid, grade_text = fields
-        grade = max(_number(grade_text, "grade", path, line), 0.0)
+        grade = max(_number(grade_text, "grade", path, line), floor)
         judged = qrels.setdefault(qid, {})
         if docid in judged:
             raise DataFormatError(f"document {docid!r} is judged twice for query {qid!r}", path=path, line=line)
@@ -103,28 +124,28 @@ def read_qrels(path: str | PathLike[str]) -> dict[str, dict[str, float]]:
 
 
 def read_run(path: str | PathLike[str]) -> Run:
-    """Read a TREC run file: ``qid Q0 docid rank score tag`` per line.
+    """Read a TREC run file: ``qid Q0 docid rank score tag`` per line (more columns are ignored).
 
     Raises
     ------
     DataFormatError
-        Naming the line: not 6 columns, a score that is not a finite number, or a document
-        listed twice for the same query.
+        Naming the line: fewer than 6 columns, a score that is not a finite number, or a
+        document listed twice for the same query.
     """
     scores: dict[str, dict[str, float]] = {}
-    tag = ""
+    tag = tag_here = ""
     for line, fields in _lines(path):
-        if len(fields) != 6:
+        if len(fields) < 6:
             raise DataFormatError(
                 f"expected 6 columns 'qid Q0 docid rank score tag', got {len(fields)}", path=path, line=line
             )
-        qid, _, docid, _, score_text, tag_here = fields
+        qid, _, docid, _, score_text, tag_here = fields[:6]
         tag = tag or tag_here
         ranked = scores.setdefault(qid, {})
         if docid in ranked:
             raise DataFormatError(f"document {docid!r} is listed twice for query {qid!r}", path=path, line=line)
         ranked[docid] = _number(score_text, "score", path, line)
-    return Run(scores, tag)
+    return Run(scores, tag, tag_here)
 
 
 def align(
@@ -172,14 +193,15 @@ def _arrays(qrels: dict[str, dict[str, float]], run: Run, query_ids: list[str]) 
     docids: list[str] = []
     labels: list[float] = []
     scores: list[float] = []
-    sizes, retrieved = [], []
+    sizes, retrieved, listed = [], [], []
     for qid in query_ids:
         judged = qrels[qid]
         ranked = run.scores.get(qid, {})
         missing = [d for d in judged if d not in ranked]
         docids += list(ranked) + missing
-        labels += [judged.get(d, 0.0) for d in ranked] + [judged[d] for d in missing]
+        labels += [max(judged.get(d, 0.0), 0.0) for d in ranked] + [max(judged[d], 0.0) for d in missing]
         scores += list(ranked.values()) + [0.0] * len(missing)
+        listed += [_pooled(judged.get(d)) for d in ranked] + [_pooled(judged[d]) for d in missing]
         retrieved.append(len(ranked))
         sizes.append(len(ranked) + len(missing))
     ptr = np.zeros(len(sizes) + 1, dtype=np.int64)
@@ -191,7 +213,13 @@ def _arrays(qrels: dict[str, dict[str, float]], run: Run, query_ids: list[str]) 
         np.asarray(scores, dtype=np.float64),
         np.asarray(docids, dtype=object),
         np.asarray(retrieved, dtype=np.int64),
+        np.asarray(listed, dtype=np.int8),
     )
+
+
+def _pooled(grade: float | None) -> int:
+    """``TrecArrays.judged`` of a document: 1 judged, 0 absent from the qrels, -1 negative grade."""
+    return 0 if grade is None else (1 if grade >= 0 else -1)
 
 
 _TAG = re.compile(r"^\S+$")

@@ -69,6 +69,10 @@ class Metric:
     p_divisor: str = "min(k,n)"
     map_divisor: str = "min(R,k)"
     _code: int = field(default=K.NDCG, repr=False)
+    #: trec_eval's ``-l``: binary metrics call a label relevant when it is at least this (None: > 0)
+    relevance_level: float | None = None
+    #: per-grade gains of DCG/NDCG (``gain={0: 0, 1: 3, 2: 9}``), other grades keeping gain = grade
+    gain_pairs: tuple[tuple[float, float], ...] = ()
 
     @property
     def uses_max_grade(self) -> bool:
@@ -78,12 +82,14 @@ class Metric:
     @property
     def conventions(self) -> str:
         """Short human statement of the conventions, e.g. ``gain=2^rel-1, empty queries=0, ties=stable``."""
-        if self._code in (K.DCG, K.NDCG):
+        if self._code in (K.DCG, K.NDCG) and self.gain_pairs:
+            head = f"gain={dict(self.gain_pairs)}, other grades gain=rel"
+        elif self._code in (K.DCG, K.NDCG):
             head = "gain=2^rel-1" if self.gain == "exp2" else "gain=rel"
         elif self._code == K.ERR:
             head = f"R=(2^rel-1)/2^max_grade, max_grade={self.max_grade:g}"
         else:
-            head = "relevant=label>0"
+            head = "relevant=label>0" if self.relevance_level is None else f"relevant=label>={self.relevance_level:g}"
             if self._code == K.AP and self.k is not None:
                 head += f", AP@k divides by {self.map_divisor}"
             if self._code == K.PREC:
@@ -100,6 +106,7 @@ class Metric:
         *,
         docids: ArrayLike | None = None,
         retrieved: ArrayLike | None = None,
+        judged: ArrayLike | None = None,
     ) -> np.ndarray:
         """Value of the metric on every query.
 
@@ -120,6 +127,10 @@ class Metric:
             Rows of each query that the ranking holds: the first ``retrieved[q]`` rows of
             query ``q`` are ranked, the others are judged documents it did not retrieve
             (TREC runs), which count in R and in the ideal DCG only. Default: every row.
+        judged : array-like of int, shape (n_samples,), optional
+            ``TrecArrays.judged``: 0 for a retrieved document the qrels do not list, -1 for
+            one they give a negative grade; read by the trec_eval measures (bpref, infAP,
+            ...), ignored by these metrics (such a row is non-relevant).
 
         Returns
         -------
@@ -133,18 +144,32 @@ class Metric:
             ``len(y)``, NaN scores, labels that are negative, not finite, or too large for
             the gain, (ERR) a label above ``max_grade``, or ``ties="docid"`` without docids.
         """
-        labels, s, p = _check_inputs(y, scores, ptr)
-        sizes = np.diff(p)
-        n_ret = sizes if retrieved is None else np.ascontiguousarray(retrieved, dtype=np.int64).ravel()
-        if n_ret.shape != sizes.shape or np.any(n_ret < 0) or np.any(n_ret > sizes):
-            raise ValueError(f"retrieved must hold one count per query, each between 0 and its rows ({sizes.size} queries)")
+        labels, s, p = check_inputs(y, scores, ptr)
+        n_ret = check_retrieved(retrieved, p)
         if self.ties == "docid":
             if docids is None:
                 raise ValueError(f"{self.name}: ties='docid' needs the document ids (docids=)")
             order = docid_order(docids, p, n_ret)
             labels, s = labels[order], s[order]
+        labels = self._relevance(labels)
         self._check_labels(labels)
         return self._values(labels, s, p, n_ret)
+
+    def summarize(self, values: np.ndarray) -> float:
+        """The summary of per-query values: their mean, skipped (NaN) queries left out."""
+        return query_mean(values)
+
+    def _relevance(self, labels: np.ndarray) -> np.ndarray:
+        """Labels as the kernels take them: below ``relevance_level`` a binary metric's label is
+        0; per-grade gains replace DCG's labels (then summed with the linear gain)."""
+        if self.relevance_level is not None and self._code in (K.AP, K.PREC, K.RECALL, K.RR):
+            return np.where(labels >= self.relevance_level, labels, 0.0)
+        if self.gain_pairs and self._code in (K.DCG, K.NDCG):
+            grades = np.array([g for g, _ in self.gain_pairs])
+            gains = np.array([v for _, v in self.gain_pairs])
+            at = np.searchsorted(grades, labels).clip(0, grades.size - 1)
+            return np.where(grades[at] == labels, gains[at], labels)
+        return labels
 
     def _check_labels(self, labels: np.ndarray) -> None:
         """Labels that this metric's gain or stop probabilities cannot take."""
@@ -174,7 +199,7 @@ class Metric:
         return (
             self._code,
             -1 if self.k is None else self.k,
-            gain_code(self.gain),
+            gain_code("linear" if self.gain_pairs else self.gain),
             _TIES[self.ties],
             float(self.max_grade),
             _EMPTY[self.empty],
@@ -190,9 +215,10 @@ class Metric:
         *,
         docids: ArrayLike | None = None,
         retrieved: ArrayLike | None = None,
+        judged: ArrayLike | None = None,
     ) -> float:
         """Mean over queries; skipped queries are excluded (NaN if every query is skipped)."""
-        return query_mean(self.per_query(y, scores, ptr, docids=docids, retrieved=retrieved))
+        return self.summarize(self.per_query(y, scores, ptr, docids=docids, retrieved=retrieved, judged=judged))
 
     def scorer(self, y: ArrayLike, ptr: ArrayLike) -> Callable[[np.ndarray], float]:
         """``scores -> mean(y, scores, ptr)`` for many score vectors on the same queries.
@@ -213,7 +239,8 @@ class Metric:
         """
         if self.ties == "docid":
             raise ValueError(f"{self.name}: ties='docid' needs the document ids; use mean(..., docids=)")
-        labels, _, p = _check_inputs(y, np.zeros(np.shape(y)), ptr)
+        labels, _, p = check_inputs(y, np.zeros(np.shape(y)), ptr)
+        labels = self._relevance(labels)
         self._check_labels(labels)
         sizes = np.diff(p)
 
@@ -221,6 +248,15 @@ class Metric:
             return query_mean(self._values(labels, _check_scores(scores, labels.size), p, sizes))
 
         return score
+
+
+def check_retrieved(retrieved: ArrayLike | None, ptr: np.ndarray) -> np.ndarray:
+    """Rows ranked per query (``retrieved=``; None: every row), checked against the boundaries."""
+    sizes = np.diff(ptr)
+    n_ret = sizes if retrieved is None else np.ascontiguousarray(retrieved, dtype=np.int64).ravel()
+    if n_ret.shape != sizes.shape or np.any(n_ret < 0) or np.any(n_ret > sizes):
+        raise ValueError(f"retrieved must hold one count per query, each between 0 and its rows ({sizes.size} queries)")
+    return n_ret
 
 
 def docid_order(docids: ArrayLike, ptr: np.ndarray, retrieved: np.ndarray) -> np.ndarray:
@@ -255,6 +291,7 @@ def get_metric(
     max_grade: float | None = None,
     p_divisor: str | None = None,
     map_divisor: str | None = None,
+    relevance_level: float | None = None,
 ) -> Metric:
     """Build a metric from a spec such as ``"ndcg@10"``.
 
@@ -262,14 +299,24 @@ def get_metric(
     ----------
     spec : str
         ``dcg``, ``ndcg``, ``err``, ``map``, ``p``, ``recall`` or ``rr`` (``mrr`` is another
-        name of ``rr``), optionally ``@k`` (``k >= 1``; no ``@k`` = whole list; a ``k``
-        longer than a list is fine).
+        name of ``rr``; ``dcg_burges`` and ``ndcg_burges``, ranx's names, are DCG and NDCG with
+        gain 2^rel-1), optionally ``@k`` (``k >= 1``; no ``@k`` = whole list; a ``k``
+        longer than a list is fine). Or one of trec_eval's measures
+        (:mod:`ranklearn.metrics.trec`): ``bpref``, ``gm_bpref``, ``infap``, ``gm_map``,
+        ``rprec`` (``r_precision``), ``rprec_mult@x``, ``iprec@x``, ``11pt``,
+        ``success@k`` (``hit_rate@k``), ``relative_p@k``, ``set_p``, ``set_recall``,
+        ``set_relative_p``, ``set_map``, ``set_f[@beta]``, ``utility``, ``bing``, ``g``,
+        ``ndcg_rel``, ``rndcg``, ``num_ret``, ``num_rel``, ``num_rel_ret``,
+        ``num_nonrel_judged_ret``, ``unj@k``, ``rbp[@p]``, ``rbp_resid[@p]``: a
+        :class:`~ranklearn.metrics.trec.metric.TrecMetric` (ties ``docid`` or ``stable``).
     conventions : {"ranklearn", "trec_eval", "lightgbm", "xgboost", "ranklib", "ranx"}, optional
         A named preset setting every convention below so that the value equals that tool's
         (see ``ranklearn.metrics.PRESETS``); the parameters given explicitly override it.
         Default: "ranklearn", whose values are the defaults listed below.
-    gain : {"exp2", "linear"}
-        Gain of DCG/NDCG: ``2^rel - 1`` (default) or ``rel``. ERR always uses its own
+    gain : {"exp2", "linear"} or dict
+        Gain of DCG/NDCG: ``2^rel - 1`` (default) or ``rel``; or a gain per grade
+        (``{0: 0, 1: 3, 2: 9}``, trec_eval's ``-m ndcg.1=3,2=9``), the other grades' gain
+        being the grade (also the gains of trec_eval's ndcg_rel, rndcg, g and rbp). ERR always uses its own
         ``R = (2^rel - 1) / 2^max_grade``; MAP, P, recall and RR use binary relevance (label > 0).
     empty : {"zero", "one", "skip"}
         Value of a query with no relevant document (ideal value 0): 0 (default; RankLib,
@@ -288,6 +335,10 @@ def get_metric(
     map_divisor : {"min(R,k)", "R"}
         AP@k divides by min(R, k) (default; LightGBM) or by R, the relevant documents of the
         query (trec_eval, ranx). Whole-list AP always divides by R.
+    relevance_level : float, optional
+        trec_eval's ``-l``: MAP, P, recall and RR call a label relevant when it is at least
+        this (default: above 0; the ``trec_eval`` preset: 1, its default); NDCG keeps the
+        grades, as trec_eval's. The trec_eval measures use it too (default 1).
 
     Returns
     -------
@@ -299,23 +350,41 @@ def get_metric(
         Unknown metric name or preset, ``k <= 0`` or ``k > MAX_K`` (2^63 - 1), an unknown
         convention, or ``empty="one"`` for a metric without an ideal value.
     """
-    match = _SPEC.match(spec.lower()) if isinstance(spec, str) else None
+    if not isinstance(spec, str):
+        raise ValueError(f"unknown metric {spec!r}: a metric is named by a string such as 'ndcg@10'")
+    pairs = _gain_pairs(gain)
+    conv = preset("ranklearn" if conventions is None else conventions)
+    given = dict(gain=None if pairs else gain, empty=empty, ties=ties, max_grade=max_grade, p_divisor=p_divisor,
+                 map_divisor=map_divisor, relevance_level=relevance_level)  # fmt: skip
+    conv.update({key: value for key, value in given.items() if value is not None})
+    conv["gain_pairs"] = pairs
+    _choice("empty", conv["empty"], _EMPTY)
+    _choice("ties", conv["ties"], _TIES)
+    from ranklearn.metrics.trec.metric import trec_metric  # the trec_eval measures (they import Metric)
+
+    special = trec_metric(spec, conv)
+    if special is not None:
+        if empty == "one":
+            raise ValueError(f"metric {spec!r}: empty='one' is defined for ndcg and map only; use 'zero' or 'skip'")
+        if special.ties not in ("docid", "stable", "pessimistic"):
+            raise ValueError(f"metric {spec!r}: ties={special.ties!r} is not defined for trec_eval's measures")
+        return special
+    text = spec.lower()
+    if text.strip().startswith(("dcg_burges", "ndcg_burges")):  # ranx's names of DCG and NDCG with gain 2^rel-1
+        text, conv["gain"] = text.replace("_burges", "", 1), "exp2"
+    match = _SPEC.match(text)
     if match is None or match.group(1) not in _METRICS:
         raise ValueError(
             f"unknown metric {spec!r}: expected one of {sorted(_METRICS)}, optionally with @k "
-            "(e.g. 'ndcg@10')"
+            "(e.g. 'ndcg@10'), or a trec_eval measure (bpref, infap, rprec, iprec@0.5, 11pt, success@5, set_f, "
+            "utility, ...: see ranklearn.metrics.trec.metric.SPEC_NAMES)"
         )
     k = None if match.group(2) is None else int(match.group(2))
     if k is not None and k <= 0:
         raise ValueError(f"metric {spec!r}: the cutoff k must be >= 1")
     if k is not None and k > MAX_K:  # the kernels take k as int64
         raise ValueError(f"metric {spec!r}: the cutoff k must be at most {MAX_K} (leave out @k for the whole list)")
-    conv = preset("ranklearn" if conventions is None else conventions)
-    given = dict(gain=gain, empty=empty, ties=ties, max_grade=max_grade, p_divisor=p_divisor, map_divisor=map_divisor)
-    conv.update({key: value for key, value in given.items() if value is not None})
     gain_code(conv["gain"])
-    _choice("empty", conv["empty"], _EMPTY)
-    _choice("ties", conv["ties"], _TIES)
     _choice("p_divisor", conv["p_divisor"], _P_DIVISOR)
     _choice("map_divisor", conv["map_divisor"], _MAP_DIVISOR)
     top = conv["max_grade"]
@@ -332,13 +401,31 @@ def get_metric(
                 f"metric {spec!r}: empty='one' (a query without relevant documents counts as ideal) is defined "
                 "for ndcg and map only; use 'zero' or 'skip'"
             )
+    level = conv.get("relevance_level")
+    if level is not None and (isinstance(level, bool) or not isinstance(level, numbers.Real) or not math.isfinite(level)):
+        raise ValueError(f"relevance_level must be a finite number, got {level!r}")
     return Metric(
         spec, k, str(conv["gain"]), str(conv["empty"]), str(conv["ties"]), float(top),
         str(conv["p_divisor"]), str(conv["map_divisor"]), code,
+        None if level is None else float(level), pairs,
     )  # fmt: skip
 
 
-def _check_inputs(
+def _gain_pairs(gain: object) -> tuple[tuple[float, float], ...]:
+    """A per-grade gain mapping as sorted (grade, gain) pairs; () for a named gain."""
+    if not isinstance(gain, dict):
+        return ()
+    pairs = []
+    for grade, value in gain.items():
+        if not all(isinstance(x, numbers.Real) and not isinstance(x, bool) and math.isfinite(x) for x in (grade, value)):
+            raise ValueError(f"gain per grade needs finite numbers, got {grade!r}: {value!r}")
+        if value < 0:
+            raise ValueError(f"gain per grade must be >= 0 (NDCG's range), got {grade!r}: {value!r}")
+        pairs.append((float(grade), float(value)))
+    return tuple(sorted(pairs))
+
+
+def check_inputs(
     y: ArrayLike, scores: ArrayLike, ptr: ArrayLike
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     try:

@@ -13,7 +13,8 @@ PRESETS: dict[str, dict[str, object]] = {
     # ranklearn's own defaults
     "ranklearn": dict(gain="exp2", empty="zero", ties="stable", p_divisor="min(k,n)", map_divisor="min(R,k)", max_grade=4.0),
     # linear gain; equal scores by docno descending; P@k / k; AP@k / R; empty queries 0
-    "trec_eval": dict(gain="linear", empty="zero", ties="docid", p_divisor="k", map_divisor="R", max_grade=4.0),
+    "trec_eval": dict(gain="linear", empty="zero", ties="docid", p_divisor="k", map_divisor="R", max_grade=4.0,
+                      relevance_level=1),
     # label_gain 2^i-1, stable sort, queries without a relevant document score 1, MAP@k / min(R, k)
     "lightgbm": dict(gain="exp2", empty="one", ties="stable", p_divisor="min(k,n)", map_divisor="min(R,k)", max_grade=4.0),
     # XGBoost's ndcg@k, map@k, pre@k (exp gain; empty queries 1, its 'ndcg@k-' / 'map@k-' are
