@@ -88,13 +88,13 @@ def test_cv_letor_folds(capsys, tmp_path):
                          "--json", "--trees", 6, "--early-stopping", 2)  # fmt: skip
     assert code == 0, err
     result = json.loads(out)
-    assert list(result["folds"]) == ["Fold1", "Fold2"]
+    assert list(result["folds"]) == ["fold 1", "fold 2"]  # named as --folds names them
     train, vali, test = (load_svmlight(tmp_path / "Fold2" / f"{n}.txt") for n in ("train", "vali", "test"))
     model = LambdaMART(n_estimators=6, early_stopping_rounds=2).fit(
         train.X, train.y, qid=train.qid, eval_set=[(vali.X, vali.y, vali.qid)]
     )
     expected = get_metric("ndcg@10").mean(test.y, model.predict(test.X), test.ptr)
-    assert result["folds"]["Fold2"]["ndcg@10"] == pytest.approx(expected, abs=1e-12)
+    assert result["folds"]["fold 2"]["ndcg@10"] == pytest.approx(expected, abs=1e-12)
     assert result["mean"]["ndcg@10"] == pytest.approx(np.mean([v["ndcg@10"] for v in result["folds"].values()]))
     code, _, err = run(capsys, "cv", "--model", "lambdamart", "--letor-folds", tmp_path / "Fold1")
     assert code == 2 and "no Fold1, Fold2" in err

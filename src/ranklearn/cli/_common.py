@@ -22,8 +22,9 @@ if TYPE_CHECKING:  # importing the metrics loads numba; keep `--help` fast
     from ranklearn.metrics import Metric
     from ranklearn.models._base import FeatureValueError
 
-console = Console()
-err_console = Console(stderr=True)
+# soft_wrap: a message is one line whatever the width (off a terminal rich assumes 80 columns, and logs are grepped)
+console = Console(soft_wrap=True)
+err_console = Console(stderr=True, soft_wrap=True)
 
 
 def load_data(

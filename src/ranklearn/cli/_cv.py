@@ -129,13 +129,13 @@ def run_cv(
                 _check(part, letor_folds / f"Fold{n}" / name, estimator, scored=part is not train)
             try:
                 fitted = fit_with_progress(
-                    clone(estimator), f"Fold{n}", train.X, train.y, qid=train.qid,
+                    clone(estimator), f"fold {n}", train.X, train.y, qid=train.qid,
                     eval_set=[(vali.X, vali.y, vali.qid)], eval_names=["vali"],
                 )  # fmt: skip
             except ValueError as exc:  # e.g. training labels the ranker refuses: say which fold
                 raise ValueError(f"{C.shown(letor_folds / f'Fold{n}')}: {exc}") from None
             scores = fitted.predict(test.X)
-            rows[f"Fold{n}"] = {m.name: m.mean(test.y, scores, test.ptr) for m in scorers}
+            rows[f"fold {n}"] = {m.name: m.mean(test.y, scores, test.ptr) for m in scorers}
     values = {m.name: np.array([r[m.name] for r in rows.values()]) for m in scorers}
     mean = {name: float(v.mean()) for name, v in values.items()}
     std = {name: float(v.std(ddof=1)) if v.size > 1 else 0.0 for name, v in values.items()}
