@@ -176,6 +176,8 @@ class BaseRanker(BaseEstimator):
     #: stop early but keep the best iteration, as RankLib's boosting and restarts do)
     _auto_early_stopping: ClassVar[int | str | None] = None
     _parameter_constraints: ClassVar[dict] = {}
+    #: JSON types of the ranker's own payload fields (see ranklearn.io.payload_schema)
+    _payload_fields: ClassVar[dict[str, tuple[str, ...]]] = {}
 
     # ------------------------------------------------------------------ parameters
     def _validate_params(self) -> None:
@@ -582,8 +584,10 @@ class BaseRanker(BaseEstimator):
         ------
         ModelFormatError
         """
+        from ranklearn.io.payload_schema import SHARED_FIELDS, check_fields
         from ranklearn.registry import get_spec
 
+        check_fields(payload, {**SHARED_FIELDS, **cls._payload_fields}, cls._model_name)  # before any value is read
         newest = get_spec(cls._model_name).payload_version
         version = payload.get("payload_version", 1)
         if isinstance(version, bool) or not isinstance(version, int) or version < 1:

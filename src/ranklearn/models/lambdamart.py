@@ -424,6 +424,10 @@ class LambdaMART(TreeImportance, BaseRanker):
             params["objective"] = "custom"  # the object cannot be saved; objective_ says what it was
         return params
 
+    _payload_fields: ClassVar[dict[str, tuple[str, ...]]] = {
+        "objective": ("dict",), "bin_mapper": ("dict", "null"), "trained_with_missing": ("bool",), "trees": ("list",),
+    }  # fmt: skip
+
     def _state_to_payload(self) -> dict[str, Any]:
         return {
             "objective": getattr(self, "objective_", None),
