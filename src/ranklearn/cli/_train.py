@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import math
 import re
 from collections.abc import Callable
 from enum import Enum
@@ -194,14 +195,30 @@ def model_class(name: str) -> type:
         raise ValueError(f"model {name} is not available here ({exc})") from None
 
 
-def evaluate_sets(estimator: Any, sets: dict[str, RankingDataset], metric_names: list[str]) -> dict[str, dict[str, float]]:
-    """Mean of each metric (default conventions) of the estimator's predictions on each set."""
+def evaluate_sets(
+    estimator: Any, sets: dict[str, RankingDataset], metric_names: list[str], notes: list[str] | None = None
+) -> dict[str, dict[str, float]]:
+    """Mean of each metric (default conventions) of the estimator's predictions on each set.
+
+    A metric that cannot take a set's labels (a negative label for a gain) is NaN there ("n/a"
+    in the table), with the metric's reason appended to ``notes``: the decision is the metric's,
+    not the command's, so a ranker that trains on any label (mart, ranknet) still trains.
+    """
     from ranklearn.metrics import get_metric
 
     metrics = [get_metric(m) for m in metric_names]
-    return {
-        name: {m.name: m.mean(ds.y, estimator.predict(ds.X), ds.ptr) for m in metrics} for name, ds in sets.items()
-    }
+    rows: dict[str, dict[str, float]] = {}
+    for name, ds in sets.items():
+        scores = estimator.predict(ds.X)
+        rows[name] = {}
+        for m in metrics:
+            try:
+                rows[name][m.name] = m.mean(ds.y, scores, ds.ptr)
+            except ValueError as exc:  # the labels: the scores are the model's own, finite
+                rows[name][m.name] = math.nan
+                if notes is not None:
+                    notes.append(f"{m.name} not computed on {name}: {C.one_line(exc)}")
+    return rows
 
 
 def check_labels_for_metrics(ds: RankingDataset, path: Path, command: str = "train") -> None:
@@ -297,7 +314,8 @@ def run_train(
     except KeyboardInterrupt:
         raise C.Interrupted("interrupted while loading data; nothing trained, nothing saved") from None
     for name, ds in sets.items():
-        check_labels_for_metrics(ds, paths[name])
+        if name == "validate":  # scored during training by the model's metric; train and test only at the end
+            check_labels_for_metrics(ds, paths[name])
         check_features_for_model(ds, paths[name], estimator)
     tr = sets["train"]
     eval_set = [(sets["validate"].X, sets["validate"].y, sets["validate"].qid)] if validate is not None else None
@@ -309,13 +327,30 @@ def run_train(
             )  # fmt: skip
     except KeyboardInterrupt:
         raise C.Interrupted(_save_interrupted(estimator, save)) from None
+    except ValueError as exc:  # labels this ranker cannot train on: name the line of the first one
+        raise _training_label_error(exc, tr, train) from None
     if save is not None:
         estimator.save(save)
     metric_names = list(dict.fromkeys([REPORT_METRIC, estimator.get_params()["metric"]]))
     saved = f"saved to {save}" if save is not None else "not saved (no --save)"
     console = C.err_console if save is not None and writes_stdout(save) else C.console
-    rows = evaluate_sets(estimator, sets, metric_names)
+    notes: list[str] = []
+    rows = evaluate_sets(estimator, sets, metric_names, notes)
     _print_results(f"{model}: {saved}; metrics on each set", rows, metric_names, console)
+    for note in notes:
+        console.print(note, highlight=False, markup=False)
+
+
+def _training_label_error(exc: ValueError, ds: RankingDataset, path: Path) -> Exception:
+    """The ranker's refusal of a negative training label, at the file's line of the first one."""
+    import numpy as np
+
+    from ranklearn.exceptions import DataFormatError
+
+    if "label" not in str(exc) or not (ds.y < 0).any():
+        return exc
+    row = int(np.flatnonzero(ds.y < 0)[0])
+    return DataFormatError(C.one_line(exc), path=C.shown(path), line=C.line_of(ds, row))
 
 
 def _save_interrupted(estimator: Any, save: Path | None) -> str:
