@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ranklearn._files import check_writable, is_stdio, reads_stdin, same_file, write_output, writes_stdout
-from ranklearn._text import plain_float, strip_bom
+from ranklearn._text import not_text_reason, plain_float, strip_bom, token_text
 from ranklearn.exceptions import DataFormatError
 
 if TYPE_CHECKING:  # importing the metrics loads numba; keep `--help` fast
@@ -205,6 +205,9 @@ def read_scores(path: Path, n_rows: int, data_path: Path) -> np.ndarray:
         raise IsADirectoryError(21, "is a directory, not a scores file", str(path))
     raw = sys.stdin.buffer.read() if is_stdio(path) else path.read_bytes()
     name = shown(path)
+    reason = not_text_reason(raw)
+    if reason is not None:
+        raise DataFormatError(reason, path=name)
     lines = strip_bom(raw).split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()
@@ -217,7 +220,7 @@ def read_scores(path: Path, n_rows: int, data_path: Path) -> np.ndarray:
                 "expected one finite number per line",
                 path=name,
                 line=i + 1,
-                token=token.decode("utf-8", errors="backslashreplace"),
+                token=token_text(token),
             )
         scores[i] = value
     if scores.shape[0] != n_rows:

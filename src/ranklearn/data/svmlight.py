@@ -25,7 +25,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ranklearn._files import write_output
-from ranklearn._text import strip_bom
+from ranklearn._text import not_text_reason, strip_bom, token_text
 from ranklearn.data import _svmlight_kernel as K
 from ranklearn.data.dataset import RankingDataset, dense_size_problem
 from ranklearn.data.groups import block_ptr, first_reappearance, regroup_order, sizes_to_ptr
@@ -72,6 +72,9 @@ def _read_bytes(source: PathOrFile) -> tuple[bytes, str]:
             raw = gzip.decompress(raw)
         except (OSError, EOFError, zlib.error) as exc:
             raise DataFormatError(f"corrupt or truncated gzip data ({exc})", path=name) from None
+    reason = not_text_reason(raw)
+    if reason is not None:  # UTF-16 or binary: say so, not "bad label" on line 1
+        raise DataFormatError(reason, path=name)
     raw = strip_bom(raw)  # files saved by some Windows editors
     return raw, name
 
@@ -91,7 +94,7 @@ def _overflow_message(dtype: np.dtype) -> str:
 
 
 def _token_text(raw: bytes, start: int, end: int) -> str:
-    return raw[start:end].decode("utf-8", errors="backslashreplace")
+    return token_text(raw[start:end])
 
 
 def _decode(raw: bytes, start: int, end: int, what: str, name: str, line: int) -> str:
@@ -111,7 +114,7 @@ def _read_query_file(path: str | PathLike[str], n_rows: int) -> np.ndarray:
         token = line.strip()
         if not token:
             continue
-        text = token.decode("utf-8", errors="backslashreplace")
+        text = token_text(token)
         # ASCII digits only: no sign, no decimal point, no other script's digits or superscripts
         if not (text.isascii() and text.isdigit()) or int(text) == 0:
             raise DataFormatError(
@@ -233,7 +236,7 @@ def load_svmlight(
                 f"(or group sizes in a query file such as {name}.query)",
                 path=name,
                 line=first_line,
-                token=tokens[min(1, len(tokens) - 1)].decode("utf-8", errors="backslashreplace"),
+                token=token_text(tokens[min(1, len(tokens) - 1)]),
             )
         ptr = _read_query_file(query_file, n_rows) if query_file is not None else np.array([0, n_rows])
         query_ids = np.arange(ptr.shape[0] - 1, dtype=np.int64)
