@@ -433,3 +433,40 @@ def test_rankers_that_take_any_label_train_on_negative_labels(capsys, tmp_path, 
     assert rows == {"train": "n/a", "test": "1.0000"}, out
     assert "ndcg@10 not computed on train: labels must be finite and >= 0" in out
     assert load_model(tmp_path / "m.json").n_iter_ >= 1
+
+
+def test_predict_and_export_with_part_of_the_model(capsys, tmp_path, small_files):  # noqa: F811
+    lightgbm = pytest.importorskip("lightgbm")
+    save = tmp_path / "m.json"
+    code, _, err = run(capsys, "train", "--train", small_files["train"], "--validate", small_files["vali"],
+                       "--model", "lambdamart", "--trees", "30", "--learning-rate", "0.5", "--leaves", "15",
+                       "--seed", "0", "--save", save)  # fmt: skip
+    assert code == 0, err
+    model = load_model(save)
+    # the progress line says what the model keeps, and it is best_iteration_
+    assert f"kept tree {model.best_iteration_} (best: validate ndcg@10=" in err
+    assert len(model.trees_) == model.best_iteration_ < model.n_iter_ == 30  # ran all 30, kept the best
+    X = load_svmlight(small_files["test"], n_features=model.n_features_in_).X
+    outs = {}
+    for name, extra in {"default": [], "best": ["--best"], "first3": ["--iterations", "3"]}.items():
+        outs[name] = tmp_path / f"{name}.scores"
+        code, _, err = run(capsys, "predict", "--model", save, "--data", small_files["test"], "--out", outs[name], *extra)
+        assert code == 0, err
+    read = {name: np.loadtxt(path) for name, path in outs.items()}
+    np.testing.assert_array_equal(read["default"], model.predict(X))
+    np.testing.assert_array_equal(read["best"], read["default"])
+    np.testing.assert_array_equal(read["first3"], model.predict(X, iteration_range=(0, 3)))
+    code, _, err = run(capsys, "export", "--model", save, "--format", "lightgbm", "--out", tmp_path / "lgb.txt",
+                       "--iterations", "3")  # fmt: skip
+    assert code == 0, err
+    booster = lightgbm.Booster(model_file=str(tmp_path / "lgb.txt"))
+    assert booster.num_trees() == 3
+    np.testing.assert_allclose(booster.predict(X), read["first3"], rtol=0, atol=1e-12)
+    code, _, err = run(capsys, "predict", "--model", save, "--data", small_files["test"], "--out", tmp_path / "x",
+                       "--iterations", "500")  # fmt: skip
+    assert_one_line_error(code, err, f"--iterations 500: {save}:", f"this model's {model.best_iteration_} trees")
+    code, _, err = run(capsys, "train", "--train", small_files["train"], "--model", "lambdamart", "--trees", "2",
+                       "--save", tmp_path / "plain.json")  # fmt: skip
+    code, _, err = run(capsys, "predict", "--model", tmp_path / "plain.json", "--data", small_files["test"],
+                       "--out", tmp_path / "x", "--best")  # fmt: skip
+    assert_one_line_error(code, err, "--best:", "has no best iteration", "all its 2 trees")

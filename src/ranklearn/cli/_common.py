@@ -192,6 +192,30 @@ def check_output_path(path: Path, *inputs: Path) -> None:
                 raise ValueError(f"{path}: is the input file {read}; writing it would destroy the input")
 
 
+def model_part(estimator: Any, iterations: int | None, best: bool, path: Path) -> Any:
+    """The loaded model, or its first ``iterations`` iterations (``--iterations N``); ``best``
+    (``--best``) checks that it has a best iteration, which is what it keeps.
+
+    Raises
+    ------
+    ValueError
+        In the options' words: no best iteration, both options, or a range the model lacks.
+    """
+    if best and iterations is not None:
+        raise ValueError("give --best or --iterations, not both")
+    if best and estimator.best_iteration_ is None:
+        raise ValueError(
+            f"--best: {path} has no best iteration (trained without a validation set); "
+            f"it scores with all its {estimator._n_kept()} {estimator._unit}s"
+        )
+    if iterations is None:
+        return estimator  # the kept model: its best iteration when it has one
+    try:
+        return estimator.iterations(0, iterations)
+    except ValueError as exc:
+        raise ValueError(f"--iterations {iterations}: {path}: {exc}") from None
+
+
 def read_scores(path: Path, n_rows: int, data_path: Path) -> np.ndarray:
     """One finite number per line, exactly ``n_rows`` of them (a final newline is optional).
 

@@ -69,7 +69,7 @@ def build_train_command() -> Callable[..., None]:
     model_enum = Enum("ModelName", [(name, name) for name in REGISTRY], type=str)  # type: ignore[misc]
     fixed = [
         ("train", Path, typer.Option(..., "--train", help="Training file.")),
-        ("validate", Path | None, typer.Option(None, "--validate", help="Validation file, shown as training goes. Each ranker whose --early-stopping defaults to auto keeps its best iteration on it (as RankLib does); lambdamart and random-forest keep every tree unless --early-stopping N is given.")),
+        ("validate", Path | None, typer.Option(None, "--validate", help="Validation file, shown as training goes. Every ranker keeps its best iteration on it (as RankLib does), also when it runs all its iterations or is interrupted; --early-stopping N also stops after N without a gain.")),
         ("test", Path | None, typer.Option(None, "--test", help="Test file: reported at the end only.")),
         ("model", model_enum, typer.Option(..., "--model", help="Which ranker to train.")),
         ("save", Path | None, typer.Option(None, "--save", parser=C.output_path, help="Where to write the model file (- = stdout).")),

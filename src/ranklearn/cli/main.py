@@ -409,6 +409,12 @@ class PredictFormat(str, Enum):
     trec = "trec"
 
 
+ITERATIONS_OPT = typer.Option(
+    None, "--iterations", metavar="N", min=1,
+    help="Use the first N iterations of the model (trees, bags, rounds) instead of all it keeps.",
+)  # fmt: skip
+
+
 @app.command()
 def predict(
     model: Path = ModelOpt,
@@ -424,6 +430,10 @@ def predict(
     docid_field: str = typer.Option(
         "docid", "--docid-field", help="\\[trec] Comment field holding each row's document id ('# docid = ...')."
     ),
+    iterations: int | None = ITERATIONS_OPT,
+    best: bool = typer.Option(
+        False, "--best", help="Score with the best iteration on the validation set (the default when the model has one; an error when it has none)."
+    ),
 ) -> None:
     """Score every row of a ranking file; floats are written exactly (repr), in the file's row order.
 
@@ -435,7 +445,7 @@ def predict(
     if fmt is PredictFormat.trec and re.fullmatch(r"\S+", run_tag) is None:  # checked before any work
         raise ValueError(f"--run-tag must be one word without blanks, got {run_tag!r}")
     C.check_output_path(out, data, model)
-    estimator = load_model(model)
+    estimator = C.model_part(load_model(model), iterations, best, model)
     n_features = estimator.n_features_in_
     # scores need no query groups: a reappearing qid is merged silently, then undone, and a file
     # without qids needs no .query file; a TREC run does need its queries
@@ -467,6 +477,7 @@ def export(
     model: Path = ModelOpt,
     fmt: ExportFormat = typer.Option(..., "--format", help="Target format."),
     out: Path = typer.Option(..., "--out", parser=C.output_path, help="File to write (- = stdout)."),
+    iterations: int | None = ITERATIONS_OPT,
 ) -> None:
     """Export a model to another tool's format.
 
@@ -477,7 +488,7 @@ def export(
     from ranklearn.io import load_model
 
     C.check_output_path(out, model)
-    estimator = load_model(model)
+    estimator = C.model_part(load_model(model), iterations, False, model)
     if fmt is ExportFormat.onnx:
         from ranklearn.io.onnx import export_onnx
 

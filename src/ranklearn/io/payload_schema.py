@@ -1,8 +1,8 @@
 """The JSON types of a model-file payload's fields, checked before a ranker reads them.
 
 A file whose checksum is valid may still have been written by hand or by another program:
-``"n_features": "46"`` or ``"objective": null`` must be refused by name, not read as 46 or
-as "no objective". :data:`SHARED_FIELDS` are the fields every ranker's payload has
+``"n_features": "46"`` or ``"objective": "lambdarank"`` (a dict of the objective's settings is
+saved) must be refused by name, not read as 46 or trusted. :data:`SHARED_FIELDS` are the fields every ranker's payload has
 (``BaseRanker._to_payload``); a ranker declares its own state fields the same way.
 """
 

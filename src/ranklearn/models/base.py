@@ -27,6 +27,7 @@ and ``_predicts_serially(n_rows)`` (True where ``_predict_raw`` of that many row
 from __future__ import annotations
 
 import contextlib
+import copy
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -51,6 +52,7 @@ from ranklearn.models._base import (
     in_context,
 )
 from ranklearn.models.driver import Callback, EvalData, run_training
+from ranklearn.models.iterations import check_iteration_range, resolve_iteration_range
 
 __all__ = ["BaseRanker", "FitData", "EvalSet", "resolve_qid", "N_JOBS"]
 
@@ -464,16 +466,38 @@ class BaseRanker(BaseEstimator):
         if not self.__sklearn_is_fitted__():
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet: call fit() or load a model first")
 
-    def predict(self, X: ArrayLike) -> np.ndarray:
+    def predict(
+        self,
+        X: ArrayLike,
+        iteration_range: tuple[int, int] | None = None,
+        *,
+        num_iteration: int | None = None,
+        start_iteration: int = 0,
+    ) -> np.ndarray:
         """Scores of the rows of ``X`` (float64; higher ranks first). No query ids needed.
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix or data frame
+        iteration_range : (int, int), optional
+            Score with iterations ``start+1..end`` of the kept model only (XGBoost's name;
+            see :meth:`iterations`). Default: the whole kept model, which after a fit with an
+            evaluation set is its best iteration (``best_iteration_``).
+        num_iteration, start_iteration : int, optional
+            LightGBM's names for the same range: ``(start_iteration, start_iteration +
+            num_iteration)``; ``num_iteration`` None or <= 0 goes to the end.
 
         Raises
         ------
         ValueError
             If ``X`` has another number of features (or other feature names) than the
-            training data, or holds values the model cannot score.
+            training data, or holds values the model cannot score; or a range this model
+            does not have.
         """
         self._check_fitted()
+        if iteration_range is not None or num_iteration is not None or start_iteration != 0:
+            start, end = resolve_iteration_range(iteration_range, num_iteration, start_iteration, self._n_kept(), self._unit)
+            return self.iterations(start, end).predict(X)
         Xc = as_dense_features(X)
         # scikit-learn's checks of the feature count and names; they pass with nothing to say for a
         # plain array of the right width given to a model fitted without names, which skips them
@@ -485,6 +509,44 @@ class BaseRanker(BaseEstimator):
             return self._predict_raw(Xc)  # no thread count to set (that costs ~10 us, 1% of a 100-row query)
         with thread_limit(self._predict_threads(Xc.shape[0])):
             return self._predict_raw(Xc)
+
+    def iterations(self, start: int, end: int) -> BaseRanker:
+        """A fitted copy holding only iterations ``start+1..end`` of the kept model.
+
+        An iteration is a tree (LambdaMART, MART), a bag (random forest) or a weak ranker
+        (RankBoost); the copy predicts, saves and exports as any model (``export --iterations``).
+        It has no training history (``evals_result_`` empty, ``best_iteration_`` None).
+
+        Raises
+        ------
+        ValueError
+            For a range outside ``0 <= start < end <= kept``, or a partial range of a ranker
+            whose iterations all update one set of weights (neural, coordinate ascent,
+            AdaRank, linear): only the kept weights exist.
+        """
+        self._check_fitted()
+        kept = self._n_kept()
+        start, end = check_iteration_range((start, end), kept, self._unit, name="iterations")
+        if (start, end) == (0, kept):
+            part = copy.copy(self)
+        else:
+            part = self._part(start, end)
+            part.evals_result_, part.best_iteration_, part.best_score_, part.interrupted_ = {}, None, None, False
+            part.n_iter_ = end - start
+        return part
+
+    def _n_kept(self) -> int:
+        """Iterations the model keeps (what ``predict`` uses by default)."""
+        return self.best_iteration_ if self.best_iteration_ is not None else self.n_iter_
+
+    def _part(self, start: int, end: int) -> BaseRanker:
+        """A copy of the fitted model with iterations ``start+1..end`` only (0 <= start < end <= kept,
+        not the whole model); rankers whose iterations add up override it."""
+        raise ValueError(
+            f"{type(self).__name__} cannot score part of its {self._unit}s ({start}, {end}): its {self._unit}s are "
+            f"not parts that add up, and only the kept model's weights exist; the only range is the whole model, "
+            f"(0, {self._n_kept()})"
+        )
 
     def _predicts_serially(self, n_rows: int) -> bool:
         """True when predicting ``n_rows`` rows runs no parallel region, so ``predict`` sets no thread count."""
