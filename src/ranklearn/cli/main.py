@@ -545,9 +545,38 @@ def _typed_value(args: list[str], opts: list[str]) -> str | None:
     return value
 
 
+def _unknown_option(exc: typer.TyperException, args: list[str]) -> str:
+    """"No such option", with ranklearn's name when the option is another tool's (RankLib's
+    ``-tree``, LightGBM's ``--min-child-samples``), else the nearest options by their names."""
+    from ranklearn.foreign_names import hint, nearest
+    from ranklearn.registry import REGISTRY
+
+    typed = exc.option_name
+    if not typed.startswith("--"):  # click reads RankLib's "-tree" as "-t" with "ree"
+        typed = next((a for a in args if a.startswith(typed) and not a.startswith("--")), typed).split("=")[0]
+    model = REGISTRY.get(str(_typed_value(args, ["--model"])))
+    specs = [model] if model is not None else list(REGISTRY.values())
+    options = {o.param: o.flag for spec in reversed(specs) for o in spec.options}
+    said = hint(typed, (), options=options)
+    param = typed.lstrip("-").replace("-", "_")
+    if said is None and model is not None and param in model.load_class()._get_param_names():
+        # the Python name as an option: --bin-subsample
+        flag = options.get(param)
+        said = f"ranklearn calls it {flag}" if flag else f"ranklearn calls it the Python parameter {param} (no command-line option)"
+    if said is not None:
+        return f"No such option: {typed}: {said}"
+    ctx = getattr(exc, "ctx", None)
+    flags = [o for p in (ctx.command.params if ctx is not None else []) for o in p.opts if o.startswith("--")]
+    near = nearest(typed, flags)
+    return f"No such option: {typed}" + (f" (nearest: {', '.join(near)})" if near else "")
+
+
 def _usage_line(exc: typer.TyperException, args: list[str]) -> str:
     """A usage error (bad, missing or unknown option) as one line, with the help command to run."""
-    text = " ".join(exc.format_message().replace("Value error, ", "").split()).rstrip(".")
+    if type(exc).__name__ == "NoSuchOption":  # typer's own copy of click's class
+        text = _unknown_option(exc, args)
+    else:
+        text = " ".join(exc.format_message().replace("Value error, ", "").split()).rstrip(".")
     value = _typed_value(args, getattr(getattr(exc, "param", None), "opts", None) or [])
     if value is not None and repr(value) not in text:  # "Input should be a valid integer" names no value
         text += f" (got {value!r})"

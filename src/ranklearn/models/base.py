@@ -43,6 +43,7 @@ from sklearn.utils.validation import validate_data
 
 from ranklearn._threads import fit_threads, thread_limit
 from ranklearn.exceptions import ModelFormatError
+from ranklearn.foreign_names import hint, naming_other_tools
 from ranklearn.metrics import Metric, get_metric, query_mean
 from ranklearn.models._base import (
     as_dense_features,
@@ -181,6 +182,13 @@ class BaseRanker(BaseEstimator):
     #: JSON types of the ranker's own payload fields (see ranklearn.io.payload_schema)
     _payload_fields: ClassVar[dict[str, tuple[str, ...]]] = {}
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # LightGBM's, XGBoost's and RankLib's names given to a ranker say "ranklearn calls it ..."
+        super().__init_subclass__(**kwargs)
+        for name in ("__init__", "fit"):
+            if name in cls.__dict__:
+                setattr(cls, name, naming_other_tools(cls.__dict__[name]))
+
     # ------------------------------------------------------------------ parameters
     def _validate_params(self) -> None:
         # scikit-learn's integer intervals accept True and False; a flag is never a count.
@@ -193,6 +201,14 @@ class BaseRanker(BaseEstimator):
                     f"The {name!r} parameter of {type(self).__name__} must be a number, not a boolean. Got {value!r} instead."
                 )
         super()._validate_params()
+
+    def set_params(self, **params: Any) -> BaseRanker:
+        """scikit-learn's ``set_params``; another tool's name for a parameter says ranklearn's."""
+        for name in params:
+            said = None if name.split("__")[0] in self._get_param_names() else hint(name, self._get_param_names())
+            if said is not None:
+                raise ValueError(f"Invalid parameter {name!r} for estimator {type(self).__name__}: {said}")
+        return super().set_params(**params)
 
     def check_params(self) -> None:
         """Check every parameter (as ``fit`` does first), without data.
@@ -729,6 +745,9 @@ class BaseRanker(BaseEstimator):
         tags.input_tags.sparse = True
         tags.target_tags.required = True
         return tags
+
+
+BaseRanker.fit = naming_other_tools(BaseRanker.fit)  # type: ignore[method-assign]
 
 
 def _n_rows(X: Any) -> int:
