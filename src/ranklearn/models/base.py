@@ -53,6 +53,7 @@ from ranklearn.models._base import (
     in_context,
 )
 from ranklearn.models.driver import Callback, EvalData, run_training
+from ranklearn.models.frames import split_query_column
 from ranklearn.models.iterations import check_iteration_range, resolve_iteration_range
 
 __all__ = ["BaseRanker", "FitData", "EvalSet", "resolve_qid", "N_JOBS"]
@@ -279,10 +280,12 @@ class BaseRanker(BaseEstimator):
             Held as float32, as XGBoost holds features: a feature with a large offset (a Unix
             timestamp: steps of 128 s) loses resolution; subtract the offset first.
         y : array-like (n_samples,), relevance labels
-        qid : array-like (n_samples,), optional
-            Query id of each row (the rows of a query need not be contiguous).
-        group : array-like, optional
-            Query sizes in row order, instead of ``qid`` (as LightGBM and XGBoost take).
+        qid : array-like (n_samples,) or str, optional
+            Query id of each row (the rows of a query need not be contiguous); or the name of
+            the column of the data frame ``X`` that holds them (then not a feature).
+        group : array-like or str, optional
+            Query sizes in row order, instead of ``qid`` (as LightGBM and XGBoost take); a
+            column name is taken as ``qid=`` is.
         sample_weight : array-like (n_samples,), optional
             Multiplies each document's gradient (and hessian) for the gradient-trained rankers
             (LambdaMART, MART, random forest, the neural ones) and each row's squared error for
@@ -313,6 +316,7 @@ class BaseRanker(BaseEstimator):
         self.check_params()
         if y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None")
+        X, qid, group = split_query_column(X, qid, group)  # fit(df, y, qid="qid"): that column is no feature
         q = resolve_qid(qid, group, _n_rows(X))
         Xc, yc, ptr, order = check_ranking_data(X, y, q, allow_nan=self._allow_nan)
         data = FitData(
@@ -434,6 +438,7 @@ class BaseRanker(BaseEstimator):
                 raise ValueError(f"evaluation set {name!r} must be (X, y, qid), or (X, y) with eval_group")
             Xe, ye = item[0], item[1]
             qe = item[2] if len(item) == 3 else None
+            Xe, qe, grp = split_query_column(Xe, qe, grp, what=f"evaluation set {name!r}")
             if qe is None and grp is None:
                 raise ValueError(
                     f"evaluation set {name!r} needs its queries: give it as (X, y, qid), or as (X, y) with "
@@ -587,6 +592,7 @@ class BaseRanker(BaseEstimator):
                 "score needs the queries as qid= or group=; its third positional argument is "
                 "sample_weight, as in scikit-learn"
             )
+        X, qid, group = split_query_column(X, qid, group)
         q = resolve_qid(qid, group, _n_rows(X))
         scores = self.predict(X)
         _, yc, ptr, order = check_ranking_data(scores[:, None], y, q)
