@@ -56,7 +56,7 @@ from ranklearn.models.driver import Callback, EvalData, run_training
 from ranklearn.models.frames import split_query_column
 from ranklearn.models.iterations import check_iteration_range, resolve_iteration_range
 
-__all__ = ["BaseRanker", "FitData", "EvalSet", "resolve_qid", "N_JOBS"]
+__all__ = ["BaseRanker", "FitData", "EvalSet", "resolve_qid", "N_JOBS", "ROUTING_RECIPE"]
 
 
 def _n_jobs_constraint() -> list:
@@ -93,6 +93,16 @@ class EvalSet:
     X: np.ndarray
     y: np.ndarray
     ptr: np.ndarray
+
+
+#: score() without queries: what scikit-learn's model selection needs
+ROUTING_RECIPE = (
+    "score needs the queries (qid= or group=). scikit-learn's GridSearchCV, RandomizedSearchCV and "
+    "cross_val_score give them to score only with metadata routing: call "
+    "sklearn.set_config(enable_metadata_routing=True) first, then search.fit(X, y, qid=qid, groups=qid) "
+    "(cross_val_score(model, X, y, cv=GroupKFold(5), params={'qid': qid, 'groups': qid})); without it "
+    "every fold scores nan"
+)
 
 
 def resolve_qid(qid: ArrayLike | None, group: ArrayLike | None, n_rows: int, what: str = "X") -> np.ndarray:
@@ -180,6 +190,10 @@ class BaseRanker(BaseEstimator):
     #: stop early but keep the best iteration, as RankLib's boosting and restarts do)
     _auto_early_stopping: ClassVar[int | str | None] = None
     _parameter_constraints: ClassVar[dict] = {}
+    # scikit-learn's metadata routing (sklearn.set_config(enable_metadata_routing=True)): the
+    # queries go to fit and score by default, fold by fold, in GridSearchCV, cross_val_score...
+    __metadata_request__fit: ClassVar[dict] = {"qid": True, "group": True}
+    __metadata_request__score: ClassVar[dict] = {"qid": True, "group": True}
     #: JSON types of the ranker's own payload fields (see ranklearn.io.payload_schema)
     _payload_fields: ClassVar[dict[str, tuple[str, ...]]] = {}
 
@@ -593,6 +607,8 @@ class BaseRanker(BaseEstimator):
                 "sample_weight, as in scikit-learn"
             )
         X, qid, group = split_query_column(X, qid, group)
+        if qid is None and group is None:
+            raise ValueError(ROUTING_RECIPE)
         q = resolve_qid(qid, group, _n_rows(X))
         scores = self.predict(X)
         _, yc, ptr, order = check_ranking_data(scores[:, None], y, q)
