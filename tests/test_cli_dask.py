@@ -110,59 +110,16 @@ def test_a_query_split_over_two_files_names_the_files(capsys, tmp_path):
 def test_ctrl_c_at_the_terminal_ends_a_local_cluster_train_with_one_line(tmp_path):
     # a terminal's Ctrl-C reaches the whole process group: the local workers must not print
     # their own tracebacks (or a distributed AllExit) before the command's line
-    import os
-    import pty
-    import re
-    import select
-    import signal
-    import subprocess
-    import time
-
     from ranklearn.data import save_svmlight
     from ranklearn.datasets import make_ranking
-    from _helpers import RANKLEARN
+    from test_cli_train import _interrupt_training
 
     data = tmp_path / "train.txt"
     save_svmlight(make_ranking(n_queries=300, n_features=10, docs_per_query=(40, 40), random_state=0), data)
-    save = tmp_path / "m.json"
-    master, slave = pty.openpty()
-    proc = subprocess.Popen(
-        [RANKLEARN, "train", "--train", data, "--model", "lambdamart", "--workers", "2", "--trees", "5000",
-         "--save", save], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave,
-        env={**os.environ, "COLUMNS": "200"},
-        # a session of its own: the Ctrl-C below goes to its whole process group, as a terminal's does
-        preexec_fn=lambda: (os.setsid(), signal.signal(signal.SIGINT, signal.SIG_DFL)),
-    )  # fmt: skip
-    os.close(slave)
-    seen = b""
-    try:
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline and proc.poll() is None and not re.search(rb"\b[1-9]\d*/\d+", seen):
-            if select.select([master], [], [], 0.1)[0]:
-                seen += os.read(master, 65536)
-        assert proc.poll() is None, seen[-500:]
-        time.sleep(2)  # well into training (the defect showed 4-5 s in)
-        os.killpg(proc.pid, signal.SIGINT)
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            if select.select([master], [], [], 0.2)[0]:
-                try:
-                    chunk = os.read(master, 65536)
-                except OSError:
-                    chunk = b""
-                seen += chunk
-                if chunk:
-                    continue
-            if proc.poll() is not None:
-                break
-        proc.wait(timeout=10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        os.close(master)
-    err = seen.decode("utf-8", "replace")
-    assert proc.returncode == 130, err[-2000:]
+    code, err, save = _interrupt_training(
+        tmp_path, data, "lambdamart", ["--workers", "2", "--trees", "5000"], delay=2.0, process_group=True
+    )  # well into training: the defect showed 4-5 s in
+    assert code == 130, err[-2000:]
     assert "Traceback" not in err and "AllExit" not in err, err[-3000:]
     assert f"ranklearn: interrupted; saved the best model so far to {save}" in err
     assert load_model(save).interrupted_

@@ -93,9 +93,12 @@ def test_cli_train_lambdamart_accepts_nan_and_degenerate_data(capsys, files, tmp
 
 
 # --- Ctrl-C during training --------------------------------------------------------------------
-def _interrupt_training(tmp_path: Path, data: Path, model: str, options: list[str]) -> tuple[int, str, Path]:
+def _interrupt_training(
+    tmp_path: Path, data: Path, model: str, options: list[str], *, delay: float = 0.0, process_group: bool = False
+) -> tuple[int, str, Path]:
     """Run ``ranklearn train`` with stderr on a pseudo-terminal (so the progress bar draws as
-    for a user), send SIGINT once it shows the first finished iteration, and return
+    for a user), send SIGINT ``delay`` seconds after it shows the first finished iteration (to
+    its whole process group with ``process_group``, as a terminal's Ctrl-C), and return
     (exit status, everything printed on stderr, the --save path)."""
     import pty
     import select
@@ -107,7 +110,7 @@ def _interrupt_training(tmp_path: Path, data: Path, model: str, options: list[st
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave, env={**os.environ, "COLUMNS": "200"},
         # A runner started in the background may ignore SIGINT, and children inherit that
         # (Python then installs no KeyboardInterrupt handler): give the child the default.
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        preexec_fn=lambda: (process_group and os.setsid(), signal.signal(signal.SIGINT, signal.SIG_DFL)),
     )  # fmt: skip
     os.close(slave)
     seen = b""
@@ -120,7 +123,11 @@ def _interrupt_training(tmp_path: Path, data: Path, model: str, options: list[st
             if re.search(rb"\b[1-9]\d*/\d+", seen):  # "1/2000": a first iteration is done
                 break
         assert proc.poll() is None, f"training ended before the interrupt: {seen[-500:]!r}"
-        proc.send_signal(signal.SIGINT)
+        time.sleep(delay)
+        if process_group:
+            os.killpg(proc.pid, signal.SIGINT)
+        else:
+            proc.send_signal(signal.SIGINT)
         # Keep draining the terminal while the child shuts down: a full pty buffer would
         # block its last writes (progress bar, message) and deadlock the test.
         deadline = time.monotonic() + 120
