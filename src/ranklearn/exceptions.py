@@ -54,8 +54,13 @@ class DataFormatError(RanklearnError, ValueError):
         elif line is not None:
             where = f"line {line}"
         shown = token
-        if token is not None and len(token) > self.MAX_TOKEN_SHOWN:
-            shown = token[: self.MAX_TOKEN_SHOWN] + "..."
+        if token is not None and len(self.token) > self.MAX_TOKEN_SHOWN:
+            # cut by the width shown: an undecodable byte is four characters (\xNN), as in self.token
+            width, cut = 0, 0
+            while cut < len(token) and width + (4 if "\udc80" <= token[cut] <= "\udcff" else 1) <= self.MAX_TOKEN_SHOWN:
+                width += 4 if "\udc80" <= token[cut] <= "\udcff" else 1
+                cut += 1
+            shown = token[:cut] + "..."
         text = message if shown is None else f"{message} (got {shown_token(shown)})"
         super().__init__(f"{where}: {text}" if where else text)
 
