@@ -437,7 +437,7 @@ def test_rankers_that_take_any_label_train_on_negative_labels(capsys, tmp_path, 
                          tmp_path / "m.json", *options)  # fmt: skip
     assert code == 0, err
     rows = {line.split("│")[1].strip(): line.split("│")[2].strip() for line in out.splitlines() if line.count("│") == 3}
-    assert rows == {"train": "n/a", "test": "1.0000"}, out
+    assert rows["train"] == "n/a" and 0 <= float(rows["test"]) <= 1, out  # the test set's labels suit NDCG
     assert "ndcg@10 not computed on train: labels must be finite and >= 0" in out
     assert load_model(tmp_path / "m.json").n_iter_ >= 1
 
