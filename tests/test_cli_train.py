@@ -477,3 +477,29 @@ def test_predict_and_export_with_part_of_the_model(capsys, tmp_path, small_files
     code, _, err = run(capsys, "predict", "--model", tmp_path / "plain.json", "--data", small_files["test"],
                        "--out", tmp_path / "x", "--best")  # fmt: skip
     assert_one_line_error(code, err, "--best:", "has no best iteration", "all its 2 trees")
+
+
+def test_validation_split_carves_seeded_validation_queries_from_the_training_file(capsys, tmp_path, small_files):  # noqa: F811
+    from ranklearn.cli._train import carve_validation
+
+    ds = load_svmlight(small_files["train"])
+    train, vali = carve_validation(ds, 0.8, 3, small_files["train"])
+    assert (train.n_queries, vali.n_queries) == (round(0.8 * ds.n_queries), ds.n_queries - round(0.8 * ds.n_queries))
+    assert sorted([*train.query_ids, *vali.query_ids]) == sorted(ds.query_ids)  # every query once, none twice
+    again, _ = carve_validation(ds, 0.8, 3, small_files["train"])
+    other, _ = carve_validation(ds, 0.8, 4, small_files["train"])
+    assert list(again.query_ids) == list(train.query_ids) != list(other.query_ids)  # seeded
+    save = tmp_path / "m.json"
+    code, out, err = run(capsys, "train", "--train", small_files["train"], "--validation-split", "0.8", "--split-seed", "3",
+                         "--model", "lambdamart", "--trees", "5", "--seed", "0", "--save", save)  # fmt: skip
+    assert code == 0, err
+    model = load_model(save)
+    expected = LambdaMART(n_estimators=5, random_state=0).fit(
+        train.X, train.y, qid=train.qid, eval_set=[(vali.X, vali.y, vali.qid)], eval_names=["validate"]
+    )
+    assert model.evals_result_ == expected.evals_result_ and model.best_iteration_ == expected.best_iteration_
+    code, _, err = run(capsys, "train", "--train", small_files["train"], "--validate", small_files["vali"],
+                       "--validation-split", "0.8", "--model", "lambdamart")  # fmt: skip
+    assert_one_line_error(code, err, "give --validate or --validation-split, not both")
+    code, _, err = run(capsys, "train", "--train", small_files["train"], "--validation-split", "1", "--model", "lambdamart")
+    assert_one_line_error(code, err, "--validation-split must be a fraction between 0 and 1")

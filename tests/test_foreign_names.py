@@ -29,7 +29,8 @@ def test_every_name_the_table_gives_is_ranklearn_s():
         except ImportError:  # torch missing: the neural names are not checked here
             params |= {"hidden", "epochs"}
     fit_args = set(re.findall(r"fit\((\w+)=\)", names_markdown_table()))
-    flags = {o.flag for spec in REGISTRY.values() for o in spec.options} | {"--train", "--validate", "--test", "--save", "--model"}
+    flags = {o.flag for spec in REGISTRY.values() for o in spec.options} | {"--train", "--validate", "--test", "--save",
+                                                                          "--model", "--validation-split"}
     for row in NAMES:
         if not row.ours:
             assert row.note.startswith("not taken"), row

@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 REPORT_METRIC = "ndcg@10"
 
 #: options of ``train`` that are not model parameters
-_FIXED = ("train", "validate", "test", "model", "save", "no_regroup", "scheduler", "workers", "worker_timeout")
+_FIXED = ("train", "validate", "test", "model", "save", "no_regroup", "scheduler", "workers", "worker_timeout",
+          "validation_split", "split_seed")  # fmt: skip
 
 
 def merged_options() -> dict[str, tuple[Option, list[str]]]:
@@ -78,6 +79,8 @@ def build_train_command() -> Callable[..., None]:
         ("scheduler", str | None, typer.Option(None, "--scheduler", help="Train lambdamart on this Dask cluster (tcp://HOST:PORT); --train and --validate may be globs of files the workers read.")),
         ("workers", int | None, typer.Option(None, "--workers", help="Train lambdamart on a local Dask cluster of this many worker processes (1 thread each).")),
         ("worker_timeout", float | None, typer.Option(None, "--worker-timeout", metavar="SECONDS", help="With --scheduler/--workers: stop when a worker has not answered in this many seconds (default 600).")),
+        ("validation_split", float | None, typer.Option(None, "--validation-split", metavar="FRACTION", help="Train on this fraction of the --train queries and validate on the others (RankLib's -tvs), drawn with --split-seed; instead of --validate.")),
+        ("split_seed", int, typer.Option(0, "--split-seed", help="Seed of the queries --validation-split draws.")),
     ]
     params, annotations, flags = [], {}, {}
     for name, annotation, default in fixed:
@@ -278,6 +281,8 @@ def run_train(
     scheduler: str | None = None,
     workers: int | None = None,
     worker_timeout: float | None = None,
+    validation_split: float | None = None,
+    split_seed: int = 0,
 ) -> None:
     """Fit ``model`` on ``train`` (early stopping on ``validate``), save it, and print a metrics table.
 
@@ -289,8 +294,15 @@ def run_train(
     """
     from ranklearn._progress import TrainingProgress
 
-    if params.get("early_stopping_rounds") is not None and validate is None:
-        raise ValueError("--early-stopping needs a --validate set to watch")
+    if validation_split is not None:
+        if validate is not None:
+            raise ValueError("give --validate or --validation-split, not both")
+        if not 0 < validation_split < 1:
+            raise ValueError(f"--validation-split must be a fraction between 0 and 1 (of the queries trained on), got {validation_split:g}")
+        if scheduler is not None or workers is not None:
+            raise ValueError("--validation-split applies to a local train: give a Dask train its --validate files")
+    if params.get("early_stopping_rounds") is not None and validate is None and validation_split is None:
+        raise ValueError("--early-stopping needs a --validate set (or --validation-split) to watch")
     if save is not None:
         # before training, not after hours of it
         C.check_output_path(save, *(p for p in (train, validate, test) if p is not None))
@@ -313,12 +325,16 @@ def run_train(
                 )  # fmt: skip
     except KeyboardInterrupt:
         raise C.Interrupted("interrupted while loading data; nothing trained, nothing saved") from None
+    if validation_split is not None:
+        sets["train"], sets["validate"] = carve_validation(sets["train"], validation_split, split_seed, train)
+        sets = {name: sets[name] for name in ("train", "validate", "test") if name in sets}
+        paths["validate"] = train
     for name, ds in sets.items():
         if name == "validate":  # scored during training by the model's metric; train and test only at the end
             check_labels_for_metrics(ds, paths[name])
         check_features_for_model(ds, paths[name], estimator)
     tr = sets["train"]
-    eval_set = [(sets["validate"].X, sets["validate"].y, sets["validate"].qid)] if validate is not None else None
+    eval_set = [(sets["validate"].X, sets["validate"].y, sets["validate"].qid)] if "validate" in sets else None
     try:
         with TrainingProgress(_total(estimator), description=model) as progress:
             estimator.fit(
@@ -351,6 +367,26 @@ def _training_label_error(exc: ValueError, ds: RankingDataset, path: Path) -> Ex
         return exc
     row = int(np.flatnonzero(ds.y < 0)[0])
     return DataFormatError(C.one_line(exc), path=C.shown(path), line=C.line_of(ds, row))
+
+
+def carve_validation(ds: RankingDataset, fraction: float, seed: int, path: Path) -> tuple[RankingDataset, RankingDataset]:
+    """``(train, validation)``: ``fraction`` of the queries of ``ds`` (rounded, at least one each
+    side) drawn with ``seed`` to train on, the others to validate on, each in file order
+    (RankLib's ``-tvs``, seeded).
+
+    Raises
+    ------
+    ValueError
+        A file of fewer than two queries.
+    """
+    import numpy as np
+
+    if ds.n_queries < 2:
+        raise ValueError(f"--validation-split needs two queries or more; {C.shown(path)} has {ds.n_queries}")
+    n_train = min(max(round(fraction * ds.n_queries), 1), ds.n_queries - 1)
+    chosen = np.zeros(ds.n_queries, dtype=bool)
+    chosen[np.random.default_rng(seed).permutation(ds.n_queries)[:n_train]] = True
+    return ds.subset(chosen), ds.subset(~chosen)
 
 
 def _save_interrupted(estimator: Any, save: Path | None) -> str:
