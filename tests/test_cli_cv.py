@@ -139,3 +139,30 @@ def test_bad_values_are_named_by_the_files_line_before_any_fold(capsys, tmp_path
 def test_help(capsys):
     code, out, _ = run(capsys, "cv", "--help")
     assert code == 0 and "--letor-folds" in out and "RankLib" in out
+
+
+def test_cv_save_models_writes_each_fold_model(capsys, tmp_path):
+    from ranklearn.io import load_model
+    from ranklearn.model_selection import query_folds
+
+    splits = make_ranking_splits((30, 10, 10), n_features=6, n_informative=4, docs_per_query=(3, 10), random_state=5)
+    path = tmp_path / "all.txt"
+    save_svmlight(splits[0], path)
+    out_dir = tmp_path / "models"
+    code, out, err = run(capsys, "cv", "--model", "lambdamart", "--data", path, "--folds", 3, "--json",
+                         "--save-models", out_dir, "--trees", 4, "--seed", 0)  # fmt: skip
+    assert code == 0, err
+    result = json.loads(out)  # stdout stays the JSON alone
+    assert sorted(p.name for p in out_dir.iterdir()) == ["fold-1.json", "fold-2.json", "fold-3.json"]
+    ds = load_svmlight(path)
+    for n, (train, test) in enumerate(query_folds(ds.qid, 3, random_state=0), start=1):
+        model = load_model(out_dir / f"fold-{n}.json")
+        scores = model.predict(ds.X[test])
+        from ranklearn.data.groups import group_ptr
+
+        assert get_metric("ndcg@10").mean(ds.y[test], scores, group_ptr(ds.qid[test])) == pytest.approx(
+            result["folds"][f"fold {n}"]["ndcg@10"], abs=1e-12
+        )
+    (tmp_path / "file").write_text("x")
+    code, _, err = run(capsys, "cv", "--model", "lambdamart", "--data", path, "--save-models", tmp_path / "file")
+    assert code == 2 and "--save-models takes a folder" in err and err.count("\n") == 1

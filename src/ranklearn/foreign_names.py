@@ -82,7 +82,7 @@ NAMES: tuple[ForeignName, ...] = (
         ("-train", "--train"), ("-validate", "--validate"), ("-test", "--test"), ("-save", "--save"),
         ("-ranker", "--model", "the numbers are in the Rankers table"), ("-metric2t", "metric"),
         ("-metric2T", "evaluate --metric"), ("-load", "predict --model"), ("-rank", "predict --data"),
-        ("-kcv", "cv --folds"), ("-tvs", "--validation-split"), ("-tree", "n_estimators"), ("-leaf", "num_leaves"), ("-shrinkage", "learning_rate"),
+        ("-kcv", "cv --folds"), ("-kcvmd", "cv --save-models"), ("-tvs", "--validation-split"), ("-tree", "n_estimators"), ("-leaf", "num_leaves"), ("-shrinkage", "learning_rate"),
         ("-mls", "min_samples_leaf"), ("-estop", "early_stopping_rounds"), ("-tc", "max_bins", "RankLib's -1: every value"),
         ("-epoch", "epochs"), ("-layer", "hidden", "--hidden 10,10 is -layer 2 -node 10"), ("-node", "hidden"),
         ("-lr", "learning_rate"), ("-round", "n_estimators"), ("-r", "n_restarts"), ("-i", "max_iterations"),

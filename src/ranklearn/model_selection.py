@@ -76,8 +76,9 @@ def cross_validate(
     random_state: int | None = 0,
     progress: bool = False,
     docids: ArrayLike | None = None,
+    return_estimator: bool = False,
     **conventions: Any,
-) -> dict[str, np.ndarray]:
+) -> dict[str, Any]:
     """Fit a clone of ``model`` on each training part and score it on the held-out queries.
 
     Parameters
@@ -101,6 +102,9 @@ def cross_validate(
         command line's ``cv`` does).
     docids : array-like of shape (n_samples,), optional
         Document ids, for metrics that order ties by them (``conventions="trec_eval"``).
+    return_estimator : bool
+        Also return each fold's fitted model (``"estimator"``, as scikit-learn's
+        ``cross_validate``; ``cv --save-models``).
     **conventions
         Metric conventions (``conventions="trec_eval"``, ``empty=``, ...).
 
@@ -108,7 +112,8 @@ def cross_validate(
     -------
     dict
         ``"test_<metric>"``: the metric's mean over each fold's test queries, one value per
-        fold; ``"fit_time"``: seconds per fit; ``"n_test_queries"`` per fold.
+        fold; ``"fit_time"``: seconds per fit; ``"n_test_queries"`` per fold; with
+        ``return_estimator``, ``"estimator"``: the fitted models, a list.
 
     Raises
     ------
@@ -141,6 +146,7 @@ def cross_validate(
         X_rows = X_rows.tocsr()
     out: dict[str, list[float]] = {f"test_{m.name}": [] for m in scorers}
     out["fit_time"], out["n_test_queries"] = [], []
+    fitted_models = []
     for number, (train, test) in enumerate(folds, start=1):
         train, test = np.asarray(train), np.asarray(test)
         if np.intersect1d(q[train], q[test]).size:
@@ -155,4 +161,8 @@ def cross_validate(
         for m in scorers:
             out[f"test_{m.name}"].append(m.mean(y_arr[test], scores, ptr, docids=None if ids is None else ids[test]))
         out["n_test_queries"].append(ptr.size - 1)
-    return {key: np.asarray(values) for key, values in out.items()}
+        fitted_models.append(fitted)
+    result: dict[str, Any] = {key: np.asarray(values) for key, values in out.items()}
+    if return_estimator:
+        result["estimator"] = fitted_models
+    return result

@@ -92,13 +92,23 @@ def run_cv(
     split_seed: int,
     letor_folds: Path | None,
     as_json: bool,
+    save_models: Path | None = None,
 ) -> dict[str, Any]:
-    """Cross-validate and print each fold's metrics, then their mean and standard deviation."""
+    """Cross-validate and print each fold's metrics, then their mean and standard deviation;
+    with ``save_models`` (a folder, made if missing) save each fold's model as ``fold-N.json``
+    (RankLib's ``-kcvmd``)."""
     from ranklearn.metrics import get_metric
+
+    if save_models is not None:
+        if save_models.exists() and not save_models.is_dir():
+            raise NotADirectoryError(20, "is a file; --save-models takes a folder for fold-N.json", str(save_models))
+        if not save_models.parent.is_dir():
+            raise FileNotFoundError(2, "no such folder to make --save-models in", str(save_models.parent))
 
     scorers = [get_metric(m) for m in metrics]
     estimator = model_class(model)(**params)
     rows: dict[str, dict[str, float]] = {}
+    fitted_models: dict[int, Any] = {}  # fold number -> its model, for --save-models
     if (data is None) == (letor_folds is None):
         raise ValueError("give --data (with --folds) or --letor-folds")
     if data is not None and params.get("early_stopping_rounds") is not None:
@@ -112,10 +122,13 @@ def run_cv(
             raise ValueError(f"--folds {folds} is more than the {ds.n_queries} queries of {C.shown(data)}")
         _check(ds, data, estimator)
         result = cross_validate(
-            estimator, ds.X, ds.y, qid=ds.qid, cv=folds, metrics=metrics, random_state=split_seed, progress=True
-        )
+            estimator, ds.X, ds.y, qid=ds.qid, cv=folds, metrics=metrics, random_state=split_seed, progress=True,
+            return_estimator=save_models is not None,
+        )  # fmt: skip
         for i in range(folds):
             rows[f"fold {i + 1}"] = {m.name: float(result[f"test_{m.name}"][i]) for m in scorers}
+            if save_models is not None:
+                fitted_models[i + 1] = result["estimator"][i]
     else:
         from sklearn.base import clone
 
@@ -136,6 +149,13 @@ def run_cv(
                 raise ValueError(f"{C.shown(letor_folds / f'Fold{n}')}: {exc}") from None
             scores = fitted.predict(test.X)
             rows[f"fold {n}"] = {m.name: m.mean(test.y, scores, test.ptr) for m in scorers}
+            fitted_models[n] = fitted
+    if save_models is not None:
+        save_models.mkdir(exist_ok=True)
+        for n, fitted in fitted_models.items():
+            fitted.save(save_models / f"fold-{n}.json")
+        # on stderr with --json, whose stdout is the JSON alone
+        (C.err_console if as_json else C.console).print(f"saved {len(fitted_models)} fold models as {save_models}/fold-N.json")
     values = {m.name: np.array([r[m.name] for r in rows.values()]) for m in scorers}
     mean = {name: float(v.mean()) for name, v in values.items()}
     std = {name: float(v.std(ddof=1)) if v.size > 1 else 0.0 for name, v in values.items()}

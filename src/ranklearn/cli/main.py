@@ -386,6 +386,9 @@ def cv(
         0, "--split-seed", min=0, max=2**32 - 1, help="Seed of the fold assignment of --data."
     ),
     as_json: bool = typer.Option(False, "--json", help='Print {"folds": {...}, "mean": {...}, "std": {...}}.'),
+    save_models: Path | None = typer.Option(
+        None, "--save-models", metavar="DIR", help="Save each fold's model as DIR/fold-N.json (RankLib's -kcvmd)."
+    ),
 ) -> None:
     """Cross-validate a ranker: each fold's metrics, then mean ± std (as RankLib's -kcv).
 
@@ -398,7 +401,7 @@ def cv(
     model = get_spec(model).name  # an unknown name lists the known ones
     params = parse_model_options(model, ctx.args)
     run_cv(model, params, metric, data=data, folds=folds, split_seed=split_seed, letor_folds=letor_folds,
-           as_json=as_json)  # fmt: skip
+           as_json=as_json, save_models=save_models)  # fmt: skip
 
 
 ModelOpt = typer.Option(..., "--model", help="A ranklearn model file (from train --save).")
