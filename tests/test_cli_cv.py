@@ -71,8 +71,6 @@ def test_cv_on_one_file_equals_cross_validate(capsys, tmp_path):
     assert "fold 4: ran all 4 trees" in err  # progress on stderr, fold by fold
     code, _, err = run(capsys, "cv", "--model", "lambdamart", "--data", path, "--folds", 1)
     assert code == 2 and err.count("\n") == 1 and "'--folds'" in err and "1" in err
-    code, _, err = run(capsys, "cv", "--model", "lambdamart", "--data", path, "--early-stopping", 2)
-    assert code == 2 and err.count("\n") == 1 and "--early-stopping needs a validation set" in err
     code, _, err = run(capsys, "cv", "--model", "lambdamart", "--data", path, "--epochs", 3)
     assert code == 2 and err.count("\n") == 1 and "--epochs does not apply to lambdamart" in err
 
@@ -166,3 +164,27 @@ def test_cv_save_models_writes_each_fold_model(capsys, tmp_path):
     (tmp_path / "file").write_text("x")
     code, _, err = run(capsys, "cv", "--model", "lambdamart", "--data", path, "--save-models", tmp_path / "file")
     assert code == 2 and "--save-models takes a folder" in err and err.count("\n") == 1
+
+
+def test_cv_early_stopping_carves_validation_queries_from_each_training_part(capsys, tmp_path):
+    from ranklearn.data.groups import group_ptr
+    from ranklearn.model_selection import carve_queries, query_folds
+
+    splits = make_ranking_splits((40, 10, 10), n_features=6, n_informative=4, docs_per_query=(3, 10), random_state=6)
+    path = tmp_path / "all.txt"
+    save_svmlight(splits[0], path)
+    code, out, err = run(capsys, "cv", "--model", "lambdamart", "--data", path, "--folds", 3, "--json",
+                         "--trees", 30, "--learning-rate", 0.5, "--early-stopping", 3, "--seed", 0)  # fmt: skip
+    assert code == 0, err
+    assert "without a gain on 'vali'" in err  # each fold stopped on its carved validation part
+    result = json.loads(out)
+    ds = load_svmlight(path)
+    for n, (train, test) in enumerate(query_folds(ds.qid, 3, random_state=0), start=1):
+        keep = carve_queries(ds.qid[train], 0.8, 0)  # 80% of the training queries trained on, seeded
+        vali, fit_rows = train[~keep], train[keep]
+        assert np.unique(ds.qid[vali]).size == np.unique(ds.qid[train]).size - round(0.8 * np.unique(ds.qid[train]).size)
+        model = LambdaMART(n_estimators=30, learning_rate=0.5, early_stopping_rounds=3, random_state=0).fit(
+            ds.X[fit_rows], ds.y[fit_rows], qid=ds.qid[fit_rows], eval_set=[(ds.X[vali], ds.y[vali], ds.qid[vali])]
+        )
+        expected = get_metric("ndcg@10").mean(ds.y[test], model.predict(ds.X[test]), group_ptr(ds.qid[test]))
+        assert result["folds"][f"fold {n}"]["ndcg@10"] == pytest.approx(expected, abs=1e-12)

@@ -65,6 +65,26 @@ def fit_with_progress(model: Any, description: str | None, X: Any, y: Any, **fit
         return model.fit(X, y, callbacks=[bar], **fit_params)
 
 
+def carve_queries(qid: ArrayLike, fraction: float, seed: int) -> np.ndarray:
+    """Boolean mask of the rows of ``fraction`` of the queries (rounded, at least one query on each
+    side), drawn with ``seed``: the part to train on; the others validate (RankLib's ``-tvs``, seeded).
+
+    Raises
+    ------
+    ValueError
+        ``fraction`` outside (0, 1), or fewer than two queries.
+    """
+    if not 0 < fraction < 1:
+        raise ValueError(f"the training fraction must be between 0 and 1, got {fraction!r}")
+    queries, per_row = np.unique(check_qid(np.asarray(qid).ravel()), return_inverse=True)
+    if queries.size < 2:
+        raise ValueError(f"carving validation queries needs two queries or more, got {queries.size}")
+    n_train = min(max(round(fraction * queries.size), 1), queries.size - 1)
+    chosen = np.zeros(queries.size, dtype=bool)
+    chosen[np.random.default_rng(seed).permutation(queries.size)[:n_train]] = True
+    return chosen[per_row]
+
+
 def cross_validate(
     model: Any,
     X: ArrayLike,
@@ -77,6 +97,7 @@ def cross_validate(
     progress: bool = False,
     docids: ArrayLike | None = None,
     return_estimator: bool = False,
+    validation_fraction: float | None = None,
     **conventions: Any,
 ) -> dict[str, Any]:
     """Fit a clone of ``model`` on each training part and score it on the held-out queries.
@@ -102,6 +123,10 @@ def cross_validate(
         command line's ``cv`` does).
     docids : array-like of shape (n_samples,), optional
         Document ids, for metrics that order ties by them (``conventions="trec_eval"``).
+    validation_fraction : float, optional
+        Train each fold on this fraction of its training queries (:func:`carve_queries`, seeded
+        by ``random_state``) and give the others to the fit as its evaluation set, for early
+        stopping (``cv --early-stopping``).
     return_estimator : bool
         Also return each fold's fitted model (``"estimator"``, as scikit-learn's
         ``cross_validate``; ``cv --save-models``).
@@ -153,8 +178,13 @@ def cross_validate(
             raise ValueError(f"fold {number}: a query is in both the training and the test rows")
         train, test = _rows(q, train), _rows(q, test)
         start = time.perf_counter()
+        fit_params: dict[str, Any] = {}
+        if validation_fraction is not None:  # validation queries carved from the training part
+            keep = carve_queries(q[train], validation_fraction, 0 if random_state is None else random_state)
+            vali, train = train[~keep], train[keep]
+            fit_params = {"eval_set": [(_safe_indexing(X_rows, vali), y_arr[vali], q[vali])], "eval_names": ["vali"]}
         fitted = fit_with_progress(clone(model), f"fold {number}" if progress else None,
-                                   _safe_indexing(X_rows, train), y_arr[train], qid=q[train])  # fmt: skip
+                                   _safe_indexing(X_rows, train), y_arr[train], qid=q[train], **fit_params)  # fmt: skip
         out["fit_time"].append(time.perf_counter() - start)
         scores = fitted.predict(_safe_indexing(X_rows, test))
         ptr = group_ptr(q[test])

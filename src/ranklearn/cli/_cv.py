@@ -111,9 +111,8 @@ def run_cv(
     fitted_models: dict[int, Any] = {}  # fold number -> its model, for --save-models
     if (data is None) == (letor_folds is None):
         raise ValueError("give --data (with --folds) or --letor-folds")
-    if data is not None and params.get("early_stopping_rounds") is not None:
-        raise ValueError("--early-stopping needs a validation set: the folds of --data have none "
-                         "(--letor-folds early-stops on each fold's vali.txt)")  # fmt: skip
+    # --data folds have no validation file: --early-stopping carves one from each training part
+    carve = 0.8 if data is not None and params.get("early_stopping_rounds") is not None else None
     if data is not None:
         from ranklearn.model_selection import cross_validate
 
@@ -123,7 +122,7 @@ def run_cv(
         _check(ds, data, estimator)
         result = cross_validate(
             estimator, ds.X, ds.y, qid=ds.qid, cv=folds, metrics=metrics, random_state=split_seed, progress=True,
-            return_estimator=save_models is not None,
+            return_estimator=save_models is not None, validation_fraction=carve,
         )  # fmt: skip
         for i in range(folds):
             rows[f"fold {i + 1}"] = {m.name: float(result[f"test_{m.name}"][i]) for m in scorers}

@@ -381,11 +381,11 @@ def carve_validation(ds: RankingDataset, fraction: float, seed: int, path: Path)
     """
     import numpy as np
 
+    from ranklearn.model_selection import carve_queries
+
     if ds.n_queries < 2:
         raise ValueError(f"--validation-split needs two queries or more; {C.shown(path)} has {ds.n_queries}")
-    n_train = min(max(round(fraction * ds.n_queries), 1), ds.n_queries - 1)
-    chosen = np.zeros(ds.n_queries, dtype=bool)
-    chosen[np.random.default_rng(seed).permutation(ds.n_queries)[:n_train]] = True
+    chosen = carve_queries(np.arange(ds.n_queries), fraction, seed)  # one "row" per query, in file order
     return ds.subset(chosen), ds.subset(~chosen)
 
 
