@@ -188,7 +188,7 @@ MALFORMED = {
     "duplicate_fid": (b"1 qid:1 1:0.5\n0 qid:1 2:0.2 2:0.3\n", ":2:"),
     "bad_label": (b"1 qid:1 1:0.5\nhigh qid:1 1:0.2\n", ":2:"),
     "empty_file": (b"", "empty"),
-    "binary_garbage": (bytes(range(256)) * 4, ":1:"),
+    "binary_garbage": (bytes(range(256)) * 4, ": not UTF-8 text: a binary file"),
 }
 
 
@@ -864,7 +864,7 @@ def test_reappearing_qids_are_merged_with_a_warning(capsys, tmp_path, small_file
         ("text_label", ["text_label.txt:2:", "bad label"]),
         ("empty", ["empty.txt", "no data lines"]),
         ("comments_only", ["comments_only.txt", "no data lines"]),
-        ("binary", ["binary.txt:1:"]),
+        ("binary", ["binary.txt: not UTF-8 text: a binary file"]),
         ("missing", ["missing.txt", "No such file"]),
         ("dir", ["a_directory", "directory"]),
     ],

@@ -71,8 +71,6 @@ def test_cv_on_one_file_equals_cross_validate(capsys, tmp_path):
     assert "fold 4: ran all 4 trees" in err  # progress on stderr, fold by fold
     code, _, err = run(capsys, "cv", "--model", "lambdamart", "--data", path, "--folds", 1)
     assert code == 2 and err.count("\n") == 1 and "'--folds'" in err and "1" in err
-    code, _, err = run(capsys, "cv", "--model", "lambdamart", "--data", path, "--early-stopping", 2)
-    assert code == 2 and err.count("\n") == 1 and "--early-stopping needs a validation set" in err
     code, _, err = run(capsys, "cv", "--model", "lambdamart", "--data", path, "--epochs", 3)
     assert code == 2 and err.count("\n") == 1 and "--epochs does not apply to lambdamart" in err
 
@@ -88,13 +86,13 @@ def test_cv_letor_folds(capsys, tmp_path):
                          "--json", "--trees", 6, "--early-stopping", 2)  # fmt: skip
     assert code == 0, err
     result = json.loads(out)
-    assert list(result["folds"]) == ["Fold1", "Fold2"]
+    assert list(result["folds"]) == ["fold 1", "fold 2"]  # named as --folds names them
     train, vali, test = (load_svmlight(tmp_path / "Fold2" / f"{n}.txt") for n in ("train", "vali", "test"))
     model = LambdaMART(n_estimators=6, early_stopping_rounds=2).fit(
         train.X, train.y, qid=train.qid, eval_set=[(vali.X, vali.y, vali.qid)]
     )
     expected = get_metric("ndcg@10").mean(test.y, model.predict(test.X), test.ptr)
-    assert result["folds"]["Fold2"]["ndcg@10"] == pytest.approx(expected, abs=1e-12)
+    assert result["folds"]["fold 2"]["ndcg@10"] == pytest.approx(expected, abs=1e-12)
     assert result["mean"]["ndcg@10"] == pytest.approx(np.mean([v["ndcg@10"] for v in result["folds"].values()]))
     code, _, err = run(capsys, "cv", "--model", "lambdamart", "--letor-folds", tmp_path / "Fold1")
     assert code == 2 and "no Fold1, Fold2" in err
@@ -139,3 +137,54 @@ def test_bad_values_are_named_by_the_files_line_before_any_fold(capsys, tmp_path
 def test_help(capsys):
     code, out, _ = run(capsys, "cv", "--help")
     assert code == 0 and "--letor-folds" in out and "RankLib" in out
+
+
+def test_cv_save_models_writes_each_fold_model(capsys, tmp_path):
+    from ranklearn.io import load_model
+    from ranklearn.model_selection import query_folds
+
+    splits = make_ranking_splits((30, 10, 10), n_features=6, n_informative=4, docs_per_query=(3, 10), random_state=5)
+    path = tmp_path / "all.txt"
+    save_svmlight(splits[0], path)
+    out_dir = tmp_path / "models"
+    code, out, err = run(capsys, "cv", "--model", "lambdamart", "--data", path, "--folds", 3, "--json",
+                         "--save-models", out_dir, "--trees", 4, "--seed", 0)  # fmt: skip
+    assert code == 0, err
+    result = json.loads(out)  # stdout stays the JSON alone
+    assert sorted(p.name for p in out_dir.iterdir()) == ["fold-1.json", "fold-2.json", "fold-3.json"]
+    ds = load_svmlight(path)
+    for n, (train, test) in enumerate(query_folds(ds.qid, 3, random_state=0), start=1):
+        model = load_model(out_dir / f"fold-{n}.json")
+        scores = model.predict(ds.X[test])
+        from ranklearn.data.groups import group_ptr
+
+        assert get_metric("ndcg@10").mean(ds.y[test], scores, group_ptr(ds.qid[test])) == pytest.approx(
+            result["folds"][f"fold {n}"]["ndcg@10"], abs=1e-12
+        )
+    (tmp_path / "file").write_text("x")
+    code, _, err = run(capsys, "cv", "--model", "lambdamart", "--data", path, "--save-models", tmp_path / "file")
+    assert code == 2 and "--save-models takes a folder" in err and err.count("\n") == 1
+
+
+def test_cv_early_stopping_carves_validation_queries_from_each_training_part(capsys, tmp_path):
+    from ranklearn.data.groups import group_ptr
+    from ranklearn.model_selection import carve_queries, query_folds
+
+    splits = make_ranking_splits((40, 10, 10), n_features=6, n_informative=4, docs_per_query=(3, 10), random_state=6)
+    path = tmp_path / "all.txt"
+    save_svmlight(splits[0], path)
+    code, out, err = run(capsys, "cv", "--model", "lambdamart", "--data", path, "--folds", 3, "--json",
+                         "--trees", 30, "--learning-rate", 0.5, "--early-stopping", 3, "--seed", 0)  # fmt: skip
+    assert code == 0, err
+    assert "without a gain on 'vali'" in err  # each fold stopped on its carved validation part
+    result = json.loads(out)
+    ds = load_svmlight(path)
+    for n, (train, test) in enumerate(query_folds(ds.qid, 3, random_state=0), start=1):
+        keep = carve_queries(ds.qid[train], 0.8, 0)  # 80% of the training queries trained on, seeded
+        vali, fit_rows = train[~keep], train[keep]
+        assert np.unique(ds.qid[vali]).size == np.unique(ds.qid[train]).size - round(0.8 * np.unique(ds.qid[train]).size)
+        model = LambdaMART(n_estimators=30, learning_rate=0.5, early_stopping_rounds=3, random_state=0).fit(
+            ds.X[fit_rows], ds.y[fit_rows], qid=ds.qid[fit_rows], eval_set=[(ds.X[vali], ds.y[vali], ds.qid[vali])]
+        )
+        expected = get_metric("ndcg@10").mean(ds.y[test], model.predict(ds.X[test]), group_ptr(ds.qid[test]))
+        assert result["folds"][f"fold {n}"]["ndcg@10"] == pytest.approx(expected, abs=1e-12)

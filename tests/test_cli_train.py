@@ -58,7 +58,6 @@ def test_cli_train_bad_options(capsys, files, tmp_path, model, options, fragment
         ("huge_fid", [], ["huge_fid.txt:1:", "feature id 1,000,000,000"]),
         ("ok", ["--validate", "three_features"], ["three_features.txt:1:", "feature 3 is beyond", "(2)"]),
         ("ok", ["--validate", "negative_label"], ["negative_label.txt", ">= 0"]),
-        ("negative_label", [], ["negative_label.txt:1:", ">= 0", "this one is -1"]),
         ("ok", ["--save-dir"], ["a_directory", "directory"]),
         ("ok", ["--save-nowhere"], ["no such directory"]),
     ],
@@ -94,9 +93,12 @@ def test_cli_train_lambdamart_accepts_nan_and_degenerate_data(capsys, files, tmp
 
 
 # --- Ctrl-C during training --------------------------------------------------------------------
-def _interrupt_training(tmp_path: Path, data: Path, model: str, options: list[str]) -> tuple[int, str, Path]:
+def _interrupt_training(
+    tmp_path: Path, data: Path, model: str, options: list[str], *, delay: float = 0.0, process_group: bool = False
+) -> tuple[int, str, Path]:
     """Run ``ranklearn train`` with stderr on a pseudo-terminal (so the progress bar draws as
-    for a user), send SIGINT once it shows the first finished iteration, and return
+    for a user), send SIGINT ``delay`` seconds after it shows the first finished iteration (to
+    its whole process group with ``process_group``, as a terminal's Ctrl-C), and return
     (exit status, everything printed on stderr, the --save path)."""
     import pty
     import select
@@ -108,7 +110,7 @@ def _interrupt_training(tmp_path: Path, data: Path, model: str, options: list[st
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave, env={**os.environ, "COLUMNS": "200"},
         # A runner started in the background may ignore SIGINT, and children inherit that
         # (Python then installs no KeyboardInterrupt handler): give the child the default.
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        preexec_fn=lambda: (process_group and os.setsid(), signal.signal(signal.SIGINT, signal.SIG_DFL)),
     )  # fmt: skip
     os.close(slave)
     seen = b""
@@ -121,7 +123,11 @@ def _interrupt_training(tmp_path: Path, data: Path, model: str, options: list[st
             if re.search(rb"\b[1-9]\d*/\d+", seen):  # "1/2000": a first iteration is done
                 break
         assert proc.poll() is None, f"training ended before the interrupt: {seen[-500:]!r}"
-        proc.send_signal(signal.SIGINT)
+        time.sleep(delay)
+        if process_group:
+            os.killpg(proc.pid, signal.SIGINT)
+        else:
+            proc.send_signal(signal.SIGINT)
         # Keep draining the terminal while the child shuts down: a full pty buffer would
         # block its last writes (progress bar, message) and deadlock the test.
         deadline = time.monotonic() + 120
@@ -368,8 +374,8 @@ def test_values_the_model_cannot_take_are_named_by_file_and_row(capsys, tmp_path
     negative = tmp_path / "negative.txt"
     negative.write_text("1 qid:1 1:0.5\n-1 qid:1 1:0.1\n")
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(negative.read_bytes())))
-    code, _, err = run(capsys, "train", "--train", "-", "--model", "linear")  # standard input is <stdin>
-    assert_one_line_error(code, err, "<stdin>:2: labels must be >= 0", "this one is -1")
+    code, _, err = run(capsys, "train", "--train", "-", "--model", "lambdamart", "--trees", "1")  # standard input is <stdin>
+    assert_one_line_error(code, err, "<stdin>:2: labels must be >= 0", "got -1")
     code, _, err = run(capsys, "train", "--train", data, "--model", "lambdamart", "--trees", "1")
     assert code == 0, err  # LambdaMART learns where NaN goes
 
@@ -416,3 +422,84 @@ def test_a_librarys_warning_is_one_line(capsys, tmp_path):
     code, out, err = run(capsys, "export", "--model", tmp_path / "m.json", "--format", "ranklib", "--out", tmp_path / "m.rl")
     assert code == 0 and "wrote" in out
     assert err.startswith("ranklearn: warning: the model was trained with missing values") and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize("model, options", [("mart", ["--trees", "3"]), ("linear", []), ("ranknet", ["--epochs", "1"])])
+def test_rankers_that_take_any_label_train_on_negative_labels(capsys, tmp_path, model, options):
+    # the metric decides what it can score, not the command: the ranker trains, NDCG is n/a on that set only
+    if model == "ranknet" and not NEURAL:
+        pytest.skip("torch not installed")
+    train = tmp_path / "train.txt"
+    train.write_text("2 qid:1 1:0.9\n-1 qid:1 1:0.1\n0 qid:1 1:0.5\n1 qid:2 1:0.7\n-1 qid:2 1:0.2\n")
+    test = tmp_path / "test.txt"
+    test.write_text("1 qid:7 1:0.8\n0 qid:7 1:0.3\n")
+    code, out, err = run(capsys, "train", "--train", train, "--test", test, "--model", model, "--save",
+                         tmp_path / "m.json", *options)  # fmt: skip
+    assert code == 0, err
+    rows = {line.split("│")[1].strip(): line.split("│")[2].strip() for line in out.splitlines() if line.count("│") == 3}
+    assert rows["train"] == "n/a" and 0 <= float(rows["test"]) <= 1, out  # the test set's labels suit NDCG
+    assert "ndcg@10 not computed on train: labels must be finite and >= 0" in out
+    assert load_model(tmp_path / "m.json").n_iter_ >= 1
+
+
+def test_predict_and_export_with_part_of_the_model(capsys, tmp_path, small_files):  # noqa: F811
+    lightgbm = pytest.importorskip("lightgbm")
+    save = tmp_path / "m.json"
+    code, _, err = run(capsys, "train", "--train", small_files["train"], "--validate", small_files["vali"],
+                       "--model", "lambdamart", "--trees", "30", "--learning-rate", "0.5", "--leaves", "15",
+                       "--seed", "0", "--save", save)  # fmt: skip
+    assert code == 0, err
+    model = load_model(save)
+    # the progress line says what the model keeps, and it is best_iteration_
+    assert f"kept tree {model.best_iteration_} (best: validate ndcg@10=" in err
+    assert len(model.trees_) == model.best_iteration_ < model.n_iter_ == 30  # ran all 30, kept the best
+    X = load_svmlight(small_files["test"], n_features=model.n_features_in_).X
+    outs = {}
+    for name, extra in {"default": [], "best": ["--best"], "first3": ["--iterations", "3"]}.items():
+        outs[name] = tmp_path / f"{name}.scores"
+        code, _, err = run(capsys, "predict", "--model", save, "--data", small_files["test"], "--out", outs[name], *extra)
+        assert code == 0, err
+    read = {name: np.loadtxt(path) for name, path in outs.items()}
+    np.testing.assert_array_equal(read["default"], model.predict(X))
+    np.testing.assert_array_equal(read["best"], read["default"])
+    np.testing.assert_array_equal(read["first3"], model.predict(X, iteration_range=(0, 3)))
+    code, _, err = run(capsys, "export", "--model", save, "--format", "lightgbm", "--out", tmp_path / "lgb.txt",
+                       "--iterations", "3")  # fmt: skip
+    assert code == 0, err
+    booster = lightgbm.Booster(model_file=str(tmp_path / "lgb.txt"))
+    assert booster.num_trees() == 3
+    np.testing.assert_allclose(booster.predict(X), read["first3"], rtol=0, atol=1e-12)
+    code, _, err = run(capsys, "predict", "--model", save, "--data", small_files["test"], "--out", tmp_path / "x",
+                       "--iterations", "500")  # fmt: skip
+    assert_one_line_error(code, err, f"--iterations 500: {save}:", f"this model's {model.best_iteration_} trees")
+    code, _, err = run(capsys, "train", "--train", small_files["train"], "--model", "lambdamart", "--trees", "2",
+                       "--save", tmp_path / "plain.json")  # fmt: skip
+    code, _, err = run(capsys, "predict", "--model", tmp_path / "plain.json", "--data", small_files["test"],
+                       "--out", tmp_path / "x", "--best")  # fmt: skip
+    assert_one_line_error(code, err, "--best:", "has no best iteration", "all its 2 trees")
+
+
+def test_validation_split_carves_seeded_validation_queries_from_the_training_file(capsys, tmp_path, small_files):  # noqa: F811
+    from ranklearn.cli._train import carve_validation
+
+    ds = load_svmlight(small_files["train"])
+    train, vali = carve_validation(ds, 0.8, 3, small_files["train"])
+    assert (train.n_queries, vali.n_queries) == (round(0.8 * ds.n_queries), ds.n_queries - round(0.8 * ds.n_queries))
+    assert sorted([*train.query_ids, *vali.query_ids]) == sorted(ds.query_ids)  # every query once, none twice
+    again, _ = carve_validation(ds, 0.8, 3, small_files["train"])
+    other, _ = carve_validation(ds, 0.8, 4, small_files["train"])
+    assert list(again.query_ids) == list(train.query_ids) != list(other.query_ids)  # seeded
+    save = tmp_path / "m.json"
+    code, out, err = run(capsys, "train", "--train", small_files["train"], "--validation-split", "0.8", "--split-seed", "3",
+                         "--model", "lambdamart", "--trees", "5", "--seed", "0", "--save", save)  # fmt: skip
+    assert code == 0, err
+    model = load_model(save)
+    expected = LambdaMART(n_estimators=5, random_state=0).fit(
+        train.X, train.y, qid=train.qid, eval_set=[(vali.X, vali.y, vali.qid)], eval_names=["validate"]
+    )
+    assert model.evals_result_ == expected.evals_result_ and model.best_iteration_ == expected.best_iteration_
+    code, _, err = run(capsys, "train", "--train", small_files["train"], "--validate", small_files["vali"],
+                       "--validation-split", "0.8", "--model", "lambdamart")  # fmt: skip
+    assert_one_line_error(code, err, "give --validate or --validation-split, not both")
+    code, _, err = run(capsys, "train", "--train", small_files["train"], "--validation-split", "1", "--model", "lambdamart")
+    assert_one_line_error(code, err, "--validation-split must be a fraction between 0 and 1")

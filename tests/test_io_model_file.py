@@ -127,3 +127,27 @@ def test_save_and_load_round_trip_is_exact(model_path, tmp_path):
     model = LambdaMART.load(model_path)
     model.save(tmp_path / "again.json")
     np.testing.assert_array_equal(load_model(tmp_path / "again.json").predict(X), model.predict(X))
+
+
+@pytest.mark.parametrize(
+    "field, value, words",
+    [("n_features", "46", ["'n_features' must be int", "str '46'"]),
+     ("n_features", True, ["'n_features' must be int", "bool"]),
+     ("objective", "lambdarank", ["'objective' must be dict or null", "str 'lambdarank'"]),
+     ("bin_mapper", [], ["'bin_mapper' must be dict or null", "list"]),
+     ("n_iter", 3.5, ["'n_iter' must be int"]),
+     ("best_score", "0.5", ["'best_score' must be number or null"]),
+     ("interrupted", 0, ["'interrupted' must be bool"]),
+     ("trees", {}, ["'trees' must be list"])],
+)  # fmt: skip
+def test_payload_fields_of_the_wrong_type_are_refused_under_a_valid_checksum(model_path, tmp_path, field, value, words):
+    # a file edited by hand (or by another program) and checksummed again is checked field by field
+    env = json.loads(model_path.read_bytes())
+    env["payload"][field] = value
+    bad = tmp_path / "edited.json"
+    MF.write_model_file(bad, env["model_type"], env["payload"])
+    with pytest.raises(ModelFormatError) as info:
+        load_model(bad)
+    for word in words:
+        assert word in str(info.value), str(info.value)
+    assert str(bad) in str(info.value)

@@ -51,11 +51,12 @@ def test_early_stopping_rolls_back_to_the_best_iteration():
     assert out.message.startswith("stopped early after 5 trees (3 without a gain on 's0'); kept tree 2")
 
 
-def test_without_early_stopping_the_last_iteration_is_kept():
+def test_without_early_stopping_the_best_iteration_is_kept_too():
+    # one rule: a watched set chooses the model whether or not early stopping ran (and on Ctrl-C)
     model = Scripted([0, 1, 0, 0, 0, 0])
     out = train(model)
-    assert out.n_iter == 6 and out.best_iteration == 2 and model.state == 6 and model.restored == []
-    assert out.message.startswith("ran all 6 trees; kept tree 6")
+    assert out.n_iter == 6 and out.best_iteration == 2 and model.state == 2 and model.restored == [2]
+    assert out.message.startswith("ran all 6 trees; kept tree 2 (best: s0 ndcg=1.0000 at 2)")
 
 
 def test_ctrl_c_keeps_the_best_so_far_and_reports_it():

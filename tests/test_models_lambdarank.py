@@ -45,6 +45,6 @@ def test_lambdarank_gains_fit_float32_and_err_takes_the_training_grades():
     yv = np.array([4.0, 1, 2, 0, 1, 2] * 2)
     kw = dict(hidden=(8,), epochs=3, lambda_metric="err", random_state=0, n_networks=1, early_stopping_rounds=None)
     with_vali = LambdaRank(**kw).fit(X, y, qid=qid, eval_set=[(Xv, yv, qv)])
-    alone = LambdaRank(**kw).fit(X, y, qid=qid)
+    alone = LambdaRank(**{**kw, "epochs": with_vali.best_iteration_}).fit(X, y, qid=qid)  # the epochs it kept
     assert with_vali.max_grade_ == 4.0 and alone.max_grade_ == 2.0
     np.testing.assert_array_equal(with_vali.predict(X), alone.predict(X))

@@ -248,14 +248,15 @@ def test_early_stopping_restores_best_epoch():
     assert seen[-1][2] == {"vali": {"ndcg@10": hist[-1]}}
 
 
-def test_without_early_stopping_the_last_epoch_is_kept():
+def test_without_early_stopping_the_best_epoch_is_kept_too():
+    # one rule for every ranker: a watched set chooses the model, with or without early stopping
     X, y, q = make_queries(n_queries=30, seed=5)
     Xv, yv, qv = make_queries(n_queries=20, seed=6, flip=True)
     kw = dict(hidden=(8,), learning_rate=0.01, epochs=6, early_stopping_rounds=None, random_state=0)
     m = RankNet(**kw).fit(X, y, q, eval_set=[(Xv, yv, qv)])
     hist = m.evals_result_["valid_0"]["ndcg@10"]
-    assert m.n_epochs_ == 6 and hist[m.best_iteration_ - 1] == max(hist)
-    assert m.score(Xv, yv, qid=qv) == pytest.approx(hist[-1], abs=1e-12)
+    assert m.n_epochs_ == 6 and hist[m.best_iteration_ - 1] == max(hist) and m.best_iteration_ < 6
+    assert m.score(Xv, yv, qid=qv) == pytest.approx(max(hist), abs=1e-12)
     assert RankNet(**kw).fit(X, y, q).best_iteration_ is None
 
 

@@ -92,3 +92,36 @@ def test_grid_search_and_pipeline_with_query_groups_as_in_the_readme():
         assert scores.shape == (3,) and np.all((0 <= scores) & (scores <= 1))
         search = GridSearchCV(pipe, {"lambdamart__num_leaves": [3, 4]}, cv=GroupKFold(3)).fit(X, y, qid=qid, groups=qid)
         assert search.best_params_["lambdamart__num_leaves"] in (3, 4)
+
+
+def test_model_selection_needs_no_request_calls_and_says_the_recipe_without_routing():
+    import warnings
+
+    import sklearn
+    from sklearn.model_selection import GridSearchCV, GroupKFold, RandomizedSearchCV, cross_val_score
+
+    from ranklearn.datasets import make_ranking
+    from ranklearn.models import LambdaMART
+    from ranklearn.models.base import ROUTING_RECIPE
+
+    X, y, qid = make_ranking(n_queries=30, n_features=5, n_informative=3, random_state=1, return_X_y=True)
+    small = dict(n_estimators=4, min_samples_leaf=2, random_state=0)
+    grid = {"num_leaves": [3, 5]}
+    # without routing the folds' scores cannot have their queries: nan, and the warning says what to do
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        search = GridSearchCV(LambdaMART(**small), grid, cv=GroupKFold(3)).fit(X, y, qid=qid, groups=qid)
+    assert np.isnan(search.best_score_)
+    assert any(ROUTING_RECIPE in str(w.message) for w in caught)
+    with pytest.raises(ValueError, match=r"enable_metadata_routing=True"):
+        GridSearchCV(LambdaMART(**small), grid, cv=GroupKFold(3), error_score="raise").fit(X, y, qid=qid, groups=qid)
+    # with routing, qid goes to fit and score by default (no set_fit_request/set_score_request)
+    with sklearn.config_context(enable_metadata_routing=True):
+        search = GridSearchCV(LambdaMART(**small), grid, cv=GroupKFold(3)).fit(X, y, qid=qid, groups=qid)
+        train, test = next(GroupKFold(3).split(X, y, groups=qid))
+        fold = LambdaMART(**small, num_leaves=3).fit(X[train], y[train], qid=qid[train])
+        assert search.cv_results_["split0_test_score"][0] == fold.score(X[test], y[test], qid=qid[test])
+        randomized = RandomizedSearchCV(LambdaMART(**small), grid, n_iter=2, cv=GroupKFold(3), random_state=0)
+        assert not np.isnan(randomized.fit(X, y, qid=qid, groups=qid).best_score_)
+        scores = cross_val_score(LambdaMART(**small), X, y, cv=GroupKFold(3), params={"qid": qid, "groups": qid})
+        assert scores[0] == LambdaMART(**small).fit(X[train], y[train], qid=qid[train]).score(X[test], y[test], qid=qid[test])

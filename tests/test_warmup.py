@@ -56,7 +56,7 @@ def test_after_warm_up_the_common_path_compiles_nothing(tmp_path):
                            text=True, timeout=900)  # fmt: skip
     assert first.returncode == 0, first.stderr
     lines = first.stdout.splitlines()
-    assert lines[0].startswith("ranklearn: compiling kernels into numba's cache (" + str(tmp_path / "cache"))
+    assert lines[0].startswith("ranklearn: warming up numba's cache (" + str(tmp_path / "cache"))
     assert "2 process(es)" in lines[0] and lines[-1].startswith("ranklearn: kernels ready in ")
     assert len(lines) == 4 and all(" kernels compiled in " in line for line in lines[1:3]), first.stdout
 
@@ -95,3 +95,15 @@ def test_jobs_must_be_positive(capsys):
     with pytest.raises(ValueError, match="jobs must be >= 1, got 0"):
         warm_up(0)
     assert_one_line_error(*run(capsys, "warm-up", "--jobs", "0")[::2], "--jobs")
+
+
+def test_a_warm_cache_is_not_called_compiling(monkeypatch):
+    # every group loads from the cache: no line may say that kernels are being compiled
+    import ranklearn.warmup as W
+
+    monkeypatch.setattr(W, "_run_group", lambda name: (0, 0.25))
+    lines: list[str] = []
+    warm_up(1, echo=lines.append)
+    assert not any("compiling" in line for line in lines), lines
+    assert lines[-1].startswith("ranklearn: kernels ready in ") and lines[-1].endswith("(all from the cache, nothing compiled)")
+    assert lines[1:-1] == [f"  {name}: all from the cache (0.2 s)" for name in W.GROUPS]

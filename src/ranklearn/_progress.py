@@ -67,7 +67,8 @@ class TrainingProgress:
     def end(self, message: str) -> None:
         """Stop the bar and say where training stopped and which iteration was kept."""
         self.close()
-        self._progress.console.print(f"{self._description}: {message}", highlight=False, markup=False)
+        # one line whatever the width: off a terminal rich would wrap at 80 columns, and logs are grepped
+        self._progress.console.print(f"{self._description}: {message}", highlight=False, markup=False, soft_wrap=True)
 
     def close(self, *, clear: bool = False) -> None:
         """Stop the live display (idempotent); ``clear=True`` also erases the bar."""

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from os import PathLike
 
+from ranklearn._text import shown_token
+
 
 class RanklearnError(Exception):
     """Base class of ranklearn's own errors."""
@@ -41,7 +43,8 @@ class DataFormatError(RanklearnError, ValueError):
     ) -> None:
         self.path = None if path is None else str(path)
         self.line = line
-        self.token = token
+        # lone surrogates (bytes that are not UTF-8, ranklearn._text.token_text) as printable \\xNN text
+        self.token = None if token is None else token.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
         self.reason = message
         where = ""
         if self.path is not None:
@@ -51,9 +54,14 @@ class DataFormatError(RanklearnError, ValueError):
         elif line is not None:
             where = f"line {line}"
         shown = token
-        if token is not None and len(token) > self.MAX_TOKEN_SHOWN:
-            shown = token[: self.MAX_TOKEN_SHOWN] + "..."
-        text = message if shown is None else f"{message} (got {shown!r})"
+        if token is not None and len(self.token) > self.MAX_TOKEN_SHOWN:
+            # cut by the width shown: an undecodable byte is four characters (\xNN), as in self.token
+            width, cut = 0, 0
+            while cut < len(token) and width + (4 if "\udc80" <= token[cut] <= "\udcff" else 1) <= self.MAX_TOKEN_SHOWN:
+                width += 4 if "\udc80" <= token[cut] <= "\udcff" else 1
+                cut += 1
+            shown = token[:cut] + "..."
+        text = message if shown is None else f"{message} (got {shown_token(shown)})"
         super().__init__(f"{where}: {text}" if where else text)
 
 

@@ -66,6 +66,26 @@ def fit_with_progress(model: Any, description: str | None, X: Any, y: Any, **fit
         return model.fit(X, y, callbacks=[bar], **fit_params)
 
 
+def carve_queries(qid: ArrayLike, fraction: float, seed: int) -> np.ndarray:
+    """Boolean mask of the rows of ``fraction`` of the queries (rounded, at least one query on each
+    side), drawn with ``seed``: the part to train on; the others validate (RankLib's ``-tvs``, seeded).
+
+    Raises
+    ------
+    ValueError
+        ``fraction`` outside (0, 1), or fewer than two queries.
+    """
+    if not 0 < fraction < 1:
+        raise ValueError(f"the training fraction must be between 0 and 1, got {fraction!r}")
+    queries, per_row = np.unique(check_qid(np.asarray(qid).ravel()), return_inverse=True)
+    if queries.size < 2:
+        raise ValueError(f"carving validation queries needs two queries or more, got {queries.size}")
+    n_train = min(max(round(fraction * queries.size), 1), queries.size - 1)
+    chosen = np.zeros(queries.size, dtype=bool)
+    chosen[np.random.default_rng(seed).permutation(queries.size)[:n_train]] = True
+    return chosen[per_row]
+
+
 def cross_validate(
     model: Any,
     X: ArrayLike,
@@ -78,8 +98,10 @@ def cross_validate(
     progress: bool = False,
     docids: ArrayLike | None = None,
     position: ArrayLike | None = None,
+    return_estimator: bool = False,
+    validation_fraction: float | None = None,
     **conventions: Any,
-) -> dict[str, np.ndarray]:
+) -> dict[str, Any]:
     """Fit a clone of ``model`` on each training part and score it on the held-out queries.
 
     Parameters
@@ -106,6 +128,13 @@ def cross_validate(
     position : array-like of int, shape (n_samples,), optional
         Display positions (1-based), given to each fold's ``fit(position=...)`` for its
         training rows; the test parts are scored on their labels, positions play no part.
+    validation_fraction : float, optional
+        Train each fold on this fraction of its training queries (:func:`carve_queries`, seeded
+        by ``random_state``) and give the others to the fit as its evaluation set, for early
+        stopping (``cv --early-stopping``).
+    return_estimator : bool
+        Also return each fold's fitted model (``"estimator"``, as scikit-learn's
+        ``cross_validate``; ``cv --save-models``).
     **conventions
         Metric conventions (``conventions="trec_eval"``, ``empty=``, ...).
 
@@ -113,7 +142,8 @@ def cross_validate(
     -------
     dict
         ``"test_<metric>"``: the metric's mean over each fold's test queries, one value per
-        fold; ``"fit_time"``: seconds per fit; ``"n_test_queries"`` per fold.
+        fold; ``"fit_time"``: seconds per fit; ``"n_test_queries"`` per fold; with
+        ``return_estimator``, ``"estimator"``: the fitted models, a list.
 
     Raises
     ------
@@ -136,7 +166,6 @@ def cross_validate(
     if ids is not None and ids.size != q.size:
         raise ValueError(f"docids has {ids.size} values for {q.size} rows")
     pos = check_position(position, q.size)
-    fit_params = {}
     if isinstance(cv, (int, np.integer)):
         folds = query_folds(q, cv, random_state=random_state)
     elif hasattr(cv, "split"):  # a scikit-learn splitter: the queries are its groups
@@ -148,12 +177,18 @@ def cross_validate(
         X_rows = X_rows.tocsr()
     out: dict[str, list[float]] = {f"test_{m.name}": [] for m in scorers}
     out["fit_time"], out["n_test_queries"] = [], []
+    fitted_models = []
     for number, (train, test) in enumerate(folds, start=1):
         train, test = np.asarray(train), np.asarray(test)
         if np.intersect1d(q[train], q[test]).size:
             raise ValueError(f"fold {number}: a query is in both the training and the test rows")
         train, test = _rows(q, train), _rows(q, test)
         start = time.perf_counter()
+        fit_params: dict[str, Any] = {}
+        if validation_fraction is not None:  # validation queries carved from the training part
+            keep = carve_queries(q[train], validation_fraction, 0 if random_state is None else random_state)
+            vali, train = train[~keep], train[keep]
+            fit_params = {"eval_set": [(_safe_indexing(X_rows, vali), y_arr[vali], q[vali])], "eval_names": ["vali"]}
         if pos is not None:
             fit_params["position"] = pos[train]
         fitted = fit_with_progress(clone(model), f"fold {number}" if progress else None,
@@ -164,4 +199,8 @@ def cross_validate(
         for m in scorers:
             out[f"test_{m.name}"].append(m.mean(y_arr[test], scores, ptr, docids=None if ids is None else ids[test]))
         out["n_test_queries"].append(ptr.size - 1)
-    return {key: np.asarray(values) for key, values in out.items()}
+        fitted_models.append(fitted)
+    result: dict[str, Any] = {key: np.asarray(values) for key, values in out.items()}
+    if return_estimator:
+        result["estimator"] = fitted_models
+    return result

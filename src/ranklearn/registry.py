@@ -170,6 +170,30 @@ def markdown_table() -> str:
     return "\n".join(rows)
 
 
+def names_markdown_table() -> str:
+    """The README's table of other tools' names (:mod:`ranklearn.foreign_names`) for every ranker
+    parameter (imports the rankers; a ranker whose extra is missing is left out) and fit argument."""
+    import inspect
+
+    from ranklearn.foreign_names import markdown_table as names_table
+
+    parameters: dict[str, str] = {}
+    for spec in REGISTRY.values():
+        for option in spec.options:
+            parameters.setdefault(option.param, option.flag)
+    for spec in REGISTRY.values():
+        try:
+            cls = spec.load_class()
+        except ImportError:
+            continue
+        for name in cls._get_param_names():
+            parameters.setdefault(name, "")
+        fit = [p for p in inspect.signature(cls.fit).parameters if p not in ("self", "X", "y")]
+    for name in fit:
+        parameters.setdefault(f"fit({name}=)", "")
+    return names_table(parameters)
+
+
 # ------------------------------------------------------------------------------ the rankers
 def _parse_hidden(value: str) -> tuple[int, ...]:
     """``"64,32"`` -> ``(64, 32)``; an empty string gives a linear scorer ``()``."""

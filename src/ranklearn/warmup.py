@@ -166,7 +166,8 @@ def warm_up(jobs: int = 2, echo: Callable[[str], None] = print) -> dict[str, tup
     if jobs < 1:
         raise ValueError(f"jobs must be >= 1, got {jobs}")
     start = time.perf_counter()
-    echo(f"ranklearn: compiling kernels into numba's cache ({cache_location()}), {min(jobs, len(GROUPS))} process(es)")
+    # not "compiling": whether anything compiles is known only once the groups have run
+    echo(f"ranklearn: warming up numba's cache ({cache_location()}), {min(jobs, len(GROUPS))} process(es)")
     results: dict[str, tuple[int, float]] = {}
     if jobs == 1:
         for name in GROUPS:
@@ -179,7 +180,9 @@ def warm_up(jobs: int = 2, echo: Callable[[str], None] = print) -> dict[str, tup
             for name, future in futures.items():
                 results[name] = future.result()
                 echo(f"  {name}: {_say(*results[name])}")
-    echo(f"ranklearn: kernels ready in {time.perf_counter() - start:.1f} s")
+    compiled = sum(n for n, _ in results.values())
+    how = f"{compiled} compiled" if compiled else "all from the cache, nothing compiled"
+    echo(f"ranklearn: kernels ready in {time.perf_counter() - start:.1f} s ({how})")
     return results
 
 

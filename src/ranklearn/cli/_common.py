@@ -9,12 +9,13 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import typer
 import numpy as np
 from rich.console import Console
 from rich.table import Table
 
 from ranklearn._files import check_writable, is_stdio, reads_stdin, same_file, write_output, writes_stdout
-from ranklearn._text import plain_float, strip_bom
+from ranklearn._text import not_text_reason, plain_float, strip_bom, token_text
 from ranklearn.exceptions import DataFormatError
 
 if TYPE_CHECKING:  # importing the metrics loads numba; keep `--help` fast
@@ -22,8 +23,9 @@ if TYPE_CHECKING:  # importing the metrics loads numba; keep `--help` fast
     from ranklearn.metrics import Metric
     from ranklearn.models._base import FeatureValueError
 
-console = Console()
-err_console = Console(stderr=True)
+# soft_wrap: a message is one line whatever the width (off a terminal rich assumes 80 columns, and logs are grepped)
+console = Console(soft_wrap=True)
+err_console = Console(stderr=True, soft_wrap=True)
 
 
 def load_data(
@@ -198,6 +200,37 @@ def check_output_path(path: Path, *inputs: Path) -> None:
                 raise ValueError(f"{path}: is the input file {read}; writing it would destroy the input")
 
 
+#: ``--iterations N`` of predict and export (see :func:`model_part`)
+ITERATIONS_OPT = typer.Option(
+    None, "--iterations", metavar="N", min=1,
+    help="Use the first N iterations of the model (trees, bags, rounds) instead of all it keeps.",
+)  # fmt: skip
+
+
+def model_part(estimator: Any, iterations: int | None, best: bool, path: Path) -> Any:
+    """The loaded model, or its first ``iterations`` iterations (``--iterations N``); ``best``
+    (``--best``) checks that it has a best iteration, which is what it keeps.
+
+    Raises
+    ------
+    ValueError
+        In the options' words: no best iteration, both options, or a range the model lacks.
+    """
+    if best and iterations is not None:
+        raise ValueError("give --best or --iterations, not both")
+    if best and estimator.best_iteration_ is None:
+        raise ValueError(
+            f"--best: {path} has no best iteration (trained without a validation set); "
+            f"it scores with all its {estimator._n_kept()} {estimator._unit}s"
+        )
+    if iterations is None:
+        return estimator  # the kept model: its best iteration when it has one
+    try:
+        return estimator.iterations(0, iterations)
+    except ValueError as exc:
+        raise ValueError(f"--iterations {iterations}: {path}: {exc}") from None
+
+
 def read_scores(path: Path, n_rows: int, data_path: Path) -> np.ndarray:
     """One finite number per line, exactly ``n_rows`` of them (a final newline is optional).
 
@@ -211,6 +244,9 @@ def read_scores(path: Path, n_rows: int, data_path: Path) -> np.ndarray:
         raise IsADirectoryError(21, "is a directory, not a scores file", str(path))
     raw = sys.stdin.buffer.read() if is_stdio(path) else path.read_bytes()
     name = shown(path)
+    reason = not_text_reason(raw)
+    if reason is not None:
+        raise DataFormatError(reason, path=name)
     lines = strip_bom(raw).split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()
@@ -223,7 +259,7 @@ def read_scores(path: Path, n_rows: int, data_path: Path) -> np.ndarray:
                 "expected one finite number per line",
                 path=name,
                 line=i + 1,
-                token=token.decode("utf-8", errors="backslashreplace"),
+                token=token_text(token),
             )
         scores[i] = value
     if scores.shape[0] != n_rows:

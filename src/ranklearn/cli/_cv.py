@@ -92,18 +92,27 @@ def run_cv(
     split_seed: int,
     letor_folds: Path | None,
     as_json: bool,
+    save_models: Path | None = None,
 ) -> dict[str, Any]:
-    """Cross-validate and print each fold's metrics, then their mean and standard deviation."""
+    """Cross-validate and print each fold's metrics, then their mean and standard deviation;
+    with ``save_models`` (a folder, made if missing) save each fold's model as ``fold-N.json``
+    (RankLib's ``-kcvmd``)."""
     from ranklearn.metrics import get_metric
+
+    if save_models is not None:
+        if save_models.exists() and not save_models.is_dir():
+            raise NotADirectoryError(20, "is a file; --save-models takes a folder for fold-N.json", str(save_models))
+        if not save_models.parent.is_dir():
+            raise FileNotFoundError(2, "no such folder to make --save-models in", str(save_models.parent))
 
     scorers = [get_metric(m) for m in metrics]
     estimator = model_class(model)(**params)
     rows: dict[str, dict[str, float]] = {}
+    fitted_models: dict[int, Any] = {}  # fold number -> its model, for --save-models
     if (data is None) == (letor_folds is None):
         raise ValueError("give --data (with --folds) or --letor-folds")
-    if data is not None and params.get("early_stopping_rounds") is not None:
-        raise ValueError("--early-stopping needs a validation set: the folds of --data have none "
-                         "(--letor-folds early-stops on each fold's vali.txt)")  # fmt: skip
+    # --data folds have no validation file: --early-stopping carves one from each training part
+    carve = 0.8 if data is not None and params.get("early_stopping_rounds") is not None else None
     if data is not None:
         from ranklearn.model_selection import cross_validate
 
@@ -113,10 +122,12 @@ def run_cv(
         _check(ds, data, estimator)
         result = cross_validate(
             estimator, ds.X, ds.y, qid=ds.qid, cv=folds, metrics=metrics, random_state=split_seed, progress=True,
-            position=ds.position,
-        )
+            position=ds.position, return_estimator=save_models is not None, validation_fraction=carve,
+        )  # fmt: skip
         for i in range(folds):
             rows[f"fold {i + 1}"] = {m.name: float(result[f"test_{m.name}"][i]) for m in scorers}
+            if save_models is not None:
+                fitted_models[i + 1] = result["estimator"][i]
     else:
         from sklearn.base import clone
 
@@ -130,13 +141,20 @@ def run_cv(
                 _check(part, letor_folds / f"Fold{n}" / name, estimator, scored=part is not train)
             try:
                 fitted = fit_with_progress(
-                    clone(estimator), f"Fold{n}", train.X, train.y, qid=train.qid, position=train.position,
+                    clone(estimator), f"fold {n}", train.X, train.y, qid=train.qid, position=train.position,
                     eval_set=[(vali.X, vali.y, vali.qid)], eval_names=["vali"],
                 )  # fmt: skip
             except ValueError as exc:  # e.g. training labels the ranker refuses: say which fold
                 raise ValueError(f"{C.shown(letor_folds / f'Fold{n}')}: {exc}") from None
             scores = fitted.predict(test.X)
-            rows[f"Fold{n}"] = {m.name: m.mean(test.y, scores, test.ptr) for m in scorers}
+            rows[f"fold {n}"] = {m.name: m.mean(test.y, scores, test.ptr) for m in scorers}
+            fitted_models[n] = fitted
+    if save_models is not None:
+        save_models.mkdir(exist_ok=True)
+        for n, fitted in fitted_models.items():
+            fitted.save(save_models / f"fold-{n}.json")
+        # on stderr with --json, whose stdout is the JSON alone
+        (C.err_console if as_json else C.console).print(f"saved {len(fitted_models)} fold models as {save_models}/fold-N.json")
     values = {m.name: np.array([r[m.name] for r in rows.values()]) for m in scorers}
     mean = {name: float(v.mean()) for name, v in values.items()}
     std = {name: float(v.std(ddof=1)) if v.size > 1 else 0.0 for name, v in values.items()}

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import signal
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,14 +29,29 @@ def _client(scheduler: str | None, workers: int | None) -> Iterator[Any]:
         return
     if workers < 1:
         raise ValueError(f"--workers must be at least 1, got {workers}")
-    with (
+    with _ctrl_c_for_this_process_only():
         # the workers' own log lines (a failed task's traceback, a restarted nanny) are not the
         # command line's: its error says what went wrong in one line
-        LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                     silence_logs=logging.CRITICAL) as cluster,  # fmt: skip
-        Client(cluster) as client,
-    ):
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                               silence_logs=logging.CRITICAL, preload=["ranklearn.cli._dask_worker"])  # fmt: skip
+    with cluster, Client(cluster) as client:
         yield client
+
+
+@contextlib.contextmanager
+def _ctrl_c_for_this_process_only() -> Iterator[None]:
+    """Block SIGINT here while the local cluster starts, so that a Ctrl-C then does not leave a
+    half-started cluster whose exit handler fails with a traceback: it is delivered when the
+    start ends (deferred, not lost). The worker processes leave the terminal's process group
+    (:mod:`ranklearn.cli._dask_worker`), so later Ctrl-Cs reach this process only."""
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _read(read_svmlight: Any, path: Path, client: Any, width: int | None = None) -> tuple:

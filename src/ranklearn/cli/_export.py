@@ -71,6 +71,7 @@ def export(
     store: str = typer.Option(None, "--store", help="solr: the feature store of the model's features."),
     missing_as: float = typer.Option(None, "--missing-as", metavar="VALUE", help="solr: the value documents carry where a feature is missing (needed for a model with a missing-value branch)."),
     flavor: VespaFlavor = typer.Option(None, "--vespa-flavor", help="vespa: lightgbm() JSON (exact; the default) or xgboost() dump."),
+    iterations: int | None = C.ITERATIONS_OPT,
 ) -> None:
     """Export a model to another tool's format, for serving.
 
@@ -85,7 +86,7 @@ def export(
     from ranklearn.io.export import export_model, format_options
 
     C.check_output_path(out, model)
-    estimator = load_model(model)
+    estimator = C.model_part(load_model(model), iterations, False, model)
     # each command-line option: the export option it gives, and its value (None: not given)
     given = {
         "--feature-names": ("feature_names", _feature_names(feature_names) if feature_names is not None else None),

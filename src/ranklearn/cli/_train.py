@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import math
 import re
 from collections.abc import Callable
 from enum import Enum
@@ -22,7 +23,8 @@ if TYPE_CHECKING:
 REPORT_METRIC = "ndcg@10"
 
 #: options of ``train`` that are not model parameters
-_FIXED = ("train", "validate", "test", "model", "save", "no_regroup", "scheduler", "workers", "worker_timeout")
+_FIXED = ("train", "validate", "test", "model", "save", "no_regroup", "scheduler", "workers", "worker_timeout",
+          "validation_split", "split_seed")  # fmt: skip
 
 
 def merged_options() -> dict[str, tuple[Option, list[str]]]:
@@ -68,7 +70,7 @@ def build_train_command() -> Callable[..., None]:
     model_enum = Enum("ModelName", [(name, name) for name in REGISTRY], type=str)  # type: ignore[misc]
     fixed = [
         ("train", Path, typer.Option(..., "--train", help="Training file.")),
-        ("validate", Path | None, typer.Option(None, "--validate", help="Validation file, shown as training goes. Each ranker whose --early-stopping defaults to auto keeps its best iteration on it (as RankLib does); lambdamart and random-forest keep every tree unless --early-stopping N is given.")),
+        ("validate", Path | None, typer.Option(None, "--validate", help="Validation file, shown as training goes. Every ranker keeps its best iteration on it (as RankLib does), also when it runs all its iterations or is interrupted; --early-stopping N also stops after N without a gain.")),
         ("test", Path | None, typer.Option(None, "--test", help="Test file: reported at the end only.")),
         ("model", model_enum, typer.Option(..., "--model", help="Which ranker to train.")),
         ("save", Path | None, typer.Option(None, "--save", parser=C.output_path, help="Where to write the model file (- = stdout).")),
@@ -77,6 +79,8 @@ def build_train_command() -> Callable[..., None]:
         ("scheduler", str | None, typer.Option(None, "--scheduler", help="Train lambdamart on this Dask cluster (tcp://HOST:PORT); --train and --validate may be globs of files the workers read.")),
         ("workers", int | None, typer.Option(None, "--workers", help="Train lambdamart on a local Dask cluster of this many worker processes (1 thread each).")),
         ("worker_timeout", float | None, typer.Option(None, "--worker-timeout", metavar="SECONDS", help="With --scheduler/--workers: stop when a worker has not answered in this many seconds (default 600).")),
+        ("validation_split", float | None, typer.Option(None, "--validation-split", metavar="FRACTION", help="Train on this fraction of the --train queries and validate on the others (RankLib's -tvs), drawn with --split-seed; instead of --validate.")),
+        ("split_seed", int, typer.Option(0, "--split-seed", help="Seed of the queries --validation-split draws.")),
     ]
     params, annotations, flags = [], {}, {}
     for name, annotation, default in fixed:
@@ -194,14 +198,30 @@ def model_class(name: str) -> type:
         raise ValueError(f"model {name} is not available here ({exc})") from None
 
 
-def evaluate_sets(estimator: Any, sets: dict[str, RankingDataset], metric_names: list[str]) -> dict[str, dict[str, float]]:
-    """Mean of each metric (default conventions) of the estimator's predictions on each set."""
+def evaluate_sets(
+    estimator: Any, sets: dict[str, RankingDataset], metric_names: list[str], notes: list[str] | None = None
+) -> dict[str, dict[str, float]]:
+    """Mean of each metric (default conventions) of the estimator's predictions on each set.
+
+    A metric that cannot take a set's labels (a negative label for a gain) is NaN there ("n/a"
+    in the table), with the metric's reason appended to ``notes``: the decision is the metric's,
+    not the command's, so a ranker that trains on any label (mart, ranknet) still trains.
+    """
     from ranklearn.metrics import get_metric
 
     metrics = [get_metric(m) for m in metric_names]
-    return {
-        name: {m.name: m.mean(ds.y, estimator.predict(ds.X), ds.ptr) for m in metrics} for name, ds in sets.items()
-    }
+    rows: dict[str, dict[str, float]] = {}
+    for name, ds in sets.items():
+        scores = estimator.predict(ds.X)
+        rows[name] = {}
+        for m in metrics:
+            try:
+                rows[name][m.name] = m.mean(ds.y, scores, ds.ptr)
+            except ValueError as exc:  # the labels: the scores are the model's own, finite
+                rows[name][m.name] = math.nan
+                if notes is not None:
+                    notes.append(f"{m.name} not computed on {name}: {C.one_line(exc)}")
+    return rows
 
 
 def check_labels_for_metrics(ds: RankingDataset, path: Path, command: str = "train") -> None:
@@ -261,6 +281,8 @@ def run_train(
     scheduler: str | None = None,
     workers: int | None = None,
     worker_timeout: float | None = None,
+    validation_split: float | None = None,
+    split_seed: int = 0,
 ) -> None:
     """Fit ``model`` on ``train`` (early stopping on ``validate``), save it, and print a metrics table.
 
@@ -272,8 +294,15 @@ def run_train(
     """
     from ranklearn._progress import TrainingProgress
 
-    if params.get("early_stopping_rounds") is not None and validate is None:
-        raise ValueError("--early-stopping needs a --validate set to watch")
+    if validation_split is not None:
+        if validate is not None:
+            raise ValueError("give --validate or --validation-split, not both")
+        if not 0 < validation_split < 1:
+            raise ValueError(f"--validation-split must be a fraction between 0 and 1 (of the queries trained on), got {validation_split:g}")
+        if scheduler is not None or workers is not None:
+            raise ValueError("--validation-split applies to a local train: give a Dask train its --validate files")
+    if params.get("early_stopping_rounds") is not None and validate is None and validation_split is None:
+        raise ValueError("--early-stopping needs a --validate set (or --validation-split) to watch")
     if save is not None:
         # before training, not after hours of it
         C.check_output_path(save, *(p for p in (train, validate, test) if p is not None))
@@ -296,11 +325,16 @@ def run_train(
                 )  # fmt: skip
     except KeyboardInterrupt:
         raise C.Interrupted("interrupted while loading data; nothing trained, nothing saved") from None
+    if validation_split is not None:
+        sets["train"], sets["validate"] = carve_validation(sets["train"], validation_split, split_seed, train)
+        sets = {name: sets[name] for name in ("train", "validate", "test") if name in sets}
+        paths["validate"] = train
     for name, ds in sets.items():
-        check_labels_for_metrics(ds, paths[name])
+        if name == "validate":  # scored during training by the model's metric; train and test only at the end
+            check_labels_for_metrics(ds, paths[name])
         check_features_for_model(ds, paths[name], estimator)
     tr = sets["train"]
-    eval_set = [(sets["validate"].X, sets["validate"].y, sets["validate"].qid)] if validate is not None else None
+    eval_set = [(sets["validate"].X, sets["validate"].y, sets["validate"].qid)] if "validate" in sets else None
     try:
         with TrainingProgress(_total(estimator), description=model) as progress:
             estimator.fit(
@@ -309,13 +343,50 @@ def run_train(
             )  # fmt: skip
     except KeyboardInterrupt:
         raise C.Interrupted(_save_interrupted(estimator, save)) from None
+    except ValueError as exc:  # labels this ranker cannot train on: name the line of the first one
+        raise _training_label_error(exc, tr, train) from None
     if save is not None:
         estimator.save(save)
     metric_names = list(dict.fromkeys([REPORT_METRIC, estimator.get_params()["metric"]]))
     saved = f"saved to {save}" if save is not None else "not saved (no --save)"
     console = C.err_console if save is not None and writes_stdout(save) else C.console
-    rows = evaluate_sets(estimator, sets, metric_names)
+    notes: list[str] = []
+    rows = evaluate_sets(estimator, sets, metric_names, notes)
     _print_results(f"{model}: {saved}; metrics on each set", rows, metric_names, console)
+    for note in notes:
+        console.print(note, highlight=False, markup=False)
+
+
+def _training_label_error(exc: ValueError, ds: RankingDataset, path: Path) -> Exception:
+    """The ranker's refusal of a negative training label, at the file's line of the first one."""
+    import numpy as np
+
+    from ranklearn.exceptions import DataFormatError
+
+    if "label" not in str(exc) or not (ds.y < 0).any():
+        return exc
+    row = int(np.flatnonzero(ds.y < 0)[0])
+    return DataFormatError(C.one_line(exc), path=C.shown(path), line=C.line_of(ds, row))
+
+
+def carve_validation(ds: RankingDataset, fraction: float, seed: int, path: Path) -> tuple[RankingDataset, RankingDataset]:
+    """``(train, validation)``: ``fraction`` of the queries of ``ds`` (rounded, at least one each
+    side) drawn with ``seed`` to train on, the others to validate on, each in file order
+    (RankLib's ``-tvs``, seeded).
+
+    Raises
+    ------
+    ValueError
+        A file of fewer than two queries.
+    """
+    import numpy as np
+
+    from ranklearn.model_selection import carve_queries
+
+    if ds.n_queries < 2:
+        raise ValueError(f"--validation-split needs two queries or more; {C.shown(path)} has {ds.n_queries}")
+    chosen = carve_queries(np.arange(ds.n_queries), fraction, seed)  # one "row" per query, in file order
+    return ds.subset(chosen), ds.subset(~chosen)
 
 
 def _save_interrupted(estimator: Any, save: Path | None) -> str:

@@ -399,6 +399,9 @@ def cv(
         0, "--split-seed", min=0, max=2**32 - 1, help="Seed of the fold assignment of --data."
     ),
     as_json: bool = typer.Option(False, "--json", help='Print {"folds": {...}, "mean": {...}, "std": {...}}.'),
+    save_models: Path | None = typer.Option(
+        None, "--save-models", metavar="DIR", help="Save each fold's model as DIR/fold-N.json (RankLib's -kcvmd)."
+    ),
 ) -> None:
     """Cross-validate a ranker: each fold's metrics, then mean ± std (as RankLib's -kcv).
 
@@ -411,7 +414,7 @@ def cv(
     model = get_spec(model).name  # an unknown name lists the known ones
     params = parse_model_options(model, ctx.args)
     run_cv(model, params, metric, data=data, folds=folds, split_seed=split_seed, letor_folds=letor_folds,
-           as_json=as_json)  # fmt: skip
+           as_json=as_json, save_models=save_models)  # fmt: skip
 
 
 ModelOpt = typer.Option(..., "--model", help="A ranklearn model file (from train --save).")
@@ -437,6 +440,10 @@ def predict(
     docid_field: str = typer.Option(
         "docid", "--docid-field", help="\\[trec] Comment field holding each row's document id ('# docid = ...')."
     ),
+    iterations: int | None = C.ITERATIONS_OPT,
+    best: bool = typer.Option(
+        False, "--best", help="Score with the best iteration on the validation set (the default when the model has one; an error when it has none)."
+    ),
 ) -> None:
     """Score every row of a ranking file; floats are written exactly (repr), in the file's row order.
 
@@ -448,7 +455,7 @@ def predict(
     if fmt is PredictFormat.trec and re.fullmatch(r"\S+", run_tag) is None:  # checked before any work
         raise ValueError(f"--run-tag must be one word without blanks, got {run_tag!r}")
     C.check_output_path(out, data, model)
-    estimator = load_model(model)
+    estimator = C.model_part(load_model(model), iterations, best, model)
     n_features = estimator.n_features_in_
     # scores need no query groups: a reappearing qid is merged silently, then undone, and a file
     # without qids needs no .query file; a TREC run does need its queries
@@ -555,9 +562,38 @@ def _typed_value(args: list[str], opts: list[str]) -> str | None:
     return value
 
 
+def _unknown_option(exc: typer.TyperException, args: list[str]) -> str:
+    """"No such option", with ranklearn's name when the option is another tool's (RankLib's
+    ``-tree``, LightGBM's ``--min-child-samples``), else the nearest options by their names."""
+    from ranklearn.foreign_names import hint, nearest
+    from ranklearn.registry import REGISTRY
+
+    typed = exc.option_name
+    if not typed.startswith("--"):  # click reads RankLib's "-tree" as "-t" with "ree"
+        typed = next((a for a in args if a.startswith(typed) and not a.startswith("--")), typed).split("=")[0]
+    model = REGISTRY.get(str(_typed_value(args, ["--model"])))
+    specs = [model] if model is not None else list(REGISTRY.values())
+    options = {o.param: o.flag for spec in reversed(specs) for o in spec.options}
+    said = hint(typed, (), options=options)
+    param = typed.lstrip("-").replace("-", "_")
+    if said is None and model is not None and param in model.load_class()._get_param_names():
+        # the Python name as an option: --bin-subsample
+        flag = options.get(param)
+        said = f"ranklearn calls it {flag}" if flag else f"ranklearn calls it the Python parameter {param} (no command-line option)"
+    if said is not None:
+        return f"No such option: {typed}: {said}"
+    ctx = getattr(exc, "ctx", None)
+    flags = [o for p in (ctx.command.params if ctx is not None else []) for o in p.opts if o.startswith("--")]
+    near = nearest(typed, flags)
+    return f"No such option: {typed}" + (f" (nearest: {', '.join(near)})" if near else "")
+
+
 def _usage_line(exc: typer.TyperException, args: list[str]) -> str:
     """A usage error (bad, missing or unknown option) as one line, with the help command to run."""
-    text = " ".join(exc.format_message().replace("Value error, ", "").split()).rstrip(".")
+    if type(exc).__name__ == "NoSuchOption":  # typer's own copy of click's class
+        text = _unknown_option(exc, args)
+    else:
+        text = " ".join(exc.format_message().replace("Value error, ", "").split()).rstrip(".")
     value = _typed_value(args, getattr(getattr(exc, "param", None), "opts", None) or [])
     if value is not None and repr(value) not in text:  # "Input should be a valid integer" names no value
         text += f" (got {value!r})"

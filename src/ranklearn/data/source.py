@@ -7,7 +7,7 @@ import zlib
 from os import PathLike
 from typing import IO
 
-from ranklearn._text import strip_bom
+from ranklearn._text import not_text_reason, strip_bom
 from ranklearn.exceptions import DataFormatError
 
 PathOrFile = str | PathLike[str] | IO[bytes] | IO[str]
@@ -23,7 +23,8 @@ def read_source(source: PathOrFile) -> tuple[bytes, str]:
     Raises
     ------
     DataFormatError
-        For a text-mode stream over bytes that are not text, or corrupt gzip data.
+        For a text-mode stream over bytes that are not text, corrupt gzip data, or content that
+        is not UTF-8 text (UTF-16, or binary with a NUL byte), said as such.
     """
     if isinstance(source, (str, PathLike)):
         name = str(source)
@@ -45,5 +46,8 @@ def read_source(source: PathOrFile) -> tuple[bytes, str]:
             raw = gzip.decompress(raw)
         except (OSError, EOFError, zlib.error) as exc:
             raise DataFormatError(f"corrupt or truncated gzip data ({exc})", path=name) from None
+    reason = not_text_reason(raw)
+    if reason is not None:  # UTF-16 or binary: say so, not "bad label" on line 1
+        raise DataFormatError(reason, path=name)
     raw = strip_bom(raw)  # files saved by some Windows editors
     return raw, name

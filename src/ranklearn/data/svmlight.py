@@ -22,6 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ranklearn._files import write_output, write_outputs, writes_stdout
+from ranklearn._text import token_text
 from ranklearn.data import _svmlight_kernel as K
 from ranklearn.data.dataset import RankingDataset, dense_size_problem
 from ranklearn.data.groups import block_ptr, first_reappearance, regroup_order, sizes_to_ptr
@@ -59,7 +60,7 @@ def _overflow_message(dtype: np.dtype) -> str:
 
 
 def _token_text(raw: bytes, start: int, end: int) -> str:
-    return raw[start:end].decode("utf-8", errors="backslashreplace")
+    return token_text(raw[start:end])
 
 
 def _decode(raw: bytes, start: int, end: int, what: str, name: str, line: int) -> str:
@@ -79,7 +80,7 @@ def _read_query_file(path: str | PathLike[str], n_rows: int) -> np.ndarray:
         token = line.strip()
         if not token:
             continue
-        text = token.decode("utf-8", errors="backslashreplace")
+        text = token_text(token)
         # ASCII digits only: no sign, no decimal point, no other script's digits or superscripts
         if not (text.isascii() and text.isdigit()) or int(text) == 0:
             raise DataFormatError(
@@ -208,7 +209,7 @@ def load_svmlight(
                 f"(or group sizes in a query file such as {name}.query)",
                 path=name,
                 line=first_line,
-                token=tokens[min(1, len(tokens) - 1)].decode("utf-8", errors="backslashreplace"),
+                token=token_text(tokens[min(1, len(tokens) - 1)]),
             )
         ptr = _read_query_file(query_file, n_rows) if query_file is not None else np.array([0, n_rows])
         query_ids = np.arange(ptr.shape[0] - 1, dtype=np.int64)

@@ -26,7 +26,7 @@ from os import PathLike
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ranklearn._text import plain_float, strip_bom
+from ranklearn._text import not_text_reason, plain_float, strip_bom
 from ranklearn.exceptions import DataFormatError
 
 __all__ = ["Run", "TrecArrays", "align", "docids_from_comments", "read_qrels", "read_run", "run_lines"]
@@ -67,6 +67,9 @@ def _lines(path: str | PathLike[str]) -> Iterator[tuple[int, list[str]]]:
     with contextlib.nullcontext(sys.stdin.buffer) if str(path) == "-" else open(path, "rb") as fh:
         for number, raw in enumerate(fh, start=1):
             if number == 1:
+                reason = not_text_reason(raw)
+                if reason is not None:
+                    raise DataFormatError(reason, path=path)
                 raw = strip_bom(raw)
             try:
                 fields = raw.decode("utf-8").split()

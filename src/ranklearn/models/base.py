@@ -27,6 +27,7 @@ and ``_predicts_serially(n_rows)`` (True where ``_predict_raw`` of that many row
 from __future__ import annotations
 
 import contextlib
+import copy
 import math
 import warnings
 from collections.abc import Mapping, Sequence
@@ -43,12 +44,15 @@ from sklearn.utils.validation import validate_data
 
 from ranklearn._threads import fit_threads, thread_limit
 from ranklearn.exceptions import ModelFormatError
+from ranklearn.foreign_names import hint, naming_other_tools
 from ranklearn.metrics import Metric, get_metric, query_mean
 from ranklearn.data.positions import check_position
 from ranklearn.models._base import as_dense_features, check_feature_values, check_ranking_data, in_context
 from ranklearn.models.driver import Callback, EvalData, run_training
+from ranklearn.models.frames import split_query_column
+from ranklearn.models.iterations import check_iteration_range, resolve_iteration_range
 
-__all__ = ["BaseRanker", "FitData", "EvalSet", "named_eval_sets", "resolve_qid", "N_JOBS"]
+__all__ = ["BaseRanker", "FitData", "EvalSet", "named_eval_sets", "resolve_qid", "N_JOBS", "ROUTING_RECIPE"]
 
 
 def _n_jobs_constraint() -> list:
@@ -85,6 +89,16 @@ class EvalSet:
     X: np.ndarray
     y: np.ndarray
     ptr: np.ndarray
+
+
+#: score() without queries: what scikit-learn's model selection needs
+ROUTING_RECIPE = (
+    "score needs the queries (qid= or group=). scikit-learn's GridSearchCV, RandomizedSearchCV and "
+    "cross_val_score give them to score only with metadata routing: call "
+    "sklearn.set_config(enable_metadata_routing=True) first, then search.fit(X, y, qid=qid, groups=qid) "
+    "(cross_val_score(model, X, y, cv=GroupKFold(5), params={'qid': qid, 'groups': qid})); without it "
+    "every fold scores nan"
+)
 
 
 def resolve_qid(qid: ArrayLike | None, group: ArrayLike | None, n_rows: int, what: str = "X") -> np.ndarray:
@@ -217,6 +231,19 @@ class BaseRanker(BaseEstimator):
     #: stop early but keep the best iteration, as RankLib's boosting and restarts do)
     _auto_early_stopping: ClassVar[int | str | None] = None
     _parameter_constraints: ClassVar[dict] = {}
+    # scikit-learn's metadata routing (sklearn.set_config(enable_metadata_routing=True)): the
+    # queries go to fit and score by default, fold by fold, in GridSearchCV, cross_val_score...
+    __metadata_request__fit: ClassVar[dict] = {"qid": True, "group": True}
+    __metadata_request__score: ClassVar[dict] = {"qid": True, "group": True}
+    #: JSON types of the ranker's own payload fields (see ranklearn.io.payload_schema)
+    _payload_fields: ClassVar[dict[str, tuple[str, ...]]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # LightGBM's, XGBoost's and RankLib's names given to a ranker say "ranklearn calls it ..."
+        super().__init_subclass__(**kwargs)
+        for name in ("__init__", "fit"):
+            if name in cls.__dict__:
+                setattr(cls, name, naming_other_tools(cls.__dict__[name]))
 
     # ------------------------------------------------------------------ parameters
     def _validate_params(self) -> None:
@@ -230,6 +257,14 @@ class BaseRanker(BaseEstimator):
                     f"The {name!r} parameter of {type(self).__name__} must be a number, not a boolean. Got {value!r} instead."
                 )
         super()._validate_params()
+
+    def set_params(self, **params: Any) -> BaseRanker:
+        """scikit-learn's ``set_params``; another tool's name for a parameter says ranklearn's."""
+        for name in params:
+            said = None if name.split("__")[0] in self._get_param_names() else hint(name, self._get_param_names())
+            if said is not None:
+                raise ValueError(f"Invalid parameter {name!r} for estimator {type(self).__name__}: {said}")
+        return super().set_params(**params)
 
     def check_params(self) -> None:
         """Check every parameter (as ``fit`` does first), without data.
@@ -320,10 +355,12 @@ class BaseRanker(BaseEstimator):
             Held as float32, as XGBoost holds features: a feature with a large offset (a Unix
             timestamp: steps of 128 s) loses resolution; subtract the offset first.
         y : array-like (n_samples,), relevance labels
-        qid : array-like (n_samples,), optional
-            Query id of each row (the rows of a query need not be contiguous).
-        group : array-like, optional
-            Query sizes in row order, instead of ``qid`` (as LightGBM and XGBoost take).
+        qid : array-like (n_samples,) or str, optional
+            Query id of each row (the rows of a query need not be contiguous); or the name of
+            the column of the data frame ``X`` that holds them (then not a feature).
+        group : array-like or str, optional
+            Query sizes in row order, instead of ``qid`` (as LightGBM and XGBoost take); a
+            column name is taken as ``qid=`` is.
         sample_weight : array-like (n_samples,), optional
             Multiplies each document's gradient (and hessian) for the gradient-trained rankers
             (LambdaMART, MART, random forest, the neural ones) and each row's squared error for
@@ -354,6 +391,7 @@ class BaseRanker(BaseEstimator):
         self.check_params()
         if y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None")
+        X, qid, group = split_query_column(X, qid, group)  # fit(df, y, qid="qid"): that column is no feature
         q = resolve_qid(qid, group, _n_rows(X))
         Xc, yc, ptr, order = check_ranking_data(X, y, q, allow_nan=self._allow_nan)
         data = FitData(
@@ -456,6 +494,7 @@ class BaseRanker(BaseEstimator):
     ) -> list[EvalSet]:
         out = []
         for name, Xe, ye, qe, grp in named_eval_sets(eval_set, eval_group, eval_names):
+            Xe, qe, grp = split_query_column(Xe, qe, grp, what=f"evaluation set {name!r}")
             q = resolve_qid(qe, grp, _n_rows(Xe), what=f"evaluation set {name!r}")
             try:
                 Xc, yc, pc, _ = check_ranking_data(Xe, ye, q, allow_nan=self._allow_nan)
@@ -499,16 +538,38 @@ class BaseRanker(BaseEstimator):
         if not self.__sklearn_is_fitted__():
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet: call fit() or load a model first")
 
-    def predict(self, X: ArrayLike) -> np.ndarray:
+    def predict(
+        self,
+        X: ArrayLike,
+        iteration_range: tuple[int, int] | None = None,
+        *,
+        num_iteration: int | None = None,
+        start_iteration: int = 0,
+    ) -> np.ndarray:
         """Scores of the rows of ``X`` (float64; higher ranks first). No query ids needed.
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix or data frame
+        iteration_range : (int, int), optional
+            Score with iterations ``start+1..end`` of the kept model only (XGBoost's name;
+            see :meth:`iterations`). Default: the whole kept model, which after a fit with an
+            evaluation set is its best iteration (``best_iteration_``).
+        num_iteration, start_iteration : int, optional
+            LightGBM's names for the same range: ``(start_iteration, start_iteration +
+            num_iteration)``; ``num_iteration`` None or <= 0 goes to the end.
 
         Raises
         ------
         ValueError
             If ``X`` has another number of features (or other feature names) than the
-            training data, or holds values the model cannot score.
+            training data, or holds values the model cannot score; or a range this model
+            does not have.
         """
         self._check_fitted()
+        if iteration_range is not None or num_iteration is not None or start_iteration != 0:
+            start, end = resolve_iteration_range(iteration_range, num_iteration, start_iteration, self._n_kept(), self._unit)
+            return self.iterations(start, end).predict(X)
         Xc = as_dense_features(X)
         # scikit-learn's checks of the feature count and names; they pass with nothing to say for a
         # plain array of the right width given to a model fitted without names, which skips them
@@ -520,6 +581,44 @@ class BaseRanker(BaseEstimator):
             return self._predict_raw(Xc)  # no thread count to set (that costs ~10 us, 1% of a 100-row query)
         with thread_limit(self._predict_threads(Xc.shape[0])):
             return self._predict_raw(Xc)
+
+    def iterations(self, start: int, end: int) -> BaseRanker:
+        """A fitted copy holding only iterations ``start+1..end`` of the kept model.
+
+        An iteration is a tree (LambdaMART, MART), a bag (random forest) or a weak ranker
+        (RankBoost); the copy predicts, saves and exports as any model (``export --iterations``).
+        It has no training history (``evals_result_`` empty, ``best_iteration_`` None).
+
+        Raises
+        ------
+        ValueError
+            For a range outside ``0 <= start < end <= kept``, or a partial range of a ranker
+            whose iterations all update one set of weights (neural, coordinate ascent,
+            AdaRank, linear): only the kept weights exist.
+        """
+        self._check_fitted()
+        kept = self._n_kept()
+        start, end = check_iteration_range((start, end), kept, self._unit, name="iterations")
+        if (start, end) == (0, kept):
+            part = copy.copy(self)
+        else:
+            part = self._part(start, end)
+            part.evals_result_, part.best_iteration_, part.best_score_, part.interrupted_ = {}, None, None, False
+            part.n_iter_ = end - start
+        return part
+
+    def _n_kept(self) -> int:
+        """Iterations the model keeps (what ``predict`` uses by default)."""
+        return self.best_iteration_ if self.best_iteration_ is not None else self.n_iter_
+
+    def _part(self, start: int, end: int) -> BaseRanker:
+        """A copy of the fitted model with iterations ``start+1..end`` only (0 <= start < end <= kept,
+        not the whole model); rankers whose iterations add up override it."""
+        raise ValueError(
+            f"{type(self).__name__} cannot score part of its {self._unit}s ({start}, {end}): its {self._unit}s are "
+            f"not parts that add up, and only the kept model's weights exist; the only range is the whole model, "
+            f"(0, {self._n_kept()})"
+        )
 
     def _predicts_serially(self, n_rows: int) -> bool:
         """True when predicting ``n_rows`` rows runs no parallel region, so ``predict`` sets no thread count."""
@@ -544,6 +643,9 @@ class BaseRanker(BaseEstimator):
                 "score needs the queries as qid= or group=; its third positional argument is "
                 "sample_weight, as in scikit-learn"
             )
+        X, qid, group = split_query_column(X, qid, group)
+        if qid is None and group is None:
+            raise ValueError(ROUTING_RECIPE)
         q = resolve_qid(qid, group, _n_rows(X))
         scores = self.predict(X)
         _, yc, ptr, order = check_ranking_data(scores[:, None], y, q)
@@ -619,8 +721,10 @@ class BaseRanker(BaseEstimator):
         ------
         ModelFormatError
         """
+        from ranklearn.io.payload_schema import SHARED_FIELDS, check_fields
         from ranklearn.registry import get_spec
 
+        check_fields(payload, {**SHARED_FIELDS, **cls._payload_fields}, cls._model_name)  # before any value is read
         newest = get_spec(cls._model_name).payload_version
         version = payload.get("payload_version", 1)
         if isinstance(version, bool) or not isinstance(version, int) or version < 1:
@@ -700,6 +804,9 @@ class BaseRanker(BaseEstimator):
         tags.input_tags.sparse = True
         tags.target_tags.required = True
         return tags
+
+
+BaseRanker.fit = naming_other_tools(BaseRanker.fit)  # type: ignore[method-assign]
 
 
 def _n_rows(X: Any) -> int:

@@ -11,8 +11,9 @@ Rules
 * Iterations count from 1; ``best_iteration_`` is the number of iterations of the best
   model (``evals_result_[watch][metric][best_iteration_ - 1]`` is its score).
 * The watched set is the last evaluation set unless one is named (XGBoost's rule).
-* With early stopping the model is rolled back to its best iteration at the end. Without
-  it the last iteration is kept (its scores are in ``evals_result_``).
+* With a watched set the model is rolled back to its best iteration at the end, with or
+  without early stopping (which only decides when to stop), so ``best_iteration_`` is what
+  ``predict`` uses. Without one the last iteration is kept.
 * A model that sets ``_forget_best = True`` in ``_fit_step`` (AdaRank undoing a round, as
   RankLib does) makes the driver forget the best so far: the next iteration becomes it.
 * Ctrl-C keeps the best model so far (the last completed iteration without evaluation
@@ -165,9 +166,9 @@ def run_training(
         if exc is caught:
             raise
         raise exc from None
-    if early_stopping_rounds is not None and best_iter is not None and best_iter < n_iter:
+    if watched is not None and best_iter is not None and best_iter < n_iter:  # one rule: the best is kept
         model._restore(snapshot)
-    kept = best_iter if (early_stopping_rounds is not None and best_iter is not None) else n_iter
+    kept = best_iter if (watched is not None and best_iter is not None) else n_iter
     if stopped_early:
         how = f"stopped early after {n_iter} {unit}s ({early_stopping_rounds} without a gain on {watched!r})"
     else:

@@ -357,6 +357,15 @@ class LambdaMART(TreeImportance, BaseRanker):
     def _predict_raw(self, X: np.ndarray) -> np.ndarray:
         return self._predictor.predict(X)
 
+    def _n_kept(self) -> int:
+        return len(self.trees_)
+
+    def _part(self, start: int, end: int) -> LambdaMART:
+        part = copy.copy(self)
+        part.trees_ = self.trees_[start:end]
+        part._predictor = TreePredictor(part.trees_)
+        return part
+
     def _predicts_serially(self, n_rows: int) -> bool:
         return self._predictor.runs_serially(n_rows)
 
@@ -380,6 +389,11 @@ class LambdaMART(TreeImportance, BaseRanker):
         if not isinstance(self.objective, (str, type(None))):
             params["objective"] = "custom"  # the object cannot be saved; objective_ says what it was
         return params
+
+    # objective null: a model imported from a RankLib or LightGBM file (trained elsewhere)
+    _payload_fields: ClassVar[dict[str, tuple[str, ...]]] = {
+        "objective": ("dict", "null"), "bin_mapper": ("dict", "null"), "trained_with_missing": ("bool",), "trees": ("list",),
+    }  # fmt: skip
 
     def _state_to_payload(self) -> dict[str, Any]:
         return {

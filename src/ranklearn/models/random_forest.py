@@ -19,6 +19,7 @@ parallel loops.
 
 from __future__ import annotations
 
+import copy
 from numbers import Integral, Real
 from typing import Any, ClassVar
 
@@ -223,6 +224,15 @@ class RandomForest(TreeImportance, BaseRanker):
 
     def _predict_raw(self, X: np.ndarray) -> np.ndarray:
         return self._predictor.predict(X)
+
+    def _n_kept(self) -> int:
+        return len(self.bags_)
+
+    def _part(self, start: int, end: int) -> RandomForest:
+        part = copy.copy(self)  # the mean over the range's bags: a smaller forest
+        part.bags_ = self.bags_[start:end]
+        part._build_predictor()
+        return part
 
     def _predicts_serially(self, n_rows: int) -> bool:
         return self._predictor.runs_serially(n_rows)

@@ -22,6 +22,7 @@ weighted count per round, so a round costs O(pairs + rows x features).
 
 from __future__ import annotations
 
+import copy
 import warnings
 
 from numbers import Integral
@@ -175,6 +176,14 @@ class RankBoost(BaseRanker):
     def _end_fit(self) -> None:
         for name in ("_winners", "_losers", "_D", "_thresholds", "_codes", "_X", "_evals"):
             self.__dict__.pop(name, None)
+
+    def _n_kept(self) -> int:
+        return len(self.rankers_)
+
+    def _part(self, start: int, end: int) -> RankBoost:
+        part = copy.copy(self)
+        part.rankers_ = self.rankers_[start:end]
+        return part
 
     def _predict_raw(self, X: np.ndarray) -> np.ndarray:
         X = X.astype(np.float64)
