@@ -24,6 +24,7 @@ from sklearn.utils._param_validation import HasMethods, Hidden, Interval, StrOpt
 
 from ranklearn.metrics import Metric
 from ranklearn.models.base import N_JOBS, BaseRanker, EvalSet, FitData
+from ranklearn.models.contributions import TreeContributions
 from ranklearn.objectives import OBJECTIVE_NAMES, Objective, get_objective
 from ranklearn.tree.binning import N_HIST_BINS, BinMapper, has_missing
 from ranklearn.tree.grower import LEAF_ORDERS, TreeGrower
@@ -77,7 +78,7 @@ class TreeImportance:
         return imp / total if total > 0 else imp
 
 
-class LambdaMART(TreeImportance, BaseRanker):
+class LambdaMART(TreeContributions, TreeImportance, BaseRanker):
     """LambdaMART ranker: histogram gradient-boosted trees on LambdaRank gradients.
 
     Burges, "From RankNet to LambdaRank to LambdaMART: An Overview", MSR-TR-2010-82; Wu,
