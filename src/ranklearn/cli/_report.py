@@ -152,10 +152,14 @@ def build_report(
     fig = plot.lambda_forces(ds.y[rows], systems[model_name][rows], title=f"lambdas of query {qid}")
     parts.append(_figure(fig, f"LambdaRank lambdas (NDCG@10) of query {qid} under the model's scores: documents "
                               "in ranked order, arrows up for documents pushed up, length = |lambda|."))  # fmt: skip
-    body = "\n".join(parts)
+    return _page(f"ranklearn report: {model_path.name}", "\n".join(parts))
+
+
+def _page(title: str, body: str) -> str:
+    """A whole self-contained page: inline CSS, no script."""
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-        f"<title>ranklearn report: {_e(model_path.name)}</title>\n<style>{_CSS}</style>\n</head>\n"
+        f"<title>{_e(title)}</title>\n<style>{_CSS}</style>\n</head>\n"
         f"<body>\n{body}\n</body>\n</html>\n"
     )
 
