@@ -370,6 +370,7 @@ def _bars(ax, start: float, steps: list[tuple[str, float]]) -> None:
         total += v
     ax.set_yticks(np.arange(len(steps)), [name for name, _ in steps])
     ax.invert_yaxis()
+    ax.margins(x=0.15)  # room for the labels at both ends
 
 
 def waterfall(contributions: ArrayLike, feature_names: Any = None, top: int = 10, title: str | None = None) -> Figure:

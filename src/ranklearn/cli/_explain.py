@@ -87,12 +87,15 @@ def _pairs_table(ex: QueryExplanation, n: int) -> Table:
     return table
 
 
-def _method(model) -> str:
-    from ranklearn.models.contributions import NeuralContributions
+def method(model) -> str:
+    """What the model's contributions are, in words."""
+    from ranklearn.models.contributions import LinearContributions, NeuralContributions
 
     if isinstance(model, NeuralContributions):
-        return "expected gradients (an approximation: contributions sum to the score up to the residual shown)"
-    return "exact Shapley values (TreeSHAP for trees; coef * (x - mean) for linear rankers)"
+        return "expected gradients (an approximation: contributions sum to the score only up to a residual)"
+    if isinstance(model, LinearContributions):
+        return "exact Shapley values of a linear score: coef * (x - the mean of the rows explained)"
+    return "exact Shapley values (path-dependent TreeSHAP on the training cover)"
 
 
 def _page(model_path: Path, qid: str, model, X: np.ndarray, ex: QueryExplanation, pe: PairExplanation | None,
@@ -102,21 +105,28 @@ def _page(model_path: Path, qid: str, model, X: np.ndarray, ex: QueryExplanation
     phi = model.predict_contributions(X)
     top_doc = int(ex.order[0])
     parts = [f"<h1>ranklearn explain: query {R._e(qid)}</h1>",
-             f"<p>model <code>{R._e(str(model_path))}</code> ({R._e(type(model).__name__)}); {R._e(_method(model))}.</p>"]  # fmt: skip
+             f"<p>model <code>{R._e(str(model_path))}</code> ({R._e(type(model).__name__)}); {R._e(method(model))}.</p>"]  # fmt: skip
     if pe is not None:
         parts.append(R._figure(plot.pair(pe, top=n, labels=(pair[0], pair[1])),
                                f"Why {pair[0]} scores {'above' if pe.difference >= 0 else 'below'} {pair[1]}: "
                                "each feature's share of the score difference."))  # fmt: skip
     parts.append(R._figure(plot.waterfall(phi[top_doc], ex.names, top=n, title=f"{ex.doc_ids[top_doc]} (rank 1)"),
                           "Why this document is first: from the expected score, each feature's contribution."))
+    parts += html_tables(ex, qid, n)
+    return R._page(f"ranklearn explain: query {qid}", "\n".join(parts))
+
+
+def html_tables(ex: QueryExplanation, qid: str, n: int) -> list[str]:
+    """The query's documents and adjacent pairs as HTML tables (the page's and the report's)."""
     rows = [[str(r + 1), ex.doc_ids[i], f"{ex.scores[i]:.6g}", _features(ex.document(int(i), n))]
             for r, i in enumerate(ex.order[: len(ex.pairs) + 1])]  # fmt: skip
-    parts.append(R._table(["rank", "doc", "score", "moved by (share of score - query mean)"], rows,
-                         caption=f"Documents of query {qid} by score"))  # fmt: skip
+    docs = R._table(["rank", "doc", "score", "moved by (share of score - query mean)"], rows,
+                    caption=f"Documents of query {qid} by score", text=(1, 3))  # fmt: skip
     rows = [[f"{p + 1}-{p + 2}", ex.doc_ids[ex.order[p]], ex.doc_ids[ex.order[p + 1]], f"{q.difference:+.4g}",
              _features(q.top(n))] for p, q in enumerate(ex.pairs)]  # fmt: skip
-    parts.append(R._table(["ranks", "above", "below", "gap", "decided by"], rows, caption="Adjacent pairs"))
-    return R._page(f"ranklearn explain: query {qid}", "\n".join(parts))
+    pairs = R._table(["ranks", "above", "below", "gap", "decided by"], rows, caption=f"Adjacent pairs of query {qid}",
+                     text=(1, 2, 4))  # fmt: skip
+    return [docs, pairs]
 
 
 def run_explain(model_path: Path, data: Path, qid: str, *, pair: list[str] | None, top: int, n_features: int,
@@ -147,7 +157,7 @@ def run_explain(model_path: Path, data: Path, qid: str, *, pair: list[str] | Non
     except FeatureValueError as exc:
         raise C.feature_value_error(exc, ds, data, model._model_name) from None
     if as_json:
-        obj = {"query": qid, "method": _method(model), **ex.to_dict(n_features)}
+        obj = {"query": qid, "method": method(model), **ex.to_dict(n_features)}
         if pe is not None:
             obj["pair"] = {"a": pair[0], "b": pair[1], **pe.to_dict(n_features)}
         C.print_json(obj)
@@ -162,7 +172,7 @@ def run_explain(model_path: Path, data: Path, qid: str, *, pair: list[str] | Non
         write_output(out, page.encode("utf-8"))
         C.report(f"wrote {out}", out)
         return
-    C.console.print(f"query {qid}: {len(ids)} documents; {_method(model)}")
+    C.console.print(f"query {qid}: {len(ids)} documents; {method(model)}")
     if pe is not None:
         verb = "above" if pe.difference >= 0 else "below"
         C.console.print(_pair_table(pe, f"why {pair[0]} ({pe.score_a:.6g}) is {verb} {pair[1]} ({pe.score_b:.6g})",
@@ -180,4 +190,4 @@ def _doc_index(ids: list[str], doc: str, qid: str) -> int:
     return ids.index(doc)
 
 
-__all__ = ["document_ids", "query_rows", "run_explain"]
+__all__ = ["document_ids", "html_tables", "method", "query_rows", "run_explain"]

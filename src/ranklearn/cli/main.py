@@ -320,7 +320,7 @@ def report(
     confidence: float = typer.Option(0.95, help="Level of the bootstrap interval of each mean difference."),
     no_regroup: bool = NoRegroupOpt,
 ) -> None:
-    """Write one self-contained HTML page: evaluate's and compare's tables, learning curves, feature importance, metric@k, per-query differences, lambdas of one query."""
+    """Write one self-contained HTML page: evaluate's and compare's tables, learning curves, feature importance, metric@k, per-query differences, lambdas of one query, explanations."""
     from ranklearn.cli._evaluate import build_metrics
     from ranklearn.cli._report import run_report
 
