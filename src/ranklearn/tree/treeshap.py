@@ -73,22 +73,17 @@ def _unwind(pf, pz, po, pw, inv, at, d, k):
 
 @njit(cache=True, inline="always")
 def _unwound_sum(pz, po, pw, inv, at, d, k):
-    """The total weight of the path with element ``k`` unwound, without changing the path."""
-    one = po[at + k]
+    """The total weight of the path with element ``k`` (one fraction not 0) unwound, without
+    changing the path."""
     zero = pz[at + k]
     total = 0.0
-    if one != 0.0:
-        nxt = pw[at + d]
-        r = (d + 1) / one
-        z = zero * inv[d + 1]
-        for i in range(d - 1, -1, -1):
-            tmp = nxt * r * inv[i + 1]
-            total += tmp
-            nxt = pw[at + i] - tmp * z * (d - i)
-    elif zero != 0.0:
-        r = (d + 1) / zero
-        for i in range(d - 1, -1, -1):
-            total += pw[at + i] * r * inv[d - i]
+    nxt = pw[at + d]
+    r = (d + 1) / po[at + k]
+    z = zero * inv[d + 1]
+    for i in range(d - 1, -1, -1):
+        tmp = nxt * r * inv[i + 1]
+        total += tmp
+        nxt = pw[at + i] - tmp * z * (d - i)
     return total
 
 
@@ -136,9 +131,22 @@ def _tree_shap(x, feature, threshold, missing_left, left, right, value, cover, r
             _extend(pf, pz, po, pw, inv, at, d, zero, one, feat)
         split = feature[node]
         if split < 0:
+            # an element with one fraction 0 unwinds to (sum_j pw[j] (d+1) / (d-j)) / its zero
+            # fraction: that sum is the same for all of them, so it is computed once a leaf
+            cold = -1.0
             for i in range(1, d + 1):
-                w = _unwound_sum(pz, po, pw, inv, at, d, i)
-                phi[pf[at + i]] += w * (po[at + i] - pz[at + i]) * value[node] * cond_frac
+                one = po[at + i]
+                if one != 0.0:
+                    w = _unwound_sum(pz, po, pw, inv, at, d, i)
+                elif pz[at + i] != 0.0:
+                    if cold < 0.0:
+                        cold = 0.0
+                        for j in range(d):
+                            cold += pw[at + j] * (d + 1) * inv[d - j]
+                    w = cold / pz[at + i]
+                else:
+                    continue  # one = zero = 0: no share
+                phi[pf[at + i]] += w * (one - pz[at + i]) * value[node] * cond_frac
             continue
         if _goes_left(x, node, feature, threshold, missing_left):
             hot, cold = left[node], right[node]
