@@ -361,6 +361,15 @@ def dependence(contributions: ArrayLike, X: ArrayLike, feature: int | str, featu
     return fig
 
 
+def _steps(values: np.ndarray, names: list[str], top: int) -> list[tuple[str, float]]:
+    """The ``top`` values by magnitude as (name, value), then the others' sum as one step."""
+    order = np.argsort(-np.abs(values), kind="stable")[:top]
+    steps = [(names[j], float(values[j])) for j in order]
+    if order.shape[0] < values.shape[0]:
+        steps.append((f"{values.shape[0] - order.shape[0]} other features", float(values.sum() - values[order].sum())))
+    return steps
+
+
 def _bars(ax, start: float, steps: list[tuple[str, float]]) -> None:
     """Waterfall bars: each step a horizontal bar from the running total, green up, red down."""
     total = start
@@ -387,12 +396,8 @@ def waterfall(contributions: ArrayLike, feature_names: Any = None, top: int = 10
         raise ValueError("contributions must hold the features' values and the expected value last")
     if top < 1:
         raise ValueError(f"top must be >= 1, got {top}")
-    names = _names(feature_names, phi.shape[0] - 1)
     base, phi = phi[-1], phi[:-1]
-    order = np.argsort(-np.abs(phi), kind="stable")[:top]
-    steps = [(names[j], float(phi[j])) for j in order]
-    if order.shape[0] < phi.shape[0]:
-        steps.append((f"{phi.shape[0] - order.shape[0]} other features", float(phi.sum() - phi[order].sum())))
+    steps = _steps(phi, _names(feature_names, phi.shape[0]), top)
     fig = _figure(6.4, 1.4 + 0.32 * len(steps))
     ax = fig.add_subplot()
     _bars(ax, base, steps)
@@ -416,12 +421,7 @@ def pair(explanation: Any, top: int = 10, labels: tuple[str, str] = ("A", "B")) 
     """
     if top < 1:
         raise ValueError(f"top must be >= 1, got {top}")
-    d = explanation.contributions
-    names = explanation.names
-    order = np.argsort(-np.abs(d), kind="stable")[:top]
-    steps = [(names[j], float(d[j])) for j in order]
-    if order.shape[0] < d.shape[0]:
-        steps.append((f"{d.shape[0] - order.shape[0]} other features", float(d.sum() - d[order].sum())))
+    steps = _steps(explanation.contributions, explanation.names, top)
     fig = _figure(6.4, 1.4 + 0.32 * len(steps))
     ax = fig.add_subplot()
     _bars(ax, 0.0, steps)
