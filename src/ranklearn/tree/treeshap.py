@@ -199,8 +199,8 @@ def _contributions(X, feature, threshold, missing_left, left, right, value, cove
     n = X.shape[0]
     for b in prange((n + _BLOCK - 1) // _BLOCK):
         path, stack = _buffers(depth)
-        for r in range(b * _BLOCK, min(n, (b + 1) * _BLOCK)):
-            for t in range(roots.shape[0]):
+        for t in range(roots.shape[0]):  # a tree for all the block's rows: its nodes stay in cache
+            for r in range(b * _BLOCK, min(n, (b + 1) * _BLOCK)):
                 _tree_shap(X[r], feature, threshold, missing_left, left, right, value, cover, roots[t], out[r],
                            path, stack, 0, -1)  # fmt: skip
 
