@@ -14,6 +14,7 @@ both explain ``--interaction-rows`` rows; comparable in work (trees, leaves, fea
 the same trees.
 
     .venv/bin/python benchmarks/bench_explain.py [--rows 100000] [--trees 500] [--repeats 3]
+        [--parts contributions,interactions]
 """
 
 from __future__ import annotations
@@ -39,7 +40,9 @@ def main() -> None:
     ap.add_argument("--interaction-rows", type=int, default=200)
     ap.add_argument("--trees", type=int, default=500)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--parts", default="contributions,interactions", help="comma-separated parts to run")
     args = ap.parse_args()
+    parts = set(args.parts.split(","))
 
     import lightgbm as lgb
     import xgboost as xgb
@@ -68,7 +71,7 @@ def main() -> None:
     diff = np.abs(booster.predict(rows64[:2000], pred_contrib=True) - check).max()
     print(f"contributions, ranklearn vs LightGBM on {check.shape[0]:,} rows: max |difference| {diff:.2e}")
 
-    for threads in (1, 2):
+    for threads in (1, 2) if "contributions" in parts else ():
         def ours(threads=threads):
             with thread_limit(threads):
                 return model.predict_contributions(rows)
@@ -81,6 +84,8 @@ def main() -> None:
               f"LightGBM {med['lightgbm']:.2f} s, ratio ranklearn/LightGBM {med['ranklearn'] / med['lightgbm']:.2f}; "
               f"1-min load during the runs {min(loads):.2f}-{max(loads):.2f}")  # fmt: skip
 
+    if "interactions" not in parts:
+        return
     # interactions against XGBoost on a model of the same shape
     dtrain = xgb.DMatrix(X, label=y)
     dtrain.set_group(group_sizes(qid))
