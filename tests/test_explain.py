@@ -47,6 +47,7 @@ def test_query_orders_documents_and_explains_each_adjacent_pair(trees):
     np.testing.assert_array_equal(ex.order, np.argsort(-s, kind="stable"))
     # each document's relative contributions add up to its score minus the query's mean
     np.testing.assert_allclose(ex.relative.sum(axis=1), s - s.mean(), atol=1e-9)
+    assert ex.residual <= 1e-9
     assert len(ex.pairs) == 3
     for p, pe in enumerate(ex.pairs):
         a, b = ex.order[p], ex.order[p + 1]
@@ -67,3 +68,17 @@ def test_query_checks_its_input(trees):
         explain.query(model, Xq[:0])
     with pytest.raises(TypeError, match="has no predict_contributions"):
         explain.pair(object(), Xq[0], Xq[1])
+
+
+def test_a_neural_rankers_query_residual_is_its_additivity_error():
+    pytest.importorskip("torch")
+    from ranklearn.models import RankNet
+    from ranklearn.models.contributions import additivity_error
+
+    X, y, qid = make_ranking(20, 4, n_informative=3, random_state=2, return_X_y=True)
+    model = RankNet(hidden=(8,), epochs=2, random_state=0, n_jobs=1).fit(X, y, qid)
+    Xq = X[qid == qid[0]]
+    ex = explain.query(model, Xq, n_steps=4)
+    err = additivity_error(model, Xq, model.predict_contributions(Xq, n_steps=4))
+    assert ex.residual == pytest.approx(np.abs(err - err.mean()).max(), abs=1e-9)
+    assert ex.residual > 0  # an approximation: not exactly additive with 4 points

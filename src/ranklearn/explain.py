@@ -117,6 +117,12 @@ class QueryExplanation:
     names: list[str]
     doc_ids: list[str]
 
+    @property
+    def residual(self) -> float:
+        """The largest ``|scores[i] - mean - relative[i].sum()|``: 0 up to rounding, except for an
+        approximate explainer (the neural rankers' expected gradients)."""
+        return float(np.abs(self.scores - self.scores.mean() - self.relative.sum(axis=1)).max())
+
     def document(self, i: int, n: int = 5) -> list[tuple[str, float]]:
         """Row ``i``'s ``n`` features that moved it most, up (> 0) or down, against the query's mean."""
         return _largest(self.relative[i], self.names, n)
@@ -136,7 +142,7 @@ class QueryExplanation:
             {"above": self.doc_ids[self.order[p]], "below": self.doc_ids[self.order[p + 1]], **pe.to_dict(n)}
             for p, pe in enumerate(self.pairs)
         ]
-        return {"query_mean_score": mean, "documents": docs, "adjacent_pairs": pairs}
+        return {"query_mean_score": mean, "residual": self.residual, "documents": docs, "adjacent_pairs": pairs}
 
 
 def query(model: Any, X_q: ArrayLike, top: int = 10, *, doc_ids: list[str] | None = None,

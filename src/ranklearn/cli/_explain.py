@@ -172,7 +172,7 @@ def run_explain(model_path: Path, data: Path, qid: str, *, pair: list[str] | Non
         write_output(out, page.encode("utf-8"))
         C.report(f"wrote {out}", out)
         return
-    C.console.print(f"query {qid}: {len(ids)} documents; {method(model)}")
+    C.console.print(f"query {qid}: {len(ids)} documents; {method(model)}; largest residual {ex.residual:.2g}")
     if pe is not None:
         verb = "above" if pe.difference >= 0 else "below"
         C.console.print(_pair_table(pe, f"why {pair[0]} ({pe.score_a:.6g}) is {verb} {pair[1]} ({pe.score_b:.6g})",
