@@ -43,7 +43,7 @@ SECTIONS = {
                 ["bench_rankers.py"]),
 }
 #: hand-written records that RESULTS.md carries after the generated sections
-NOTES = ["core_refactor_ab.md", "neural_defaults.md", "ranker_defaults.md"]
+NOTES = ["core_refactor_ab.md", "neural_defaults.md", "ranker_defaults.md", "explain_speed.md"]
 
 
 def _existing_sections(path: Path) -> dict[str, list[str]]:
