@@ -56,7 +56,8 @@ def main() -> None:
     pool = np.vstack([load_letor(mq / f"Fold{f}" / "test.txt", n_features=X.shape[1])[0] for f in range(1, 6)])
     rows = pool[np.random.default_rng(0).integers(pool.shape[0], size=args.rows)]
     print(f"MQ2008 fold 1 train {X.shape[0]:,} rows x {X.shape[1]} features; explaining {rows.shape[0]:,} rows "
-          f"drawn from the five test files; {os.cpu_count()} CPUs; {load()} (the machine is shared with other agents)")  # fmt: skip
+          f"drawn from the five test files; {os.cpu_count()} CPUs; {load()} (the machine may be shared with "
+          "other processes: the load says how busy)")  # fmt: skip
 
     model = LambdaMART(n_estimators=args.trees, num_leaves=LEAVES, random_state=0).fit(X, y, qid)
     nodes = max(int(t.feature.shape[0]) for t in model.trees_)

@@ -70,7 +70,8 @@ def test_threshold_rows_take_predicts_branch_in_lightgbm_too(mq2008, tmp_path):
     export_lightgbm(model, tmp_path / "m.txt")
     booster = lgb.Booster(model_file=str(tmp_path / "m.txt"))
     at = X[-200:]
-    assert np.abs(booster.predict(at.astype(np.float64), pred_contrib=True) - model.predict_contributions(at)).max() <= 1e-6
+    theirs = booster.predict(at.astype(np.float64), pred_contrib=True)
+    assert np.abs(theirs - model.predict_contributions(at)).max() <= 1e-6
 
 
 def _shap_dict(trees, scale):

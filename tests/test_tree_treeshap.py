@@ -50,7 +50,8 @@ def _expected(tree, x, subset, node=0):
     if f in subset:
         go_left = tree.missing_left[node] if np.isnan(x[f]) else x[f] <= tree.threshold[node]
         return _expected(tree, x, subset, lc if go_left else rc)
-    return (tree.count[lc] * _expected(tree, x, subset, lc) + tree.count[rc] * _expected(tree, x, subset, rc)) / tree.count[node]
+    both = tree.count[lc] * _expected(tree, x, subset, lc) + tree.count[rc] * _expected(tree, x, subset, rc)
+    return both / tree.count[node]
 
 
 def _brute_force(trees, x, m):

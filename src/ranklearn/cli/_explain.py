@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from rich.table import Table
@@ -104,8 +104,11 @@ def _page(model_path: Path, qid: str, model, X: np.ndarray, ex: QueryExplanation
 
     phi = model.predict_contributions(X)
     top_doc = int(ex.order[0])
-    parts = [f"<h1>ranklearn explain: query {R._e(qid)}</h1>",
-             f"<p>model <code>{R._e(str(model_path))}</code> ({R._e(type(model).__name__)}); {R._e(method(model))}.</p>"]  # fmt: skip
+    parts = [
+        f"<h1>ranklearn explain: query {R._e(qid)}</h1>",
+        f"<p>model <code>{R._e(str(model_path))}</code> ({R._e(type(model).__name__)}); "
+        f"{R._e(method(model))}; largest residual {ex.residual:.2g}.</p>",
+    ]
     if pe is not None:
         parts.append(R._figure(plot.pair(pe, top=n, labels=(pair[0], pair[1])),
                                f"Why {pair[0]} scores {'above' if pe.difference >= 0 else 'below'} {pair[1]}: "

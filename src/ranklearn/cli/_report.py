@@ -3,8 +3,9 @@
 The page holds ``evaluate``'s table (the model, and the baseline when given), ``compare``'s
 tables (the model tested against the baseline), the plots of :mod:`ranklearn.plot`, each
 an inline base64 PNG, and explanations (:mod:`ranklearn.explain`: a summary plot of the
-feature contributions and, with a baseline, the three queries where the systems differ most). CSS is inline; there is no script and nothing is fetched, so the file
-can be mailed or opened offline.
+feature contributions and, with a baseline, the three queries where the systems differ most).
+CSS is inline; there is no script and nothing is fetched, so the file can be mailed or opened
+offline.
 """
 
 from __future__ import annotations
