@@ -161,3 +161,17 @@ def test_neural_expected_gradients_are_nearly_additive():
     assert errors[64] <= 1e-3 * spread
     assert errors[64] < errors[2]
     assert np.ptp(phi[:, :-1]) > 1e-2 * spread  # not trivial: it differs between rows and features
+
+
+def test_contributions_do_not_depend_on_the_thread_count():
+    from ranklearn._threads import thread_limit
+
+    X, y, qid = make_ranking(40, 6, n_informative=4, random_state=7, return_X_y=True)
+    model = LambdaMART(n_estimators=10, num_leaves=8, random_state=0, n_jobs=1).fit(X, y, qid)
+    X = np.repeat(X, 3, axis=0)  # more rows than one parallel block
+    with thread_limit(1):
+        one = model.predict_contributions(X), model.predict_interactions(X[:70])
+    with thread_limit(2):
+        two = model.predict_contributions(X), model.predict_interactions(X[:70])
+    np.testing.assert_array_equal(one[0], two[0])
+    np.testing.assert_array_equal(one[1], two[1])
