@@ -116,8 +116,8 @@ def test_report_is_well_formed_and_self_contained(page):
     assert not {"script", "link", "iframe", "object"} & set(parsed.tags)
     assert not re.search(r"https?://", text)
     assert parsed.links and all(link.startswith("data:image/png;base64,") for link in parsed.links)
-    # learning curves, feature importance, metric@k, per-query difference, lambda forces
-    assert len(parsed.links) == parsed.tags.count("img") == 5
+    # learning curves, feature importance, metric@k, per-query difference, lambda forces, contributions summary
+    assert len(parsed.links) == parsed.tags.count("img") == 6
     for link in parsed.links:
         assert base64.b64decode(link.split(",", 1)[1], validate=True).startswith(PNG)
 
@@ -138,7 +138,7 @@ def test_report_tables_hold_evaluate_and_compare_numbers(capsys, files, page, tm
                        "--permutations", "2000", "--json")  # fmt: skip
     assert code == 0
     result = json.loads(out)
-    assert parsed.captions == ["mean over 40 of 40 queries", "ndcg@10 (40 of 40 queries)", "map (40 of 40 queries)"]
+    assert parsed.captions[:3] == ["mean over 40 of 40 queries", "ndcg@10 (40 of 40 queries)", "map (40 of 40 queries)"]
     for table, test in zip(parsed.tables[1:], result["tests"]):
         assert table[0] == ["system", "mean", "diff", "95% CI", "p(t)", "p(W)", "p(rand)", "W/T/L"]
         assert table[1][:2] == ["bm25.scores (base)", f"{test['baseline_mean']:.4f}"]
@@ -148,7 +148,30 @@ def test_report_tables_hold_evaluate_and_compare_numbers(capsys, files, page, tm
         for cell, p in zip(row[4:7], (test["t_p"], test["wilcoxon_p"], test["randomization_p"])):
             assert cell == ("<0.001" if p < 1e-3 else f"{p:.3f}")
         assert row[7] == f"{test['wins']}/{test['ties']}/{test['losses']}"
-    assert len(parsed.tables) == 3
+    assert len(parsed.tables) == 3 + 2 * 3  # and the explanations' two tables of three queries
+
+
+def test_report_explains_the_three_queries_where_the_systems_differ_most(files, page):
+    from ranklearn import explain
+    from ranklearn.data import load_svmlight
+    from ranklearn.io import load_model
+    from ranklearn.metrics import get_metric
+
+    parsed = parse(page.read_text())
+    test = load_svmlight(files / "test.txt")
+    model = load_model(files / "model.json")
+    ndcg = get_metric("ndcg@10")
+    diff = ndcg.per_query(test.y, model.predict(test.X), test.ptr) - ndcg.per_query(test.y, test.X[:, 1], test.ptr)
+    expected = [str(test.query_ids[q]) for q in np.argsort(-np.abs(diff), kind="stable")[:3]]
+    assert parsed.captions[3:] == [c for q in expected for c in (f"Documents of query {q} by score",
+                                                                 f"Adjacent pairs of query {q}")]  # fmt: skip
+    q = int(np.flatnonzero(test.query_ids == int(expected[0]))[0])
+    rows = slice(test.ptr[q], test.ptr[q + 1])
+    ex = explain.query(model, test.X[rows], top=5)
+    docs, pairs = parsed.tables[3], parsed.tables[4]
+    assert [r[2] for r in docs[1:]] == [f"{ex.scores[i]:.6g}" for i in ex.order[:5]]
+    top_feature, value = ex.pairs[0].top(1)[0]
+    assert pairs[1][4].startswith(f"{top_feature} {value:+.3g}")
 
 
 def test_report_without_baseline_and_errors(capsys, files, tmp_path):
@@ -157,7 +180,8 @@ def test_report_without_baseline_and_errors(capsys, files, tmp_path):
                             "--query", "109", "--out", out)  # fmt: skip
     assert code == 0 and err == "" and "wrote" in stdout
     parsed = parse(out.read_text())
-    assert len(parsed.tables) == 1 and parsed.tags.count("img") == 4  # no compare table, no difference plot
+    assert len(parsed.tables) == 1 and parsed.tags.count("img") == 5  # no compare table, no difference plot
+    assert "With --baseline, the queries where the two systems differ most" in out.read_text()
     assert "lambdas (NDCG@10) of query 109 under" in out.read_text()
 
     def error(*args):
@@ -201,7 +225,9 @@ def test_report_conventions_and_neural_model(capsys, files, tmp_path):
                        "--metric", "map", "--empty", "skip", "--out", out)  # fmt: skip
     assert code == 0, err
     parsed = parse(out.read_text())
-    assert parsed.tags.count("img") == 3  # learning curves, metric@k, lambdas: no feature importance
+    # learning curves, metric@k, lambdas, contributions summary (expected gradients): no feature importance
+    assert parsed.tags.count("img") == 4
+    assert "expected gradients (an approximation" in out.read_text()
     metric = get_metric("map", empty="skip")
     n_scored = int((~np.isnan(metric.per_query(test.y, model.predict(test.X), test.ptr))).sum())
     assert n_scored < test.n_queries  # some queries have no relevant document

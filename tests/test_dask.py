@@ -162,6 +162,10 @@ def test_to_local_and_save_give_the_single_machine_model(client, mq2008, tmp_pat
     expect = ours.predict(da.from_array(Xte, chunks=(1000, -1))).compute()
     np.testing.assert_array_equal(local.predict(Xte), expect)
     np.testing.assert_array_equal(ours.predict(Xte), expect)  # a NumPy array predicts on the client
+    # contributions: the workers' counts are the trees' covers, so a Dask model explains as its local copy
+    phi = ours.predict_contributions(Xte)
+    np.testing.assert_array_equal(phi, local.predict_contributions(Xte))
+    np.testing.assert_allclose(phi.sum(axis=1), expect, rtol=1e-9, atol=1e-12)
     ours.save(tmp_path / "dask.json")
     local.save(tmp_path / "local.json")
     assert (tmp_path / "dask.json").read_bytes() == (tmp_path / "local.json").read_bytes()

@@ -171,3 +171,54 @@ def test_figures_render_to_png(tmp_path, fitted):
     path = tmp_path / "f.png"
     plot.learning_curves(model).savefig(path)
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def _contributions(fitted):
+    model, test = fitted
+    X = np.asarray(test.X, dtype=np.float32)[:120].copy()
+    X[::7, 0] = np.nan
+    return model, X, model.predict_contributions(X)
+
+
+def test_summary_rows_are_features_by_mean_abs_contribution(fitted):
+    model, X, phi = _contributions(fitted)
+    fig = plot.summary(phi, X, top=3)
+    ax = fig.axes[0]
+    order = np.argsort(-np.abs(phi[:, :-1]).mean(axis=0), kind="stable")[:3]
+    assert [t.get_text() for t in ax.get_yticklabels()] == [f"f{j + 1}" for j in order]
+    # two scatters a feature (missing values in grey, then the others): together its column of phi
+    xs = [c.get_offsets()[:, 0] for c in ax.collections]
+    for row, j in enumerate(order):
+        got = np.concatenate(xs[2 * row : 2 * row + 2])
+        np.testing.assert_allclose(np.sort(got), np.sort(phi[:, j]))
+
+
+def test_dependence_plots_value_against_contribution(fitted):
+    model, X, phi = _contributions(fitted)
+    fig = plot.dependence(phi, X, "f1")
+    known = ~np.isnan(X[:, 0])
+    pts = fig.axes[0].collections[0].get_offsets()
+    np.testing.assert_allclose(pts[:, 0], X[known, 0])
+    np.testing.assert_allclose(pts[:, 1], phi[known, 0])
+    assert fig.axes[0].collections[1].get_offsets().shape[0] == (~known).sum()  # missing values drawn apart
+    with pytest.raises(ValueError, match="no feature named"):
+        plot.dependence(phi, X, "zz")
+    with pytest.raises(ValueError, match=r"\(n, F \+ 1\)"):
+        plot.dependence(phi[:, :-1], X, 0)
+
+
+def test_waterfall_and_pair_bars_add_up_to_the_score(fitted):
+    from ranklearn import explain
+
+    model, X, phi = _contributions(fitted)
+    fig = plot.waterfall(phi[0], top=2)
+    bars = fig.axes[0].patches
+    assert len(bars) == 3  # two features, then the others together
+    assert bars[0].get_x() == pytest.approx(phi[0, -1])
+    end = bars[-1].get_x() + bars[-1].get_width()
+    assert end == pytest.approx(model.predict(X[:1])[0], abs=1e-9)
+    top2 = np.sort(np.abs(phi[0, :-1]))[::-1][:2]
+    np.testing.assert_allclose(np.abs([b.get_width() for b in bars[:2]]), top2)
+    pe = explain.pair(model, X[0], X[1])
+    bars = plot.pair(pe, top=3, labels=("a", "b")).axes[0].patches
+    assert bars[-1].get_x() + bars[-1].get_width() == pytest.approx(pe.difference, abs=1e-9)

@@ -1,5 +1,6 @@
 """Plots of rankers and rankings: learning curves, feature importance, metric@k, per-query
-differences and the lambda "forces" of one query.
+differences, the lambda "forces" of one query, and explanations (feature contributions: a
+summary beeswarm, a dependence plot, one document's waterfall, one pair's).
 
 Every function returns a :class:`matplotlib.figure.Figure` built without pyplot (no global
 state, no window, rendered by the Agg canvas when saved), so it works on servers and in
@@ -254,12 +255,194 @@ def lambda_forces(y: ArrayLike, scores: ArrayLike, *, title: str | None = None, 
     return fig
 
 
+def _names(names: Any, n: int) -> list[str]:
+    if names is None:
+        return [f"f{j + 1}" for j in range(n)]
+    names = [str(v) for v in names]
+    if len(names) != n:
+        raise ValueError(f"{len(names)} feature names for {n} features")
+    return names
+
+
+def _features_and_contributions(contributions: ArrayLike, X: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """``(phi, X)`` as float64, the expected-value column dropped; shapes checked."""
+    phi = np.asarray(contributions, dtype=np.float64)
+    x = np.asarray(X, dtype=np.float64)
+    if phi.ndim != 2 or x.ndim != 2 or phi.shape != (x.shape[0], x.shape[1] + 1):
+        raise ValueError(f"contributions must be (n, F + 1) for X (n, F), as predict_contributions gives; got "
+                         f"{phi.shape} and {x.shape}")  # fmt: skip
+    return phi[:, :-1], x
+
+
+def summary(contributions: ArrayLike, X: ArrayLike, feature_names: Any = None, top: int = 20,
+            random_state: int = 0) -> Figure:  # fmt: skip
+    """Beeswarm of feature contributions: one row per feature (largest mean |contribution| at
+    the top), one dot per document at its contribution, colored by the feature's value (its
+    rank among the documents: blue low, red high; grey missing).
+
+    Parameters
+    ----------
+    contributions : array (n, F + 1)
+        ``model.predict_contributions(X)``.
+    X : array (n, F)
+        The rows explained.
+    feature_names : list of str, optional
+        Default ``f1``, ``f2``... (svmlight's 1-based ids).
+    top : int
+        Features shown.
+    random_state : int
+        Seed of the vertical jitter (dots of equal contribution spread apart).
+    """
+    phi, x = _features_and_contributions(contributions, X)
+    if top < 1:
+        raise ValueError(f"top must be >= 1, got {top}")
+    names = _names(feature_names, x.shape[1])
+    order = np.argsort(-np.abs(phi).mean(axis=0), kind="stable")[:top]
+    rng = np.random.default_rng(random_state)
+    fig = _figure(7.0, 1.2 + 0.32 * order.shape[0])
+    ax = fig.add_subplot()
+    dots = None
+    for row, j in enumerate(order):
+        v = x[:, j]
+        known = ~np.isnan(v)
+        color = np.full(v.shape[0], np.nan)
+        if known.any():  # rank of the value, 0 (lowest) to 1 (highest), ties sharing
+            ranks = np.searchsorted(np.sort(v[known]), v[known])
+            color[known] = ranks / max(1, known.sum() - 1)
+        y = row + rng.uniform(-0.3, 0.3, v.shape[0])
+        ax.scatter(phi[~known, j], y[~known], s=6, color="0.6", alpha=0.6)
+        dots = ax.scatter(phi[known, j], y[known], s=6, c=color[known], cmap="coolwarm", vmin=0, vmax=1, alpha=0.8)
+    ax.set_yticks(np.arange(order.shape[0]), [names[j] for j in order])
+    ax.invert_yaxis()
+    ax.axvline(0.0, color="0.3", linewidth=0.6)
+    ax.set_xlabel("contribution to the score")
+    ax.set_title(f"feature contributions, {x.shape[0]:,} documents, top {order.shape[0]} of {x.shape[1]} features")
+    if dots is not None:
+        bar = fig.colorbar(dots, ax=ax, ticks=[0, 1])
+        bar.ax.set_yticklabels(["low", "high"])
+        bar.set_label("feature value")
+    return fig
+
+
+def dependence(contributions: ArrayLike, X: ArrayLike, feature: int | str, feature_names: Any = None) -> Figure:
+    """One feature's contribution against its value, one dot per document (missing values drawn
+    at the left edge, in grey).
+
+    Parameters
+    ----------
+    contributions, X, feature_names
+        As :func:`summary`.
+    feature : int or str
+        Column number (0-based) or name.
+    """
+    phi, x = _features_and_contributions(contributions, X)
+    names = _names(feature_names, x.shape[1])
+    if isinstance(feature, str):
+        if feature not in names:
+            raise ValueError(f"no feature named {feature!r}")
+        j = names.index(feature)
+    else:
+        j = int(feature)
+        if not 0 <= j < x.shape[1]:
+            raise ValueError(f"feature {j} is out of range (0 to {x.shape[1] - 1})")
+    v = x[:, j]
+    known = ~np.isnan(v)
+    fig = _figure(6.4, 4.0)
+    ax = fig.add_subplot()
+    ax.scatter(v[known], phi[known, j], s=8, alpha=0.6)
+    if not known.all():
+        left = float(np.min(v[known])) if known.any() else 0.0
+        ax.scatter(np.full((~known).sum(), left), phi[~known, j], s=8, color="0.6", marker="x", label="missing (NaN)")
+        ax.legend(loc="best")
+    ax.axhline(0.0, color="0.3", linewidth=0.6)
+    ax.set_xlabel(f"value of {names[j]}")
+    ax.set_ylabel(f"contribution of {names[j]}")
+    ax.set_title(f"dependence: {names[j]}")
+    return fig
+
+
+def _steps(values: np.ndarray, names: list[str], top: int) -> list[tuple[str, float]]:
+    """The ``top`` values by magnitude as (name, value), then the others' sum as one step."""
+    order = np.argsort(-np.abs(values), kind="stable")[:top]
+    steps = [(names[j], float(values[j])) for j in order]
+    if order.shape[0] < values.shape[0]:
+        steps.append((f"{values.shape[0] - order.shape[0]} other features", float(values.sum() - values[order].sum())))
+    return steps
+
+
+def _bars(ax, start: float, steps: list[tuple[str, float]]) -> None:
+    """Waterfall bars: each step a horizontal bar from the running total, green up, red down."""
+    total = start
+    for i, (_, v) in enumerate(steps):
+        ax.barh(i, v, left=total, color="tab:green" if v >= 0 else "tab:red")
+        ax.text(total + v, i, f" {v:+.3g} ", va="center", ha="left" if v >= 0 else "right", fontsize=8)
+        total += v
+    ax.set_yticks(np.arange(len(steps)), [name for name, _ in steps])
+    ax.invert_yaxis()
+    ax.margins(x=0.15)  # room for the labels at both ends
+
+
+def waterfall(contributions: ArrayLike, feature_names: Any = None, top: int = 10, title: str | None = None) -> Figure:
+    """One document's score built up from the expected score: the ``top`` contributions by
+    magnitude, then the rest together.
+
+    Parameters
+    ----------
+    contributions : array (F + 1,)
+        One row of ``predict_contributions`` (expected value last).
+    """
+    phi = np.asarray(contributions, dtype=np.float64).ravel()
+    if phi.shape[0] < 2:
+        raise ValueError("contributions must hold the features' values and the expected value last")
+    if top < 1:
+        raise ValueError(f"top must be >= 1, got {top}")
+    base, phi = phi[-1], phi[:-1]
+    steps = _steps(phi, _names(feature_names, phi.shape[0]), top)
+    fig = _figure(6.4, 1.4 + 0.32 * len(steps))
+    ax = fig.add_subplot()
+    _bars(ax, base, steps)
+    ax.axvline(base, color="0.4", linewidth=0.8, linestyle="--")
+    ax.axvline(base + phi.sum(), color="0.1", linewidth=0.8)
+    ax.set_xlabel(f"score (dashed: expected {base:.4g}; solid: this document {base + phi.sum():.4g})")
+    ax.set_title(title or "why this score")
+    return fig
+
+
+def pair(explanation: Any, top: int = 10, labels: tuple[str, str] = ("A", "B")) -> Figure:
+    """Why document A scores above (or below) B: from 0 to ``s_a - s_b``, the ``top`` features'
+    shares of the difference, then the rest together.
+
+    Parameters
+    ----------
+    explanation : ranklearn.explain.PairExplanation
+        From :func:`ranklearn.explain.pair`.
+    labels : (str, str)
+        Names of the two documents.
+    """
+    if top < 1:
+        raise ValueError(f"top must be >= 1, got {top}")
+    steps = _steps(explanation.contributions, explanation.names, top)
+    fig = _figure(6.4, 1.4 + 0.32 * len(steps))
+    ax = fig.add_subplot()
+    _bars(ax, 0.0, steps)
+    ax.axvline(0.0, color="0.4", linewidth=0.8, linestyle="--")
+    ax.axvline(explanation.difference, color="0.1", linewidth=0.8)
+    a, b = labels
+    ax.set_xlabel(f"score({a}) - score({b}) = {explanation.difference:+.4g}")
+    ax.set_title(f"why {a} is {'above' if explanation.difference >= 0 else 'below'} {b}")
+    return fig
+
+
 __all__ = [
     "DEFAULT_KS",
+    "dependence",
     "feature_importance",
     "lambda_forces",
     "learning_curves",
     "metric_at_k",
+    "pair",
     "per_query_difference",
     "query_lambdas",
+    "summary",
+    "waterfall",
 ]

@@ -1,9 +1,11 @@
 """Body of ``ranklearn report``: one self-contained HTML page about a model on a test file.
 
 The page holds ``evaluate``'s table (the model, and the baseline when given), ``compare``'s
-tables (the model tested against the baseline) and the plots of :mod:`ranklearn.plot`, each
-an inline base64 PNG. CSS is inline; there is no script and nothing is fetched, so the file
-can be mailed or opened offline.
+tables (the model tested against the baseline), the plots of :mod:`ranklearn.plot`, each
+an inline base64 PNG, and explanations (:mod:`ranklearn.explain`: a summary plot of the
+feature contributions and, with a baseline, the three queries where the systems differ most).
+CSS is inline; there is no script and nothing is fetched, so the file can be mailed or opened
+offline.
 """
 
 from __future__ import annotations
@@ -151,10 +153,63 @@ def build_report(
     fig = plot.lambda_forces(ds.y[rows], systems[model_name][rows], title=f"lambdas of query {qid}")
     parts.append(_figure(fig, f"LambdaRank lambdas (NDCG@10) of query {qid} under the model's scores: documents "
                               "in ranked order, arrows up for documents pushed up, length = |lambda|."))  # fmt: skip
-    body = "\n".join(parts)
+    parts += _explanations(model, ds, values, model_name,
+                           baseline_path.name if baseline_path is not None else None, first.name)  # fmt: skip
+    return _page(f"ranklearn report: {model_path.name}", "\n".join(parts))
+
+
+_SUMMARY_ROWS = 2000  # documents drawn for the summary plot (TreeSHAP on all rows of a big file is minutes)
+_NEURAL_ROWS = 200  # fewer for expected gradients (a backward pass per row and background sample)
+
+
+def _explanations(model, ds: RankingDataset, values: dict, model_name: str,
+                  baseline_name: str | None, metric: str) -> list[str]:  # fmt: skip
+    """The "Explanations" section: feature contributions of a sample of the rows (summary plot)
+    and, with a baseline, the three queries whose metric differs most between the two systems."""
+    import numpy as np
+
+    from ranklearn import explain, plot
+    from ranklearn.cli._explain import document_ids, html_tables, method
+
+    parts = ["<h2>Explanations</h2>"]
+    if not hasattr(model, "predict_contributions"):
+        return parts + [f'<p class="note">{_e(type(model).__name__)} has no feature contributions.</p>']
+    limit = _NEURAL_ROWS if "expected gradients" in method(model) else _SUMMARY_ROWS
+    rows = np.arange(ds.n_samples)
+    if rows.shape[0] > limit:
+        rows = np.sort(np.random.default_rng(0).choice(rows, limit, replace=False))
+    X = np.asarray(ds.X[rows], dtype=np.float32)
+    try:
+        phi = model.predict_contributions(X)
+    except ValueError as exc:  # a RankLib import without cover
+        return parts + [f'<p class="note">No explanations: {_e(str(exc))}.</p>']
+    names = explain.feature_names(model)
+    parts.append(f'<p class="note">Feature contributions: {_e(method(model))}; each document\'s contributions '
+                 "sum to its score minus the expected score.</p>")  # fmt: skip
+    parts.append(_figure(plot.summary(phi, X, names), f"Summary: contributions of {X.shape[0]:,} documents"
+                         f"{' (a seeded sample)' if rows.shape[0] < ds.n_samples else ''}, top features by mean "
+                         "|contribution|; color: the feature's value."))  # fmt: skip
+    if baseline_name is None:
+        parts.append('<p class="note">With --baseline, the queries where the two systems differ most are '
+                     "explained here.</p>")  # fmt: skip
+        return parts
+    diff = values[model_name][metric] - values[baseline_name][metric]
+    for q in np.argsort(-np.nan_to_num(np.abs(diff), nan=-1.0), kind="stable")[:3]:
+        qid = str(ds.query_ids[q])
+        qrows = slice(int(ds.ptr[q]), int(ds.ptr[q + 1]))
+        ex = explain.query(model, np.asarray(ds.X[qrows], dtype=np.float32), top=5,
+                           doc_ids=document_ids(ds, qrows, "docid"))  # fmt: skip
+        parts.append(f"<h3>Query {_e(qid)}: {metric} {values[model_name][metric][q]:.4g} against the baseline's "
+                     f"{values[baseline_name][metric][q]:.4g}</h3>")  # fmt: skip
+        parts += html_tables(ex, qid, 4)
+    return parts
+
+
+def _page(title: str, body: str) -> str:
+    """A whole self-contained page: inline CSS, no script."""
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-        f"<title>ranklearn report: {_e(model_path.name)}</title>\n<style>{_CSS}</style>\n</head>\n"
+        f"<title>{_e(title)}</title>\n<style>{_CSS}</style>\n</head>\n"
         f"<body>\n{body}\n</body>\n</html>\n"
     )
 
@@ -163,10 +218,11 @@ def _e(text: str) -> str:
     return html.escape(text, quote=True)
 
 
-def _table(columns: Sequence[str], rows: Sequence[Sequence[str]], *, caption: str) -> str:
-    """An HTML table; every column but the first is numeric (right-aligned)."""
+def _table(columns: Sequence[str], rows: Sequence[Sequence[str]], *, caption: str,
+           text: Sequence[int] = (0,)) -> str:  # fmt: skip
+    """An HTML table; every column but those of ``text`` (the first) is numeric (right-aligned)."""
     def cells(tag: str, values: Sequence[str]) -> str:
-        return "".join(f'<{tag}{"" if i == 0 else " class=num"}>{_e(v)}</{tag}>' for i, v in enumerate(values))
+        return "".join(f'<{tag}{"" if i in text else " class=num"}>{_e(v)}</{tag}>' for i, v in enumerate(values))
 
     head = f"<tr>{cells('th', columns)}</tr>"
     body = "".join(f"<tr>{cells('td', r)}</tr>" for r in rows)

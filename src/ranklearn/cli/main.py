@@ -321,7 +321,7 @@ def report(
     confidence: float = typer.Option(0.95, help="Level of the bootstrap interval of each mean difference."),
     no_regroup: bool = NoRegroupOpt,
 ) -> None:
-    """Write one self-contained HTML page: evaluate's and compare's tables, learning curves, feature importance, metric@k, per-query differences, lambdas of one query."""
+    """Write one self-contained HTML page: evaluate's and compare's tables, learning curves, feature importance, metric@k, per-query differences, lambdas of one query, explanations."""
     from ranklearn.cli._evaluate import build_metrics
     from ranklearn.cli._report import run_report
 
@@ -522,6 +522,33 @@ def simulate_clicks(
 
 
 app.command(name="trec-eval")(trec_eval_command)
+
+
+@app.command()
+def explain(
+    model: Path = ModelOpt,
+    data: Path = typer.Option(..., "--data", help="Ranking file holding the query (- reads stdin)."),
+    query: str = typer.Option(..., "--query", metavar="QID", help="The query to explain, as written in the file."),
+    pair: tuple[str, str] | None = typer.Option(
+        None, "--pair", metavar="DOC_A DOC_B", help="Explain why DOC_A scores above (or below) DOC_B instead."
+    ),
+    top: int = typer.Option(10, "--top", help="Documents of the ranking explained (and their adjacent pairs)."),
+    features: int = typer.Option(5, "--features", help="Features shown per document or pair."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON (every number) instead of tables."),
+    out: Path | None = typer.Option(None, "--out", parser=C.output_path, help="Write an HTML page instead."),
+    docid_field: str = typer.Option(
+        "docid", "--docid-field", help="Comment field naming each document ('# docid = ...'); else 'line N'."
+    ),
+) -> None:
+    """Why the model ranks one query's documents as it does: feature contributions (TreeSHAP for trees).
+
+    Per document, the features that moved it above or below the query's mean document; per adjacent
+    pair of the ranking, the features that decided their order; with --pair, one pair.
+    """
+    from ranklearn.cli._explain import run_explain
+
+    run_explain(model, data, query, pair=list(pair) if pair else None, top=top, n_features=features,
+                as_json=as_json, out=out, docid_field=docid_field)  # fmt: skip
 
 
 @app.command(name="warm-up")

@@ -15,6 +15,7 @@ from numba import njit, prange
 from ranklearn.exceptions import ModelFormatError
 from ranklearn.metrics._kernels import PARALLEL_MIN_DOCS
 from ranklearn.models.base import BaseRanker, EvalSet, FitData
+from ranklearn.models.contributions import LinearContributions
 
 __all__ = ["LinearRanker", "MetricFittedRanker", "linear_scores"]
 
@@ -32,7 +33,7 @@ def linear_scores(X: np.ndarray, coef: np.ndarray, intercept: float) -> np.ndarr
     return out
 
 
-class LinearRanker(BaseRanker):
+class LinearRanker(LinearContributions, BaseRanker):
     """Base of the linear rankers (not used directly).
 
     A subclass sets ``coef_`` and ``intercept_`` in ``_fit_step``; evaluation sets are scored

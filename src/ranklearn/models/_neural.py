@@ -33,6 +33,7 @@ from ranklearn._threads import warn_if_torch_spins
 from ranklearn.exceptions import ModelFormatError, TrainingDivergedError
 from ranklearn.metrics import Metric
 from ranklearn.models.base import N_JOBS, BaseRanker, EvalSet, FitData
+from ranklearn.models.contributions import NeuralContributions
 
 _PAYLOAD_VERSION_NETWORKS = 2  # payload 1 held one network stored as "net.*"
 
@@ -48,7 +49,7 @@ def _require_torch():
 #: (at 127, three documents of grade 127 summed to inf and their query's gradient to 0).
 _MAX_FLOAT32_EXP2_LABEL = 100
 
-class NeuralRanker(BaseRanker):
+class NeuralRanker(NeuralContributions, BaseRanker):
     """Base of :class:`~ranklearn.models.ranknet.RankNet` and :class:`~ranklearn.models.lambdarank.LambdaRank`.
 
     Parameters

@@ -23,6 +23,7 @@ from sklearn.utils._param_validation import HasMethods, Hidden, Interval, StrOpt
 
 from ranklearn.metrics import Metric
 from ranklearn.models.base import N_JOBS, BaseRanker, EvalSet, FitData
+from ranklearn.models.contributions import TreeContributions
 from ranklearn.objectives import OBJECTIVE_NAMES, Objective, get_objective
 from ranklearn.tree.binning import BinMapper, has_missing
 from ranklearn.tree.boosting import BoostingState, draw_subsets
@@ -69,7 +70,7 @@ class TreeImportance:
         return imp / total if total > 0 else imp
 
 
-class LambdaMART(TreeImportance, BaseRanker):
+class LambdaMART(TreeContributions, TreeImportance, BaseRanker):
     """LambdaMART ranker: histogram gradient-boosted trees on LambdaRank gradients.
 
     Burges, "From RankNet to LambdaRank to LambdaMART: An Overview", MSR-TR-2010-82; Wu,

@@ -30,6 +30,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ranklearn.data.groups import take_queries
 from ranklearn.metrics import Metric
 from ranklearn.models.base import N_JOBS, BaseRanker, EvalSet, FitData
+from ranklearn.models.contributions import TreeContributions
 from ranklearn.models.lambdamart import LambdaMART, TreeImportance
 from ranklearn.tree.binning import SampleBinner
 from ranklearn.tree.grower import LEAF_ORDERS
@@ -39,7 +40,7 @@ from ranklearn.tree.tree import Tree
 __all__ = ["RandomForest"]
 
 
-class RandomForest(TreeImportance, BaseRanker):
+class RandomForest(TreeContributions, TreeImportance, BaseRanker):
     """Random Forests: the mean of bags of boosted trees, each on resampled queries and features.
 
     Parameters
@@ -201,6 +202,9 @@ class RandomForest(TreeImportance, BaseRanker):
 
     def _importance_trees(self) -> list[Tree]:
         return [tree for bag in self.bags_ for tree in bag]
+
+    def _contribution_scale(self) -> float:
+        return 1.0 / len(self.bags_)  # the forest's score is the bags' mean
 
     def _snapshot(self) -> int:
         return len(self.bags_)
