@@ -1,4 +1,4 @@
-"""The ``ranklearn`` command line: info, evaluate, compare, report, cv, convert, train, predict, export, demo.
+"""The ``ranklearn`` command line: info, evaluate, compare, report, cv, convert, train, predict, export, simulate-clicks, demo.
 
 Bad input of any kind (malformed data or model files, missing or unreadable paths, bad
 parameter values, usage errors) ends with exit status 2 and one line on stderr,
@@ -511,6 +511,42 @@ def export(
 
         export_ranklib(estimator, out)
     C.report(f"wrote {out} ({fmt.value})", out)
+
+
+class ClickModelName(str, Enum):
+    pbm = "pbm"
+    cascade = "cascade"
+    dcm = "dcm"
+    ubm = "ubm"
+    trust = "trust"
+
+
+@app.command(name="simulate-clicks")
+def simulate_clicks(
+    data: Path = typer.Option(..., "--data", help="Ranking file whose true labels the simulated users click on."),
+    logging_model: list[Path] = typer.Option(
+        ..., "--logging-model", help="Model file (train --save) ranking each session's list; repeat it for several logging rankers, drawn per session."
+    ),
+    click_model: ClickModelName = typer.Option(ClickModelName.pbm, "--click-model", help="pbm, cascade, dcm (dependent), ubm (user browsing), trust (trust bias)."),
+    sessions: int = typer.Option(..., "--sessions", min=1, help="Number of sessions (queries drawn uniformly)."),
+    eta: float | None = typer.Option(None, "--eta", help="\\[pbm, ubm, trust] Position-bias severity: theta_k = theta_base(k)^eta (default 1)."),
+    epsilon: float | None = typer.Option(None, "--epsilon", help="\\[pbm, cascade, dcm, ubm] Click probability of an examined non-relevant document (default 0.1)."),
+    continuation: float | None = typer.Option(None, "--continuation", help="\\[dcm] Probability of reading on after a click (default 0.5)."),
+    top_k: int = typer.Option(10, "--top-k", min=1, help="Length of the logged lists."),
+    temperature: float | None = typer.Option(None, "--temperature", help="Stochastic logging: a Plackett-Luce sample of softmax(score / T) instead of the ranking."),
+    swap: bool = typer.Option(False, "--swap", help="Swap interventions: rank 1 trades places with a uniformly drawn rank (the log's swap column)."),
+    seed: int = typer.Option(0, "--seed", help="Same seed, same log."),
+    out: Path = typer.Option(..., "--out", parser=C.output_path, help="Click log to write: TSV (query session document position clicked), Parquet for .parquet; - = stdout."),
+    aggregate: bool = typer.Option(False, "--aggregate", help="Write OUT as SVMlight instead: one row per query, document and position, label = clicks, with OUT.position and OUT.weight (impressions)."),
+) -> None:
+    """Simulate users clicking on a logging ranker's lists of --data's queries (clicks from the true labels)."""
+    from ranklearn.cli._clicks import run_simulate_clicks
+
+    run_simulate_clicks(
+        data=data, logging_models=logging_model, model_name=click_model.value,
+        options={"eta": eta, "epsilon": epsilon, "continuation": continuation}, sessions=sessions, top_k=top_k,
+        temperature=temperature, swap=swap, seed=seed, out=out, aggregate=aggregate,
+    )  # fmt: skip
 
 
 @app.command(name="warm-up")

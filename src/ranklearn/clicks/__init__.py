@@ -3,6 +3,7 @@
 from ranklearn.clicks.aggregate import ClickCounts, ClickTrainingSet
 from ranklearn.clicks.log import ClickLog
 from ranklearn.clicks.models import DCM, PBM, UBM, Cascade, ClickModel, TrustBias
+from ranklearn.clicks.propensity import Propensity, estimate_propensity
 from ranklearn.clicks.simulation import simulate
 
 __all__ = [
@@ -14,6 +15,8 @@ __all__ = [
     "ClickLog",
     "ClickModel",
     "ClickTrainingSet",
+    "Propensity",
     "TrustBias",
+    "estimate_propensity",
     "simulate",
 ]

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from ranklearn.data import RankingDataset
 
 
-def _runs(*keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def runs(*keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The order sorting rows by ``keys`` (first key most significant) and the start of each run
     of equal keys in that order (with the end appended)."""
     order = np.lexsort(keys[::-1])
@@ -83,10 +83,18 @@ class ClickTrainingSet:
         """Click-through rate of each row: clicks / impressions."""
         return self.y / self.sample_weight
 
+    def to_dataset(self) -> RankingDataset:
+        """The rows as a :class:`~ranklearn.data.RankingDataset` (labels = clicks, with the positions;
+        the impressions, a per-row weight, are not part of a dataset: see ``sample_weight``)."""
+        from ranklearn.data import RankingDataset, group_ptr
+
+        ptr = group_ptr(self.qid)
+        return RankingDataset(self.X, self.y, ptr, query_ids=self.qid[ptr[:-1]], position=self.position)
+
     @classmethod
     def per_session(cls, log: ClickLog, dataset: RankingDataset) -> ClickTrainingSet:
         """One row per impression, grouped by session (sessions in id order, rows by position)."""
-        order, _ = _runs(log.session, log.position)
+        order, _ = runs(log.session, log.position)
         rows, _ = dataset_rows(dataset, log.query[order], log.document[order])
         return cls(
             dataset.X[rows],
@@ -115,7 +123,7 @@ class ClickCounts:
 
     @classmethod
     def from_log(cls, log: ClickLog) -> ClickCounts:
-        order, starts = _runs(log.query, log.document, log.position)
+        order, starts = runs(log.query, log.document, log.position)
         first = order[starts[:-1]]
         clicks = np.add.reduceat(log.click[order].astype(np.int64), starts[:-1]) if len(order) else np.zeros(0, np.int64)
         return cls(log.query[first], log.document[first], log.position[first], clicks, np.diff(starts))
@@ -137,13 +145,13 @@ class ClickCounts:
         """
         rows, q_index = dataset_rows(dataset, self.query, self.document)
         if pool_positions:
-            order, starts = _runs(q_index, self.document)
+            order, starts = runs(q_index, self.document)
             first = order[starts[:-1]]
             clicks = np.add.reduceat(self.clicks[order], starts[:-1])
             impressions = np.add.reduceat(self.impressions[order], starts[:-1])
             position = None
         else:
-            order, _ = _runs(q_index, self.document, self.position)
+            order, _ = runs(q_index, self.document, self.position)
             first, clicks, impressions, position = order, self.clicks[order], self.impressions[order], self.position[order]
         rows = rows[first]
         return ClickTrainingSet(

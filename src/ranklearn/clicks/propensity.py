@@ -1,0 +1,324 @@
+"""Position-bias (propensity) estimation from click logs: swap interventions, EM, intervention harvesting.
+
+Every estimator returns the examination propensity per rank relative to rank 1 (``p_k / p_1``)
+under the position-based model ``P(click | q, d, k) = p_k gamma_{q,d}``, with a bootstrap
+interval: sessions, the log's independent units, are resampled (Poisson bootstrap: each
+session weighs a Poisson(1) draw) and the estimator is run again on each resample.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ranklearn.clicks.aggregate import runs
+from ranklearn.clicks.log import ClickLog
+
+#: The estimators :func:`estimate_propensity` offers.
+METHODS = ("swap", "em", "harvest")
+
+
+@dataclass(frozen=True)
+class Propensity:
+    """Estimated examination propensities, per rank from 1, normalized to rank 1.
+
+    Attributes
+    ----------
+    method : str
+    propensity : ndarray of shape (max_rank,)
+        ``p_k / p_1`` for ranks ``1..max_rank`` (``propensity[0] == 1``; NaN where the log holds
+        no information on a rank).
+    interval : ndarray of shape (max_rank, 2)
+        Percentile bootstrap interval of each rank's propensity at level ``confidence``.
+    stderr : ndarray of shape (max_rank,)
+        Bootstrap standard deviation of each rank's propensity.
+    confidence : float
+    n_sessions : int
+    """
+
+    method: str
+    propensity: np.ndarray
+    interval: np.ndarray
+    stderr: np.ndarray
+    confidence: float
+    n_sessions: int
+
+
+class _Sessions:
+    """Per impression, its session's index and the log's cells (query, document, position)."""
+
+    def __init__(self, log: ClickLog, max_rank: int) -> None:
+        self.log = log
+        self.max_rank = max_rank
+        _, self.index, counts = np.unique(log.session, return_inverse=True, return_counts=True)
+        self.n_sessions = len(counts)
+        self.length = np.zeros(self.n_sessions, dtype=np.int64)
+        np.maximum.at(self.length, self.index, log.position)
+
+
+# ---------------------------------------------------------------------------- swap interventions
+
+
+class _Swap:
+    """Joachims, Swaminathan and Schnabel, "Unbiased learning-to-rank with biased feedback", WSDM
+    2017: in a session whose rank 1 traded places with rank ``k``, the document logged at rank 1
+    is shown at ``k``; its click rate there over its click rate at rank 1 in the control sessions
+    (lists of at least ``k`` documents, so that both groups hold the same queries) is ``p_k / p_1``."""
+
+    def __init__(self, s: _Sessions) -> None:
+        log = s.log
+        if log.swap is None:
+            raise ValueError("method='swap' needs a log with swap interventions (simulate(..., intervention='swap'))")
+        at_top = log.position == 1
+        at_swap = log.position == log.swap
+        self.top_session = s.index[at_top]
+        self.top_click = log.click[at_top].astype(np.float64)
+        self.top_swap = log.swap[at_top]
+        self.top_length = s.length[self.top_session]
+        self.swap_session = s.index[at_swap]
+        self.swap_click = log.click[at_swap].astype(np.float64)
+        self.swap_rank = log.swap[at_swap]
+        self.max_rank = s.max_rank
+
+    def estimate(self, w: np.ndarray) -> np.ndarray:
+        K = self.max_rank
+        wt, ws = w[self.top_session], w[self.swap_session]
+        shown = np.bincount(self.swap_rank, ws, minlength=K + 1)[: K + 1]
+        clicked = np.bincount(self.swap_rank, ws * self.swap_click, minlength=K + 1)[: K + 1]
+        control = self.top_swap == 1
+        # control sessions with lists of at least k documents: counts by length, summed from the longest
+        by_length_n = np.bincount(self.top_length[control], wt[control], minlength=K + 1)
+        by_length_c = np.bincount(self.top_length[control], (wt * self.top_click)[control], minlength=K + 1)
+        at_least_n = np.cumsum(by_length_n[::-1])[::-1][: K + 1]
+        at_least_c = np.cumsum(by_length_c[::-1])[::-1][: K + 1]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = (clicked / shown) / (at_least_c / at_least_n)
+        out = out[1:]
+        out[0] = 1.0
+        return out
+
+
+# ---------------------------------------------------------------------------- click-log cells
+
+
+class _Cells:
+    """The (query, document, position) cells of the log within ``max_rank`` and each impression's cell."""
+
+    def __init__(self, s: _Sessions) -> None:
+        log = s.log
+        keep = log.position <= s.max_rank
+        self.session = s.index[keep]
+        self.click = log.click[keep].astype(np.float64)
+        query, document, position = log.query[keep], log.document[keep], log.position[keep]
+        order, starts = runs(query, document, position)
+        self.n_cells = len(starts) - 1
+        self.cell = np.empty(len(order), dtype=np.int64)
+        self.cell[order] = np.repeat(np.arange(self.n_cells), np.diff(starts))
+        first = order[starts[:-1]]  # cells sorted by query, document, position
+        new_pair = np.ones(self.n_cells, dtype=bool)
+        new_pair[1:] = (query[first][1:] != query[first][:-1]) | (document[first][1:] != document[first][:-1])
+        self.query_doc = np.cumsum(new_pair) - 1
+        self.n_pairs = int(new_pair.sum())
+        self.position = position[first] - 1  # 0-based rank
+        self.max_rank = s.max_rank
+
+    def counts(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        wi = w[self.session]
+        shown = np.bincount(self.cell, wi, minlength=self.n_cells)
+        clicked = np.bincount(self.cell, wi * self.click, minlength=self.n_cells)
+        return clicked, shown
+
+
+class _EM(_Cells):
+    """Expectation-maximization of the position-based model on the click log alone: Wang, Golbandi,
+    Bendersky, Metzler and Najork, "Position bias estimation for unbiased learning to rank in
+    personal search", WSDM 2018 (Section 4, with a relevance ``gamma`` per query-document; the
+    paper's regression variant, which fits ``gamma`` from features, is not implemented).
+
+    E-step, for a cell's non-clicks: ``P(E=1, R=0 | C=0) = p(1 - g)/(1 - pg)`` and
+    ``P(E=0, R=1 | C=0) = (1 - p)g/(1 - pg)``; M-step: ``p_k`` = (clicks + non-clicks x
+    P(E=1, R=0 | C=0)) / impressions over rank ``k``'s cells, ``g`` likewise over a
+    query-document's. The EM map is accelerated by SQUAREM (Varadhan and Roland, "Simple and
+    globally convergent methods for accelerating the convergence of any EM algorithm", Scand.
+    J. Statist. 2008), which keeps EM's fixed point. ``p_k`` is identified only where documents
+    are shown at several ranks (stochastic logging, several rankers or randomization).
+    """
+
+    def __init__(self, s: _Sessions, max_iter: int, tol: float) -> None:
+        super().__init__(s)
+        self.max_iter = max_iter
+        self.tol = tol
+        self.start: np.ndarray | None = None
+
+    def estimate(self, w: np.ndarray) -> np.ndarray:
+        clicked, shown = self.counts(w)
+        K, pos, qd = self.max_rank, self.position, self.query_doc
+        missed = shown - clicked
+        rank_shown = np.bincount(pos, shown, minlength=K)
+        pair_shown = np.bincount(qd, shown, minlength=self.n_pairs)
+        rank_seen, pair_seen = rank_shown > 0, pair_shown > 0
+
+        def step(x: np.ndarray) -> np.ndarray:
+            theta, gamma = x[:K], x[K:]
+            p, g = theta[pos], gamma[qd]
+            none = np.maximum(1.0 - p * g, 1e-12)
+            t = np.bincount(pos, clicked + missed * p * (1.0 - g) / none, minlength=K)
+            r = np.bincount(qd, clicked + missed * (1.0 - p) * g / none, minlength=self.n_pairs)
+            t[rank_seen] /= rank_shown[rank_seen]
+            r[pair_seen] /= pair_shown[pair_seen]
+            t[~rank_seen], r[~pair_seen] = theta[~rank_seen], gamma[~pair_seen]
+            return np.clip(np.concatenate((t, r)), 0.0, 1.0)
+
+        # a bootstrap resample starts from the whole log's solution
+        x = np.full(K + self.n_pairs, 0.5) if self.start is None else self.start.copy()
+        for _ in range(self.max_iter):
+            x1 = step(x)
+            x2 = step(x1)
+            r, v = x1 - x, x2 - 2.0 * x1 + x
+            norm_v = np.sqrt(v @ v)
+            alpha = -np.sqrt(r @ r) / norm_v if norm_v > 0 else -1.0
+            alpha = min(alpha, -1.0)  # -1 is the plain double EM step
+            x_new = step(np.clip(x - 2.0 * alpha * r + alpha * alpha * v, 0.0, 1.0))
+            change = np.max(np.abs(x_new[:K] / max(x_new[0], 1e-300) - x[:K] / max(x[0], 1e-300)))
+            x = x_new
+            if change < self.tol:
+                break
+        if self.start is None:
+            self.start = x
+        theta = np.where(rank_seen, x[:K], np.nan)
+        return theta / theta[0]
+
+
+class _Harvest(_Cells):
+    """Intervention harvesting: Agarwal, Zaitsev, Wang, Li, Najork and Joachims, "Estimating
+    position bias without intrusive interventions", WSDM 2019.
+
+    A query-document shown at ranks ``k`` and ``k'`` (by different logging rankers, or by
+    stochastic logging) is an intervention harvested from the log: over the set ``S_{k,k'}``
+    of such pairs, ``sum CTR(q, d, k) / sum CTR(q, d, k')`` estimates ``p_k / p_{k'}`` (the
+    click-through rate of a cell is clicks over its impressions, so each pair weighs as in
+    the paper's ``w(q, d, k)`` with the rankers' sessions counted per query). The ratios of
+    all pairs of ranks are combined as the paper's AllPairs estimator: least squares on
+    ``log p_k - log p_{k'}``, each pair weighted by its inverse variance
+    ``1 / (1/clicks_k + 1/clicks_{k'})``, ``log p_1 = 0``.
+    """
+
+    def __init__(self, s: _Sessions) -> None:
+        super().__init__(s)
+        order = np.lexsort((self.position, self.query_doc))
+        a, b = [], []
+        for t in range(1, self.max_rank):  # every pair of cells of one query-document, lower rank first
+            i, j = order[:-t], order[t:]
+            same = self.query_doc[i] == self.query_doc[j]
+            a.append(i[same])
+            b.append(j[same])
+        self.a = np.concatenate(a)
+        self.b = np.concatenate(b)
+        self.pair = self.position[self.a] * self.max_rank + self.position[self.b]
+
+    def estimate(self, w: np.ndarray) -> np.ndarray:
+        clicked, shown = self.counts(w)
+        K = self.max_rank
+        seen = (shown[self.a] > 0) & (shown[self.b] > 0)
+        a, b, pair = self.a[seen], self.b[seen], self.pair[seen]
+        ctr = clicked / np.maximum(shown, 1e-300)
+        sum_a = np.bincount(pair, ctr[a], minlength=K * K)
+        sum_b = np.bincount(pair, ctr[b], minlength=K * K)
+        clicks_a = np.bincount(pair, clicked[a], minlength=K * K)
+        clicks_b = np.bincount(pair, clicked[b], minlength=K * K)
+        usable = np.flatnonzero((clicks_a > 0) & (clicks_b > 0))
+        if usable.size == 0:
+            return np.full(K, np.nan)
+        ka, kb = np.divmod(usable, K)
+        weight = np.sqrt(1.0 / (1.0 / clicks_a[usable] + 1.0 / clicks_b[usable]))
+        design = np.zeros((usable.size, K))
+        design[np.arange(usable.size), ka] = 1.0
+        design[np.arange(usable.size), kb] = -1.0
+        target = np.log(sum_a[usable] / sum_b[usable])
+        reached = np.zeros(K, dtype=bool)  # ranks linked to rank 1 through some pair
+        reached[0] = True
+        for _ in range(K):
+            reached[ka[reached[kb]]] = True
+            reached[kb[reached[ka]]] = True
+        cols = np.flatnonzero(reached)[1:]
+        rows = reached[ka] & reached[kb]
+        out = np.full(K, np.nan)
+        out[0] = 0.0
+        if cols.size:
+            solution = np.linalg.lstsq(design[rows][:, cols] * weight[rows, None], target[rows] * weight[rows], rcond=None)[0]
+            out[cols] = solution
+        return np.exp(out)
+
+
+def estimate_propensity(
+    log: ClickLog,
+    method: str = "swap",
+    *,
+    max_rank: int = 10,
+    n_bootstrap: int = 100,
+    confidence: float = 0.95,
+    seed: int = 0,
+    max_iter: int = 1000,
+    tol: float = 1e-7,
+) -> Propensity:
+    """Estimate the examination propensity of ranks ``1..max_rank`` relative to rank 1.
+
+    Parameters
+    ----------
+    log : ClickLog
+    method : {"swap", "em", "harvest"}
+        ``"swap"``: swap interventions (Joachims et al., WSDM 2017; the log needs its ``swap``
+        column: ``simulate(..., intervention="swap")``); ``"em"``: expectation-maximization of
+        the position-based model (Wang et al., WSDM 2018); ``"harvest"``: intervention
+        harvesting across logging rankers (Agarwal et al., WSDM 2019). ``"em"`` and
+        ``"harvest"`` need documents shown at several ranks (several logging rankers,
+        Plackett-Luce logging or randomization).
+    max_rank : int, default 10
+        Estimate ranks ``1..max_rank`` (at most the log's deepest position).
+    n_bootstrap : int, default 100
+        Bootstrap resamples of the sessions for ``interval`` and ``stderr`` (0: none, NaN).
+    confidence : float, default 0.95
+    seed : int, default 0
+        Seed of the bootstrap.
+    max_iter, tol : EM's iteration limit and its convergence threshold on the propensities.
+
+    Returns
+    -------
+    Propensity
+
+    Raises
+    ------
+    ValueError
+        For an unknown method, an empty log, a swap estimate from a log without swaps, or a
+        bad parameter.
+    """
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    if isinstance(max_rank, bool) or not isinstance(max_rank, (int, np.integer)) or max_rank < 1:
+        raise ValueError(f"max_rank must be an integer >= 1, got {max_rank!r}")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    if isinstance(n_bootstrap, bool) or not isinstance(n_bootstrap, (int, np.integer)) or n_bootstrap < 0:
+        raise ValueError(f"n_bootstrap must be an integer >= 0, got {n_bootstrap!r}")
+    if len(log) == 0:
+        raise ValueError("the click log is empty")
+    sessions = _Sessions(log, int(min(max_rank, log.position.max())))
+    if method == "swap":
+        estimator = _Swap(sessions)
+    elif method == "em":
+        estimator = _EM(sessions, max_iter, tol)
+    else:
+        estimator = _Harvest(sessions)
+    point = estimator.estimate(np.ones(sessions.n_sessions))
+    rng = np.random.default_rng(seed)
+    draws = np.array([estimator.estimate(rng.poisson(1.0, sessions.n_sessions).astype(np.float64))
+                      for _ in range(n_bootstrap)]).reshape(n_bootstrap, len(point))  # fmt: skip
+    tail = (1.0 - confidence) / 2.0 * 100.0
+    with np.errstate(invalid="ignore"):
+        if n_bootstrap:
+            interval = np.nanpercentile(draws, [tail, 100.0 - tail], axis=0).T
+            stderr = np.nanstd(draws, axis=0, ddof=1) if n_bootstrap > 1 else np.full(len(point), np.nan)
+        else:
+            interval, stderr = np.full((len(point), 2), np.nan), np.full(len(point), np.nan)
+    return Propensity(method, point, interval, stderr, float(confidence), sessions.n_sessions)

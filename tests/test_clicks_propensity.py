@@ -1,0 +1,99 @@
+"""estimate_propensity recovers a simulated PBM's theta_k / theta_1 at ranks 1-10 (swap, EM, harvesting)
+within 5 bootstrap standard errors, themselves bounded by the binomial error of the clicks per rank."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ranklearn.clicks import PBM, ClickLog, estimate_propensity, simulate
+from ranklearn.clicks.models import theta_base
+from ranklearn.data import from_arrays
+
+THETA = theta_base(10) / theta_base(10)[0]
+
+
+@pytest.fixture(scope="module")
+def data():
+    """20 queries of 10 documents (many impressions per query-document: EM's relevances are then
+    well estimated), labels 0-2, and four logging rankers (noisy labels)."""
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 3, 200).astype(float)
+    ds = from_arrays(rng.normal(size=(200, 2)), y, np.repeat(np.arange(20), 10))
+    return ds, np.stack([y + rng.normal(size=200) for _ in range(4)])
+
+
+def binomial_se(log):
+    """Relative standard error of a click-rate ratio of rank k to rank 1 from the clicks at each rank."""
+    clicks = np.bincount(log.position, weights=log.click, minlength=11)[1:11]
+    return THETA * np.sqrt(1 / clicks + 1 / clicks[0])
+
+
+def check_recovers_theta(p, log):
+    assert p.propensity[0] == 1.0 and p.propensity.shape == (10,) and p.interval.shape == (10, 2)
+    bound = binomial_se(log)
+    assert np.all(p.stderr[1:] <= 5 * bound[1:]), (p.stderr, bound)  # the bootstrap is not blown up
+    assert np.all(np.abs(p.propensity - THETA) <= 5 * p.stderr + 1e-12), (p.propensity, THETA, p.stderr)
+    assert np.all((p.interval[:, 0] <= p.propensity + 1e-12) & (p.propensity <= p.interval[:, 1] + 1e-12))
+    assert np.all(np.abs(p.propensity - THETA) / THETA < 0.2)  # and close in plain terms at this size
+
+
+def test_swap_interventions_recover_theta(data):
+    ds, scores = data
+    log = simulate(ds, scores[0], PBM(), n_sessions=30_000, seed=1, intervention="swap")
+    check_recovers_theta(estimate_propensity(log, "swap", n_bootstrap=50), log)
+
+
+def test_em_recovers_theta_from_plackett_luce_logging(data):
+    ds, scores = data
+    log = simulate(ds, scores[0], PBM(), n_sessions=30_000, seed=2, temperature=1.0)
+    check_recovers_theta(estimate_propensity(log, "em", n_bootstrap=30), log)
+
+
+def test_harvesting_recovers_theta_across_logging_rankers(data):
+    ds, scores = data
+    log = simulate(ds, scores, PBM(), n_sessions=30_000, seed=3)
+    check_recovers_theta(estimate_propensity(log, "harvest", n_bootstrap=30), log)
+
+
+def test_swap_estimate_by_hand():
+    # two control sessions (one click at rank 1), two sessions swapping rank 1 with rank 2 (one click at rank 2)
+    log = ClickLog.from_arrays(
+        query=[0] * 8, session=[0, 0, 1, 1, 2, 2, 3, 3], document=[0, 1] * 4, position=[1, 2] * 4,
+        click=[1, 0, 0, 0, 0, 1, 0, 0], swap=[1, 1, 1, 1, 2, 2, 2, 2],
+    )  # fmt: skip
+    p = estimate_propensity(log, "swap", n_bootstrap=0)
+    assert p.propensity.tolist() == [1.0, 1.0] and np.isnan(p.interval).all() and p.n_sessions == 4
+
+
+def test_bootstrap_is_seeded(data):
+    ds, scores = data
+    log = simulate(ds, scores[0], PBM(), n_sessions=2000, seed=1, intervention="swap")
+    a = estimate_propensity(log, "swap", n_bootstrap=20, seed=5)
+    b = estimate_propensity(log, "swap", n_bootstrap=20, seed=5)
+    c = estimate_propensity(log, "swap", n_bootstrap=20, seed=6)
+    assert np.array_equal(a.interval, b.interval) and not np.array_equal(a.interval, c.interval)
+    narrow = estimate_propensity(log, "swap", n_bootstrap=20, seed=5, confidence=0.5)
+    assert np.all(narrow.interval[1:, 1] - narrow.interval[1:, 0] <= a.interval[1:, 1] - a.interval[1:, 0])
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(method="ips"), "method must be one of"),
+        (dict(method="swap"), "needs a log with swap interventions"),
+        (dict(max_rank=0), "max_rank must be"),
+        (dict(confidence=1.0), "confidence must be in"),
+        (dict(n_bootstrap=-1), "n_bootstrap must be"),
+    ],
+)
+def test_bad_arguments_are_named(kwargs, message):
+    log = ClickLog.from_arrays(query=[0, 0], session=[0, 0], document=[0, 1], position=[1, 2], click=[1, 0])
+    with pytest.raises(ValueError, match=message):
+        estimate_propensity(log, **kwargs)
+
+
+def test_an_empty_log_is_refused():
+    empty = ClickLog.from_arrays(query=[], session=[], document=[], position=[], click=[])
+    with pytest.raises(ValueError, match="the click log is empty"):
+        estimate_propensity(empty, "em")
