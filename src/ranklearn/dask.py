@@ -213,6 +213,12 @@ class _Peer:
         per_set = [[next(scores) for _ in shards] for shards in self.evals]
         return (tree if self.comm.rank == 0 else None), per_set
 
+    def position_bias(self) -> dict[str, np.ndarray] | None:
+        """The position bias that this peer's objective reached (the same on every peer: it is
+        updated from sums over all of them), or None for an objective without one."""
+        objective = self.state.objective
+        return objective.position_bias() if hasattr(objective, "position_bias") else None
+
 
 def _concat_rows(parts: list[np.ndarray | None]) -> np.ndarray | None:
     """Per-row vectors of the shards concatenated (None when the fit has none)."""
@@ -623,6 +629,7 @@ class DaskLambdaMART(LambdaMART):
         ``sample_weight``, ``position``) Dask arrays or Series chunked like its rows, or NumPy
         arrays). Positions reach the objective on the workers with their rows."""
         self.check_params()
+        self._check_required_side(() if position is None else ("position",))
         client = self._client()
         sets: list[_ShardedSet] = []
         try:
@@ -707,6 +714,10 @@ class DaskLambdaMART(LambdaMART):
         for name in ("_train_set", "_eval_sets", "_eval_score_list"):
             self.__dict__.pop(name, None)
         super()._end_fit()
+        peers = self.__dict__.get("_peers")
+        if self.unbiased is not None and peers is not None:  # the workers' objectives learned the bias
+            rank0 = peers.actors[0]
+            self.position_bias_ = _gather([rank0], [rank0.position_bias()], self.worker_timeout, peers.holding[:1])[0]
 
     # ------------------------------------------------------------------ predict / persistence
     def predict(self, X: Any) -> Any:

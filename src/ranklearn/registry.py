@@ -206,6 +206,11 @@ _TREE_OPTIONS = (
     _SIGMA,
     Option("--objective", "objective", str, "Tree objective: lambdarank, ranknet, squared_error or xendcg."),
 )
+_UNBIASED = Option(
+    "--unbiased", "unbiased", str,
+    "Learn from clicks: debias by the rows' positions (--position-file or the FILE.position sidecar).",
+    choices=("pairwise", "position_factors"),
+)  # fmt: skip
 _TREE_DEMO = dict(n_estimators=150, learning_rate=0.1, num_leaves=15, min_samples_leaf=10,
                   early_stopping_rounds=20, random_state=0)  # fmt: skip
 _NEURAL_OPTIONS = (
@@ -236,8 +241,9 @@ register(
         "lambdamart",
         "ranklearn.models.lambdamart:LambdaMART",
         "Gradient-boosted trees on LambdaRank gradients, Newton leaves, best-first growth.",
-        _TREE_OPTIONS,
-        payload_version=2,
+        (*_TREE_OPTIONS, _UNBIASED),
+        # 3: unbiased= and its parameters, position_bias (files of versions 1 and 2 load unchanged)
+        payload_version=3,
         demo=_TREE_DEMO,
         ranklib=6,
     )

@@ -495,6 +495,8 @@ def export(
 
     C.check_output_path(out, model)
     estimator = load_model(model)
+    if getattr(estimator, "position_bias_", None) is not None:
+        C.note("the model's position bias (--unbiased) is not exported: the file holds the trees f, which predict uses")
     if fmt is ExportFormat.onnx:
         from ranklearn.io.onnx import export_onnx
 

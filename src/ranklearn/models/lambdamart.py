@@ -23,7 +23,7 @@ from sklearn.utils._param_validation import HasMethods, Hidden, Interval, StrOpt
 
 from ranklearn.metrics import Metric
 from ranklearn.models.base import N_JOBS, BaseRanker, EvalSet, FitData
-from ranklearn.objectives import OBJECTIVE_NAMES, Objective, get_objective
+from ranklearn.objectives import OBJECTIVE_NAMES, UNBIASED_METHODS, Objective, get_objective, make_unbiased
 from ranklearn.tree.binning import BinMapper, has_missing
 from ranklearn.tree.boosting import BoostingState, draw_subsets
 from ranklearn.tree.grower import LEAF_ORDERS
@@ -153,6 +153,30 @@ class LambdaMART(TreeImportance, BaseRanker):
         Rows used to find bin edges (None: all).
     verbose : int
         0: silent; 1: a progress bar with the evaluation metric.
+    unbiased : {"pairwise", "position_factors", "ipw"} or None
+        Learn from biased clicks (labels = clicks, ``fit(..., position=)`` the 1-based ranks
+        they were shown at; :mod:`ranklearn.objectives.unbiased`): "pairwise" is Unbiased
+        LambdaMART (Hu et al., WWW 2019: position-bias ratios of clicked and unclicked
+        documents learned with the trees, each pair's lambda divided by them; XGBoost's
+        ``lambdarank_unbiased``), "position_factors" LightGBM's additive position term (scores
+        ``f(x) + g(rank)`` in training, ``predict`` gives ``f``), "ipw" inverse propensity
+        weighting of the pairs by the clicked document's ``propensity``. Needs positions and
+        the objective "lambdarank" or "ranknet". None: clicks taken as labels.
+    position_bias_max_rank : int
+        Ranks whose bias "pairwise" and "position_factors" learn; deeper positions share the
+        last rank's ("ipw": the length of ``propensity``).
+    position_bias_norm : float
+        "pairwise": p of the L_p regularization of the ratios, ``t = (cost ratio)^(1/(1+p))``
+        (XGBoost's ``lambdarank_bias_norm``).
+    position_bias_regularization : float
+        "position_factors": L2 regularization of the factors (LightGBM's
+        ``lambdarank_position_bias_regularization``).
+    propensity : array-like or None
+        "ipw": examination propensity per rank from 1 (e.g.
+        ``ranklearn.clicks.estimate_propensity(log).propensity``, or a ``Propensity``); positions
+        past its end take its last value.
+    propensity_clip : float or None
+        "ipw": propensities below it count as it (inverse weights at most ``1 / clip``).
 
     Attributes
     ----------
@@ -162,6 +186,11 @@ class LambdaMART(TreeImportance, BaseRanker):
     trained_with_missing_ : bool
     objective_ : dict
         The objective's name and settings, with what the fit fixed (ERR's top grade, a seed).
+    position_bias_ : dict of str to ndarray, or None
+        With ``unbiased``: the bias per rank from 1 at the end of training ("pairwise":
+        ``t_plus`` and ``t_minus``, ratios to rank 1; "position_factors": ``factor``, the additive
+        score term ``g``; "ipw": ``propensity``, clipped). :func:`ranklearn.plot.position_bias`
+        draws it. Exports (RankLib, LightGBM) hold the trees ``f`` only.
     n_features_in_, feature_names_in_, evals_result_, best_iteration_, best_score_, n_iter_, interrupted_, max_grade_
         See :class:`ranklearn.models.base.BaseRanker`.
     """
@@ -199,6 +228,12 @@ class LambdaMART(TreeImportance, BaseRanker):
         "bagging_fraction": [Interval(Real, 0, 1, closed="right")],
         "bin_subsample": [Interval(Integral, 1, None, closed="left"), None],
         "verbose": ["verbose"],
+        "unbiased": [StrOptions(set(UNBIASED_METHODS)), None],
+        "position_bias_max_rank": [Interval(Integral, 1, None, closed="left")],
+        "position_bias_norm": [Interval(Real, 0, np.inf, closed="neither")],
+        "position_bias_regularization": [Interval(Real, 0, np.inf, closed="left")],
+        "propensity": "no_validation",  # checked by objectives.make_unbiased (an array or a Propensity)
+        "propensity_clip": [Interval(Real, 0, np.inf, closed="neither"), None],
     }
 
     def __init__(
@@ -228,6 +263,12 @@ class LambdaMART(TreeImportance, BaseRanker):
         bagging_fraction: float = 1.0,
         bin_subsample: int | None = 200_000,
         verbose: int = 0,
+        unbiased: str | None = None,
+        position_bias_max_rank: int = 10,
+        position_bias_norm: float = 2.0,
+        position_bias_regularization: float = 0.0,
+        propensity: Any = None,
+        propensity_clip: float | None = None,
     ) -> None:
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
@@ -254,6 +295,12 @@ class LambdaMART(TreeImportance, BaseRanker):
         self.bagging_fraction = bagging_fraction
         self.bin_subsample = bin_subsample
         self.verbose = verbose
+        self.unbiased = unbiased
+        self.position_bias_max_rank = position_bias_max_rank
+        self.position_bias_norm = position_bias_norm
+        self.position_bias_regularization = position_bias_regularization
+        self.propensity = propensity
+        self.propensity_clip = propensity_clip
 
     # ------------------------------------------------------------------ hooks of BaseRanker
     def _objective_param(self) -> str | Objective:
@@ -268,7 +315,7 @@ class LambdaMART(TreeImportance, BaseRanker):
             )
         if not isinstance(objective, str):
             objective = copy.deepcopy(objective)
-        return get_objective(
+        made = get_objective(
             objective,
             sigma=self.sigma,
             lambda_metric=self.lambda_metric,
@@ -279,6 +326,19 @@ class LambdaMART(TreeImportance, BaseRanker):
             lambda_distance_weight=self.lambda_distance_weight,
             random_state=self.random_state,
         )
+        if self.unbiased is None:
+            return made
+        propensity = self.propensity
+        if propensity is not None and hasattr(propensity, "propensity"):  # a ranklearn.clicks.Propensity
+            propensity = propensity.propensity
+        return make_unbiased(
+            self.unbiased, made, max_rank=self.position_bias_max_rank, norm=self.position_bias_norm,
+            regularization=self.position_bias_regularization, learning_rate=self.learning_rate,
+            propensity=propensity, clip=self.propensity_clip,
+        )  # fmt: skip
+
+    def _required_side(self) -> dict[str, str]:
+        return {} if self.unbiased is None else {"position": f"unbiased={self.unbiased!r}"}
 
     def _check_params(self) -> None:
         if self._objective_param() != "custom":
@@ -295,6 +355,7 @@ class LambdaMART(TreeImportance, BaseRanker):
         return 1 if n_rows < _SMALL else self.n_jobs  # results do not depend on the thread count
 
     def _begin_fit(self, data: FitData, evals: list[EvalSet]) -> None:
+        self.position_bias_ = None
         self._objective = self._make_objective()
         self._objective.prepare(data.y, data.ptr)  # refuses labels the objective cannot take
         self.objective_ = self._objective.get_params()
@@ -350,9 +411,15 @@ class LambdaMART(TreeImportance, BaseRanker):
         del self.trees_[n_trees:]
 
     def _end_fit(self) -> None:
+        self._keep_position_bias(getattr(self, "_objective", None))
         for name in ("_objective", "_rng", "_state"):
             self.__dict__.pop(name, None)
         self._predictor = TreePredictor(self.trees_)
+
+    def _keep_position_bias(self, objective: Objective | None) -> None:
+        """``position_bias_`` from the fit's (debiased) objective."""
+        if objective is not None and hasattr(objective, "position_bias"):
+            self.position_bias_ = objective.position_bias()
 
     def _predict_raw(self, X: np.ndarray) -> np.ndarray:
         return self._predictor.predict(X)
@@ -379,6 +446,10 @@ class LambdaMART(TreeImportance, BaseRanker):
         params = super()._json_params()
         if not isinstance(self.objective, (str, type(None))):
             params["objective"] = "custom"  # the object cannot be saved; objective_ says what it was
+        if params.get("propensity") is not None:
+            propensity = self.propensity
+            propensity = getattr(propensity, "propensity", propensity)
+            params["propensity"] = np.asarray(propensity, dtype=np.float64).tolist()
         return params
 
     def _state_to_payload(self) -> dict[str, Any]:
@@ -387,12 +458,16 @@ class LambdaMART(TreeImportance, BaseRanker):
             "bin_mapper": self.bin_mapper_.to_dict() if self.bin_mapper_ is not None else None,
             "trained_with_missing": bool(getattr(self, "trained_with_missing_", False)),
             "trees": [t.to_dict() for t in self.trees_],
-        }
+            "position_bias": None if getattr(self, "position_bias_", None) is None
+            else {k: v.tolist() for k, v in self.position_bias_.items()},
+        }  # fmt: skip
 
     def _state_from_payload(self, payload: dict[str, Any], version: int) -> None:
         self.bin_mapper_ = BinMapper.from_dict(payload["bin_mapper"]) if payload["bin_mapper"] else None
         self.trained_with_missing_ = bool(payload.get("trained_with_missing", False))
         self.objective_ = payload.get("objective")
+        bias = payload.get("position_bias")  # payload version 3 (older files: none)
+        self.position_bias_ = None if bias is None else {k: np.asarray(v, dtype=np.float64) for k, v in bias.items()}
         self.trees_ = [Tree.from_dict(t) for t in payload["trees"]]
         for tree in self.trees_:
             tree.validate(self.n_features_in_)
