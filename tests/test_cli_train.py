@@ -449,4 +449,4 @@ def test_train_unbiased_reads_positions_from_a_position_file_or_the_sidecar(caps
     assert_one_line_error(code, err, "--unbiased pairwise needs the training rows' positions", "--position-file")
     code, _, err = run(capsys, "train", "--model", "mart", "--train", small_files["train"], "--unbiased",
                        "pairwise", "--position-file", pos_file, *opts)  # fmt: skip
-    assert_one_line_error(code, err, "--unbiased does not apply")
+    assert_one_line_error(code, err, "debiases the pair objectives 'lambdarank' and 'ranknet', not 'squared_error'")

@@ -187,7 +187,7 @@ class LambdaMART(TreeImportance, BaseRanker):
     objective_ : dict
         The objective's name and settings, with what the fit fixed (ERR's top grade, a seed).
     position_bias_ : dict of str to ndarray, or None
-        With ``unbiased``: the bias per rank from 1 at the end of training ("pairwise":
+        With ``unbiased``: the bias per rank from 1 after the last tree kept ("pairwise":
         ``t_plus`` and ``t_minus``, ratios to rank 1; "position_factors": ``factor``, the additive
         score term ``g``; "ipw": ``propensity``, clipped). :func:`ranklearn.plot.position_bias`
         draws it. Exports (RankLib, LightGBM) hold the trees ``f`` only.
@@ -356,6 +356,7 @@ class LambdaMART(TreeImportance, BaseRanker):
 
     def _begin_fit(self, data: FitData, evals: list[EvalSet]) -> None:
         self.position_bias_ = None
+        self._bias_history: list[dict[str, np.ndarray] | None] = []  # the bias after each tree
         self._objective = self._make_objective()
         self._objective.prepare(data.y, data.ptr)  # refuses labels the objective cannot take
         self.objective_ = self._objective.get_params()
@@ -382,6 +383,8 @@ class LambdaMART(TreeImportance, BaseRanker):
         self._finish_tree(
             state.step(*draw_subsets(self._rng, n_queries, n_features, self.bagging_fraction, self.feature_fraction))
         )
+        objective = self._objective
+        self._bias_history.append(objective.position_bias() if hasattr(objective, "position_bias") else None)
 
     def _growth_limits(self) -> dict[str, Any]:
         """The :class:`TreeGrower` limits of this model's parameters."""
@@ -411,15 +414,12 @@ class LambdaMART(TreeImportance, BaseRanker):
         del self.trees_[n_trees:]
 
     def _end_fit(self) -> None:
-        self._keep_position_bias(getattr(self, "_objective", None))
+        history = self.__dict__.pop("_bias_history", None)
+        if history and self.trees_:  # the bias that went with the kept trees (early stopping rolls both back)
+            self.position_bias_ = history[len(self.trees_) - 1]
         for name in ("_objective", "_rng", "_state"):
             self.__dict__.pop(name, None)
         self._predictor = TreePredictor(self.trees_)
-
-    def _keep_position_bias(self, objective: Objective | None) -> None:
-        """``position_bias_`` from the fit's (debiased) objective."""
-        if objective is not None and hasattr(objective, "position_bias"):
-            self.position_bias_ = objective.position_bias()
 
     def _predict_raw(self, X: np.ndarray) -> np.ndarray:
         return self._predictor.predict(X)

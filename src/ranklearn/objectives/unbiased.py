@@ -18,6 +18,9 @@ divided by ``t+[b_i] t-[b_j]``; after every iteration, from that iteration's pai
 where ``p`` is the L_p regularization of the ratios (XGBoost's ``lambdarank_bias_norm``, 2 by
 default). A rank without pairs keeps its ratio.
 
+The learned ratios and factors are rounded to multiples of 2^-36 after each update, so that the
+same sums added in another order (a distributed fit's) give the same bias bit for bit.
+
 ``"position_factors"`` -- LightGBM's position-bias factors (``lambdarank_position_bias_regularization``):
 training scores are ``f(x) + g[b]``; after every iteration one regularized Newton step on each
 ``g[k]`` from the sums of its rows' (weighted) gradients ``G_k``, hessians ``H_k`` and counts
@@ -49,6 +52,14 @@ UNBIASED_METHODS = ("pairwise", "position_factors", "ipw")
 
 #: LightGBM's guard on the position factors' Newton step
 _NEWTON_EPS = 0.001
+#: the learned bias is kept on a grid of 2^-36: sums over rows added in another order (the Dask
+#: peers') differ in their last bits, and would tip ties between equal splits the other way
+_GRID = 2.0**36
+
+
+def _on_grid(values: np.ndarray) -> np.ndarray:
+    """``values`` rounded to the nearest multiple of 2^-36 (about 1.5e-11)."""
+    return np.round(values * _GRID) / _GRID
 
 
 def position_buckets(side: Mapping[str, np.ndarray] | None, n_buckets: int, who: str) -> np.ndarray:
@@ -150,7 +161,7 @@ class PairwiseDebiasedObjective(DebiasedObjective):
         for row, ratios in zip(costs, (self.t_plus, self.t_minus)):
             if row[0] > 0:  # rank 1 anchors the ratios; a rank without pairs keeps its ratio
                 seen = row > 0
-                ratios[seen] = (row[seen] / row[0]) ** (1.0 / (1.0 + self.norm))
+                ratios[seen] = _on_grid((row[seen] / row[0]) ** (1.0 / (1.0 + self.norm)))
 
     def position_bias(self) -> dict[str, np.ndarray]:
         return {"t_plus": self.t_plus.copy(), "t_minus": self.t_minus.copy()}
@@ -201,7 +212,7 @@ class PositionFactorObjective(DebiasedObjective):
         g_sum, h_sum, count = np.asarray(totals, dtype=np.float64).reshape(3, self.max_rank)
         r = self.regularization
         step = (g_sum + r * count * self.factors) / (h_sum + r * count + _NEWTON_EPS)
-        self.factors -= self.learning_rate * np.where(count > 0, step, 0.0)
+        self.factors[:] = _on_grid(self.factors - self.learning_rate * np.where(count > 0, step, 0.0))
 
     def position_bias(self) -> dict[str, np.ndarray]:
         return {"factor": self.factors.copy()}
