@@ -32,7 +32,8 @@ Swaminathan, Schnabel, WSDM 2017): a pair's lambda and hessian are divided by th
 the more relevant (clicked) document's rank, ``max(propensity[k], clip)`` (given per rank, e.g.
 :func:`ranklearn.clicks.estimate_propensity`'s ``.propensity``; fixed during training).
 
-The per-iteration statistics of ``"pairwise"`` and ``"position_factors"`` are sums over rows
+Sample weights multiply the gradients (and so the position factors' sums), not the pair costs
+of ``"pairwise"``'s ratios. The per-iteration statistics of ``"pairwise"`` and ``"position_factors"`` are sums over rows
 (:meth:`~ranklearn.objectives.base.Objective.bias_statistics`): a distributed fit adds them over
 its processes and reaches the bias of one machine.
 """
