@@ -17,6 +17,7 @@ from ranklearn.neural.losses import (  # noqa: E402
     ListMLELoss,
     ListNetLoss,
     Loss,
+    IPWLoss,
     NeuralNDCGLoss,
     get_loss,
 )
@@ -350,7 +351,7 @@ def test_ipw_loss_is_the_propensity_weighted_loss_of_a_brute_force(base):
     ranks past the propensities' end taking the last one; the gradient is that loss's autograd."""
     scores, clicks, mask, position = _ipw_batch()
     propensity = (1.0, 0.6, 0.4, 0.2, 0.1)
-    loss = get_loss("ipw", propensity=propensity, base=base, clip=0.15, sigma=1.5)
+    loss = IPWLoss(propensity=propensity, base=base, clip=0.15, sigma=1.5)
     grad, value = loss(scores, clicks, mask, side={"position": position})
 
     def brute(s, c, ranks):
@@ -377,12 +378,12 @@ def test_ipw_loss_is_the_propensity_weighted_loss_of_a_brute_force(base):
 
 def test_ipw_loss_checks_its_settings_and_needs_positions():
     with pytest.raises(ValueError, match="propensity must be positive"):
-        get_loss("ipw", propensity=(1.0, 0.0))
+        IPWLoss(propensity=(1.0, 0.0))
     with pytest.raises(ValueError, match="base must be"):
-        get_loss("ipw", propensity=(1.0,), base="listmle")
+        IPWLoss(propensity=(1.0,), base="listmle")
     scores, clicks, mask, _ = _ipw_batch()
     with pytest.raises(ValueError, match="needs position"):
-        get_loss("ipw", propensity=(1.0,))(scores, clicks, mask)
+        IPWLoss(propensity=(1.0,))(scores, clicks, mask)
 
 
 def test_ipw_neural_rankers_beat_the_naive_ones_on_true_labels():
@@ -410,9 +411,9 @@ def test_ipw_neural_rankers_beat_the_naive_ones_on_true_labels():
         settings = dict(hidden=(), epochs=5, random_state=0)
         with pytest.warns(UserWarning, match="ignores position="):
             naive = cls(**settings).fit(rows.X, rows.y, qid=rows.qid, position=rows.position)
-        ipw = cls(**settings, loss=get_loss("ipw", propensity=propensity, base=base))
+        ipw = cls(**settings, loss=IPWLoss(propensity=propensity, base=base))
         ipw.fit(rows.X, rows.y, qid=rows.qid, position=rows.position)
         naive_ndcg = ndcg.mean(test.y, naive.predict(test.X), test.ptr)
         assert ndcg.mean(test.y, ipw.predict(test.X), test.ptr) > naive_ndcg + 0.02, cls.__name__
         with pytest.raises(ValueError, match=r"loss='ipw'\) needs position="):
-            cls(**settings, loss=get_loss("ipw", propensity=propensity, base=base)).fit(rows.X, rows.y, qid=rows.qid)
+            cls(**settings, loss=IPWLoss(propensity=propensity, base=base)).fit(rows.X, rows.y, qid=rows.qid)

@@ -175,6 +175,8 @@ def test_plot_position_bias(clicks):
         (dict(unbiased="ipw", propensity=[1.0, np.nan]), True, "positive finite"),
         (dict(unbiased="pairwise", objective="squared_error"), True, "not 'squared_error'"),
         (dict(unbiased="bogus"), True, "unbiased"),
+        (dict(propensity=[1.0, 0.5]), True, "read by unbiased='ipw' only; unbiased is None"),
+        (dict(unbiased="position_factors", propensity_clip=0.1), True, "propensity_clip is read by unbiased='ipw' only"),
     ],
 )
 def test_bad_combinations_are_one_error_before_training(params, fit_position, match):

@@ -327,6 +327,8 @@ class LambdaMART(TreeImportance, BaseRanker):
             random_state=self.random_state,
         )
         if self.unbiased is None:
+            if self.propensity is not None or self.propensity_clip is not None:
+                raise ValueError("propensity= and propensity_clip= are read by unbiased='ipw' only; unbiased is None")
             return made
         propensity = self.propensity
         if propensity is not None and hasattr(propensity, "propensity"):  # a ranklearn.clicks.Propensity

@@ -370,6 +370,8 @@ class IPWLoss(Loss):
     * ``base="ranknet"``: RankNet's pairs ``(i, j)`` with ``c_i > c_j`` weighted by ``w_i``,
       ``w_i log(1 + exp(-sigma (s_i - s_j)))``.
 
+    Not among :func:`get_loss`'s names (the command line's ``--loss``): it needs ``propensity``.
+
     Parameters
     ----------
     propensity : tuple of float
@@ -453,7 +455,6 @@ LOSSES: dict[str, Callable[..., Loss]] = {
     "listmle": ListMLELoss,
     "approxndcg": ApproxNDCGLoss,
     "neuralndcg": NeuralNDCGLoss,
-    "ipw": IPWLoss,
 }
 
 
@@ -463,8 +464,8 @@ def get_loss(name: str | Loss, **params: Any) -> Loss:
     ``"ranknet"`` (sigma), ``"lambdarank"`` (metric ``"ndcg"``, ``"ndcg@k"``, ``"err"`` or
     ``"err@k"``, sigma, truncation_level, max_grade), ``"listnet"``, ``"listmle"``
     (random_state), ``"approxndcg"`` (temperature), ``"neuralndcg"`` (temperature, k,
-    sinkhorn_iterations), ``"ipw"`` (propensity, base, clip, sigma: clicks weighted by the inverse
-    propensity of their rank; reads ``fit(..., position=)``).
+    sinkhorn_iterations). Clicks with positions: :class:`IPWLoss` (not a name: it needs the
+    propensities).
 
     Raises
     ------

@@ -279,7 +279,7 @@ def make_unbiased(
     ------
     ValueError
         On another method, an objective that is not a pair objective, ``"ipw"`` without
-        ``propensity``, or ``propensity`` with another method.
+        ``propensity``, or ``propensity`` or ``clip`` with another method.
     """
     if method not in UNBIASED_METHODS:
         raise ValueError(f"unbiased must be one of {', '.join(UNBIASED_METHODS)} or None; got {method!r}")
@@ -289,6 +289,8 @@ def make_unbiased(
             if method == "ipw"
             else f"propensity= is read by unbiased='ipw' only, not unbiased={method!r}"
         )
+    if clip is not None and method != "ipw":
+        raise ValueError(f"propensity_clip is read by unbiased='ipw' only, not unbiased={method!r}")
     if method == "pairwise":
         return PairwiseDebiasedObjective(lambdas, max_rank, norm)
     if method == "position_factors":
