@@ -330,14 +330,15 @@ class LambdaMART(TreeImportance, BaseRanker):
             if self.propensity is not None or self.propensity_clip is not None:
                 raise ValueError("propensity= and propensity_clip= are read by unbiased='ipw' only; unbiased is None")
             return made
-        propensity = self.propensity
-        if propensity is not None and hasattr(propensity, "propensity"):  # a ranklearn.clicks.Propensity
-            propensity = propensity.propensity
         return make_unbiased(
             self.unbiased, made, max_rank=self.position_bias_max_rank, norm=self.position_bias_norm,
             regularization=self.position_bias_regularization, learning_rate=self.learning_rate,
-            propensity=propensity, clip=self.propensity_clip,
+            propensity=self._propensity_values(), clip=self.propensity_clip,
         )  # fmt: skip
+
+    def _propensity_values(self) -> Any:
+        """``propensity`` as given, or the ``.propensity`` of a ``ranklearn.clicks.Propensity``."""
+        return getattr(self.propensity, "propensity", self.propensity)
 
     def _required_side(self) -> dict[str, str]:
         return {} if self.unbiased is None else {"position": f"unbiased={self.unbiased!r}"}
@@ -449,9 +450,7 @@ class LambdaMART(TreeImportance, BaseRanker):
         if not isinstance(self.objective, (str, type(None))):
             params["objective"] = "custom"  # the object cannot be saved; objective_ says what it was
         if params.get("propensity") is not None:
-            propensity = self.propensity
-            propensity = getattr(propensity, "propensity", propensity)
-            params["propensity"] = np.asarray(propensity, dtype=np.float64).tolist()
+            params["propensity"] = np.asarray(self._propensity_values(), dtype=np.float64).tolist()
         return params
 
     def _state_to_payload(self) -> dict[str, Any]:
