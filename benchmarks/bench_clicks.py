@@ -3,7 +3,7 @@
     cd benchmarks && ../.venv/bin/python bench_clicks.py [--data mq2008,mslr] [--clicks pbm1,pbm0.5,pbm2,cascade,trust]
         [--sessions 10000,100000,1000000] [--seeds 0,1,2]
 
-For every dataset split (MQ2008 Fold1-5; MSLR-sample's train/vali/test), click model, session count
+For every dataset split (MQ2008 Fold1-5; MSLR-sample's training file (every 5th query validates) and test file), click model, session count
 and seed: a logging ranker on 1% of the training queries' true labels, sessions simulated on its
 rankings of the training and the validation queries, every ranker trained on the training clicks
 and early-stopped (and tuned) on the validation clicks only, tested on the test queries' true labels.
@@ -134,9 +134,11 @@ def splits(names: list[str]):
         if name == "mq2008":
             for fold in range(1, 6):
                 yield f"MQ2008 Fold{fold}", load_letor_fold(root / "MQ2008", fold)
-        elif name == "mslr":
+        elif name == "mslr":  # a training file and a test file: every 5th training query validates
             base = root / "MSLR-sample"
-            yield "MSLR-sample", tuple(load_svmlight(base / f) for f in ("train.txt", "vali.txt", "test.txt"))
+            whole, test = (load_svmlight(base / f"msn1.fold1.{part}.5k.txt", n_features=136) for part in ("train", "test"))
+            vali = np.arange(whole.n_queries) % 5 == 4
+            yield "MSLR-sample", (whole.subset(~vali), whole.subset(vali), test)
         else:
             raise SystemExit(f"unknown dataset {name!r} (mq2008, mslr)")
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 import contextlib
 import math
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from numbers import Integral
 from os import PathLike
@@ -276,9 +276,9 @@ class BaseRanker(BaseEstimator):
                     f"in its logged list; pass fit(..., {key}=...)"
                 )
 
-    def _warn_unread_side(self, data: FitData) -> None:
-        """Warn about side data the fit was given but will not use: never silence."""
-        given = data.side() or {}
+    def _warn_unread_side(self, side: Mapping[str, Any] | None) -> None:
+        """Warn about side data the fit was given (``FitData.side()``) but will not use: never silence."""
+        given = side or {}
         unread = [k for k in given if k not in self._side_keys()]
         if unread:
             warnings.warn(
@@ -375,7 +375,7 @@ class BaseRanker(BaseEstimator):
             Xc, yc, ptr, _check_weight(sample_weight, Xc.shape[0], order), check_position(position, Xc.shape[0], order)
         )
         self._check_required_side(data.side() or {})
-        self._warn_unread_side(data)
+        self._warn_unread_side(data.side())
         self._check_labels(yc)
         was_fitted = self.__sklearn_is_fitted__()
         validate_data(self, X, reset=True, skip_check_array=True)  # n_features_in_, feature_names_in_
