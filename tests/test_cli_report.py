@@ -287,3 +287,20 @@ def test_report_renders_in_headless_chromium(page, tmp_path):
     dark = (pixels.mean(axis=2) < 0.5).mean()  # text, axes and bars
     colored = (np.ptp(pixels, axis=2) > 0.3).mean()  # the plots' lines and bars
     assert 0.01 < dark < 0.5 and colored > 0.01, (dark, colored)
+
+
+def test_report_of_a_debiased_model_shows_its_position_bias(capsys, files, tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 8))
+    position = np.tile(np.arange(1, 11), 40)
+    y = (rng.random(400) < (X[:, 0] > 0) / position).astype(float)
+    model = LambdaMART(n_estimators=3, num_leaves=3, min_samples_leaf=5, unbiased="position_factors")
+    model.fit(X, y, qid=np.repeat(np.arange(40), 10), position=position)
+    model.save(tmp_path / "clicks.json")
+    out = tmp_path / "report.html"
+    code, _, err = run(capsys, "report", "--model", tmp_path / "clicks.json", "--data", files / "test.txt", "--out", out)
+    assert code == 0, err
+    text = out.read_text()
+    assert "Position bias learned from the clicks" in text
+    # feature importance, position bias, metric@k, lambdas (no eval set: no learning curves; no baseline)
+    assert parse(text).tags.count("img") == 4

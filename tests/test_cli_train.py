@@ -503,3 +503,37 @@ def test_validation_split_carves_seeded_validation_queries_from_the_training_fil
     assert_one_line_error(code, err, "give --validate or --validation-split, not both")
     code, _, err = run(capsys, "train", "--train", small_files["train"], "--validation-split", "1", "--model", "lambdamart")
     assert_one_line_error(code, err, "--validation-split must be a fraction between 0 and 1")
+
+
+def test_train_unbiased_reads_positions_from_a_position_file_or_the_sidecar(capsys, small_files, tmp_path):
+    """--unbiased pairwise with --position-file: the model of LambdaMART(unbiased='pairwise') fitted
+    on those positions; the sidecar serves alike; without positions one line, exit 2, before training."""
+    train = load_svmlight(small_files["train"])
+    position = np.concatenate([np.arange(1, b - a + 1) for a, b in zip(train.ptr[:-1], train.ptr[1:])])
+    pos_file = tmp_path / "shown.txt"
+    pos_file.write_text("".join(f"{p}\n" for p in position))
+    opts = ["--trees", "3", "--leaves", "4", "--min-leaf-samples", "2", "--seed", "0", "--threads", "1"]
+    code, _, err = run(capsys, "train", "--model", "lambdamart", "--train", small_files["train"], "--unbiased",
+                       "pairwise", "--position-file", pos_file, "--save", tmp_path / "m.json", *opts)  # fmt: skip
+    assert code == 0, err
+    saved = load_model(tmp_path / "m.json")
+    ref = LambdaMART(n_estimators=3, num_leaves=4, min_samples_leaf=2, random_state=0, n_jobs=1, unbiased="pairwise")
+    ref.fit(train.X, train.y, qid=train.qid, position=position)
+    np.testing.assert_array_equal(saved.predict(train.X), ref.predict(train.X))
+    np.testing.assert_array_equal(saved.position_bias_["t_plus"], ref.position_bias_["t_plus"])
+    # the sidecar of the training file
+    sidecar_train = tmp_path / "clicks.txt"
+    sidecar_train.write_bytes(Path(small_files["train"]).read_bytes())
+    (tmp_path / "clicks.txt.position").write_text(pos_file.read_text())
+    code, _, err = run(capsys, "train", "--model", "lambdamart", "--train", sidecar_train, "--unbiased",
+                       "position_factors", *opts)  # fmt: skip
+    assert code == 0 and "positions from" in err, err
+    # the export says the bias stays behind
+    code, _, err = run(capsys, "export", "--model", tmp_path / "m.json", "--format", "lightgbm", "--out", tmp_path / "m.txt")
+    assert code == 0 and "position bias (--unbiased) is not exported" in err, err
+    code, _, err = run(capsys, "train", "--model", "lambdamart", "--train", small_files["train"], "--unbiased",
+                       "pairwise", *opts)  # fmt: skip
+    assert_one_line_error(code, err, "--unbiased pairwise needs the training rows' positions", "--position-file")
+    code, _, err = run(capsys, "train", "--model", "mart", "--train", small_files["train"], "--unbiased",
+                       "pairwise", "--position-file", pos_file, *opts)  # fmt: skip
+    assert_one_line_error(code, err, "debiases the pair objectives 'lambdarank' and 'ranknet', not 'squared_error'")

@@ -515,3 +515,28 @@ def test_fit_on_files_the_user_already_computed(client, shared_data):
         Xn, yn, qn = dask.compute(X, y, q)
         model = DaskLambdaMART(client=client, **params).fit(X, y, q)
         np.testing.assert_allclose(model.predict(Xn), LambdaMART(**params).fit(Xn, yn, qid=qn).predict(Xn), atol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["pairwise", "position_factors"])
+def test_unbiased_gives_the_trees_and_bias_of_one_machine(client, method):
+    """The position bias is updated from sums over every peer's rows (Objective.bias_statistics,
+    allreduced): the same ratios or factors, hence the same trees, as one machine."""
+    rng = np.random.default_rng(5)
+    n_q = 60
+    q = np.repeat(np.arange(n_q), 10)
+    X = rng.normal(size=(n_q * 10, 4))
+    position = np.tile(np.arange(1, 11), n_q)
+    y = (rng.random(n_q * 10) < (X[:, 0] > 0) * 0.9 / position**0.7).astype(float)
+    params = dict(n_estimators=8, num_leaves=7, min_samples_leaf=5, random_state=0, unbiased=method)
+    ref = LambdaMART(**params).fit(X, y, q, position=position)
+    ptr = np.arange(0, n_q * 10 + 1, 10)
+    dX, dy, dq = _at_queries(X, y, q, ptr, 3)
+    dpos = da.from_array(position, chunks=dy.chunks)
+    ours = DaskLambdaMART(client=client, **params).fit(dX, dy, dq, position=dpos)
+    _assert_same_trees(ours, ref)
+    assert ours.position_bias_.keys() == ref.position_bias_.keys()
+    for key, values in ref.position_bias_.items():
+        np.testing.assert_array_equal(ours.position_bias_[key], values)  # kept on a grid: the same bits
+    assert not np.allclose(next(iter(ref.position_bias_.values()))[1:], next(iter(ref.position_bias_.values()))[0])
+    with pytest.raises(ValueError, match="needs position="):
+        DaskLambdaMART(client=client, **params).fit(dX, dy, dq)

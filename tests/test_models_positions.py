@@ -66,8 +66,8 @@ def test_loss_that_reads_positions_needs_them():
     Recording = _recording_loss()
     X, y, qid, _ = shuffled_clicks()
     model = REGISTRY["listnet"].load_class()(hidden=(4,), epochs=1, loss=Recording())
-    with pytest.raises(ValueError, match="needs position per document: fit with position="):
-        model.fit(X, y, qid)
+    with pytest.raises(ValueError, match=r"ListNet\(loss='listnet'\) needs position=: the 1-based rank"):
+        model.fit(X, y, qid)  # before training
 
 
 @needs_torch

@@ -136,3 +136,46 @@ def test_built_in_objectives_accept_and_ignore_side_data(name):
     b = with_side.gradients(S, Y, PTR, side={"position": np.array([1, 2, 3, 1, 2])})
     for x, z in zip(a, b):
         np.testing.assert_array_equal(x, z)
+
+
+def test_a_users_bias_statistics_reach_update_bias_every_tree():
+    """An object with global state (bias_statistics/update_bias, as objectives.unbiased) keeps it
+    through CustomObjective: the boosting step gives it its statistics of the weighted gradients
+    back as totals, once per tree."""
+    from ranklearn.objectives import get_objective
+    from ranklearn.tree.boosting import BoostingState
+
+    class Shift:
+        def __init__(self):
+            self.totals = []
+
+        def gradients(self, scores, y, ptr):
+            return scores - y, np.ones_like(scores)
+
+        def bias_statistics(self, grad, hess):
+            return np.array([grad.sum(), hess.sum()])
+
+        def update_bias(self, totals):
+            self.totals.append(totals.copy())
+
+    rng = np.random.default_rng(0)
+    X, y, q = rng.normal(size=(60, 2)), rng.integers(0, 3, 60).astype(float), np.repeat(np.arange(6), 10)
+    weight = rng.uniform(0.5, 2.0, 60)
+    obj = Shift()
+    wrapped = get_objective(obj)
+    binned = np.zeros((2, 60), dtype=np.uint8)
+    state = BoostingState(binned, np.array([1, 1]), y, np.arange(0, 61, 10), wrapped, weight=weight,
+                          limits=dict(num_leaves=2, min_samples_leaf=5))  # fmt: skip
+    state.step()
+    after_first = state.scores.copy()
+    state.step()
+    assert len(obj.totals) == 2
+    np.testing.assert_allclose(obj.totals[0], [(-y * weight).sum(), weight.sum()])
+    np.testing.assert_allclose(obj.totals[1], [((after_first - y) * weight).sum(), weight.sum()])
+
+    class Bad(Shift):
+        def bias_statistics(self, grad, hess):
+            return np.array([np.nan])
+
+    with pytest.raises(ValueError, match="bias_statistics must return a finite 1-d vector"):
+        get_objective(Bad()).bias_statistics(np.zeros(1), np.zeros(1))

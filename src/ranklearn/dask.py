@@ -203,15 +203,20 @@ class _Peer:
         )  # fmt: skip
 
     @_worker_threads
-    def tree(self, chosen: np.ndarray | None, features: np.ndarray | None) -> tuple[Tree | None, list[list[np.ndarray]]]:
+    def tree(
+        self, chosen: np.ndarray | None, features: np.ndarray | None
+    ) -> tuple[Tree | None, list[list[np.ndarray]], dict | None]:
         """Grow one tree with the other peers, on the ``chosen`` local queries (all when None)
         and ``features``; add it to the training and evaluation scores. Returns the tree, its
         leaf values shrunk (rank 0 only; None elsewhere), and the scores of this worker's
-        evaluation shards, per set."""
+        evaluation shards, per set, and (rank 0 only) the objective's position bias after the tree
+        (None without one)."""
         tree = self.state.step(chosen, features)
         scores = iter(self.state.eval_scores)
         per_set = [[next(scores) for _ in shards] for shards in self.evals]
-        return (tree if self.comm.rank == 0 else None), per_set
+        objective = self.state.objective  # its position bias is the same on every peer (sums over all)
+        bias = objective.position_bias() if self.comm.rank == 0 and hasattr(objective, "position_bias") else None
+        return (tree if self.comm.rank == 0 else None), per_set, bias
 
 
 def _concat_rows(parts: list[np.ndarray | None]) -> np.ndarray | None:
@@ -624,6 +629,7 @@ class DaskLambdaMART(LambdaMART):
         ``sample_weight``, ``position``) Dask arrays or Series chunked like its rows, or NumPy
         arrays). Positions reach the objective on the workers with their rows."""
         self.check_params()
+        self._check_required_side(() if position is None else ("position",))
         self._warn_unread_side(None if position is None else {"position": position})
         client = self._client()
         sets: list[_ShardedSet] = []
@@ -684,6 +690,8 @@ class DaskLambdaMART(LambdaMART):
                  for p in self._peers.actors], wait_s, self._peers.holding)  # fmt: skip
         self._train_set, self._eval_sets = train, evals
         self._eval_score_list = [np.zeros(e.n_rows) for e in evals]
+        self.position_bias_ = None
+        self._bias_history: list[dict[str, np.ndarray] | None] = []  # rank 0's bias after each tree
         self.trees_: list[Tree] = []
         self._predictor = None
 
@@ -698,6 +706,7 @@ class DaskLambdaMART(LambdaMART):
         except WorkerLostError as exc:
             raise type(exc)(f"tree {iteration}: {exc}; the fit stops (it does not resume)") from exc
         self._finish_tree(results[0][0])
+        self._bias_history.append(results[0][2])
         for i, e in enumerate(self._eval_sets):
             parts = [results[p][1][i][k] for p, k in peers.eval_order[i]]
             self._eval_score_list[i] = np.concatenate(parts)

@@ -1,6 +1,7 @@
 """Plots of rankers and rankings: learning curves, feature importance, metric@k, per-query
-differences, the lambda "forces" of one query, and explanations (feature contributions: a
-summary beeswarm, a dependence plot, one document's waterfall, one pair's).
+differences, the lambda "forces" of one query, explanations (feature contributions: a summary
+beeswarm, a dependence plot, one document's waterfall, one pair's) and the position bias of a
+ranker trained on clicks.
 
 Every function returns a :class:`matplotlib.figure.Figure` built without pyplot (no global
 state, no window, rendered by the Agg canvas when saved), so it works on servers and in
@@ -112,6 +113,50 @@ def feature_importance(model: Any, kind: str = "gain", top: int = 20) -> Figure:
     ax.invert_yaxis()
     ax.set_xlabel("total split gain" if kind == "gain" else "number of splits")
     ax.set_title(f"feature importance ({kind}), top {len(names)} of {len(by_name)}")
+    return fig
+
+
+#: how :func:`position_bias` labels each kind of bias of ``position_bias_``
+_BIAS_LABELS = {
+    "t_plus": "t+ (clicked), ratio to rank 1",
+    "t_minus": "t- (unclicked), ratio to rank 1",
+    "factor": "additive score term g(rank)",
+    "propensity": "propensity (clipped)",
+}
+
+
+def position_bias(model: Any, truth: ArrayLike | None = None) -> Figure:
+    """The position bias a ranker trained with ``unbiased=`` learned, per rank.
+
+    Parameters
+    ----------
+    model : LambdaMART
+        Fitted with ``unbiased=`` (its ``position_bias_``): the ratios t+ and t- (``"pairwise"``),
+        the score term g (``"position_factors"``) or the propensities (``"ipw"``), by rank from 1.
+    truth : array-like, optional
+        A known propensity per rank from 1 (a simulated click model's), drawn relative to rank 1.
+
+    Raises
+    ------
+    ValueError
+        For a model without a position bias.
+    """
+    bias = getattr(model, "position_bias_", None)
+    if not bias:
+        raise ValueError(f"{type(model).__name__} has no position bias: fit it with unbiased= and position=")
+    fig = _figure(6.4, 4.0)
+    ax = fig.add_subplot()
+    for name, values in bias.items():
+        ranks = np.arange(1, len(values) + 1)
+        ax.plot(ranks, values, marker="o", label=_BIAS_LABELS.get(name, name))
+    if truth is not None:
+        t = np.asarray(truth, dtype=np.float64)
+        ax.plot(np.arange(1, len(t) + 1), t / t[0], "k--", label="truth, ratio to rank 1")
+    ax.set_xlabel("rank shown")
+    ax.set_ylabel("bias")
+    method = (getattr(model, "objective_", None) or {}).get("unbiased", "")
+    ax.set_title(f"position bias learned{f' ({method})' if method else ''}")
+    ax.legend()
     return fig
 
 

@@ -225,8 +225,15 @@ _LEAF_ORDER = Option("--leaf-order", "leaf_order", str,
                      choices=("gain", "deviance"))  # fmt: skip
 #: what every ranker of boosted trees takes
 _TREE_GROWTH = (_TREES, _LEAVES, _LEARNING_RATE, _MIN_LEAF, _LEAF_ORDER, _MAX_BINS, _METRIC, _EARLY, _THREADS, _SEED)
+_UNBIASED = Option(
+    "--unbiased", "unbiased", str,
+    "Learn from clicks: debias by the rows' positions (--position-file or the FILE.position sidecar); "
+    "lambdarank/ranknet objectives.",
+    choices=("pairwise", "position_factors"),
+)  # fmt: skip
 _TREE_OPTIONS = (
     *_TREE_GROWTH,
+    _UNBIASED,
     _SIGMA,
     Option("--objective", "objective", str, "Tree objective: lambdarank, ranknet, squared_error or xendcg."),
 )
@@ -261,7 +268,8 @@ register(
         "ranklearn.models.lambdamart:LambdaMART",
         "Gradient-boosted trees on LambdaRank gradients, Newton leaves, best-first growth.",
         _TREE_OPTIONS,
-        payload_version=2,
+        # 3: unbiased= and its parameters, position_bias (files of versions 1 and 2 load unchanged)
+        payload_version=3,
         demo=_TREE_DEMO,
         ranklib=6,
     )
@@ -272,7 +280,7 @@ register(
         "ranklearn.models.mart:MART",
         "Gradient-boosted regression trees fitted to the labels by squared error (pointwise).",
         _TREE_OPTIONS,
-        payload_version=2,
+        payload_version=3,  # as LambdaMART's 3
         demo=_TREE_DEMO,
         ranklib=0,
     )

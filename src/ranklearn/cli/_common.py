@@ -38,6 +38,7 @@ def load_data(
     warn_regroup: bool = True,
     dtype: type = np.float32,
     require_groups: bool = True,
+    position_file: Path | None = None,
 ) -> RankingDataset | tuple[RankingDataset, np.ndarray | None]:
     """Load a ranking file (qid layout, or LightGBM layout with ``<path>.query``; ``-`` = stdin).
 
@@ -50,7 +51,8 @@ def load_data(
     sparse; ``n_features`` pads a file whose trailing features are all zero (omitted) up to a
     model's feature count. ``dtype=np.float64`` keeps every value as written (``convert``);
     the models train on float32. ``require_groups=False``: lines without qid and no query
-    file are one query (``predict``, which needs no groups).
+    file are one query (``predict``, which needs no groups). ``position_file``: the rows'
+    display positions from that file instead of the ``<path>.position`` sidecar.
     """
     from ranklearn.data import load_svmlight
 
@@ -60,7 +62,7 @@ def load_data(
     try:
         ds, order = load_svmlight(
             source, regroup=regroup, sparse=sparse, n_features=n_features, return_order=True, dtype=dtype,
-            require_groups=require_groups,
+            require_groups=require_groups, position_file=position_file,
         )
     except DataFormatError as exc:
         if regroup or "regroup=True" not in exc.reason:
@@ -68,7 +70,7 @@ def load_data(
         raise reworded(exc, exc.reason.replace("(regroup=True gathers them)", "(leave out --no-regroup to gather them)")) from None
     if order is not None and warn_regroup:
         _warn_regrouped(path, ds, order)
-    if ds.position is not None:  # read from a sidecar the user did not name: say so
+    if ds.position is not None and position_file is None:  # read from a sidecar the user did not name: say so
         note(f"positions from {ds.position_file}")
     return (ds, order) if return_order else ds
 

@@ -87,6 +87,8 @@ def export(
 
     C.check_output_path(out, model)
     estimator = C.model_part(load_model(model), iterations, False, model)
+    if getattr(estimator, "position_bias_", None) is not None:
+        C.note("the model's position bias (--unbiased) is not exported: the file holds the trees f, which predict uses")
     # each command-line option: the export option it gives, and its value (None: not given)
     given = {
         "--feature-names": ("feature_names", _feature_names(feature_names) if feature_names is not None else None),

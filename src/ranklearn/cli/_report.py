@@ -140,6 +140,9 @@ def build_report(
                              "after every iteration; the dashed line is the iteration kept."))  # fmt: skip
     if hasattr(model, "feature_importance"):
         parts.append(_figure(plot.feature_importance(model), "Feature importance: total split gain per feature."))
+    if getattr(model, "position_bias_", None):
+        parts.append(_figure(plot.position_bias(model), "Position bias learned from the clicks (unbiased=), per rank "
+                             "shown; the model's scores (and this report's) are the trees f alone."))  # fmt: skip
     docids = E.docids_for(ds, metrics, data_path)  # trec_eval's ties
     parts.append(_figure(plot.metric_at_k(ds.y, systems, ds.ptr, family, docids=docids, **conventions),
                          f"Mean {family}@k for k = 1 to 20."))  # fmt: skip

@@ -23,8 +23,10 @@ if TYPE_CHECKING:
 REPORT_METRIC = "ndcg@10"
 
 #: options of ``train`` that are not model parameters
-_FIXED = ("train", "validate", "test", "model", "save", "no_regroup", "scheduler", "workers", "worker_timeout",
-          "validation_split", "split_seed")  # fmt: skip
+_FIXED = (
+    "train", "validate", "test", "model", "save", "no_regroup", "position_file", "scheduler", "workers", "worker_timeout",
+    "validation_split", "split_seed",
+)  # fmt: skip
 
 
 def merged_options() -> dict[str, tuple[Option, list[str]]]:
@@ -76,6 +78,7 @@ def build_train_command() -> Callable[..., None]:
         ("save", Path | None, typer.Option(None, "--save", parser=C.output_path, help="Where to write the model file (- = stdout).")),
         ("no_regroup", bool, typer.Option(False, "--no-regroup", help="Refuse a file where a qid reappears after "
                                           "other queries (by default its rows are merged, with a warning).")),
+        ("position_file", Path | None, typer.Option(None, "--position-file", help="The training rows' display positions (one whole number >= 1 a line), instead of the --train file's .position sidecar.")),
         ("scheduler", str | None, typer.Option(None, "--scheduler", help="Train lambdamart on this Dask cluster (tcp://HOST:PORT); --train and --validate may be globs of files the workers read.")),
         ("workers", int | None, typer.Option(None, "--workers", help="Train lambdamart on a local Dask cluster of this many worker processes (1 thread each).")),
         ("worker_timeout", float | None, typer.Option(None, "--worker-timeout", metavar="SECONDS", help="With --scheduler/--workers: stop when a worker has not answered in this many seconds (default 600).")),
@@ -278,6 +281,7 @@ def run_train(
     save: Path | None,
     *,
     no_regroup: bool = False,
+    position_file: Path | None = None,
     scheduler: str | None = None,
     workers: int | None = None,
     worker_timeout: float | None = None,
@@ -290,7 +294,8 @@ def run_train(
     and the command exits with status 130. ``save`` "-" writes the model to stdout, and the
     table then goes to stderr. With ``scheduler`` or ``workers`` the fit runs on a Dask
     cluster (:func:`ranklearn.cli._dask.run_train_dask`), which stops when a worker has not
-    answered in ``worker_timeout`` seconds (None: the estimator's default).
+    answered in ``worker_timeout`` seconds (None: the estimator's default). ``position_file``
+    gives the training rows' positions (default: the ``train.position`` sidecar, when present).
     """
     from ranklearn._progress import TrainingProgress
 
@@ -309,13 +314,16 @@ def run_train(
     if scheduler is not None or workers is not None:
         from ranklearn.cli._dask import run_train_dask
 
+        if position_file is not None:
+            raise ValueError("--position-file applies to a local fit; a Dask fit reads each file's .position sidecar")
+
         return run_train_dask(model, params, train, validate, test, save, scheduler, workers, worker_timeout)
     if worker_timeout is not None:
         raise ValueError("--worker-timeout applies to a Dask fit only: give --scheduler or --workers")
     estimator = checked_estimator(model_class(model)(**params), model)  # before loading data
     try:
         paths = {"train": train, "validate": validate, "test": test}
-        sets = {"train": C.load_data(train, regroup=not no_regroup)}
+        sets = {"train": C.load_data(train, regroup=not no_regroup, position_file=position_file)}
         width = sets["train"].n_features  # the other sets padded to it: trailing zeros may be left out
         for name in ("validate", "test"):
             if paths[name] is not None:
@@ -329,6 +337,11 @@ def run_train(
         sets["train"], sets["validate"] = carve_validation(sets["train"], validation_split, split_seed, train)
         sets = {name: sets[name] for name in ("train", "validate", "test") if name in sets}
         paths["validate"] = train
+    if params.get("unbiased") is not None and sets["train"].position is None:  # before training
+        raise ValueError(
+            f"--unbiased {params['unbiased']} needs the training rows' positions: give --position-file, "
+            f"or put them in {C.shown(train)}.position"
+        )
     for name, ds in sets.items():
         if name == "validate":  # scored during training by the model's metric; train and test only at the end
             check_labels_for_metrics(ds, paths[name])

@@ -58,6 +58,9 @@ def format_options(fmt: str) -> tuple[str, ...]:
 def export_model(model: Any, path: str | PathLike[str], format: str, **options: Any) -> None:
     """Write a fitted model in another tool's format (atomically, through ``ranklearn._files``).
 
+    A tree model trained on clicks with ``unbiased=`` is exported as its trees ``f``: its position
+    bias (``position_bias_``) served training only, and ``predict`` scores with ``f`` alone too.
+
     Parameters
     ----------
     model

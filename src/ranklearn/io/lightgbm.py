@@ -191,6 +191,9 @@ def export_lightgbm(model, path: str | PathLike[str]) -> None:
 
     ``lightgbm.Booster(model_file=path).predict(X)`` then equals ``model.predict(X)``.
 
+    A model trained on clicks with ``unbiased=`` exports its trees ``f`` only: its position bias
+    (``position_bias_``) served training, and ``predict`` scores with ``f`` alone too.
+
     Raises
     ------
     ValueError

@@ -68,6 +68,9 @@ def export_ranklib(model, path: str | PathLike[str]) -> None:
     LambdaMART and MART as RankLib's tree ensemble; Coordinate Ascent and linear regression
     as RankLib's linear model line.
 
+    A model trained on clicks with ``unbiased=`` exports its trees ``f`` only: its position bias
+    (``position_bias_``) served training, and ``predict`` scores with ``f`` alone too.
+
     Raises
     ------
     ValueError

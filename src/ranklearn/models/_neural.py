@@ -259,6 +259,9 @@ class NeuralRanker(NeuralContributions, BaseRanker):
     def _side_reader(self) -> str:
         return f"loss {self._loss_name()!r}"
 
+    def _required_side(self) -> dict[str, str]:
+        return {key: f"loss={self._loss_name()!r}" for key in self._side_keys()}  # a loss reads what it names
+
     def _normalization(self) -> str:
         return self._default_normalization if self.lambda_normalization is None else self.lambda_normalization
 

@@ -30,7 +30,7 @@ import contextlib
 import copy
 import math
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from numbers import Integral
 from os import PathLike
@@ -296,6 +296,21 @@ class BaseRanker(BaseEstimator):
         """What would read side data, as a warning names it (e.g. "objective 'lambdarank'")."""
         return "its training"
 
+    def _required_side(self) -> dict[str, str]:
+        """The side data this ranker's settings cannot train without, each with the setting that
+        needs it (e.g. ``{"position": "unbiased='pairwise'"}``)."""
+        return {}
+
+    def _check_required_side(self, given: Iterable[str]) -> None:
+        """One clear error, before any training, when required side data was not given."""
+        given = set(given)
+        for key, setting in self._required_side().items():
+            if key not in given:
+                raise ValueError(
+                    f"{self._display_name}({setting}) needs {key}=: the 1-based rank each row was shown at "
+                    f"in its logged list; pass fit(..., {key}=...)"
+                )
+
     def _warn_unread_side(self, side: Mapping[str, Any] | None) -> None:
         """Warn about side data the fit was given (``FitData.side()``) but will not use: never silence."""
         given = side or {}
@@ -397,6 +412,7 @@ class BaseRanker(BaseEstimator):
         data = FitData(
             Xc, yc, ptr, _check_weight(sample_weight, Xc.shape[0], order), check_position(position, Xc.shape[0], order)
         )
+        self._check_required_side(data.side() or {})
         self._warn_unread_side(data.side())
         self._check_labels(yc)
         was_fitted = self.__sklearn_is_fitted__()

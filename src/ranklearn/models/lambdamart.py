@@ -24,7 +24,7 @@ from sklearn.utils._param_validation import HasMethods, Hidden, Interval, StrOpt
 from ranklearn.metrics import Metric
 from ranklearn.models.base import N_JOBS, BaseRanker, EvalSet, FitData
 from ranklearn.models.contributions import TreeContributions
-from ranklearn.objectives import OBJECTIVE_NAMES, Objective, get_objective
+from ranklearn.objectives import OBJECTIVE_NAMES, UNBIASED_METHODS, Objective, get_objective, make_unbiased
 from ranklearn.tree.binning import BinMapper, has_missing
 from ranklearn.tree.boosting import BoostingState, draw_subsets
 from ranklearn.tree.grower import LEAF_ORDERS
@@ -154,6 +154,30 @@ class LambdaMART(TreeContributions, TreeImportance, BaseRanker):
         Rows used to find bin edges (None: all).
     verbose : int
         0: silent; 1: a progress bar with the evaluation metric.
+    unbiased : {"pairwise", "position_factors", "ipw"} or None
+        Learn from biased clicks (labels = clicks, ``fit(..., position=)`` the 1-based ranks
+        they were shown at; :mod:`ranklearn.objectives.unbiased`): "pairwise" is Unbiased
+        LambdaMART (Hu et al., WWW 2019: position-bias ratios of clicked and unclicked
+        documents learned with the trees, each pair's lambda divided by them; XGBoost's
+        ``lambdarank_unbiased``), "position_factors" LightGBM's additive position term (scores
+        ``f(x) + g(rank)`` in training, ``predict`` gives ``f``), "ipw" inverse propensity
+        weighting of the pairs by the clicked document's ``propensity``. Needs positions and
+        the objective "lambdarank" or "ranknet". None: clicks taken as labels.
+    position_bias_max_rank : int
+        Ranks whose bias "pairwise" and "position_factors" learn; deeper positions share the
+        last rank's ("ipw": the length of ``propensity``).
+    position_bias_norm : float
+        "pairwise": p of the L_p regularization of the ratios, ``t = (cost ratio)^(1/(1+p))``
+        (XGBoost's ``lambdarank_bias_norm``).
+    position_bias_regularization : float
+        "position_factors": L2 regularization of the factors (LightGBM's
+        ``lambdarank_position_bias_regularization``).
+    propensity : array-like or None
+        "ipw": examination propensity per rank from 1 (e.g.
+        ``ranklearn.clicks.estimate_propensity(log).propensity``, or a ``Propensity``); positions
+        past its end take its last value.
+    propensity_clip : float or None
+        "ipw": propensities below it count as it (inverse weights at most ``1 / clip``).
 
     Attributes
     ----------
@@ -163,6 +187,11 @@ class LambdaMART(TreeContributions, TreeImportance, BaseRanker):
     trained_with_missing_ : bool
     objective_ : dict
         The objective's name and settings, with what the fit fixed (ERR's top grade, a seed).
+    position_bias_ : dict of str to ndarray, or None
+        With ``unbiased``: the bias per rank from 1 after the last tree kept ("pairwise":
+        ``t_plus`` and ``t_minus``, ratios to rank 1; "position_factors": ``factor``, the additive
+        score term ``g``; "ipw": ``propensity``, clipped). :func:`ranklearn.plot.position_bias`
+        draws it. Exports (RankLib, LightGBM) hold the trees ``f`` only.
     n_features_in_, feature_names_in_, evals_result_, best_iteration_, best_score_, n_iter_, interrupted_, max_grade_
         See :class:`ranklearn.models.base.BaseRanker`.
     """
@@ -200,6 +229,12 @@ class LambdaMART(TreeContributions, TreeImportance, BaseRanker):
         "bagging_fraction": [Interval(Real, 0, 1, closed="right")],
         "bin_subsample": [Interval(Integral, 1, None, closed="left"), None],
         "verbose": ["verbose"],
+        "unbiased": [StrOptions(set(UNBIASED_METHODS)), None],
+        "position_bias_max_rank": [Interval(Integral, 1, None, closed="left")],
+        "position_bias_norm": [Interval(Real, 0, np.inf, closed="neither")],
+        "position_bias_regularization": [Interval(Real, 0, np.inf, closed="left")],
+        "propensity": "no_validation",  # checked by objectives.make_unbiased (an array or a Propensity)
+        "propensity_clip": [Interval(Real, 0, np.inf, closed="neither"), None],
     }
 
     def __init__(
@@ -229,6 +264,12 @@ class LambdaMART(TreeContributions, TreeImportance, BaseRanker):
         bagging_fraction: float = 1.0,
         bin_subsample: int | None = 200_000,
         verbose: int = 0,
+        unbiased: str | None = None,
+        position_bias_max_rank: int = 10,
+        position_bias_norm: float = 2.0,
+        position_bias_regularization: float = 0.0,
+        propensity: Any = None,
+        propensity_clip: float | None = None,
     ) -> None:
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
@@ -255,6 +296,12 @@ class LambdaMART(TreeContributions, TreeImportance, BaseRanker):
         self.bagging_fraction = bagging_fraction
         self.bin_subsample = bin_subsample
         self.verbose = verbose
+        self.unbiased = unbiased
+        self.position_bias_max_rank = position_bias_max_rank
+        self.position_bias_norm = position_bias_norm
+        self.position_bias_regularization = position_bias_regularization
+        self.propensity = propensity
+        self.propensity_clip = propensity_clip
 
     # ------------------------------------------------------------------ hooks of BaseRanker
     def _objective_param(self) -> str | Objective:
@@ -269,7 +316,7 @@ class LambdaMART(TreeContributions, TreeImportance, BaseRanker):
             )
         if not isinstance(objective, str):
             objective = copy.deepcopy(objective)
-        return get_objective(
+        made = get_objective(
             objective,
             sigma=self.sigma,
             lambda_metric=self.lambda_metric,
@@ -280,6 +327,22 @@ class LambdaMART(TreeContributions, TreeImportance, BaseRanker):
             lambda_distance_weight=self.lambda_distance_weight,
             random_state=self.random_state,
         )
+        if self.unbiased is None:
+            if self.propensity is not None or self.propensity_clip is not None:
+                raise ValueError("propensity= and propensity_clip= are read by unbiased='ipw' only; unbiased is None")
+            return made
+        return make_unbiased(
+            self.unbiased, made, max_rank=self.position_bias_max_rank, norm=self.position_bias_norm,
+            regularization=self.position_bias_regularization, learning_rate=self.learning_rate,
+            propensity=self._propensity_values(), clip=self.propensity_clip,
+        )  # fmt: skip
+
+    def _propensity_values(self) -> Any:
+        """``propensity`` as given, or the ``.propensity`` of a ``ranklearn.clicks.Propensity``."""
+        return getattr(self.propensity, "propensity", self.propensity)
+
+    def _required_side(self) -> dict[str, str]:
+        return {} if self.unbiased is None else {"position": f"unbiased={self.unbiased!r}"}
 
     def _check_params(self) -> None:
         if self._objective_param() != "custom":
@@ -296,6 +359,8 @@ class LambdaMART(TreeContributions, TreeImportance, BaseRanker):
         return 1 if n_rows < _SMALL else self.n_jobs  # results do not depend on the thread count
 
     def _begin_fit(self, data: FitData, evals: list[EvalSet]) -> None:
+        self.position_bias_ = None
+        self._bias_history: list[dict[str, np.ndarray] | None] = []  # the bias after each tree
         self._objective = self._make_objective()
         self._objective.prepare(data.y, data.ptr)  # refuses labels the objective cannot take
         self.objective_ = self._objective.get_params()
@@ -322,6 +387,8 @@ class LambdaMART(TreeContributions, TreeImportance, BaseRanker):
         self._finish_tree(
             state.step(*draw_subsets(self._rng, n_queries, n_features, self.bagging_fraction, self.feature_fraction))
         )
+        objective = self._objective
+        self._bias_history.append(objective.position_bias() if hasattr(objective, "position_bias") else None)
 
     def _growth_limits(self) -> dict[str, Any]:
         """The :class:`TreeGrower` limits of this model's parameters."""
@@ -351,6 +418,9 @@ class LambdaMART(TreeContributions, TreeImportance, BaseRanker):
         del self.trees_[n_trees:]
 
     def _end_fit(self) -> None:
+        history = self.__dict__.pop("_bias_history", None)
+        if history and self.trees_:  # the bias that went with the kept trees (early stopping rolls both back)
+            self.position_bias_ = history[len(self.trees_) - 1]
         for name in ("_objective", "_rng", "_state"):
             self.__dict__.pop(name, None)
         self._predictor = TreePredictor(self.trees_)
@@ -389,6 +459,8 @@ class LambdaMART(TreeContributions, TreeImportance, BaseRanker):
         params = super()._json_params()
         if not isinstance(self.objective, (str, type(None))):
             params["objective"] = "custom"  # the object cannot be saved; objective_ says what it was
+        if params.get("propensity") is not None:
+            params["propensity"] = np.asarray(self._propensity_values(), dtype=np.float64).tolist()
         return params
 
     # objective null: a model imported from a RankLib or LightGBM file (trained elsewhere)
@@ -402,12 +474,16 @@ class LambdaMART(TreeContributions, TreeImportance, BaseRanker):
             "bin_mapper": self.bin_mapper_.to_dict() if self.bin_mapper_ is not None else None,
             "trained_with_missing": bool(getattr(self, "trained_with_missing_", False)),
             "trees": [t.to_dict() for t in self.trees_],
-        }
+            "position_bias": None if getattr(self, "position_bias_", None) is None
+            else {k: v.tolist() for k, v in self.position_bias_.items()},
+        }  # fmt: skip
 
     def _state_from_payload(self, payload: dict[str, Any], version: int) -> None:
         self.bin_mapper_ = BinMapper.from_dict(payload["bin_mapper"]) if payload["bin_mapper"] else None
         self.trained_with_missing_ = bool(payload.get("trained_with_missing", False))
         self.objective_ = payload.get("objective")
+        bias = payload.get("position_bias")  # payload version 3 (older files: none)
+        self.position_bias_ = None if bias is None else {k: np.asarray(v, dtype=np.float64) for k, v in bias.items()}
         self.trees_ = [Tree.from_dict(t) for t in payload["trees"]]
         for tree in self.trees_:
             tree.validate(self.n_features_in_)

@@ -17,7 +17,7 @@ document: a leaf of n documents gets n / (n + 10) of its mean residual), and
 from __future__ import annotations
 
 from numbers import Integral
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from sklearn.utils._param_validation import Interval, StrOptions
 
@@ -73,6 +73,12 @@ class MART(LambdaMART):
         bagging_fraction: float = 1.0,
         bin_subsample: int | None = 200_000,
         verbose: int = 0,
+        unbiased: str | None = None,
+        position_bias_max_rank: int = 10,
+        position_bias_norm: float = 2.0,
+        position_bias_regularization: float = 0.0,
+        propensity: Any = None,
+        propensity_clip: float | None = None,
     ) -> None:
         super().__init__(
             n_estimators=n_estimators, learning_rate=learning_rate, num_leaves=num_leaves,
@@ -82,5 +88,8 @@ class MART(LambdaMART):
             lambda_normalization=lambda_normalization, lambda_distance_weight=lambda_distance_weight, gain=gain,
             max_depth=max_depth, min_sum_hessian=min_sum_hessian, l2_regularization=l2_regularization,
             min_gain_to_split=min_gain_to_split, leaf_order=leaf_order, feature_fraction=feature_fraction,
-            bagging_fraction=bagging_fraction, bin_subsample=bin_subsample, verbose=verbose,
+            bagging_fraction=bagging_fraction, bin_subsample=bin_subsample, verbose=verbose, unbiased=unbiased,
+            position_bias_max_rank=position_bias_max_rank, position_bias_norm=position_bias_norm,
+            position_bias_regularization=position_bias_regularization, propensity=propensity,
+            propensity_clip=propensity_clip,
         )  # fmt: skip

@@ -33,7 +33,7 @@ import inspect
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
@@ -48,6 +48,7 @@ __all__ = [
     "ListMLELoss",
     "ApproxNDCGLoss",
     "NeuralNDCGLoss",
+    "IPWLoss",
     "LOSSES",
     "get_loss",
 ]
@@ -354,6 +355,81 @@ class NeuralNDCGLoss(AutogradLoss):
         return torch.where(idcg > 0, -dcg / safe, zero)
 
 
+@dataclass(frozen=True)
+class IPWLoss(Loss):
+    """Inverse propensity weighting of clicks (labels: clicked 0/1, or click counts), by the rank
+    each document was shown at (``fit(..., position=)``).
+
+    Each clicked document counts ``w = 1 / max(propensity[k - 1], clip)`` for its rank ``k``
+    (ranks past the end take the last propensity), the unbiased estimate of relevance under the
+    position-based model (Wang, Bendersky, Metzler, Najork, SIGIR 2016; Joachims, Swaminathan,
+    Schnabel, WSDM 2017):
+
+    * ``base="listnet"``: the propensity-weighted softmax cross-entropy (Ai et al., SIGIR 2018),
+      ``-sum_i c_i w_i log softmax(s)_i``, gradient ``(sum_j c_j w_j) softmax(s)_i - c_i w_i``;
+    * ``base="ranknet"``: RankNet's pairs ``(i, j)`` with ``c_i > c_j`` weighted by ``w_i``,
+      ``w_i log(1 + exp(-sigma (s_i - s_j)))``.
+
+    Not among :func:`get_loss`'s names (the command line's ``--loss``): it needs ``propensity``.
+
+    Parameters
+    ----------
+    propensity : tuple of float
+        Examination propensity per rank from 1 (any scale), > 0; e.g.
+        ``tuple(ranklearn.clicks.estimate_propensity(log).propensity)``.
+    base : {"listnet", "ranknet"}
+    clip : float or None
+        Propensities below it count as it (weights at most ``1 / clip``).
+    sigma : float
+        RankNet's sigmoid steepness (``base="ranknet"``).
+    """
+
+    propensity: tuple[float, ...] = ()
+    base: str = "listnet"
+    clip: float | None = None
+    sigma: float = 1.0
+    name: ClassVar[str] = "ipw"
+    side_keys: ClassVar[tuple[str, ...]] = ("position",)
+
+    def __post_init__(self) -> None:
+        p = np.asarray(self.propensity, dtype=np.float64)
+        if p.ndim != 1 or p.size == 0 or not np.all(np.isfinite(p)) or np.any(p <= 0):
+            raise ValueError(f"propensity must be positive finite numbers, one per rank from 1; got {self.propensity!r}")
+        if self.base not in ("listnet", "ranknet"):
+            raise ValueError(f"base must be 'listnet' or 'ranknet', got {self.base!r}")
+        if self.clip is not None and not self.clip > 0:
+            raise ValueError(f"clip must be > 0, got {self.clip!r}")
+        if not 0 < self.sigma < np.inf:
+            raise ValueError(f"sigma must be a positive number, got {self.sigma!r}")
+        object.__setattr__(self, "propensity", tuple(float(v) for v in p))
+
+    def inverse_weights(self, position: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """``1 / max(propensity, clip)`` of every document's rank [B, L] (0 at padding)."""
+        p = torch.tensor(self.propensity, dtype=torch.float64, device=position.device)
+        if self.clip is not None:
+            p = p.clamp(min=self.clip)
+        rank = position.long().clamp(min=1, max=p.shape[0]) - 1
+        return (1.0 / p[rank]).masked_fill(~mask, 0.0)
+
+    def gradient(
+        self, scores: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor, *, side: dict[str, torch.Tensor]
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        w = self.inverse_weights(side["position"], mask).to(scores.dtype)
+        clicks = labels.masked_fill(~mask, 0.0)
+        if self.base == "listnet":
+            r = clicks * w
+            logp = _masked_log_softmax(scores, mask)
+            grad = (r.sum(dim=-1, keepdim=True) * logp.exp()).masked_fill(~mask, 0.0) - r
+            return grad, -(r * logp).sum(dim=-1)
+        # pairs (i, j) with c_i > c_j among real documents, weighted by w_i
+        pairs = (clicks[..., :, None] > clicks[..., None, :]) & mask[..., :, None] & mask[..., None, :]
+        weight = pairs.to(scores.dtype) * w[..., :, None]
+        diff = self.sigma * (scores[..., :, None] - scores[..., None, :])
+        force = self.sigma * weight * torch.sigmoid(-diff)
+        grad = force.sum(dim=-2) - force.sum(dim=-1)
+        return grad, (weight * torch.nn.functional.softplus(-diff)).sum(dim=(-2, -1))
+
+
 def _ranknet(sigma: float = 1.0, max_elements: int = DEFAULT_MAX_ELEMENTS) -> LambdaLoss:
     return LambdaLoss(sigma=sigma, max_elements=max_elements)
 
@@ -388,7 +464,8 @@ def get_loss(name: str | Loss, **params: Any) -> Loss:
     ``"ranknet"`` (sigma), ``"lambdarank"`` (metric ``"ndcg"``, ``"ndcg@k"``, ``"err"`` or
     ``"err@k"``, sigma, truncation_level, max_grade), ``"listnet"``, ``"listmle"``
     (random_state), ``"approxndcg"`` (temperature), ``"neuralndcg"`` (temperature, k,
-    sinkhorn_iterations).
+    sinkhorn_iterations). Clicks with positions: :class:`IPWLoss` (not a name: it needs the
+    propensities).
 
     Raises
     ------

@@ -9,6 +9,8 @@
 ``"squared_error"`` pointwise regression on the labels (RankLib's MART), :mod:`.squared_error`
 ``"xendcg"``       XE-NDCG cross entropy (LightGBM's ``rank_xendcg``), :mod:`.xendcg`
 =================  ==============================================================
+
+:func:`make_unbiased` wraps a pair objective in a position-debiased one (clicks; :mod:`.unbiased`).
 """
 
 from __future__ import annotations
@@ -21,18 +23,22 @@ from ranklearn.objectives.base import Objective
 from ranklearn.objectives.custom import CustomObjective
 from ranklearn.objectives.lambdas import LambdaObjective, parse_lambda_metric
 from ranklearn.objectives.squared_error import SquaredErrorObjective
+from ranklearn.objectives.unbiased import UNBIASED_METHODS, DebiasedObjective, make_unbiased
 from ranklearn.objectives.xendcg import XENDCGObjective
 
 OBJECTIVE_NAMES = ("lambdarank", "ranknet", "squared_error", "xendcg")
 
 __all__ = [
     "OBJECTIVE_NAMES",
+    "UNBIASED_METHODS",
     "CustomObjective",
+    "DebiasedObjective",
     "LambdaObjective",
     "Objective",
     "SquaredErrorObjective",
     "XENDCGObjective",
     "get_objective",
+    "make_unbiased",
 ]
 
 
@@ -76,7 +82,9 @@ def get_objective(
     TypeError
         For an object without a ``gradients`` method.
     """
-    if isinstance(objective, (LambdaObjective, SquaredErrorObjective, XENDCGObjective, CustomObjective)):
+    if isinstance(
+        objective, (LambdaObjective, SquaredErrorObjective, XENDCGObjective, CustomObjective, DebiasedObjective)
+    ):
         return objective
     if not isinstance(objective, str):
         return CustomObjective(objective)

@@ -79,6 +79,22 @@ class Objective(ABC):
             ``dC/ds`` and the (approximate) second derivatives, ``>= 0``.
         """
 
+    def bias_statistics(self, grad: np.ndarray, hess: np.ndarray) -> np.ndarray | None:
+        """Sums over this process's rows that the objective's global state is updated from.
+
+        The boosting step calls it after every :meth:`gradients` (``grad`` and ``hess`` then
+        hold that call's output times the sample weights). An objective with state shared by
+        all rows (a position bias, :mod:`ranklearn.objectives.unbiased`) returns one float64
+        vector of sums over its rows; the step adds the vectors of every process (the Dask
+        peers' ``allreduce``) and passes the total to :meth:`update_bias`, so every process, and
+        one machine, reach the same state. None (the default): no such state.
+        """
+        return None
+
+    def update_bias(self, totals: np.ndarray) -> None:
+        """Update the global state from :meth:`bias_statistics`' vector summed over all
+        processes (called before the next :meth:`gradients`; never called when it returns None)."""
+
     def get_params(self) -> dict[str, Any]:
         """JSON-ready description of the objective for a saved model: ``{"name": ..., **parameters}``.
 

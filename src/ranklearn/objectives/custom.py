@@ -63,6 +63,23 @@ class CustomObjective(Objective):
         if callable(prepare):
             prepare(y, ptr)
 
+    def bias_statistics(self, grad: np.ndarray, hess: np.ndarray) -> np.ndarray | None:
+        """The user's ``bias_statistics`` when it has one (global state such as a position bias),
+        checked: a finite float64 vector."""
+        statistics = getattr(self.objective, "bias_statistics", None)
+        if not callable(statistics):
+            return None
+        got = statistics(grad, hess)
+        if got is None:
+            return None
+        out = np.ascontiguousarray(got, dtype=np.float64)
+        if out.ndim != 1 or not np.all(np.isfinite(out)):
+            raise ValueError(f"objective {self.name!r}: bias_statistics must return a finite 1-d vector or None")
+        return out
+
+    def update_bias(self, totals: np.ndarray) -> None:
+        self.objective.update_bias(totals)
+
     def gradients(
         self,
         scores: np.ndarray,

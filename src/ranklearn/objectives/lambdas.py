@@ -124,8 +124,20 @@ def _query_lambdas(
     order: np.ndarray,
     gains: np.ndarray,
     discounts: np.ndarray,
+    bucket: np.ndarray,
+    t_plus: np.ndarray,
+    t_minus: np.ndarray,
+    cost_plus: np.ndarray,
+    cost_minus: np.ndarray,
 ) -> None:
     """Accumulate one query's gradients into ``g`` and ``h`` (already zeroed).
+
+    Position debiasing (:mod:`ranklearn.objectives.unbiased`), when ``bucket`` (this query's
+    rows' position buckets, 0-based) is not empty: each pair's lambda and hessian are divided
+    by ``t_plus[bucket[hi]] * t_minus[bucket[lo]]`` (``hi`` the more relevant document), and,
+    when ``cost_plus`` is not empty, the pair's cost ``-log(1 - rho) |ΔZ|`` is added to
+    ``cost_plus[bucket[hi]]`` divided by ``t_minus[bucket[lo]]`` and to ``cost_minus[bucket[lo]]``
+    divided by ``t_plus[bucket[hi]]`` (Hu et al., WWW 2019, eqs. 30-31).
 
     ``work`` (``_SCRATCH_ROWS``, >= n + 1) float64 and ``order`` (>= 2 n) int64 are scratch
     memory: allocating a dozen arrays per query serializes the threads on the allocator.
@@ -218,6 +230,8 @@ def _query_lambdas(
     # LightGBM weights each pair by 1 / (0.01 + |s_i - s_j|), focusing on pairs the model
     # cannot yet tell apart (skipped while all scores are equal).
     by_distance = distance_weight and s_r[0] != s_r[n - 1]
+    debias = bucket.shape[0] > 0
+    track = cost_plus.shape[0] > 0
     top = min(truncation, n)
     for a in range(top):
         la = l_r[a]
@@ -263,9 +277,19 @@ def _query_lambdas(
             else:  # far below the top: exp underflowed, compute the pair directly
                 rho = 1.0 / (1.0 + np.exp(sigma * (s_r[hi] - s_r[lo])))
             lam = -sigma * rho * delta
+            hw = sigma * sigma * rho * (1.0 - rho) * delta
+            if debias:
+                b_hi = bucket[order[hi]]
+                b_lo = bucket[order[lo]]
+                if track:
+                    cost = -np.log1p(-rho) * delta
+                    cost_plus[b_hi] += cost / t_minus[b_lo]
+                    cost_minus[b_lo] += cost / t_plus[b_hi]
+                scale = 1.0 / (t_plus[b_hi] * t_minus[b_lo])
+                lam *= scale
+                hw *= scale
             g_r[hi] += lam
             g_r[lo] -= lam
-            hw = sigma * sigma * rho * (1.0 - rho) * delta
             h_r[hi] += hw
             h_r[lo] += hw
             sum_lambdas -= 2.0 * lam
@@ -293,8 +317,17 @@ def lambda_gradients(
     distance_weight: bool,
     grad: np.ndarray,
     hess: np.ndarray,
+    bucket: np.ndarray,
+    t_plus: np.ndarray,
+    t_minus: np.ndarray,
+    costs: np.ndarray,
 ) -> None:
     """Fill ``grad`` and ``hess`` (float64, length n_samples) for every query, in parallel.
+
+    ``bucket`` (int64 per row, or empty: no debiasing), ``t_plus`` and ``t_minus`` are the
+    position debiasing of :func:`_query_lambdas`; ``costs`` (``(QUERY_BLOCKS, 2, K)``, or empty:
+    not tracked) receives each block's pair costs per bucket (row 0 for the more relevant
+    document, row 1 for the other), summed by the caller in block order.
 
     Queries are taken in ``QUERY_BLOCKS`` blocks of consecutive queries; a block allocates
     scratch memory for its longest query, and the gain and discount tables, once. Each query
@@ -316,6 +349,9 @@ def lambda_gradients(
         discounts = np.empty(min(k, longest))
         for r in range(discounts.shape[0]):
             discounts[r] = discount(r)
+        track = costs.shape[0] > 0
+        cost_plus = costs[c, 0] if track else t_plus[:0]
+        cost_minus = costs[c, 1] if track else t_plus[:0]
         for q in range(q0, q1):
             s = ptr[q]
             e = ptr[q + 1]
@@ -338,6 +374,11 @@ def lambda_gradients(
                 order,
                 gains,
                 discounts,
+                bucket[s:e] if bucket.shape[0] > 0 else bucket,
+                t_plus,
+                t_minus,
+                cost_plus,
+                cost_minus,
             )
 
 
@@ -453,13 +494,47 @@ class LambdaObjective(Objective):
     ) -> tuple[np.ndarray, np.ndarray]:
         """Gradients and hessians of every document (float64 arrays of len(scores))."""
         grad, hess = output_arrays(scores.shape[0], grad, hess)
+        self.pair_gradients(scores, y, ptr, grad, hess)
+        return grad, hess
+
+    def pair_gradients(
+        self,
+        scores: np.ndarray,
+        y: np.ndarray,
+        ptr: np.ndarray,
+        grad: np.ndarray,
+        hess: np.ndarray,
+        bucket: np.ndarray | None = None,
+        t_plus: np.ndarray | None = None,
+        t_minus: np.ndarray | None = None,
+        track_costs: bool = False,
+    ) -> np.ndarray | None:
+        """Fill ``grad`` and ``hess``, each pair's lambda divided by position-bias ratios.
+
+        Parameters
+        ----------
+        bucket : int64 (n_samples,), optional
+            Each row's 0-based position bucket (None: no debiasing).
+        t_plus, t_minus : float64 (K,)
+            Ratios of the more and the less relevant document of a pair, by bucket: a pair's
+            lambda and hessian are divided by ``t_plus[bucket[hi]] * t_minus[bucket[lo]]``.
+        track_costs : bool
+            Also return the pairs' costs per bucket (see :func:`_query_lambdas`).
+
+        Returns
+        -------
+        float64 (2, K) or None
+            With ``track_costs``: row 0 the costs of the more relevant documents' buckets
+            divided by the other's ``t_minus``, row 1 those of the less relevant ones divided
+            by ``t_plus``, summed over this call's queries.
+        """
         big = np.iinfo(np.int64).max
         k = big if (self.k is None or self.kind in (Z_MAP, Z_NONE)) else int(self.k)
-        if self.truncation is not None:
-            trunc = int(self.truncation)
-        else:
-            trunc = k
+        trunc = int(self.truncation) if self.truncation is not None else k
         max_grade = 1.0 if self.max_grade is None else float(self.max_grade)
+        empty = np.empty(0)
+        n_buckets = 0 if t_plus is None else t_plus.shape[0]
+        costs = np.zeros((min(QUERY_BLOCKS, ptr.shape[0] - 1), 2, n_buckets) if track_costs else (0, 2, 0))
         lambda_gradients(
             np.ascontiguousarray(scores, dtype=np.float64),
             np.ascontiguousarray(y, dtype=np.float64),
@@ -474,5 +549,14 @@ class LambdaObjective(Objective):
             self.distance_weight,
             grad,
             hess,
+            np.empty(0, np.int64) if bucket is None else np.ascontiguousarray(bucket, dtype=np.int64),
+            empty if t_plus is None else np.ascontiguousarray(t_plus, dtype=np.float64),
+            empty if t_minus is None else np.ascontiguousarray(t_minus, dtype=np.float64),
+            costs,
         )
-        return grad, hess
+        if not track_costs:
+            return None
+        total = np.zeros((2, n_buckets))
+        for block in costs:  # in block order: the same sums whatever the thread count
+            total += block
+        return total

@@ -75,7 +75,9 @@ class BoostingState:
     ptr : int64 (n_queries + 1,)
         Query boundaries of these rows.
     objective : Objective
-        Gives ``gradients(scores, y, ptr, grad, hess, side=side)`` (prepared by the caller).
+        Gives ``gradients(scores, y, ptr, grad, hess, side=side)`` (prepared by the caller),
+        then, when it has one, ``bias_statistics(grad, hess)``: a vector (summed over the processes when ``comm``
+        is given) passed to ``update_bias``, or None.
     weight : float64 (n_samples,), optional
         Sample weights: multiply every gradient and hessian.
     side : mapping of str to arrays (n_samples,), optional
@@ -154,6 +156,12 @@ class BoostingState:
         if self.weight is not None:
             self.grad *= self.weight
             self.hess *= self.weight
+        bias_statistics = getattr(self.objective, "bias_statistics", None)  # an Objective's; duck-typed ones have none
+        stats = None if bias_statistics is None else bias_statistics(self.grad, self.hess)
+        if stats is not None:  # a position bias: sums over every process's rows
+            if self.comm is not None:
+                stats = self.comm.allreduce(np.ascontiguousarray(stats, dtype=np.float64))
+            self.objective.update_bias(stats)
         samples = None
         if chosen is not None:
             samples = np.concatenate([np.arange(ptr[q], ptr[q + 1]) for q in chosen] or [np.empty(0, np.int64)])

@@ -1,0 +1,185 @@
+"""Debiased LambdaMART (objectives.unbiased): the bias of a simulated PBM log recovered, better
+rankings than the naive model on true labels, the kernel's pair weights against a brute force,
+save/load, the plot and the errors."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from ranklearn.clicks import PBM, ClickTrainingSet, estimate_propensity, simulate
+from ranklearn.clicks.models import theta_base
+from ranklearn.data import from_arrays
+from ranklearn.io import load_model
+from ranklearn.metrics import get_metric
+from ranklearn.models.lambdamart import LambdaMART
+from ranklearn.objectives import get_objective, make_unbiased
+
+NDCG10 = get_metric("ndcg@10")
+TRUTH = theta_base(10) / theta_base(10)[0]  # the simulated examination, relative to rank 1
+SESSIONS = 10_000
+
+
+def _letor(n_queries: int, seed: int):
+    """10 documents a query; the label follows feature 0; feature 1 is the logging score (no
+    relation to relevance), feature 2 noise. A naive model learns feature 1 from the clicks
+    (documents shown high are clicked more), a debiased one should not."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n_queries * 10, 3))
+    y = np.clip(np.round(X[:, 0] * 1.2 + 1.5), 0, 4)
+    return from_arrays(X.astype(np.float32), y, qid=np.repeat(np.arange(n_queries), 10))
+
+
+@pytest.fixture(scope="module")
+def clicks():
+    train, test = _letor(300, 0), _letor(300, 1)
+    # Plackett-Luce logging (temperature 1): documents are seen at several ranks (EM needs it)
+    log = simulate(train, train.X[:, 1], PBM(eta=1.0), n_sessions=SESSIONS, seed=0, temperature=1.0)
+    rows = ClickTrainingSet.per_session(log, train)
+    clicks_at = np.bincount(rows.position[rows.y > 0], minlength=11)[1:]
+    # Tolerance: a ratio to rank 1 of click counts has relative standard error about
+    # sqrt(1/c_k + 1/c_1) (Poisson counts c_k of clicks at rank k); 4 of those, plus 0.05 for the
+    # model's own error in separating relevance from position on a finite log.
+    tolerance = 4 * TRUTH * np.sqrt(1 / clicks_at + 1 / clicks_at[0]) + 0.05
+    return train, test, log, rows, tolerance
+
+
+def _fit(rows, **params):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the naive model ignores position= (it warns so)
+        return LambdaMART(**(dict(n_estimators=50, num_leaves=7, random_state=0) | params)).fit(
+            rows.X, rows.y, qid=rows.qid, position=rows.position
+        )
+
+
+@pytest.fixture(scope="module")
+def naive_ndcg(clicks):
+    train, test, _, rows, _ = clicks
+    return NDCG10.mean(test.y, _fit(rows).predict(test.X), test.ptr)
+
+
+@pytest.mark.parametrize(
+    "method, recovered",
+    [
+        # Hu et al.'s ratios are regularized to (cost ratio)^(1/(1+p)): t+^(1+p) estimates theta_k/theta_1
+        ("pairwise", lambda m: m.position_bias_["t_plus"] ** (1 + m.position_bias_norm)),
+        # the additive term on the pair logits: exp(g_k - g_1) estimates theta_k / theta_1
+        ("position_factors", lambda m: np.exp(m.position_bias_["factor"] - m.position_bias_["factor"][0])),
+    ],
+)
+def test_learned_bias_recovers_the_simulated_pbm_and_beats_the_naive_model(clicks, naive_ndcg, method, recovered):
+    train, test, _, rows, tolerance = clicks
+    model = _fit(rows, unbiased=method)
+    est = recovered(model)
+    assert est[0] == pytest.approx(1.0)
+    np.testing.assert_array_less(np.abs(est - TRUTH), tolerance)
+    assert NDCG10.mean(test.y, model.predict(test.X), test.ptr) > naive_ndcg + 0.005
+
+
+def test_ipw_with_em_propensities_recovers_the_bias_and_beats_the_naive_model(clicks, naive_ndcg):
+    train, test, log, rows, tolerance = clicks
+    estimated = estimate_propensity(log, "em", n_bootstrap=0)
+    model = _fit(rows, unbiased="ipw", propensity=estimated, propensity_clip=0.05)
+    np.testing.assert_array_less(np.abs(model.position_bias_["propensity"] - TRUTH), tolerance)
+    assert NDCG10.mean(test.y, model.predict(test.X), test.ptr) > naive_ndcg + 0.005
+
+
+def test_pair_weights_against_a_brute_force():
+    """One query: every pair's lambda divided by t+ of the more relevant document's rank and t-
+    of the other's, and the pair costs per rank, against a loop over the pairs."""
+    rng = np.random.default_rng(3)
+    n = 7
+    s, y = rng.normal(size=n), np.array([1.0, 0, 0, 1, 0, 1, 0])
+    bucket = np.array([0, 1, 2, 3, 4, 2, 1])
+    t_plus, t_minus = np.array([1.0, 0.8, 0.5, 0.4, 0.3]), np.array([1.0, 1.2, 1.5, 1.1, 0.9])
+    lam = get_objective("ranknet", lambda_normalization="none")
+    grad, hess = np.empty(n), np.empty(n)
+    costs = lam.pair_gradients(s, y, np.array([0, n]), grad, hess, bucket, t_plus, t_minus, track_costs=True)
+    g, h, c = np.zeros(n), np.zeros(n), np.zeros((2, 5))
+    for i in range(n):
+        for j in range(n):
+            if y[i] > y[j]:
+                rho = 1 / (1 + np.exp(s[i] - s[j]))
+                w = 1 / (t_plus[bucket[i]] * t_minus[bucket[j]])
+                g[i] -= rho * w
+                g[j] += rho * w
+                h[i] += rho * (1 - rho) * w
+                h[j] += rho * (1 - rho) * w
+                cost = np.log1p(np.exp(-(s[i] - s[j])))
+                c[0, bucket[i]] += cost / t_minus[bucket[j]]
+                c[1, bucket[j]] += cost / t_plus[bucket[i]]
+    np.testing.assert_allclose(grad, g, rtol=1e-12)
+    np.testing.assert_allclose(hess, h, rtol=1e-12)
+    np.testing.assert_allclose(costs, c, rtol=1e-12)
+
+
+def test_pairwise_update_is_the_regularized_cost_ratio_and_positions_past_max_rank_share_the_last():
+    obj = make_unbiased("pairwise", get_objective("lambdarank"), max_rank=3, norm=2.0)
+    obj.update_bias(np.array([4.0, 2.0, 0.0, 8.0, 1.0, 0.5]))
+    np.testing.assert_allclose(obj.t_plus, [1.0, 0.5 ** (1 / 3), 1.0])  # rank 3 without pairs keeps its ratio
+    np.testing.assert_allclose(obj.t_minus, [1.0, (1 / 8) ** (1 / 3), (0.5 / 8) ** (1 / 3)])
+    np.testing.assert_array_equal(obj._bucket({"position": np.array([1, 3, 4, 99])}), [0, 2, 2, 2])
+
+
+def test_position_factors_take_one_regularized_newton_step():
+    obj = make_unbiased("position_factors", get_objective("lambdarank"), max_rank=2, regularization=0.5, learning_rate=0.1)
+    obj.factors[:] = [0.2, -0.4]
+    obj.update_bias(np.array([1.0, -2.0, 4.0, 3.0, 10.0, 0.0]))  # G, H, counts per rank
+    step0 = (1.0 + 0.5 * 10 * 0.2) / (4.0 + 0.5 * 10 + 0.001)
+    np.testing.assert_allclose(obj.factors, [0.2 - 0.1 * step0, -0.4])  # rank 2 had no rows
+
+
+def test_save_load_keeps_the_bias_and_old_files_still_load(clicks, tmp_path):
+    _, test, _, rows, _ = clicks
+    model = LambdaMART(n_estimators=3, num_leaves=3, unbiased="ipw", propensity=TRUTH, propensity_clip=0.1)
+    model.fit(rows.X[:2000], rows.y[:2000], qid=rows.qid[:2000], position=rows.position[:2000])
+    model.save(tmp_path / "m.json")
+    back = load_model(tmp_path / "m.json")
+    np.testing.assert_array_equal(back.predict(test.X), model.predict(test.X))
+    np.testing.assert_array_equal(back.position_bias_["propensity"], np.maximum(TRUTH, 0.1))
+    assert back.get_params()["unbiased"] == "ipw" and back.propensity == TRUTH.tolist()
+    # a payload of version 2 (before unbiased=): loads, with no position bias
+    plain = LambdaMART(n_estimators=2, num_leaves=3).fit(rows.X[:500], rows.y[:500], qid=rows.qid[:500])
+    payload = plain._to_payload()
+    for key in ("unbiased", "position_bias_max_rank", "position_bias_norm", "position_bias_regularization",
+                "propensity", "propensity_clip"):  # fmt: skip
+        del payload["params"][key]
+    del payload["position_bias"]
+    payload["payload_version"] = 2
+    old = LambdaMART._from_payload(payload)
+    assert old.position_bias_ is None and old.unbiased is None
+    np.testing.assert_array_equal(old.predict(test.X), plain.predict(test.X))
+
+
+def test_plot_position_bias(clicks):
+    pytest.importorskip("matplotlib")
+    from ranklearn.plot import position_bias
+
+    rows = clicks[3]
+    model = _fit(rows, unbiased="pairwise", n_estimators=2)
+    fig = position_bias(model, truth=TRUTH)
+    labels = [line.get_label() for line in fig.axes[0].lines]
+    assert labels == ["t+ (clicked), ratio to rank 1", "t- (unclicked), ratio to rank 1", "truth, ratio to rank 1"]
+    with pytest.raises(ValueError, match="no position bias"):
+        position_bias(LambdaMART(n_estimators=1).fit(rows.X[:300], rows.y[:300], qid=rows.qid[:300]))
+
+
+@pytest.mark.parametrize(
+    "params, fit_position, match",
+    [
+        (dict(unbiased="pairwise"), False, r"LambdaMART\(unbiased='pairwise'\) needs position="),
+        (dict(unbiased="ipw"), True, "unbiased='ipw' needs propensity="),
+        (dict(unbiased="pairwise", propensity=[1.0]), True, "propensity= is read by unbiased='ipw' only"),
+        (dict(unbiased="ipw", propensity=[1.0, np.nan]), True, "positive finite"),
+        (dict(unbiased="pairwise", objective="squared_error"), True, "not 'squared_error'"),
+        (dict(unbiased="bogus"), True, "unbiased"),
+        (dict(propensity=[1.0, 0.5]), True, "read by unbiased='ipw' only; unbiased is None"),
+        (dict(unbiased="position_factors", propensity_clip=0.1), True, "propensity_clip is read by unbiased='ipw' only"),
+    ],
+)
+def test_bad_combinations_are_one_error_before_training(params, fit_position, match):
+    X, y, q = np.zeros((4, 1)), np.array([1.0, 0, 1, 0]), np.array([0, 0, 1, 1])
+    with pytest.raises(ValueError, match=match):
+        LambdaMART(**params).fit(X, y, qid=q, position=np.array([1, 2, 1, 2]) if fit_position else None)
