@@ -882,12 +882,12 @@ def test_cli_info_accepts_odd_but_valid_files(capsys, files, name):
 
 
 def test_cli_info_unreadable_file(capsys, files, monkeypatch):
-    import ranklearn.data.svmlight as svmlight_module
+    import ranklearn.data.source as source_module
 
     def refuse(*args, **kwargs):
         raise PermissionError(13, "Permission denied", str(args[0]))
 
-    monkeypatch.setattr(svmlight_module, "open", refuse, raising=False)
+    monkeypatch.setattr(source_module, "open", refuse, raising=False)
     assert_one_line_error(*run(capsys, "info", files["ok"])[::2], "ok.txt", "Permission denied")
 
 

@@ -602,7 +602,7 @@ def test_feature_id_beyond_int32_is_an_error(tmp_path):
 
 
 def test_loader_file_errors(tmp_path, monkeypatch):
-    import ranklearn.data.svmlight as svmlight_module
+    import ranklearn.data.source as source_module
 
     with pytest.raises(FileNotFoundError):
         load_svmlight(tmp_path / "missing.txt")
@@ -615,7 +615,7 @@ def test_loader_file_errors(tmp_path, monkeypatch):
     def refuse(*args, **kwargs):
         raise PermissionError(13, "Permission denied", str(args[0]))
 
-    monkeypatch.setattr(svmlight_module, "open", refuse, raising=False)
+    monkeypatch.setattr(source_module, "open", refuse, raising=False)
     with pytest.raises(PermissionError):
         load_svmlight(tmp_path / "file")
 

@@ -20,7 +20,6 @@ Needs the ``dask`` extra: ``pip install 'ranklearn[dask]'``.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import functools
 import glob
 import operator
@@ -47,15 +46,13 @@ from sklearn.utils.validation import validate_data
 from ranklearn._threads import numba_threads
 from ranklearn.collective import PeerError, PeerTimeoutError, StarComm, open_listener
 from ranklearn.exceptions import DataFormatError
-from ranklearn.models._base import check_feature_values, check_ranking_data, in_context
-from ranklearn.models.base import _check_weight, resolve_qid
+from ranklearn.models._base import check_feature_values, check_position, check_ranking_data, in_context
+from ranklearn.models.base import _check_weight, named_eval_sets, resolve_qid
 from ranklearn.models.driver import Callback
-from ranklearn.models.lambdamart import LambdaMART, _add_leaf_values
+from ranklearn.models.lambdamart import LambdaMART
 from ranklearn.objectives import Objective
-from ranklearn.tree.allreduce_builder import AllreduceHistogramBuilder
-from ranklearn.tree.binning import N_HIST_BINS, BinMapper, has_missing, sample_rows
-from ranklearn.tree.grower import TreeGrower
-from ranklearn.tree.predictor import add_tree_binned
+from ranklearn.tree.binning import BinMapper, has_missing, sample_rows
+from ranklearn.tree.boosting import BoostingState, draw_subsets
 from ranklearn.tree.tree import Tree
 
 __all__ = [
@@ -89,16 +86,26 @@ class _Shard:
 
     Parameters
     ----------
-    X, y, qid, weight
-        The partition's blocks; queries are made contiguous as one machine does.
+    X, y, qid, weight, position
+        The partition's blocks (weight and position may be None); queries are made
+        contiguous as one machine does.
     where : str
         The partition as errors name it: its row numbers count from its first row.
     """
 
-    def __init__(self, X: np.ndarray, y: np.ndarray, qid: np.ndarray, weight: np.ndarray | None, where: str) -> None:
+    def __init__(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        qid: np.ndarray,
+        weight: np.ndarray | None,
+        position: np.ndarray | None,
+        where: str,
+    ) -> None:
         self.n_threads = get_worker().state.nthreads
         try:
             self.X, self.y, self.ptr, order = check_ranking_data(X, y, qid, allow_nan=True)
+            self.position = check_position(position, self.X.shape[0], order)
         except ValueError as exc:  # the same error, saying which partition
             raise in_context(exc, where) from None
         q = np.asarray(qid).ravel() if order is None else np.asarray(qid).ravel()[order]
@@ -168,62 +175,46 @@ class _Peer:
         self.comm = StarComm.connect(rank, addresses, listener, token, timeout, names)
 
     @_worker_threads
-    def prepare(self, objective: Objective, n_bins: np.ndarray, n_features: int) -> None:
-        """Take the training shards' rows (binned by :meth:`_Shard.bin`) for the fit."""
+    def prepare(
+        self, objective: Objective, n_bins: np.ndarray, n_features: int, learning_rate: float, limits: dict[str, Any]
+    ) -> None:
+        """Take the training shards' rows (binned by :meth:`_Shard.bin`) for the fit: their
+        :class:`~ranklearn.tree.boosting.BoostingState`, summing over the peers."""
         n = sum(s.binned.shape[1] for s in self.train)
-        self.binned = np.empty((n_features, n), dtype=np.uint8)
+        binned = np.empty((n_features, n), dtype=np.uint8)
         start, ptrs = 0, [np.zeros(1, dtype=np.int64)]
         for s in self.train:
             end = start + s.binned.shape[1]
-            self.binned[:, start:end] = s.binned
+            binned[:, start:end] = s.binned
             del s.binned  # one shard's copy at a time beside the whole
             ptrs.append(s.ptr[1:] + start)
             start = end
-        # small nodes' histograms read the rows row-major, as one machine (n x F bytes more,
-        # made once the raw features of every shard are freed)
-        self.binned_rows = np.ascontiguousarray(self.binned.T)
-        self.y = np.concatenate([s.y for s in self.train]) if self.train else np.zeros(0)
-        self.ptr = np.concatenate(ptrs)
-        weights = [s.weight for s in self.train]
-        self.weight = np.concatenate(weights) if weights and weights[0] is not None else None
-        self.objective, self.n_bins = objective, n_bins
-        self.scores, self.grad, self.hess = np.zeros(n), np.empty(n), np.empty(n)
-        self.eval_scores = [[np.zeros(s.binned.shape[1]) for s in shards] for shards in self.evals]
-        self.pool: np.ndarray | None = None  # the trees' summed histograms, reused tree after tree
+        y = np.concatenate([s.y for s in self.train]) if self.train else np.zeros(0)
+        weight = _concat_rows([s.weight for s in self.train])
+        position = _concat_rows([s.position for s in self.train])
+        # the row-major copy of small nodes is made once the raw features of every shard are freed
+        self.state = BoostingState(
+            binned, n_bins, y, np.concatenate(ptrs), objective, weight=weight,
+            side=None if position is None else {"position": position},
+            evals=[s.binned for shards in self.evals for s in shards], learning_rate=learning_rate, limits=limits,
+            comm=self.comm,
+        )  # fmt: skip
 
     @_worker_threads
-    def tree(
-        self, chosen: np.ndarray | None, features: np.ndarray | None, limits: dict[str, Any], learning_rate: float
-    ) -> tuple[Tree | None, list[list[np.ndarray]]]:
+    def tree(self, chosen: np.ndarray | None, features: np.ndarray | None) -> tuple[Tree | None, list[list[np.ndarray]]]:
         """Grow one tree with the other peers, on the ``chosen`` local queries (all when None)
-        and ``features``; add it (shrunk by ``learning_rate``) to the training and evaluation
-        scores. Returns the unshrunk tree (rank 0 only; None elsewhere) and the scores of
-        this worker's evaluation shards, per set."""
-        self.objective.gradients(self.scores, self.y, self.ptr, self.grad, self.hess)
-        if self.weight is not None:
-            self.grad *= self.weight
-            self.hess *= self.weight
-        samples = None
-        if chosen is not None:
-            ptr = self.ptr
-            samples = np.concatenate([np.arange(ptr[q], ptr[q + 1]) for q in chosen] or [np.empty(0, np.int64)])
-        if self.pool is None or self.pool.shape[0] < limits["num_leaves"]:
-            self.pool = np.empty((limits["num_leaves"], self.binned.shape[0], N_HIST_BINS, 3))
-        builder = AllreduceHistogramBuilder(
-            self.comm, self.binned, self.n_bins, self.grad, self.hess, samples=samples, features=features,
-            binned_rows=self.binned_rows, pool=self.pool,
-        )  # fmt: skip
-        tree, leaf_samples, leaf_ranges = TreeGrower.from_builder(builder, self.n_bins, **limits).grow()
-        # tree.value * learning_rate: the same product the client's model keeps
-        shrunk = dataclasses.replace(tree, value=tree.value * learning_rate)
-        if samples is None:
-            _add_leaf_values(self.scores, leaf_samples, leaf_ranges, shrunk.value)
-        else:
-            add_tree_binned(shrunk, self.binned, self.scores)
-        for shards, scores in zip(self.evals, self.eval_scores):
-            for s, out in zip(shards, scores):
-                add_tree_binned(shrunk, s.binned, out)
-        return (tree if self.comm.rank == 0 else None), self.eval_scores
+        and ``features``; add it to the training and evaluation scores. Returns the tree, its
+        leaf values shrunk (rank 0 only; None elsewhere), and the scores of this worker's
+        evaluation shards, per set."""
+        tree = self.state.step(chosen, features)
+        scores = iter(self.state.eval_scores)
+        per_set = [[next(scores) for _ in shards] for shards in self.evals]
+        return (tree if self.comm.rank == 0 else None), per_set
+
+
+def _concat_rows(parts: list[np.ndarray | None]) -> np.ndarray | None:
+    """Per-row vectors of the shards concatenated (None when the fit has none)."""
+    return np.concatenate(parts) if parts and parts[0] is not None else None
 
 
 class WorkerLostError(RuntimeError):
@@ -353,7 +344,16 @@ def _as_dask_array(a: Any, rows: tuple[int, ...], name: str, what: str) -> da.Ar
 
 
 def _shard(
-    client: Client, name: str, X: Any, y: Any, qid: Any, group: Any, weight: Any, what: str, timeout: float | None
+    client: Client,
+    name: str,
+    X: Any,
+    y: Any,
+    qid: Any,
+    group: Any,
+    weight: Any,
+    what: str,
+    timeout: float | None,
+    position: Any = None,
 ) -> _ShardedSet:
     """Send every partition of ``X`` to an actor on a worker; check that queries do not
     straddle partitions."""
@@ -374,29 +374,34 @@ def _shard(
     if qid is None:
         raise ValueError(f"qid is required for {what} (a query id per row), or group= (query sizes)")
     cols = [X, _as_dask_array(y, rows, "y", what), _as_dask_array(qid, rows, "qid", what)]
-    w = _as_dask_array(weight, rows, "sample_weight", what)
+    optional = [_as_dask_array(weight, rows, "sample_weight", what), _as_dask_array(position, rows, "position", what)]
+    cols += [c for c in optional if c is not None]
     # Unoptimized: fusing the graph drops its annotations, and with them where the user asked
     # each partition to be made (dask.annotate(workers=...)); a worker given more than its share
     # can run out of memory. Fusing also repeats work the columns share (a file read per column).
     blocks = [c.to_delayed(optimize_graph=False).ravel() for c in cols]
-    wblocks = w.to_delayed(optimize_graph=False).ravel() if w is not None else [None] * len(rows)
     # an empty partition (a frame filtered after its split) holds no query: no shard
     kept = [i for i in range(len(rows)) if rows[i] > 0]
     if not kept:
         raise ValueError(f"{what} is empty: need at least one query with documents")
     first_rows = np.concatenate(([0], np.cumsum(rows)))
-    per_part = 4 if w is not None else 3
+    per_part = len(cols)
     # One submission for every partition. One per partition sent the graph once each (time
     # grew with the square of the partitions), and right after dask.compute(X, y, qid) the
     # scheduler lost partitions in most fits ("lost dependencies"; Dask warned of keys
     # resubmitted with other dependencies, dask/dask#9888); none in 55 fits since.
-    flat = client.compute([c[i] for i in kept for c in (*blocks, wblocks)[:per_part]])
+    flat = client.compute([c[i] for i in kept for c in blocks])
     parts = [flat[j * per_part : (j + 1) * per_part] for j in range(len(kept))]
     _wait_shards(client, [p[0] for p in parts], timeout, what)
     # each actor on the worker holding its X block: a copy sent to another worker would double it
     holder = client.who_has([p[0] for p in parts])
+
+    def shard_args(p: list) -> list:  # X, y, qid, then weight and position or None for each
+        given = iter(p[3:])
+        return [*p[:3], *(None if c is None else next(given) for c in optional)]
+
     futures = [
-        client.submit(_Shard, *p, *([] if w is not None else [None]),
+        client.submit(_Shard, *shard_args(p),
                       f"{what}, partition {i} (rows {first_rows[i]}-{first_rows[i + 1] - 1}; its rows count from 0)",
                       workers=sorted(holder[p[0].key])[:1], allow_other_workers=True, actor=True, pure=False)
         for i, p in zip(kept, parts)
@@ -553,7 +558,9 @@ class DaskLambdaMART(LambdaMART):
     single-machine file (it loads as a ``LambdaMART``).
 
     Objectives: "lambdarank", "ranknet" and "squared_error" (their gradients depend on each
-    query alone). Evaluation sets are sharded too; their scores (one float per row) come to
+    query alone), or a user's object (as ``LambdaMART`` takes it), sent to every worker and
+    called there on that worker's queries with their side data (``side={"position": ...}``
+    when ``fit`` has ``position=``): its gradients must depend on each query's own rows. Evaluation sets are sharded too; their scores (one float per row) come to
     the client every tree for the metric.
 
     ``worker_timeout`` (seconds, default 600; None waits forever) bounds every wait for the
@@ -582,7 +589,8 @@ class DaskLambdaMART(LambdaMART):
 
     def _check_params(self) -> None:
         objective = self._objective_param()
-        if not (isinstance(objective, str) and objective in _LOCAL_OBJECTIVES):
+        # a user's object runs on every worker on that worker's queries (it must compute query by query)
+        if isinstance(objective, str) and objective not in _LOCAL_OBJECTIVES:
             raise ValueError(
                 f"objective={objective!r} is not supported by DaskLambdaMART; use one of "
                 f"{', '.join(_LOCAL_OBJECTIVES)} (gradients computed query by query)"
@@ -601,6 +609,7 @@ class DaskLambdaMART(LambdaMART):
         *,
         group: ArrayLike | None = None,
         sample_weight: Any = None,
+        position: Any = None,
         eval_set: Sequence[tuple] | None = None,
         eval_group: Sequence[ArrayLike] | None = None,
         eval_names: Sequence[str] | None = None,
@@ -608,13 +617,14 @@ class DaskLambdaMART(LambdaMART):
         callbacks: Sequence[Callback] | None = None,
     ) -> DaskLambdaMART:
         """Fit on Dask collections partitioned by whole queries (see :meth:`LambdaMART.fit`
-        for the arguments; ``X`` a Dask array or DataFrame, the per-row vectors Dask arrays
-        or Series chunked like its rows, or NumPy arrays)."""
+        for the arguments; ``X`` a Dask array or DataFrame, the per-row vectors (``y``, ``qid``,
+        ``sample_weight``, ``position``) Dask arrays or Series chunked like its rows, or NumPy
+        arrays). Positions reach the objective on the workers with their rows."""
         self.check_params()
         client = self._client()
         sets: list[_ShardedSet] = []
         try:
-            train = _shard(client, "train", X, y, qid, group, sample_weight, "X", self.worker_timeout)
+            train = _shard(client, "train", X, y, qid, group, sample_weight, "X", self.worker_timeout, position)
             sets.append(train)
             was_fitted = self.__sklearn_is_fitted__()
             validate_data(self, _columns_view(X), reset=True, skip_check_array=True)  # n_features_in_, feature_names_in_
@@ -628,28 +638,14 @@ class DaskLambdaMART(LambdaMART):
             client.cancel([f for s in sets for f in s.futures] + (peers.futures if peers is not None else []))
 
     def _shard_eval_sets(self, client, eval_set, eval_group, eval_names) -> list[_ShardedSet]:
-        if eval_set is None:
-            if eval_group is not None or eval_names is not None:
-                raise ValueError("eval_group / eval_names given without eval_set")
-            return []
-        if isinstance(eval_set, tuple) and len(eval_set) in (2, 3) and not isinstance(eval_set[0], tuple):
-            eval_set = [eval_set]
-        eval_set = list(eval_set)
-        names = [f"valid_{i}" for i in range(len(eval_set))] if eval_names is None else [str(n) for n in eval_names]
-        if len(names) != len(eval_set) or len(set(names)) != len(names):
-            raise ValueError(f"eval_names must hold {len(eval_set)} distinct names, got {names}")
-        groups = [None] * len(eval_set) if eval_group is None else list(eval_group)
         out = []
-        for name, item, grp in zip(names, eval_set, groups):
-            if not isinstance(item, (tuple, list)) or len(item) not in (2, 3):
-                raise ValueError(f"evaluation set {name!r} must be (X, y, qid), or (X, y) with eval_group")
+        for name, Xe, ye, qe, grp in named_eval_sets(eval_set, eval_group, eval_names):
             what = f"evaluation set {name!r}"
-            e = _shard(client, name, item[0], item[1], item[2] if len(item) == 3 else None, grp, None, what,
-                       self.worker_timeout)  # fmt: skip
+            e = _shard(client, name, Xe, ye, qe, grp, None, what, self.worker_timeout)
             out.append(e)  # before any check: fit cancels the actors of every set made
             if e.n_features != self.n_features_in_:
                 raise ValueError(f"{what} has {e.n_features} features, the training data has {self.n_features_in_}")
-            validate_data(self, _columns_view(item[0]), reset=False, skip_check_array=True)
+            validate_data(self, _columns_view(Xe), reset=False, skip_check_array=True)
             labels = _gather(e.shards, [s.labels() for s in e.shards], self.worker_timeout)
             e.y = np.concatenate([lab[0] for lab in labels])
             e.ptr = np.concatenate([[0]] + [lab[1][1:] + e.starts[i] for i, lab in enumerate(labels)])
@@ -678,9 +674,10 @@ class DaskLambdaMART(LambdaMART):
         missing = _gather(shards, [s.bin(self.bin_mapper_) for s in shards], wait_s)
         self.trained_with_missing_ = any(missing[: len(train.shards)])
         self._peers = _start_peers(self._client(), data, wait_s)
+        limits, n_bins = self._growth_limits(), self.bin_mapper_.n_bins_
         _gather(self._peers.actors,
-                [p.prepare(self._objective, self.bin_mapper_.n_bins_, train.n_features) for p in self._peers.actors],
-                wait_s, self._peers.holding)  # fmt: skip
+                [p.prepare(self._objective, n_bins, train.n_features, self.learning_rate, limits)
+                 for p in self._peers.actors], wait_s, self._peers.holding)  # fmt: skip
         self._train_set, self._eval_sets = train, evals
         self._eval_score_list = [np.zeros(e.n_rows) for e in evals]
         self.trees_: list[Tree] = []
@@ -688,10 +685,10 @@ class DaskLambdaMART(LambdaMART):
 
     def _fit_step(self, iteration: int) -> None:
         train, peers = self._train_set, self._peers
-        chosen, features = self._draw_subsets(int(train.query_starts[-1]), train.n_features)
+        chosen, features = draw_subsets(self._rng, int(train.query_starts[-1]), train.n_features,
+                                        self.bagging_fraction, self.feature_fraction)  # fmt: skip
         per_peer = [None] * len(peers.actors) if chosen is None else peers.local_queries(chosen, train.query_starts)
-        limits = self._growth_limits()
-        calls = [p.tree(c, features, limits, self.learning_rate) for p, c in zip(peers.actors, per_peer)]
+        calls = [p.tree(c, features) for p, c in zip(peers.actors, per_peer)]
         try:
             results = _gather(peers.actors, calls, self.worker_timeout, peers.holding)
         except WorkerLostError as exc:

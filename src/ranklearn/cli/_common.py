@@ -66,6 +66,8 @@ def load_data(
         raise reworded(exc, exc.reason.replace("(regroup=True gathers them)", "(leave out --no-regroup to gather them)")) from None
     if order is not None and warn_regroup:
         _warn_regrouped(path, ds, order)
+    if ds.position is not None:  # read from a sidecar the user did not name: say so
+        note(f"positions from {ds.position_file}")
     return (ds, order) if return_order else ds
 
 
@@ -153,6 +155,11 @@ class Interrupted(Exception):
 def warn(text: str) -> None:
     """One warning line on stderr."""
     print(f"ranklearn: warning: {' '.join(text.split())}", file=sys.stderr)
+
+
+def note(text: str) -> None:
+    """One informational line on stderr (what a command used that the user did not name)."""
+    print(f"ranklearn: {' '.join(text.split())}", file=sys.stderr)
 
 
 def output_path(value: str) -> Path:

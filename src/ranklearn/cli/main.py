@@ -21,7 +21,7 @@ import typer
 from rich.table import Table
 from typer.core import TyperOption
 
-from ranklearn._files import is_special, write_output, write_outputs
+from ranklearn._files import is_special, write_outputs
 from ranklearn._compilation import on_first_compile
 from ranklearn.cli import _common as C
 from ranklearn.exceptions import DataFormatError, RanklearnError
@@ -138,6 +138,11 @@ def info(file: Path = DataArg, no_regroup: bool = NoRegroupOpt) -> None:
     table.add_row("docs per query", f"min {sizes.min():,}, mean {sizes.mean():.1f}, max {sizes.max():,}")
     empty = int((~has_relevant).sum())
     table.add_row("queries without a relevant doc", f"{empty:,} ({100 * empty / ds.n_queries:.1f}%)")
+    if ds.position is not None:
+        shown_at, n_at = np.unique(ds.position, return_counts=True)
+        top = ", ".join(f"{p}: {c:,}" for p, c in zip(shown_at[:5].tolist(), n_at[:5].tolist()))
+        more = f", ... up to {shown_at[-1]:,}" if shown_at.shape[0] > 5 else ""
+        table.add_row("positions", f"from {ds.position_file}; rows per position {top}{more}")
     C.console.print(table)
 
 
@@ -344,20 +349,33 @@ def convert(
     """Convert between the qid layout and LightGBM's query-file layout (rows of a query are gathered, stably).
 
     LightGBM's layout has no qids and no comments: converting back numbers the queries 0, 1, ...
+    Positions (IN.position) go to OUT.position, in the rows' new order.
     """
     from ranklearn.data import format_svmlight
+    from ranklearn.data.positions import format_positions, sidecar_path
 
+    ds = C.load_data(source, regroup=not no_regroup, dtype=np.float64)  # every value as written
     outputs = [target] if to is Layout.qid else [target, Path(f"{target}.query")]
-    if to is Layout.lightgbm and is_special(target):
+    if ds.position is not None:
+        outputs.append(sidecar_path(target))
+    if len(outputs) > 1 and is_special(target):
+        companions = (["OUT.query (group sizes)"] if to is Layout.lightgbm else []) + (
+            ["OUT.position (IN's positions)"] if ds.position is not None else []
+        )
         raise ValueError(
-            f"--to lightgbm writes OUT and OUT.query together: OUT cannot be standard output or a device ({target})"
+            f"OUT is written together with {' and '.join(companions)}: OUT cannot be standard output or a device "
+            f"({target})"
         )
     for out in outputs:
         C.check_output_path(out, source)
-    ds = C.load_data(source, regroup=not no_regroup, dtype=np.float64)  # every value as written
+    files = {target: format_svmlight(ds, with_qid=to is Layout.qid)}
+    if to is Layout.lightgbm:
+        files[outputs[1]] = "".join(f"{n}\n" for n in ds.query_sizes.tolist()).encode()
+    if ds.position is not None:
+        files[outputs[-1]] = format_positions(ds.position)
     if to is Layout.qid:
-        write_output(target, format_svmlight(ds))
-        C.report(f"wrote {target}: {ds.n_samples:,} rows, {ds.n_queries:,} queries", target)
+        write_outputs(files)  # all or none
+        C.report(f"wrote {' and '.join(map(str, outputs))}: {ds.n_samples:,} rows, {ds.n_queries:,} queries", target)
         return
     ids = ds.query_ids
     if ds.comments is not None or not np.array_equal(ids, np.arange(ds.n_queries)):
@@ -365,9 +383,8 @@ def convert(
             f"LightGBM's layout has no qids or comments: {target} keeps neither (first qid: {ids[:1].tolist()[0]}), "
             f"so converting it back numbers the queries 0 to {ds.n_queries - 1}"
         )
-    sizes = "".join(f"{n}\n" for n in ds.query_sizes.tolist()).encode()
-    write_outputs({target: format_svmlight(ds, with_qid=False), outputs[1]: sizes})  # both or neither
-    C.report(f"wrote {target} and {outputs[1]}: {ds.n_samples:,} rows, {ds.n_queries:,} queries", target)
+    write_outputs(files)  # all or none
+    C.report(f"wrote {', '.join(map(str, outputs))}: {ds.n_samples:,} rows, {ds.n_queries:,} queries", target)
 
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})

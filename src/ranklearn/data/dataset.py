@@ -10,6 +10,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from ranklearn.data.groups import block_ptr, first_reappearance, group_ptr, regroup_order, take_queries
+from ranklearn.data.positions import check_position
 from ranklearn.exceptions import DataFormatError
 
 
@@ -73,6 +74,9 @@ class RankingDataset:
     lines : array-like of int, shape (n_samples,), optional
         The 1-based line of each row in the file it was read from (:func:`load_svmlight`
         sets it), so that an error about a row can name its line; None for data made in memory.
+    position : array-like of int, shape (n_samples,), optional
+        The 1-based rank at which each row was shown in its logged result list (click data;
+        see :mod:`ranklearn.data.positions`). Whole numbers >= 1; stored as int64.
 
     Raises
     ------
@@ -80,8 +84,9 @@ class RankingDataset:
         On inconsistent shapes, bad boundaries, duplicate query ids or non-finite labels.
     """
 
-    #: class default: a dataset pickled before rows knew their lines has none
+    #: class defaults: a dataset pickled before rows knew their lines or positions has none
     lines: np.ndarray | None = None
+    position: np.ndarray | None = None
 
     def __init__(
         self,
@@ -93,6 +98,7 @@ class RankingDataset:
         comments: Sequence[str | None] | None = None,
         feature_names: Sequence[str] | None = None,
         lines: ArrayLike | None = None,
+        position: ArrayLike | None = None,
     ) -> None:
         if sp.issparse(X):
             X = X.tocsr()
@@ -154,9 +160,14 @@ class RankingDataset:
             lines = lines.astype(np.int64, copy=False)
             if lines.shape != (n,):
                 raise DataFormatError(f"lines must have shape ({n},) to match X, got {lines.shape}")
+        try:
+            position = check_position(position, n)
+        except ValueError as exc:
+            raise DataFormatError(str(exc)) from None
         self.comments = comments
         self.feature_names = feature_names
         self.lines = lines
+        self.position = position
 
     # ----------------------------------------------------------------- sizes
     @property
@@ -225,6 +236,7 @@ class RankingDataset:
             comments=None if self.comments is None else self.comments[rows],
             feature_names=self.feature_names,
             lines=None if self.lines is None else self.lines[rows],
+            position=None if self.position is None else self.position[rows],
         )
 
     @classmethod
@@ -234,7 +246,9 @@ class RankingDataset:
         The result is sparse if any input is; its dtype is the widest of the inputs. When some
         inputs have integer query ids and others text ones (a file with ``qid:007`` keeps its
         ids as text), the integers become their text: ids of one kind compare and sort. The
-        result has no ``lines`` (its rows come from several files).
+        result has no ``lines`` (its rows come from several files). Positions are kept when
+        every input has them (a mix is a ``DataFormatError``: rows without a position cannot
+        be given one).
         """
         datasets = list(datasets)
         if not datasets:
@@ -258,6 +272,12 @@ class RankingDataset:
             comments = np.concatenate(
                 [np.full(d.n_samples, None, dtype=object) if d.comments is None else d.comments for d in datasets]
             )
+        with_position = [d.position is not None for d in datasets]
+        if any(with_position) and not all(with_position):
+            raise DataFormatError(
+                f"cannot concatenate datasets with and without positions ({with_position.count(False)} of "
+                f"{len(datasets)} have none)"
+            )
         ids = [_as_id_array(d.query_ids) for d in datasets]
         if {a.dtype.kind for a in ids} == {"i", "O"}:
             ids = [a if a.dtype == object else np.array([str(v) for v in a.tolist()], dtype=object) for a in ids]
@@ -268,6 +288,7 @@ class RankingDataset:
             query_ids=np.concatenate(ids),
             comments=comments,
             feature_names=next(iter(names), None),
+            position=np.concatenate([d.position for d in datasets]) if all(with_position) else None,
         )
 
     def to_dense(self) -> RankingDataset:
@@ -282,13 +303,15 @@ class RankingDataset:
             comments=self.comments,
             feature_names=self.feature_names,
             lines=self.lines,
+            position=self.position,
         )
 
     def __repr__(self) -> str:
         kind = "sparse" if self.is_sparse else "dense"
         return (
             f"RankingDataset(n_samples={self.n_samples}, n_features={self.n_features}, "
-            f"n_queries={self.n_queries}, X={kind} {self.X.dtype})"
+            f"n_queries={self.n_queries}, X={kind} {self.X.dtype}"
+            + (", with positions)" if self.position is not None else ")")
         )
 
 
@@ -312,6 +335,7 @@ def from_arrays(
     feature_names: Sequence[str] | None = None,
     regroup: bool = False,
     dtype: type = np.float32,
+    position: ArrayLike | None = None,
 ) -> RankingDataset:
     """Build a dataset from per-row arrays.
 
@@ -328,17 +352,25 @@ def from_arrays(
         first appearance).
     dtype : numpy float type, default float32
         dtype of ``X``.
+    position : array-like of int, shape (n_samples,), optional
+        The 1-based display rank of each row (see :class:`RankingDataset`); reordered with the
+        rows by ``regroup``.
 
     Raises
     ------
     DataFormatError
-        If lengths differ, or a qid reappears after another one and ``regroup`` is False.
+        If lengths differ, a position is not a whole number >= 1, or a qid reappears after
+        another one and ``regroup`` is False.
     """
     X = X.astype(dtype) if sp.issparse(X) else np.asarray(X, dtype=dtype)
     q = np.asarray(qid)
     if q.ndim != 1 or q.shape[0] != X.shape[0]:
         raise DataFormatError(f"qid must have shape ({X.shape[0]},) to match X, got {q.shape}")
     y = np.asarray(y)
+    try:
+        position = check_position(position, X.shape[0])
+    except ValueError as exc:
+        raise DataFormatError(str(exc)) from None
     if regroup:
         ptr = block_ptr(q)
         if first_reappearance(q, ptr) is not None:
@@ -346,9 +378,11 @@ def from_arrays(
             X, y, q = X[order], y[order], q[order]
             if comments is not None:
                 comments = np.asarray(comments, dtype=object)[order]
+            if position is not None:
+                position = position[order]
     ptr = group_ptr(q)
     return RankingDataset(
-        X, y, ptr, query_ids=q[ptr[:-1]], comments=comments, feature_names=feature_names
+        X, y, ptr, query_ids=q[ptr[:-1]], comments=comments, feature_names=feature_names, position=position
     )
 
 
@@ -359,6 +393,7 @@ def from_frame(
     label_col: Hashable = "label",
     feature_cols: Sequence[Hashable] | None = None,
     comment_col: Hashable | None = None,
+    position_col: Hashable | None = None,
     regroup: bool = False,
     dtype: type = np.float32,
 ) -> RankingDataset:
@@ -373,6 +408,8 @@ def from_frame(
         Feature columns, in order. Default: every other column (except ``comment_col``).
     comment_col : column label, optional
         Column of per-row comments.
+    position_col : column label, optional
+        Column of per-row display positions (1-based ranks in the logged list; never a feature).
     regroup, dtype
         As in :func:`from_arrays`.
 
@@ -382,11 +419,12 @@ def from_frame(
         With ``feature_names`` set to the feature column labels, as text.
     """
     columns = list(df.columns)  # labels as the frame has them: pd.DataFrame(array) names its columns 0, 1, ...
-    for name, col in (("query_col", query_col), ("label_col", label_col), ("comment_col", comment_col)):
+    named = (("query_col", query_col), ("label_col", label_col), ("comment_col", comment_col), ("position_col", position_col))
+    for name, col in named:
         if col is not None and col not in columns:
             raise KeyError(f"{name}={col!r} is not a column of the frame (columns: {columns})")
     if feature_cols is None:
-        reserved = {query_col, label_col, comment_col}
+        reserved = {query_col, label_col, comment_col, position_col}
         feature_cols = [c for c in columns if c not in reserved]
     else:
         feature_cols = list(feature_cols)
@@ -402,4 +440,5 @@ def from_frame(
         feature_names=[str(c) for c in feature_cols],
         regroup=regroup,
         dtype=dtype,
+        position=None if position_col is None else df[position_col].to_numpy(),
     )

@@ -15,25 +15,19 @@ the requested dtype. Labels may be any finite real number.
 
 from __future__ import annotations
 
-import gzip
-import zlib
 from os import PathLike
 from pathlib import Path
-from typing import IO
 
 import numpy as np
 import scipy.sparse as sp
 
-from ranklearn._files import write_output
-from ranklearn._text import strip_bom
+from ranklearn._files import write_output, write_outputs, writes_stdout
 from ranklearn.data import _svmlight_kernel as K
 from ranklearn.data.dataset import RankingDataset, dense_size_problem
 from ranklearn.data.groups import block_ptr, first_reappearance, regroup_order, sizes_to_ptr
+from ranklearn.data.positions import format_positions, read_position_file, sidecar_path
+from ranklearn.data.source import PathOrFile, read_source
 from ranklearn.exceptions import DataFormatError
-
-PathOrFile = str | PathLike[str] | IO[bytes] | IO[str]
-
-_GZIP_MAGIC = b"\x1f\x8b"
 
 _MESSAGES = {
     K.E_LABEL: "bad label: expected a number as the first token of the line",
@@ -48,32 +42,6 @@ _MESSAGES = {
     K.E_VALUE: "feature value is not a number: expected a decimal number (or 'nan' for missing)",
     K.E_VALUE_INF: "infinite feature value: expected a finite number ('nan' marks a missing value)",
 }
-
-
-def _read_bytes(source: PathOrFile) -> tuple[bytes, str]:
-    """The (decompressed) content of a path or file object, and a name for messages."""
-    if isinstance(source, (str, PathLike)):
-        name = str(source)
-        with open(source, "rb") as fh:
-            raw = fh.read()
-    else:
-        name = str(getattr(source, "name", "<stream>"))
-        try:
-            raw = source.read()
-        except UnicodeDecodeError as exc:  # a text-mode stream over bytes that are not text
-            raise DataFormatError(
-                f"cannot decode the stream as text ({exc.reason} at byte {exc.start}); open the file in binary mode",
-                path=name,
-            ) from None
-        if isinstance(raw, str):
-            raw = raw.encode("utf-8")
-    if raw[:2] == _GZIP_MAGIC:  # by content, so misnamed files work too
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise DataFormatError(f"corrupt or truncated gzip data ({exc})", path=name) from None
-    raw = strip_bom(raw)  # files saved by some Windows editors
-    return raw, name
 
 
 def _overflow_threshold(dtype: np.dtype) -> float:
@@ -105,7 +73,7 @@ def _decode(raw: bytes, start: int, end: int, what: str, name: str, line: int) -
 
 def _read_query_file(path: str | PathLike[str], n_rows: int) -> np.ndarray:
     """Group sizes of a LightGBM ``.query`` file, checked against the row count."""
-    raw, name = _read_bytes(path)
+    raw, name = read_source(path)
     sizes = []
     for lineno, line in enumerate(raw.split(b"\n"), start=1):
         token = line.strip()
@@ -130,6 +98,7 @@ def load_svmlight(
     path_or_file: PathOrFile,
     *,
     query_file: str | PathLike[str] | None = None,
+    position_file: str | PathLike[str] | bool | None = None,
     regroup: bool = False,
     n_features: int | None = None,
     dtype: type = np.float32,
@@ -146,6 +115,10 @@ def load_svmlight(
     query_file : str or PathLike, optional
         LightGBM group sizes for a file without qid. By default ``<path>.query`` is used
         when the lines have no qid and that file exists.
+    position_file : str, PathLike, None or False, optional
+        Display positions, one per data row in file order (LightGBM's ``.position`` file; see
+        :mod:`ranklearn.data.positions`). None (the default): ``<path>.position`` is read when
+        it exists, and the dataset's ``position_file`` names it; False: never read positions.
     regroup : bool, default False
         If a qid reappears after another qid, stably regroup rows (queries in order of
         first appearance) instead of raising.
@@ -173,7 +146,9 @@ def load_svmlight(
         no leading zero), else the strings as written;
         ``0 .. n_queries - 1`` with a ``.query`` file. ``comments`` holds the text after
         ``#`` (whitespace-stripped, None where a row has none), or is None when no row
-        has a comment. With ``return_order=True``, a tuple ``(dataset, order)``.
+        has a comment. ``position`` holds the positions (None without a position file) and
+        ``position_file`` the file they came from (None without), so that a caller can say
+        which file it used. With ``return_order=True``, a tuple ``(dataset, order)``.
 
     Raises
     ------
@@ -189,7 +164,7 @@ def load_svmlight(
         raise ValueError(f"dtype must be float32 or float64, got {dtype}")
     if n_features is not None and not 1 <= n_features <= K.MAX_FID:
         raise ValueError(f"n_features must be between 1 and {K.MAX_FID}, got {n_features}")
-    raw, name = _read_bytes(path_or_file)
+    raw, name = read_source(path_or_file)
     buf = np.frombuffer(raw, dtype=np.uint8)
     row_cap, entry_cap = K.count_rows_and_entries(buf)
     labels = np.empty(row_cap, dtype=np.float64)
@@ -246,12 +221,28 @@ def load_svmlight(
         (values[:nnz].astype(dtype), indices[:nnz], row_ptr), shape=(n_rows, n_cols), copy=False
     )
     comments = _comments(raw, name, comment_span[:n_rows], row_line)
+    if position_file is None and isinstance(path_or_file, (str, PathLike)):
+        candidate = sidecar_path(path_or_file)
+        position_file = candidate if candidate.exists() else None
+    position = None
+    if position_file is not None and position_file is not False:
+        if position_file is True:
+            raise ValueError("position_file must be a path, None (the sidecar when it exists) or False, not True")
+        position = read_position_file(position_file, n_rows)
     if order is not None:
         X, labels, row_line = X[order], labels[order], row_line[order]
         comments = None if comments is None else comments[order]
+        position = None if position is None else position[order]
     dataset = RankingDataset(
-        X if sparse else X.toarray(), labels, ptr, query_ids=query_ids, comments=comments, lines=row_line
+        X if sparse else X.toarray(),
+        labels,
+        ptr,
+        query_ids=query_ids,
+        comments=comments,
+        lines=row_line,
+        position=position,
     )
+    dataset.position_file = None if position is None else str(position_file)
     return (dataset, order) if return_order else dataset
 
 
@@ -457,6 +448,9 @@ def format_svmlight(dataset: RankingDataset, *, with_qid: bool = True) -> bytes:
 def save_svmlight(dataset: RankingDataset, path: str | PathLike[str]) -> None:
     """Write a dataset in SVMlight / LETOR format (safely: ``ranklearn._files``; ``-`` is standard output).
 
+    A dataset with positions also gets its ``<path>.position`` sidecar (both files or neither;
+    to standard output the positions cannot go, which is an error).
+
     Lines are ``<label> qid:<id> <fid>:<value> ... [#<comment>]`` with only the nonzero
     entries (missing ids read back as 0), NaN written as ``nan``, and every number in
     its shortest text that reads back to the same value (integral values without
@@ -466,6 +460,13 @@ def save_svmlight(dataset: RankingDataset, path: str | PathLike[str]) -> None:
     Raises
     ------
     ValueError
-        If ``X`` holds inf, or a qid or comment cannot be written on one line.
+        If ``X`` holds inf, or a qid or comment cannot be written on one line, or positions
+        would go to standard output.
     """
-    write_output(path, format_svmlight(dataset))
+    text = format_svmlight(dataset)
+    if dataset.position is None:
+        write_output(path, text)
+        return
+    if writes_stdout(path):
+        raise ValueError("the dataset has positions, which need a file beside the data: give a path, not '-'")
+    write_outputs({path: text, sidecar_path(path): format_positions(dataset.position)})  # both or neither

@@ -179,38 +179,3 @@ def check_ranking_data(
         X, y, q = X[order], y[order], q[order]
     return X, y, group_ptr(q), order
 
-
-def check_position(position: ArrayLike | None, n: int, order: np.ndarray | None = None, what: str = "position") -> np.ndarray | None:
-    """Per-row 1-based display ranks as int64, reordered like the rows (``order``), or None.
-
-    A position is the rank at which the document was shown in its logged result list (1 =
-    top): what click models and the debiased estimators need. Models never need it to score.
-
-    Raises
-    ------
-    ValueError
-        If the length differs from the rows', or a value is NaN, infinite, not a whole number
-        or below 1 (naming the first such row, from 0).
-    """
-    if position is None:
-        return None
-    p = np.asarray(position)
-    if p.ndim == 2 and 1 in p.shape:
-        p = p.ravel()
-    if p.ndim != 1:
-        raise ValueError(f"{what} must be one value per row, got shape {p.shape}")
-    if p.shape[0] != n:
-        raise ValueError(f"{what} has {p.shape[0]} values for {n} rows")
-    if p.dtype.kind == "b" or p.dtype.kind not in "iuf":
-        raise ValueError(f"{what} must hold whole numbers >= 1 (1 = shown first), got dtype {p.dtype}")
-    if p.dtype.kind == "f":
-        bad = ~np.isfinite(p) | (p != np.floor(np.where(np.isfinite(p), p, 0)))
-        if bad.any():
-            row = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"{what} must hold whole numbers >= 1 (1 = shown first): {p[row].item()!r} at row {row} (from 0)")
-    low = p < 1
-    if low.any():
-        row = int(np.flatnonzero(low)[0])
-        raise ValueError(f"{what} must be >= 1 (1 = shown first): {p[row].item()!r} at row {row} (from 0)")
-    p = p.astype(np.int64)
-    return p if order is None else p[order]

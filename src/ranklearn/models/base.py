@@ -43,16 +43,11 @@ from sklearn.utils.validation import validate_data
 from ranklearn._threads import fit_threads, thread_limit
 from ranklearn.exceptions import ModelFormatError
 from ranklearn.metrics import Metric, get_metric, query_mean
-from ranklearn.models._base import (
-    as_dense_features,
-    check_feature_values,
-    check_position,
-    check_ranking_data,
-    in_context,
-)
+from ranklearn.data.positions import check_position
+from ranklearn.models._base import as_dense_features, check_feature_values, check_ranking_data, in_context
 from ranklearn.models.driver import Callback, EvalData, run_training
 
-__all__ = ["BaseRanker", "FitData", "EvalSet", "resolve_qid", "N_JOBS"]
+__all__ = ["BaseRanker", "FitData", "EvalSet", "named_eval_sets", "resolve_qid", "N_JOBS"]
 
 
 def _n_jobs_constraint() -> list:
@@ -118,6 +113,51 @@ def resolve_qid(qid: ArrayLike | None, group: ArrayLike | None, n_rows: int, wha
     if int(sizes.sum()) != n_rows:
         raise ValueError(f"group sizes add up to {int(sizes.sum())} rows, {what} has {n_rows}")
     return np.repeat(np.arange(sizes.size), sizes)
+
+
+def named_eval_sets(
+    eval_set: Sequence[tuple] | None, eval_group: Sequence[ArrayLike] | None, eval_names: Sequence[str] | None
+) -> list[tuple[str, Any, Any, Any, Any]]:
+    """The evaluation sets of a ``fit`` as ``(name, X, y, qid, group)`` (qid or group None), their
+    names and shapes checked: the checks of every engine (one machine, Dask), before any data is read.
+
+    ``eval_set`` is a list of ``(X, y, qid)`` or ``(X, y)`` (then ``eval_group`` gives each
+    set's query sizes), or one such tuple; names default to ``valid_0``, ``valid_1``, ...
+
+    Raises
+    ------
+    ValueError
+        If ``eval_group`` or ``eval_names`` come without ``eval_set``, their lengths differ from
+        the sets', names repeat, a set is not such a tuple or has neither qid nor group.
+    """
+    if eval_set is None:
+        if eval_group is not None or eval_names is not None:
+            raise ValueError("eval_group / eval_names given without eval_set")
+        return []
+    if isinstance(eval_set, tuple) and len(eval_set) in (2, 3) and not isinstance(eval_set[0], tuple):
+        eval_set = [eval_set]  # one set given bare
+    eval_set = list(eval_set)
+    names = [f"valid_{i}" for i in range(len(eval_set))] if eval_names is None else [str(n) for n in eval_names]
+    if len(names) != len(eval_set):
+        raise ValueError(f"eval_names has {len(names)} names for {len(eval_set)} evaluation sets")
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ValueError(f"evaluation set names must be distinct; repeated: {', '.join(map(repr, repeated))}")
+    groups = [None] * len(eval_set) if eval_group is None else list(eval_group)
+    if len(groups) != len(eval_set):
+        raise ValueError(f"eval_group has {len(groups)} entries for {len(eval_set)} evaluation sets")
+    out = []
+    for name, item, grp in zip(names, eval_set, groups):
+        if not isinstance(item, (tuple, list)) or len(item) not in (2, 3):
+            raise ValueError(f"evaluation set {name!r} must be (X, y, qid), or (X, y) with eval_group")
+        qid = item[2] if len(item) == 3 else None
+        if qid is None and grp is None:
+            raise ValueError(
+                f"evaluation set {name!r} needs its queries: give it as (X, y, qid), or as (X, y) with "
+                "eval_group= (query sizes of each set)"
+            )
+        out.append((name, item[0], item[1], qid, grp))
+    return out
 
 
 def _check_weight(sample_weight: ArrayLike | None, n: int, order: np.ndarray | None) -> np.ndarray | None:
@@ -392,33 +432,8 @@ class BaseRanker(BaseEstimator):
     def _check_eval_sets(
         self, eval_set: Sequence[tuple] | None, eval_group: Sequence[ArrayLike] | None, eval_names: Sequence[str] | None
     ) -> list[EvalSet]:
-        if eval_set is None:
-            if eval_group is not None or eval_names is not None:
-                raise ValueError("eval_group / eval_names given without eval_set")
-            return []
-        if isinstance(eval_set, tuple) and len(eval_set) in (2, 3) and not isinstance(eval_set[0], tuple):
-            eval_set = [eval_set]  # one set given bare
-        eval_set = list(eval_set)
-        names = [f"valid_{i}" for i in range(len(eval_set))] if eval_names is None else [str(n) for n in eval_names]
-        if len(names) != len(eval_set):
-            raise ValueError(f"eval_names has {len(names)} names for {len(eval_set)} evaluation sets")
-        repeated = sorted({n for n in names if names.count(n) > 1})
-        if repeated:
-            raise ValueError(f"evaluation set names must be distinct; repeated: {', '.join(map(repr, repeated))}")
-        groups = [None] * len(eval_set) if eval_group is None else list(eval_group)
-        if len(groups) != len(eval_set):
-            raise ValueError(f"eval_group has {len(groups)} entries for {len(eval_set)} evaluation sets")
         out = []
-        for name, item, grp in zip(names, eval_set, groups):
-            if not isinstance(item, (tuple, list)) or len(item) not in (2, 3):
-                raise ValueError(f"evaluation set {name!r} must be (X, y, qid), or (X, y) with eval_group")
-            Xe, ye = item[0], item[1]
-            qe = item[2] if len(item) == 3 else None
-            if qe is None and grp is None:
-                raise ValueError(
-                    f"evaluation set {name!r} needs its queries: give it as (X, y, qid), or as (X, y) with "
-                    "eval_group= (query sizes of each set)"
-                )
+        for name, Xe, ye, qe, grp in named_eval_sets(eval_set, eval_group, eval_names):
             q = resolve_qid(qe, grp, _n_rows(Xe), what=f"evaluation set {name!r}")
             try:
                 Xc, yc, pc, _ = check_ranking_data(Xe, ye, q, allow_nan=self._allow_nan)

@@ -18,25 +18,17 @@ from numbers import Integral, Real
 from typing import Any, ClassVar
 
 import numpy as np
-from numba import njit
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Hidden, Interval, StrOptions
 
 from ranklearn.metrics import Metric
 from ranklearn.models.base import N_JOBS, BaseRanker, EvalSet, FitData
 from ranklearn.objectives import OBJECTIVE_NAMES, Objective, get_objective
-from ranklearn.tree.binning import N_HIST_BINS, BinMapper, has_missing
-from ranklearn.tree.grower import LEAF_ORDERS, TreeGrower
-from ranklearn.tree.predictor import TreePredictor, add_tree_binned
+from ranklearn.tree.binning import BinMapper, has_missing
+from ranklearn.tree.boosting import BoostingState, draw_subsets
+from ranklearn.tree.grower import LEAF_ORDERS
+from ranklearn.tree.predictor import TreePredictor
 from ranklearn.tree.tree import Tree
-
-
-@njit(cache=True)
-def _add_leaf_values(scores, samples, leaf_ranges, values):
-    for r in range(leaf_ranges.shape[0]):
-        v = values[leaf_ranges[r, 0]]
-        for p in range(leaf_ranges[r, 1], leaf_ranges[r, 2]):
-            scores[samples[p]] += v
 
 
 _SMALL = 10_000  # rows below which one thread is faster than starting parallel regions
@@ -301,15 +293,13 @@ class LambdaMART(TreeImportance, BaseRanker):
         self.objective_ = self._objective.get_params()
         self._rng = check_random_state(self.random_state)
         self.bin_mapper_ = BinMapper(self.max_bins, self.bin_subsample, self._rng.randint(2**31 - 1))
-        self._binned = self._bin_training(data.X)
-        self._binned_rows = np.ascontiguousarray(self._binned.T)  # small nodes' histograms read it
-        # every tree's node histograms, in memory reused from tree to tree (untouched pages cost nothing)
-        self._histograms = np.empty((self.num_leaves, self._binned.shape[0], N_HIST_BINS, 3))
-        self.trained_with_missing_ = has_missing(self._binned)
-        self._data = data
-        n = data.X.shape[0]
-        self._scores, self._grad, self._hess = np.zeros(n), np.empty(n), np.empty(n)
-        self._evals = [(self.bin_mapper_.transform(e.X), np.zeros(e.X.shape[0])) for e in evals]
+        binned = self._bin_training(data.X)
+        self.trained_with_missing_ = has_missing(binned)
+        self._state = BoostingState(
+            binned, self.bin_mapper_.n_bins_, data.y, data.ptr, self._objective, weight=data.weight, side=data.side(),
+            evals=[self.bin_mapper_.transform(e.X) for e in evals], learning_rate=self.learning_rate,
+            limits=self._growth_limits(),
+        )  # fmt: skip
         self.trees_: list[Tree] = []
         self._predictor = None
 
@@ -319,49 +309,11 @@ class LambdaMART(TreeImportance, BaseRanker):
         return self.bin_mapper_.fit(X).transform(X)
 
     def _fit_step(self, iteration: int) -> None:
-        data, binned = self._data, self._binned
-        ptr = data.ptr
-        self._objective.gradients(self._scores, data.y, ptr, self._grad, self._hess)
-        if data.weight is not None:
-            self._grad *= data.weight
-            self._hess *= data.weight
-        chosen, features = self._draw_subsets(ptr.shape[0] - 1, binned.shape[0])
-        samples = None
-        if chosen is not None:
-            samples = np.concatenate([np.arange(ptr[q], ptr[q + 1]) for q in chosen])
-        grower = TreeGrower(
-            binned,
-            self.bin_mapper_.n_bins_,
-            self._grad,
-            self._hess,
-            samples=samples,
-            features=features,
-            binned_rows=self._binned_rows,
-            histograms=self._histograms,
-            **self._growth_limits(),
+        state = self._state
+        n_features, n_queries = state.binned.shape[0], state.ptr.shape[0] - 1
+        self._finish_tree(
+            state.step(*draw_subsets(self._rng, n_queries, n_features, self.bagging_fraction, self.feature_fraction))
         )
-        tree, leaf_samples, leaf_ranges = grower.grow()
-        self._finish_tree(tree)
-        if samples is None:
-            _add_leaf_values(self._scores, leaf_samples, leaf_ranges, tree.value)
-        else:
-            add_tree_binned(tree, binned, self._scores)
-        for eval_binned, eval_scores in self._evals:
-            add_tree_binned(tree, eval_binned, eval_scores)
-
-    def _draw_subsets(self, n_queries: int, n_features: int) -> tuple[np.ndarray | None, np.ndarray | None]:
-        """This tree's bagged queries and its features, sorted (None: all), drawn from the
-        fit's random state in a fixed order."""
-        rng = self._rng
-        chosen = None
-        n_bag = max(1, int(round(self.bagging_fraction * n_queries)))
-        if n_bag < n_queries:
-            chosen = np.sort(rng.choice(n_queries, size=n_bag, replace=False))
-        features = None
-        n_use_feat = max(1, int(round(self.feature_fraction * n_features)))
-        if n_use_feat < n_features:
-            features = np.sort(rng.choice(n_features, size=n_use_feat, replace=False))
-        return chosen, features
 
     def _growth_limits(self) -> dict[str, Any]:
         """The :class:`TreeGrower` limits of this model's parameters."""
@@ -376,14 +328,13 @@ class LambdaMART(TreeImportance, BaseRanker):
         }
 
     def _finish_tree(self, tree: Tree) -> None:
-        """Shrink a grown tree's leaf values, give its splits raw thresholds, keep it."""
-        tree.value *= self.learning_rate
+        """Give a grown (and shrunk) tree's splits raw thresholds, keep it."""
         internal = tree.feature >= 0
         tree.threshold[internal] = self.bin_mapper_.thresholds(tree.feature[internal], tree.bin_threshold[internal])
         self.trees_.append(tree)
 
     def _eval_scores(self, index: int) -> np.ndarray:
-        return self._evals[index][1]
+        return self._state.eval_scores[index]
 
     def _snapshot(self) -> int:
         return len(self.trees_)
@@ -392,8 +343,7 @@ class LambdaMART(TreeImportance, BaseRanker):
         del self.trees_[n_trees:]
 
     def _end_fit(self) -> None:
-        for name in ("_objective", "_rng", "_binned", "_binned_rows", "_histograms", "_data", "_scores", "_grad", "_hess",
-                     "_evals"):  # fmt: skip
+        for name in ("_objective", "_rng", "_state"):
             self.__dict__.pop(name, None)
         self._predictor = TreePredictor(self.trees_)
 

@@ -173,12 +173,13 @@ class RandomForest(TreeImportance, BaseRanker):
         rows, ptr = take_queries(data.ptr, chosen)
         qid = np.repeat(np.arange(chosen.size), np.diff(ptr))  # a query drawn twice is two queries
         weight = None if data.weight is None else data.weight[rows]
+        position = None if data.position is None else data.position[rows]  # side data follows the rows
         bag = self._bag_model(int(rng.randint(2**31 - 1)), self._bag_jobs)
         if self._binner is None and (bag.bin_subsample is None or rows.shape[0] <= bag.bin_subsample):
             # only a bag binned on all its rows uses it: bags over bin_subsample rows never sort X
             self._binner = SampleBinner(data.X, self.max_bins)
         bag._binner, bag._rows = self._binner, rows
-        bag.fit(data.X[rows], data.y[rows], qid=qid, sample_weight=weight)
+        bag.fit(data.X[rows], data.y[rows], qid=qid, sample_weight=weight, position=position)
         self.bags_.append(bag.trees_)
         for X, scores in self._evals:
             scores += bag._predict_raw(X)  # a sum ranks as the mean does (X was checked by this fit)

@@ -7,6 +7,7 @@ Sign convention (the papers'): ``grad[i] = dC/ds_i``, so a negative gradient pus
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -17,7 +18,7 @@ class Objective(ABC):
 
     A booster calls :meth:`prepare` once per fit with the training labels and query
     boundaries ``ptr`` (query ``q`` owns rows ``ptr[q]:ptr[q+1]``), then :meth:`gradients`
-    once per iteration with the current scores.
+    once per iteration with the current scores (and the rows' side data, ``side=``).
     """
 
     name: str
@@ -48,6 +49,8 @@ class Objective(ABC):
         ptr: np.ndarray,
         grad: np.ndarray | None = None,
         hess: np.ndarray | None = None,
+        *,
+        side: Mapping[str, np.ndarray] | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Fill ``grad`` and ``hess`` (float64, ``len(scores)``; allocated when None) and return them.
 
@@ -61,6 +64,10 @@ class Objective(ABC):
             Query boundaries.
         grad, hess : float64 (n_samples,), optional
             Output arrays, overwritten.
+        side : mapping of str to arrays (n_samples,), optional
+            Per-row side data aligned with ``scores`` (today ``"position"``: the 1-based
+            rank at which each document was shown, int64), or None. The built-in objectives
+            accept and ignore it; debiased (click) objectives read it.
 
         Returns
         -------

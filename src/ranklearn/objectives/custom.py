@@ -2,11 +2,25 @@
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from ranklearn.objectives.base import Objective, output_arrays
+
+
+def _takes_side(gradients: Any) -> bool:
+    """Whether a user's ``gradients`` accepts ``side=`` (a parameter of that name, or ``**kwargs``)."""
+    try:
+        params = inspect.signature(gradients).parameters.values()
+    except (TypeError, ValueError):  # no signature to read (a builtin): call it the old way
+        return False
+    return any(
+        p.kind is p.VAR_KEYWORD or (p.name == "side" and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD))
+        for p in params
+    )
 
 
 class CustomObjective(Objective):
@@ -17,7 +31,10 @@ class CustomObjective(Objective):
     objective : Objective or object
         An :class:`Objective` subclass instance, or any object with a method
         ``gradients(scores, y, ptr) -> (grad, hess)`` (arrays of ``len(scores)``, same sign
-        convention: ``grad = dC/ds``, negative pushes a document up; ``hess >= 0``). Its
+        convention: ``grad = dC/ds``, negative pushes a document up; ``hess >= 0``). When its
+        ``gradients`` takes a keyword ``side`` (or ``**kwargs``), it is also given
+        ``side=`` the rows' side data (``{"position": int64 array}`` when the fit had
+        positions, else None); objects without it are called as before. Its
         ``prepare(y, ptr)``, if it has one, is called once per fit; its ``name``, if it has
         one, names it in errors and saved models (the class name otherwise).
 
@@ -35,6 +52,7 @@ class CustomObjective(Objective):
             )
         self.objective = objective
         self.name = str(getattr(objective, "name", None) or type(objective).__name__)
+        self._takes_side = _takes_side(objective.gradients)
 
     def prepare(self, y: np.ndarray, ptr: np.ndarray) -> None:
         prepare = getattr(self.objective, "prepare", None)
@@ -48,10 +66,15 @@ class CustomObjective(Objective):
         ptr: np.ndarray,
         grad: np.ndarray | None = None,
         hess: np.ndarray | None = None,
+        *,
+        side: Mapping[str, np.ndarray] | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         n = scores.shape[0]
         grad, hess = output_arrays(n, grad, hess)
-        got = self.objective.gradients(scores, y, ptr)
+        if self._takes_side:
+            got = self.objective.gradients(scores, y, ptr, side=side)
+        else:  # an objective written before side data: called as it was
+            got = self.objective.gradients(scores, y, ptr)
         if not isinstance(got, (tuple, list)) or len(got) != 2:
             raise ValueError(f"objective {self.name!r} must return (grad, hess); got {type(got).__name__}")
         for what, arr, out in (("gradients", got[0], grad), ("hessians", got[1], hess)):

@@ -16,6 +16,8 @@ visited; for NDCG@k and ERR@k every other pair has ΔZ = 0, so truncation at k l
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 from numba import njit, prange
 
@@ -446,6 +448,8 @@ class LambdaObjective(Objective):
         ptr: np.ndarray,
         grad: np.ndarray | None = None,
         hess: np.ndarray | None = None,
+        *,
+        side: Mapping[str, np.ndarray] | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Gradients and hessians of every document (float64 arrays of len(scores))."""
         grad, hess = output_arrays(scores.shape[0], grad, hess)

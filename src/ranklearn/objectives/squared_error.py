@@ -7,6 +7,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
 from ranklearn.objectives.base import Objective, output_arrays
@@ -24,6 +26,8 @@ class SquaredErrorObjective(Objective):
         ptr: np.ndarray,
         grad: np.ndarray | None = None,
         hess: np.ndarray | None = None,
+        *,
+        side: Mapping[str, np.ndarray] | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """``grad = scores - y``, ``hess = 1`` (see :meth:`Objective.gradients`)."""
         grad, hess = output_arrays(scores.shape[0], grad, hess)

@@ -21,6 +21,7 @@ document's ``gamma`` in row order, and ``2^y`` takes real labels as they are.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -126,6 +127,8 @@ class XENDCGObjective(Objective):
         ptr: np.ndarray,
         grad: np.ndarray | None = None,
         hess: np.ndarray | None = None,
+        *,
+        side: Mapping[str, np.ndarray] | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """One iteration's gradients, with fresh draws (see :meth:`Objective.gradients`)."""
         n = scores.shape[0]
