@@ -29,6 +29,7 @@ from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 from pyspark import BarrierTaskContext
 from pyspark.ml import Estimator, Model
@@ -54,7 +55,8 @@ from ranklearn._threads import numba_threads
 from ranklearn.collective import Link, PeerError, PeerTimeoutError, StarComm, accept_link, open_listener
 from ranklearn.exceptions import ModelFormatError
 from ranklearn.io.model_file import model_file_bytes
-from ranklearn.models._base import as_dense_features, check_position, check_ranking_data, in_context
+from ranklearn.data.positions import check_position
+from ranklearn.models._base import as_dense_features, check_ranking_data, in_context
 from ranklearn.models.base import _check_weight
 from ranklearn.models.driver import Callback, EvalData
 from ranklearn.models.lambdamart import LambdaMART
@@ -295,7 +297,7 @@ def _run_task(batches: Iterator[pa.RecordBatch], plan: _Plan) -> Iterator[pa.Rec
         if rows is not None:
             rows.close()
         link.close()
-    yield pa.RecordBatch.from_pydict({"rank": [rank]})
+    yield pa.RecordBatch.from_arrays([pa.array([rank], pa.int32())], names=["rank"])
 
 
 # ---------------------------------------------------------------------- the driver
@@ -328,7 +330,7 @@ class _Job:
         if not ok:
             with contextlib.suppress(Exception):
                 self.context.cancelJobGroup(self.group)
-        self.thread.join(timeout if ok else min(30.0, timeout or 30.0))
+        self.thread.join(timeout if ok else 5.0)  # a cancelled job ends on its own; the error is told now
 
 
 class _Tasks:
@@ -717,9 +719,15 @@ class SparkLambdaMARTModel(Model, HasFeaturesCol, HasPredictionCol, MLReadable, 
         """The plain ``LambdaMART`` (the model itself: its trees, bins and fitted attributes)."""
         return self._local
 
-    def _transform(self, dataset: DataFrame) -> DataFrame:
-        import pandas as pd
+    def setFeaturesCol(self, value: str) -> SparkLambdaMARTModel:
+        """Read the features from column ``value``."""
+        return self._set(featuresCol=value)
 
+    def setPredictionCol(self, value: str) -> SparkLambdaMARTModel:
+        """Write the scores to column ``value``."""
+        return self._set(predictionCol=value)
+
+    def _transform(self, dataset: DataFrame) -> DataFrame:
         model = self._local
 
         @F.pandas_udf("double")
