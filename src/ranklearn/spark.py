@@ -63,7 +63,7 @@ from ranklearn.models.lambdamart import LambdaMART
 from ranklearn.tree.binning import BinMapper, has_missing, sample_rows
 from ranklearn.tree.boosting import BoostingState, draw_subsets
 
-__all__ = ["SparkLambdaMART", "SparkLambdaMARTModel", "TaskLostError", "TaskTimeoutError"]
+__all__ = ["QueryStraddleError", "SparkLambdaMART", "SparkLambdaMARTModel", "TaskLostError", "TaskTimeoutError"]
 
 #: objectives whose gradients depend only on each query's own rows (as :mod:`ranklearn.dask`)
 _LOCAL_OBJECTIVES = ("lambdarank", "ranknet", "squared_error")
@@ -653,7 +653,11 @@ class SparkLambdaMART(_SparkRankerParams, Estimator, DefaultParamsReadable, Defa
         for name in params:
             if not self.hasParam(name):
                 raise TypeError(f"SparkLambdaMART has no parameter {name!r}")
-        self._set(**{k: v for k, v in params.items() if v is not None or k in _RANKER_DEFAULTS or k in ("num_workers", "task_timeout")})
+        for name, value in params.items():
+            if value is None and name.endswith("Col"):
+                self.clear(self.getParam(name))  # no such column (weights, positions, validation rows)
+            else:
+                self._set(**{name: value})
         self._trainer().check_params()
         return self
 
