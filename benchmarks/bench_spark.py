@@ -108,7 +108,7 @@ def part_speed(repeats: int) -> None:
     theirs = SparkXGBRanker(
         features_col="features", label_col="label", qid_col="qid", num_workers=2, n_estimators=TREES,
         tree_method="hist", grow_policy="lossguide", max_leaves=LEAVES, max_depth=0, max_bin=BINS,
-        learning_rate=LR, nthread=1,
+        learning_rate=LR,  # threads per task: spark.task.cpus (1), as ours
     )  # fmt: skip
     fns = {"ranklearn": lambda: ours.fit(frame), "xgboost": lambda: theirs.fit(frame)}
     for fn in fns.values():  # warm-up: the tasks' first imports and kernels' loading
