@@ -227,6 +227,64 @@ def test_read_svmlight_relative_paths_are_the_clients(client, tmp_path, monkeypa
     assert info.value.path == "b.txt"
 
 
+def test_read_svmlight_returns_the_position_sidecars_of_its_files(client, tmp_path, monkeypatch):
+    from ranklearn.dask import read_svmlight
+    from ranklearn.exceptions import DataFormatError
+
+    (tmp_path / "a.txt").write_text("1 qid:1 1:0.5\n0 qid:1 1:0.25\n2 qid:2 1:1\n")
+    (tmp_path / "b.txt").write_text("0 qid:3 1:2\n1 qid:3 1:3\n")
+    (tmp_path / "a.txt.position").write_text("2\n1\n1\n")
+    (tmp_path / "b.txt.position").write_text("1\n2\n")
+    monkeypatch.chdir(tmp_path)
+    parts = read_svmlight(["a.txt", "b.txt"], client=client)
+    X, y, q = parts  # unpacked as before
+    assert parts.position.compute().tolist() == [2, 1, 1, 1, 2] and parts.position.chunks == X.chunks[:1]
+    assert parts.position_files == ["a.txt.position", "b.txt.position"]
+    (tmp_path / "b.txt.position").write_text("1\n0\n")
+    with pytest.raises(DataFormatError, match=r"^b\.txt\.position:2: "):  # named as typed
+        read_svmlight(["a.txt", "b.txt"], client=client)
+    (tmp_path / "b.txt.position").unlink()
+    with pytest.raises(DataFormatError, match=r"no position file 'b\.txt\.position' while 'a\.txt\.position' exists"):
+        read_svmlight(["a.txt", "b.txt"], client=client)
+    (tmp_path / "a.txt.position").unlink()
+    none = read_svmlight(["a.txt", "b.txt"], client=client)
+    assert none.position is None and none.position_files == []
+
+
+def test_positions_reach_every_peers_objective_with_their_rows(client, tmp_path):
+    import pickle
+    import uuid
+
+    class Record:  # defined here: sent to the workers by value; each peer writes what it saw
+        def __init__(self, folder):
+            self.folder, self.done = str(folder), False
+
+        def gradients(self, scores, y, ptr, *, side=None):
+            if not self.done:
+                with open(f"{self.folder}/{uuid.uuid4().hex}.pkl", "wb") as fh:
+                    pickle.dump((y, ptr, side), fh)
+                self.done = True
+            return scores - y, np.ones_like(scores)
+
+    rng = np.random.default_rng(2)
+    qid = np.concatenate([rng.permutation(np.repeat(np.arange(6), 5)), rng.permutation(np.repeat(np.arange(6, 12), 5))])
+    X, row, position = rng.normal(size=(60, 3)), np.arange(60, dtype=float), rng.integers(1, 30, 60)
+    chunks = (30, 30)  # each partition holds its queries, rows shuffled among them
+    DaskLambdaMART(client=client, objective=Record(tmp_path), n_estimators=2, num_leaves=3, min_samples_leaf=2).fit(
+        da.from_array(X, chunks=(chunks, 3)), da.from_array(row, chunks=chunks), da.from_array(qid, chunks=chunks),
+        position=da.from_array(position, chunks=chunks),
+    )
+    seen = []
+    for f in tmp_path.glob("*.pkl"):
+        y, ptr, side = pickle.loads(f.read_bytes())
+        ids = y.astype(int)
+        assert not np.array_equal(ids, np.sort(ids))  # the peer's rows were regrouped by query
+        np.testing.assert_array_equal(side["position"], position[ids])
+        assert all(len(set(qid[ids[a:b]])) == 1 for a, b in zip(ptr[:-1], ptr[1:]))  # grouped by query
+        seen.extend(ids.tolist())
+    assert sorted(seen) == list(range(60))  # every row, once, with its position
+
+
 def test_ctrl_c_keeps_the_trees_so_far(client):
     rng = np.random.default_rng(1)
     q = np.repeat(np.arange(40), 10)

@@ -342,3 +342,54 @@ def test_the_gain_serves_the_lambdas_and_the_metric():
     linear = get_metric("ndcg@10", gain="linear")
     assert model.score(X, y, qid=qid) == pytest.approx(linear.mean(y, model.predict(X), np.arange(0, 61, 10)))
     assert model.evals_result_["valid_0"]["ndcg@10"][-1] == pytest.approx(model.score(X, y, qid=qid))
+
+
+class _RecordSide:
+    """Squared error recording each call's labels and side data (class list: fit copies objectives)."""
+
+    calls: list = []
+
+    def gradients(self, scores, y, ptr, *, side=None):
+        _RecordSide.calls.append((y.copy(), side))
+        return scores - y, np.ones_like(scores)
+
+
+def _shuffled_queries_with_positions(seed=0):
+    """Rows of 12 queries in shuffled order; y numbers the rows, so a recorded call names them."""
+    rng = np.random.default_rng(seed)
+    qid = rng.permutation(np.repeat(np.arange(12), 6))
+    X = rng.normal(size=(qid.size, 3))
+    position = rng.integers(1, 20, qid.size)
+    return X, np.arange(qid.size, dtype=float), qid, position
+
+
+@pytest.mark.parametrize("name", ["LambdaMART", "MART"])
+def test_positions_reach_the_objective_in_the_rows_order(name):
+    from ranklearn.models import MART
+
+    cls = {"LambdaMART": LambdaMART, "MART": MART}[name]
+    X, row, qid, position = _shuffled_queries_with_positions()
+    _RecordSide.calls.clear()
+    cls(objective=_RecordSide(), n_estimators=2, num_leaves=3, min_samples_leaf=2, bagging_fraction=0.5).fit(
+        X, row, qid, position=position
+    )
+    assert len(_RecordSide.calls) == 2
+    for y, side in _RecordSide.calls:
+        assert set(side) == {"position"} and side["position"].dtype == np.int64
+        order = y.astype(int)  # the rows as fit grouped them by query
+        assert not np.array_equal(order, np.sort(order))  # they were reordered
+        np.testing.assert_array_equal(side["position"], position[order])
+    _RecordSide.calls.clear()
+    cls(objective=_RecordSide(), n_estimators=1, num_leaves=3).fit(X, row, qid)
+    assert _RecordSide.calls[0][1] is None  # no positions, no side data
+
+
+def test_an_objective_without_side_still_trains_with_positions():
+    class Old:
+        def gradients(self, scores, y, ptr):
+            return scores - y, np.ones_like(scores)
+
+    X, row, qid, position = _shuffled_queries_with_positions()
+    with_pos = LambdaMART(objective=Old(), n_estimators=2, num_leaves=3).fit(X, row, qid, position=position)
+    without = LambdaMART(objective=Old(), n_estimators=2, num_leaves=3).fit(X, row, qid)
+    np.testing.assert_array_equal(with_pos.predict(X), without.predict(X))

@@ -146,3 +146,28 @@ def test_the_forest_sorts_its_data_only_when_a_bag_bins_on_all_its_rows(rf_split
     forest = RandomForest(n_bags=3, random_state=0, **SMALL).fit(tr.X, tr.y, qid=tr.qid)
     assert len(made) == (1 if bag_subsample > tr.X.shape[0] * 2 else 0)
     assert np.isfinite(forest.predict(te.X)).all()
+
+
+def test_each_bag_gives_its_objective_the_positions_of_its_drawn_queries(monkeypatch):
+    import ranklearn.models.lambdamart as lambdamart
+    from ranklearn.objectives import CustomObjective
+
+    calls = []
+
+    class Record:
+        def gradients(self, scores, y, ptr, *, side=None):
+            calls.append((y.copy(), ptr.copy(), side))
+            return scores - y, np.ones_like(scores)
+
+    # the bags' objective is a name (squared_error); every bag gets the recorder instead
+    monkeypatch.setattr(lambdamart, "get_objective", lambda *a, **k: CustomObjective(Record()))
+    rng = np.random.default_rng(1)
+    qid = rng.permutation(np.repeat(np.arange(10), 5))
+    X, row, position = rng.normal(size=(50, 3)), np.arange(50, dtype=float), rng.integers(1, 9, 50)
+    RandomForest(n_bags=3, num_leaves=3, random_state=0).fit(X, row, qid, position=position)
+    assert len(calls) == 3  # one tree a bag
+    for y, ptr, side in calls:
+        ids = y.astype(int)  # the bag's rows: whole queries, drawn with replacement
+        np.testing.assert_array_equal(side["position"], position[ids])
+        assert all(len(set(qid[ids[a:b]])) == 1 for a, b in zip(ptr[:-1], ptr[1:]))
+    assert any(len(np.unique(y)) < len(y) for y, _, _ in calls)  # a query drawn twice keeps its positions twice

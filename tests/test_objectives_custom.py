@@ -90,3 +90,45 @@ def test_an_unnamed_subclass_is_named_by_its_class():
     assert obj.get_params()["name"] == "Unnamed"
     with pytest.raises(ValueError, match="'Unnamed' returned negative hessians"):
         obj.gradients(S, Y, PTR)
+
+
+def test_side_data_reaches_objectives_that_take_it_and_only_those():
+    side = {"position": np.array([1, 2, 3, 1, 2])}
+    seen = []
+
+    class Keyword:
+        def gradients(self, scores, y, ptr, *, side=None):
+            seen.append(("keyword", side))
+            return scores - y, np.ones(5)
+
+    class Kwargs:
+        def gradients(self, scores, y, ptr, **kwargs):
+            seen.append(("kwargs", kwargs))
+            return scores - y, np.ones(5)
+
+    class Positional:  # side as a plain parameter, passed by keyword
+        def gradients(self, scores, y, ptr, side=None):
+            seen.append(("positional", side))
+            return scores - y, np.ones(5)
+
+    class Old:  # written before side data: a side= would be a TypeError
+        def gradients(self, scores, y, ptr):
+            seen.append(("old", None))
+            return scores - y, np.ones(5)
+
+    for obj in (Keyword(), Kwargs(), Positional(), Old()):
+        grad, hess = get_objective(obj).gradients(S, Y, PTR, side=side)
+        np.testing.assert_array_equal(grad, S - Y)
+    assert seen == [("keyword", side), ("kwargs", {"side": side}), ("positional", side), ("old", None)]
+
+
+@pytest.mark.parametrize("name", ["lambdarank", "ranknet", "squared_error", "xendcg"])
+def test_built_in_objectives_accept_and_ignore_side_data(name):
+    plain = get_objective(name, random_state=0)
+    with_side = get_objective(name, random_state=0)
+    plain.prepare(Y, PTR)
+    with_side.prepare(Y, PTR)
+    a = plain.gradients(S, Y, PTR)
+    b = with_side.gradients(S, Y, PTR, side={"position": np.array([1, 2, 3, 1, 2])})
+    for x, z in zip(a, b):
+        np.testing.assert_array_equal(x, z)

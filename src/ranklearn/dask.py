@@ -45,8 +45,9 @@ from sklearn.utils.validation import validate_data
 
 from ranklearn._threads import numba_threads
 from ranklearn.collective import PeerError, PeerTimeoutError, StarComm, open_listener
+from ranklearn.data.positions import check_position, sidecar_path
 from ranklearn.exceptions import DataFormatError
-from ranklearn.models._base import check_feature_values, check_position, check_ranking_data, in_context
+from ranklearn.models._base import check_feature_values, check_ranking_data, in_context
 from ranklearn.models.base import _check_weight, named_eval_sets, resolve_qid
 from ranklearn.models.driver import Callback
 from ranklearn.models.lambdamart import LambdaMART
@@ -58,6 +59,7 @@ from ranklearn.tree.tree import Tree
 __all__ = [
     "DaskLambdaMART",
     "QueryStraddleError",
+    "SvmlightParts",
     "WorkerLostError",
     "WorkerTimeoutError",
     "read_svmlight",
@@ -740,20 +742,21 @@ def _predict_block(block: np.ndarray, model: LambdaMART) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------- data on the workers
-def _read_part(path: str, dtype: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
-    """One file's rows (dense), labels, per-row query ids, and whether they came from a
-    LightGBM ``.query`` file (then they number the file's own queries from 0)."""
+def _read_part(path: str, dtype: Any) -> tuple[Any, np.ndarray, np.ndarray, bool, np.ndarray | None]:
+    """One file's rows (sparse), labels, per-row query ids, whether they came from a LightGBM
+    ``.query`` file (then they number the file's own queries from 0), and the positions of its
+    ``.position`` sidecar (None without one)."""
     from ranklearn.data import load_svmlight
 
     ds = load_svmlight(path, dtype=dtype, sparse=True)
     qid = np.repeat(np.asarray(ds.query_ids), np.diff(ds.ptr))
     numbered = Path(path + ".query").is_file() and np.array_equal(ds.query_ids, np.arange(len(ds.ptr) - 1))
-    return ds.X, ds.y, qid, numbered
+    return ds.X, ds.y, qid, numbered, ds.position
 
 
-def _part_info(part: tuple) -> tuple[int, int, int, np.dtype]:
-    X, _, qid, numbered = part
-    return X.shape[0], X.shape[1], len(np.unique(qid)) if numbered else 0, qid.dtype
+def _part_info(part: tuple) -> tuple[int, int, int, np.dtype, bool]:
+    X, _, qid, numbered, position = part
+    return X.shape[0], X.shape[1], len(np.unique(qid)) if numbered else 0, qid.dtype, position is not None
 
 
 def _part_X(part: tuple, width: int, dtype: Any) -> np.ndarray:
@@ -765,6 +768,38 @@ def _part_X(part: tuple, width: int, dtype: Any) -> np.ndarray:
 
 def _part_qid(part: tuple, offset: int) -> np.ndarray:
     return part[2] + offset if part[3] else part[2]
+
+
+class SvmlightParts(tuple):
+    """What :func:`read_svmlight` returns: the tuple ``(X, y, qid)`` (unpacked as three dask
+    arrays), plus ``position``: the files' ``.position`` sidecars as one int64 dask array
+    chunked like the rows (None when the files have none), and ``position_files``: the
+    sidecars read, in file order (empty without)."""
+
+    position: da.Array | None
+    position_files: list[str]
+
+    def __new__(
+        cls, X: da.Array, y: da.Array, qid: da.Array, position: da.Array | None, position_files: list[str]
+    ) -> SvmlightParts:
+        parts = super().__new__(cls, (X, y, qid))
+        parts.position, parts.position_files = position, position_files
+        return parts
+
+    def __getnewargs__(self) -> tuple:  # pickled with its positions
+        return (*self, self.position, self.position_files)
+
+    @property
+    def X(self) -> da.Array:
+        return self[0]
+
+    @property
+    def y(self) -> da.Array:
+        return self[1]
+
+    @property
+    def qid(self) -> da.Array:
+        return self[2]
 
 
 def svmlight_paths(paths_or_glob: str | PathLike[str] | Sequence[str | PathLike[str]]) -> list[str]:
@@ -795,12 +830,13 @@ def read_svmlight(
     n_features: int | None = None,
     dtype: Any = np.float32,
     client: Client | None = None,
-) -> tuple[da.Array, da.Array, da.Array]:
+) -> SvmlightParts:
     """Read LETOR / SVMlight files on the workers: one partition per file.
 
     Each file is parsed by :func:`ranklearn.data.load_svmlight` on a worker (its LightGBM
-    ``<file>.query`` is used when its lines have no qid); the rows never pass through the
-    client. The paths must be readable by the workers (a shared file system).
+    ``<file>.query`` is used when its lines have no qid, its ``<file>.position`` sidecar when
+    it exists); the rows never pass through the client. The paths must be readable by the
+    workers (a shared file system).
 
     Parameters
     ----------
@@ -814,9 +850,12 @@ def read_svmlight(
 
     Returns
     -------
-    X, y, qid : dask arrays
-        Chunked by file. Query ids from ``.query`` files (0, 1, ... in each file) are
-        offset by the queries of the files before, so that files never share a query.
+    SvmlightParts
+        ``X, y, qid = read_svmlight(...)``: dask arrays chunked by file. Query ids from
+        ``.query`` files (0, 1, ... in each file) are offset by the queries of the files
+        before, so that files never share a query. ``.position`` holds the files' positions
+        (int64, chunked alike; None when no file has a sidecar) for
+        ``DaskLambdaMART.fit(..., position=)``, ``.position_files`` the sidecars read.
 
     Raises
     ------
@@ -824,13 +863,15 @@ def read_svmlight(
         If a path or the pattern matches no file.
     DataFormatError
         As the local loader: naming the file, line and token (raised on the client); also a
-        file with feature ids beyond ``n_features``.
+        file with feature ids beyond ``n_features``, and a file without a ``.position``
+        sidecar when another file has one.
     """
     client = client if client is not None else default_client()
     paths = svmlight_paths(paths_or_glob)
     # the workers read absolute paths: a scheduler's workers need not share the client's folder
     resolved = [str(Path(p).resolve()) for p in paths]
     absolute = dict(zip(resolved, paths))
+    absolute.update({str(sidecar_path(r)): str(sidecar_path(p)) for r, p in zip(resolved, paths)})
     parts = client.map(_read_part, resolved, dtype=dtype, pure=False)
     try:
         info = client.gather(client.map(_part_info, parts))  # a bad file raises its DataFormatError here
@@ -838,15 +879,27 @@ def read_svmlight(
         if exc.path in absolute:
             raise DataFormatError(exc.reason, path=absolute[exc.path], line=exc.line, token=exc.token) from None
         raise
-    width = max(w for _, w, _, _ in info) if n_features is None else int(n_features)
-    if width < max(w for _, w, _, _ in info):  # in the local loader's words, the largest id as the token
-        worst = int(np.argmax([w for _, w, _, _ in info]))
+    width = max(w for _, w, _, _, _ in info) if n_features is None else int(n_features)
+    if width < max(w for _, w, _, _, _ in info):  # in the local loader's words, the largest id as the token
+        worst = int(np.argmax([w for _, w, _, _, _ in info]))
         raise DataFormatError(f"feature id exceeds n_features={width}", path=paths[worst], token=str(info[worst][1]))
-    offsets = np.concatenate(([0], np.cumsum([nq for _, _, nq, _ in info])))
-    qdtype = np.result_type(*[d for _, _, _, d in info])
-    Xs, ys, qs = [], [], []
-    for part, (n, _, _, _), offset in zip(parts, info, offsets):
+    has_position = [p for _, _, _, _, p in info]
+    if any(has_position) and not all(has_position):  # positions for some rows only: refused, not dropped
+        missing, present = has_position.index(False), has_position.index(True)
+        raise DataFormatError(
+            f"no position file {str(sidecar_path(paths[missing]))!r} while {str(sidecar_path(paths[present]))!r} "
+            "exists: give every file its positions or none",
+            path=paths[missing],
+        )
+    offsets = np.concatenate(([0], np.cumsum([nq for _, _, nq, _, _ in info])))
+    qdtype = np.result_type(*[d for _, _, _, d, _ in info])
+    Xs, ys, qs, ps = [], [], [], []
+    for part, (n, _, _, _, _), offset in zip(parts, info, offsets):
         Xs.append(da.from_delayed(dask.delayed(_part_X)(part, width, dtype), shape=(n, width), dtype=dtype))
         ys.append(da.from_delayed(dask.delayed(operator.itemgetter(1))(part), shape=(n,), dtype=np.float64))
         qs.append(da.from_delayed(dask.delayed(_part_qid)(part, int(offset)), shape=(n,), dtype=qdtype))
-    return da.concatenate(Xs), da.concatenate(ys), da.concatenate(qs)
+        if all(has_position):
+            ps.append(da.from_delayed(dask.delayed(operator.itemgetter(4))(part), shape=(n,), dtype=np.int64))
+    position = da.concatenate(ps) if ps else None
+    sidecars = [str(sidecar_path(p)) for p in paths] if ps else []
+    return SvmlightParts(da.concatenate(Xs), da.concatenate(ys), da.concatenate(qs), position, sidecars)
