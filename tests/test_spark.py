@@ -51,16 +51,14 @@ def mq2008(shared_data):
     return [(dense(s), s.y, s.qid) for s in load_letor_fold(shared_data / "MQ2008", 1)]
 
 
-def _frame(spark, X, y, q, valid=None):
+def _frame(spark, X, y, q, **more):
     import pyarrow as pa
 
     columns = {
         "features": pa.ListArray.from_arrays(pa.array(np.arange(len(y) + 1, dtype=np.int32) * X.shape[1]),
                                              pa.array(X.astype(np.float64).ravel())),
-        "label": y.astype(np.float64), "qid": q,
+        "label": y.astype(np.float64), "qid": q, **more,
     }  # fmt: skip
-    if valid is not None:
-        columns["is_valid"] = valid
     return spark.createDataFrame(pa.table(columns))
 
 
@@ -80,15 +78,17 @@ def fitted(spark, mq2008):
     (Xtr, ytr, qtr), (Xva, yva, qva), _ = mq2008
     params = dict(n_estimators=12, num_leaves=31, random_state=0, bagging_fraction=0.8, feature_fraction=0.7,
                   early_stopping_rounds=6)  # fmt: skip
-    ref = LambdaMART(**params).fit(Xtr, ytr, qtr, eval_set=[(Xva, yva, qva)])
+    w = np.random.default_rng(3).uniform(0.5, 2.0, len(ytr))
+    ref = LambdaMART(**params).fit(Xtr, ytr, qtr, sample_weight=w, eval_set=[(Xva, yva, qva)])
     # the validation rows first, their queries numbered after the training ones: the fit moves
     # every query to its range of qid (the rows of a query keep their order, as one machine's)
     X, y = np.concatenate([Xva, Xtr]), np.concatenate([yva, ytr])
     q = np.concatenate([qva + 10**6, qtr])
     valid = np.r_[np.ones(len(yva), bool), np.zeros(len(ytr), bool)]
-    frame = _frame(spark, X, y, q, valid)
+    weight = np.r_[np.zeros(len(yva)), w]  # (the validation rows' weights are not read)
+    frame = _frame(spark, X, y, q, is_valid=valid, weight=weight)
     assert frame.rdd.getNumPartitions() == 2
-    model = SparkLambdaMART(validationIndicatorCol="is_valid", **params).fit(frame)
+    model = SparkLambdaMART(validationIndicatorCol="is_valid", weightCol="weight", **params).fit(frame)
     return model, ref
 
 
@@ -138,12 +138,15 @@ def test_parameters_are_checked_when_set():
 
 
 def test_a_bad_partition_names_itself(spark):
-    y = np.array([1.0, 0.0, np.nan, 2.0])
-    frame = _frame(spark, np.ones((4, 2), np.float32), y, np.array([1, 1, 2, 2]))
-    with pytest.raises(ValueError, match="partition 1: .*"):
-        SparkLambdaMART(n_estimators=2, task_timeout=60).fit(frame)
+    # a fractional display rank in query 2 (partition 1): refused there, not cast to a whole one
+    frame = _frame(spark, np.ones((4, 2), np.float32), np.array([1.0, 0.0, 0.0, 2.0]), np.array([1, 1, 2, 2]),
+                   shown=np.array([1, 2, 1, 2.5]), valid=np.zeros(4, np.int8))  # fmt: skip
+    with pytest.raises(ValueError, match=r"^partition 1: position must hold whole numbers >= 1 .*2\.5 at row 1"):
+        SparkLambdaMART(n_estimators=2, positionCol="shown", task_timeout=60).fit(frame)
     with pytest.raises(ValueError, match="featuresCol='feats': no such column"):
         SparkLambdaMART(featuresCol="feats").fit(frame)
+    with pytest.raises(TypeError, match="validationIndicatorCol='valid' must be a boolean column, not tinyint"):
+        SparkLambdaMART(validationIndicatorCol="valid").fit(frame)
 
 
 def test_cli_train_on_spark_saves_the_one_machine_model(spark, capsys, tmp_path, shared_data):

@@ -185,7 +185,9 @@ class _TaskRows:
         if table["q"].null_count:
             raise ValueError(f"{where}: a row has no query id (null)")
         qid = table["q"].to_numpy()
-        valid = table["v"].fill_null(False).to_numpy(zero_copy_only=False) if plan.validation else np.zeros(len(y), bool)
+        if plan.validation and table["v"].null_count:
+            raise ValueError(f"{where}: a row has a null validation indicator (it must be true or false)")
+        valid = table["v"].to_numpy(zero_copy_only=False) if plan.validation else np.zeros(len(y), bool)
         try:
             if (~valid).any():
                 t = ~valid
@@ -604,7 +606,8 @@ class SparkLambdaMART(_SparkRankerParams, Estimator, DefaultParamsReadable, Defa
     weightCol : str, optional
         Sample weights (multiply each document's gradient and hessian).
     positionCol : str, optional
-        1-based display rank of each row (side data for the objective, as ``fit(position=)``).
+        1-based display rank of each row: checked (whole numbers >= 1) and given to the
+        objective as side data, as ``fit(position=)``; the objectives Spark takes do not read it.
     validationIndicatorCol : str, optional
         A boolean column: rows where it is true form the evaluation set "validation" (scored
         with ``metric`` after every tree; ``early_stopping_rounds`` watches it), the others
@@ -691,7 +694,10 @@ class SparkLambdaMART(_SparkRankerParams, Estimator, DefaultParamsReadable, Defa
                 continue
             if name not in dataset.columns:
                 raise ValueError(f"{param}={name!r}: no such column (the DataFrame has {', '.join(dataset.columns)})")
-            cast = {"y": "double", "w": "double", "p": "long", "v": "boolean"}.get(alias)
+            if alias == "v" and not isinstance(dataset.schema[name].dataType, T.BooleanType):
+                raise TypeError(f"{param}={name!r} must be a boolean column, not {dataset.schema[name].dataType.simpleString()}")
+            # numbers as doubles: the tasks' checks see a fractional position or a null (NaN), not a cast's
+            cast = {"y": "double", "w": "double", "p": "double"}.get(alias)
             chosen.append((F.col(name).cast(cast) if cast else F.col(name)).alias(alias))
         n_tasks = self.getOrDefault("num_workers") or dataset.sparkSession.sparkContext.defaultParallelism
         # every row of a query in one partition (range of qid), in input order within it
