@@ -137,12 +137,21 @@ def test_parameters_are_checked_when_set():
         SparkLambdaMART(task_timeout=0)
 
 
-def test_a_bad_partition_names_itself(spark):
+def test_a_bad_partition_names_itself_and_a_partition_without_training_rows_trains(spark):
     # a fractional display rank in query 2 (partition 1): refused there, not cast to a whole one
     frame = _frame(spark, np.ones((4, 2), np.float32), np.array([1.0, 0.0, 0.0, 2.0]), np.array([1, 1, 2, 2]),
                    shown=np.array([1, 2, 1, 2.5]), valid=np.zeros(4, np.int8))  # fmt: skip
     with pytest.raises(ValueError, match=r"^partition 1: position must hold whole numbers >= 1 .*2\.5 at row 1"):
         SparkLambdaMART(n_estimators=2, positionCol="shown", task_timeout=60).fit(frame)
+    # the other range of qid holds only validation rows: that task trains on no rows, and scores its own
+    Xs = np.array([[0.0, 1], [1, 0], [0, 0], [1, 1], [2, 1], [0, 2]], np.float32)
+    ys, qs = np.array([1.0, 0, 2, 0, 1, 2]), np.array([1, 1, 1, 2, 2, 2])
+    small = _frame(spark, Xs, ys, qs, held=qs == 2)
+    params = dict(n_estimators=3, num_leaves=3, min_samples_leaf=1, random_state=0)
+    ours = SparkLambdaMART(validationIndicatorCol="held", task_timeout=60, **params).fit(small).to_local()
+    ref = LambdaMART(**params).fit(Xs[:3], ys[:3], qs[:3], eval_set=[(Xs[3:], ys[3:], qs[3:])])
+    _assert_same_trees(ours, ref)
+    assert ours.evals_result_["validation"] == ref.evals_result_["valid_0"]
     with pytest.raises(ValueError, match="featuresCol='feats': no such column"):
         SparkLambdaMART(featuresCol="feats").fit(frame)
     with pytest.raises(TypeError, match="validationIndicatorCol='valid' must be a boolean column, not tinyint"):
@@ -151,20 +160,26 @@ def test_a_bad_partition_names_itself(spark):
 
 def test_cli_train_on_spark_saves_the_one_machine_model(spark, capsys, tmp_path, shared_data):
     src = shared_data / "MQ2008" / "Fold1" / "vali.txt"  # small: the Spark job's start dominates
-    opts = ["--model", "lambdamart", "--trees", "4", "--leaves", "7", "--seed", "0", "--train", src]
+    held = shared_data / "MQ2008" / "Fold1" / "test.txt"
+    opts = ["--model", "lambdamart", "--trees", "8", "--leaves", "7", "--seed", "0", "--train", src,
+            "--validate", held, "--early-stopping", "2"]  # fmt: skip
     code, out, err = run(capsys, "train", *opts, "--spark", "local[2]", "--save", tmp_path / "spark.json")
     assert code == 0, err
-    assert "lambdamart on spark: saved to" in out and "ndcg@10" in out
+    assert "lambdamart on spark: saved to" in out and "ndcg@10" in out and "validate" in out
     code, _, err = run(capsys, "train", *opts, "--save", tmp_path / "local.json")
     assert code == 0, err
     ours, ref = load_model(tmp_path / "spark.json"), load_model(tmp_path / "local.json")
     from ranklearn.data import load_svmlight
 
     X = np.asarray(load_svmlight(src).X.todense() if hasattr(load_svmlight(src).X, "todense") else load_svmlight(src).X)
-    _assert_same_trees(ours, ref)
+    _assert_same_trees(ours, ref)  # early stopping on --validate kept the same trees
+    assert ours.best_iteration_ == ref.best_iteration_
+    assert ours.evals_result_["validation"]["ndcg@10"] == pytest.approx(ref.evals_result_["validate"]["ndcg@10"])
     np.testing.assert_allclose(ours.predict(X), ref.predict(X), atol=1e-9)
     code, _, err = run(capsys, "train", *opts, "--spark", "local[2]", "--workers", "2")
     assert_one_line_error(code, err, "give --spark (a Spark master) or --scheduler/--workers")
+    code, _, err = run(capsys, "train", "--train", src, "--model", "mart", "--spark", "local[2]")
+    assert_one_line_error(code, err, "--spark trains --model lambdamart only, not mart")
 
 
 # ---------------------------------------------------------------------- faults (last: they kill tasks)

@@ -181,6 +181,7 @@ class _TaskRows:
         if table is None or table.num_rows == 0:
             return
         X = _matrix(table["f"], where)
+        self.X = self.Xe = X[:0]  # as wide as the rows, when a partition holds no training or no validation rows
         y = table["y"].to_numpy()
         if table["q"].null_count:
             raise ValueError(f"{where}: a row has no query id (null)")

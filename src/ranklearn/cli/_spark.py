@@ -22,13 +22,13 @@ def _table(train: RankingDataset, validate: RankingDataset | None) -> Any:
     parts = [(train, False)] + ([(validate, True)] if validate is not None else [])
     X = np.concatenate([np.asarray(ds.to_dense().X, dtype=np.float64) for ds, _ in parts])
     offsets = np.arange(X.shape[0] + 1, dtype=np.int32) * X.shape[1]
-    # queries numbered in file order (the order one machine trains them in), the validation
-    # set's after the training set's: a qid may be in both files
-    qid, first = [], 0
-    for ds, _ in parts:
+    # queries numbered in file order (the order one machine trains them in), the training
+    # set's even and the validation set's odd: a qid may be in both files, and the ranges of
+    # qid the tasks get each hold a share of both sets
+    qid = []
+    for ds, v in parts:
         sizes = np.diff(ds.ptr)
-        qid.append(np.repeat(np.arange(first, first + sizes.size), sizes))
-        first += sizes.size
+        qid.append(np.repeat(2 * np.arange(sizes.size) + int(v), sizes))
     return pa.table({
         "features": pa.ListArray.from_arrays(pa.array(offsets), pa.array(X.ravel())),
         "label": np.concatenate([np.asarray(ds.y, dtype=np.float64) for ds, _ in parts]),
