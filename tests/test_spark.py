@@ -152,6 +152,9 @@ def test_a_bad_partition_names_itself_and_a_partition_without_training_rows_trai
     ref = LambdaMART(**params).fit(Xs[:3], ys[:3], qs[:3], eval_set=[(Xs[3:], ys[3:], qs[3:])])
     _assert_same_trees(ours, ref)
     assert ours.evals_result_["validation"] == ref.evals_result_["valid_0"]
+    wide = _frame(spark, np.array([[0, 1], [1, 0], [0, 1e39], [1, 1]]), np.array([1.0, 0, 0, 2]), np.array([1, 1, 2, 2]))
+    with pytest.raises(ValueError, match=r"^partition 1: feature 2 \(from 1\) of row 0 \(from 0\) is infinite or beyond float32"):
+        SparkLambdaMART(n_estimators=2, task_timeout=60).fit(wide)
     with pytest.raises(ValueError, match="featuresCol='feats': no such column"):
         SparkLambdaMART(featuresCol="feats").fit(frame)
     with pytest.raises(TypeError, match="validationIndicatorCol='valid' must be a boolean column, not tinyint"):

@@ -112,8 +112,9 @@ for _name in _RANKER_DEFAULTS:
 
 
 def _features_array(df: DataFrame, column: str) -> Column:
-    """The features column as an array of doubles: a vector column (VectorAssembler's) or an
-    array of numbers.
+    """The features column as an array of float32 (the precision the models hold, rounded as
+    NumPy rounds; half the bytes of doubles to move): a vector column (VectorAssembler's) or
+    an array of numbers. A finite value beyond float32's range becomes inf, which the tasks refuse.
 
     Raises
     ------
@@ -124,9 +125,9 @@ def _features_array(df: DataFrame, column: str) -> Column:
         raise ValueError(f"featuresCol={column!r}: no such column (the DataFrame has {', '.join(df.columns)})")
     kind = df.schema[column].dataType
     if isinstance(kind, VectorUDT):
-        return vector_to_array(F.col(column), "float64")
+        return vector_to_array(F.col(column), "float32")
     if isinstance(kind, T.ArrayType) and isinstance(kind.elementType, T.NumericType):
-        return F.col(column).cast("array<double>")
+        return F.col(column).cast("array<float>")
     raise TypeError(
         f"featuresCol={column!r} must be a vector column (VectorAssembler's) or an array of numbers, "
         f"not {kind.simpleString()}"
@@ -161,8 +162,14 @@ def _matrix(column: pa.ChunkedArray, where: str) -> np.ndarray:
     width = int(sizes[0]) if sizes.size else 0
     if (sizes != width).any():
         raise ValueError(f"{where}: rows have {width} and {int(sizes[sizes != width][0])} features; all need as many")
-    values = column.flatten().to_numpy(zero_copy_only=False)
-    return as_dense_features(values.reshape(len(column), width))
+    X = as_dense_features(column.flatten().to_numpy(zero_copy_only=False).reshape(len(column), width))
+    if np.isinf(X).any():  # Spark's cast to float32 made inf of a value beyond its range, if not of inf
+        row, feature = np.argwhere(np.isinf(X))[0]
+        raise ValueError(
+            f"{where}: feature {feature + 1} (from 1) of row {row} (from 0) is infinite or beyond float32's range "
+            "(±3.4e38): the models hold features as float32; rescale that feature"
+        )
+    return X
 
 
 class _TaskRows:
