@@ -483,7 +483,9 @@ class _SparkFit(LambdaMART):
         params.pop("task_timeout")  # a wait, not a parameter of the model
         return params
 
-    def fit_frame(self, frame: DataFrame, n_tasks: int, plan: dict[str, bool], callbacks: Sequence[Callback] | None) -> _SparkFit:
+    def fit_frame(
+        self, frame: DataFrame, n_tasks: int, plan: dict[str, bool], callbacks: Sequence[Callback] | None
+    ) -> _SparkFit:
         """Fit on ``frame`` (columns f, y, q and the optional w, p, v, partitioned by whole
         queries into ``n_tasks`` partitions); ``plan`` says which optional columns it has."""
         self.check_params()
@@ -529,7 +531,8 @@ class _SparkFit(LambdaMART):
         self.n_features_in_ = widths.pop()
         self._starts = np.concatenate(([0], np.cumsum([d["n_rows"] for d in info]))).astype(np.int64)
         self._query_starts = np.concatenate(([0], np.cumsum([len(d["qids"]) for d in info]))).astype(np.int64)
-        self._y_range = (min(d["y_range"][0] for d in info if d["y_range"]), max(d["y_range"][1] for d in info if d["y_range"]))
+        ranges = [d["y_range"] for d in info if d["y_range"] is not None]
+        self._y_range = (min(lo for lo, _ in ranges), max(hi for _, hi in ranges))
         ys = [d["validation"][0] for d in info]
         if not sum(y.size for y in ys):
             return []
@@ -692,7 +695,8 @@ class SparkLambdaMART(_SparkRankerParams, Estimator, DefaultParamsReadable, Defa
         trainer = self._trainer()
         trainer.check_params()
         columns = {"y": "labelCol", "q": "qidCol", "w": "weightCol", "p": "positionCol", "v": "validationIndicatorCol"}
-        chosen = [F.monotonically_increasing_id().alias("r"), _features_array(dataset, self.getFeaturesCol()).alias("f")]
+        features = _features_array(dataset, self.getFeaturesCol())
+        chosen = [F.monotonically_increasing_id().alias("r"), features.alias("f")]
         plan = {}
         for alias, param in columns.items():
             name = self.getOrDefault(param) if self.isDefined(param) else None
@@ -703,7 +707,8 @@ class SparkLambdaMART(_SparkRankerParams, Estimator, DefaultParamsReadable, Defa
             if name not in dataset.columns:
                 raise ValueError(f"{param}={name!r}: no such column (the DataFrame has {', '.join(dataset.columns)})")
             if alias == "v" and not isinstance(dataset.schema[name].dataType, T.BooleanType):
-                raise TypeError(f"{param}={name!r} must be a boolean column, not {dataset.schema[name].dataType.simpleString()}")
+                kind = dataset.schema[name].dataType.simpleString()
+                raise TypeError(f"{param}={name!r} must be a boolean column, not {kind}")
             # numbers as doubles: the tasks' checks see a fractional position or a null (NaN), not a cast's
             cast = {"y": "double", "w": "double", "p": "double"}.get(alias)
             chosen.append((F.col(name).cast(cast) if cast else F.col(name)).alias(alias))
