@@ -41,6 +41,9 @@ SECTIONS = {
     "metrics": ("Metric speed against ranx and pytrec_eval; compare (issue 14)", ["bench_metrics.py"]),
     "rankers": ("Every ranker with its defaults against LightGBM and XGBoost on four datasets (issue 17)",
                 ["bench_rankers.py"]),
+    "clicks-protocol": ("Learning from clicks: the offline protocol, LightGBM's and XGBoost's debiasing (issue 29)",
+                        ["bench_clicks.py", "--data", "mq2008,mslr", "--clicks", "pbm1,pbm0.5,pbm2,cascade,trust",
+                         "--sessions", "10000", "--seeds", "0"]),
 }
 #: hand-written records that RESULTS.md carries after the generated sections
 NOTES = ["core_refactor_ab.md", "neural_defaults.md", "ranker_defaults.md"]

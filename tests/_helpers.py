@@ -134,3 +134,39 @@ def written(hist, features, n_bins):
     for k, f in enumerate(features):
         out[k, n_bins[f] : MISSING_BIN] = 0.0
     return out
+
+
+def nan_tree_model(n_estimators=30, seed=0):
+    """A LambdaMART trained on data with 15% NaN (splits send them both ways) and its rows."""
+    from ranklearn.datasets import make_ranking
+
+    X, y, qid = make_ranking(80, 12, random_state=seed, return_X_y=True)
+    X = X.astype(np.float32)
+    X[np.random.default_rng(seed).random(X.shape) < 0.15] = np.nan
+    model = LambdaMART(n_estimators=n_estimators, num_leaves=15, min_samples_leaf=5, random_state=seed).fit(X, y, qid)
+    splits = [t.missing_left[t.feature >= 0] for t in model.trees_]
+    assert any(s.any() for s in splits) and any((~s).any() for s in splits), "NaN must go both ways"
+    return model, X
+
+
+def threshold_rows(trees, X, seed=0, dtype=np.float32):
+    """Rows that hit every split of ``trees`` exactly: a row of ``X`` with the split's feature set
+    to the threshold, the float32 just below and just above it, and NaN; for ``dtype=float64``
+    also the doubles around the midpoint between the threshold and the next float32 (where a
+    double rounds to one or the other)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for tree in trees:
+        for node in np.flatnonzero(tree.feature >= 0):
+            t = np.float32(tree.threshold[node])
+            with np.errstate(over="ignore"):
+                up = np.nextafter(t, np.float32(np.inf))
+            values = [np.nextafter(t, np.float32(-np.inf)), t, np.nan, *([up] if np.isfinite(up) else [])]
+            if dtype == np.float64 and np.isfinite(up):
+                middle = (float(t) + float(up)) / 2
+                values += [np.nextafter(middle, -np.inf), middle, np.nextafter(middle, np.inf)]
+            for v in values:
+                row = X[rng.integers(X.shape[0])].astype(dtype)
+                row[tree.feature[node]] = v
+                rows.append(row)
+    return np.array(rows, dtype=dtype)

@@ -283,6 +283,11 @@ def test_positions_reach_every_peers_objective_with_their_rows(client, tmp_path)
         assert all(len(set(qid[ids[a:b]])) == 1 for a, b in zip(ptr[:-1], ptr[1:]))  # grouped by query
         seen.extend(ids.tolist())
     assert sorted(seen) == list(range(60))  # every row, once, with its position
+    with pytest.warns(UserWarning, match="ignores position=: objective 'ranknet' does not read it"):
+        DaskLambdaMART(client=client, objective="ranknet", n_estimators=1, num_leaves=3).fit(
+            da.from_array(X, chunks=(chunks, 3)), da.from_array(row, chunks=chunks), da.from_array(qid, chunks=chunks),
+            position=da.from_array(position, chunks=chunks),
+        )
 
 
 def test_ctrl_c_keeps_the_trees_so_far(client):

@@ -151,3 +151,13 @@ def test_cli_info_and_convert_keep_positions(tmp_path, capsys):
     note, error = err.split("\n", 1)  # the note says where the positions came from, then the one-line error
     assert note.startswith("ranklearn: positions from")
     assert_one_line_error(code, error, "OUT.position (IN's positions)", "cannot be standard output")
+
+
+def test_cli_train_and_cv_pass_the_sidecar_positions_to_fit(tmp_path, capsys):
+    data = write(tmp_path / "train.txt", DATA * 4)  # query ids repeat: regrouped, positions follow their rows
+    write(sidecar_path(data), "1\n2\n1\n2\n3\n" * 4)
+    code, out, err = run(capsys, "train", "--model", "linear", "--train", str(data))
+    assert code == 0 and "ranklearn: positions from" in err
+    assert "ranklearn: warning: Linear regression ignores position=: its training does not read it" in err
+    code, out, err = run(capsys, "cv", "--model", "linear", "--data", str(data), "--folds", "2")
+    assert code == 0 and "ranklearn: warning: Linear regression ignores position=" in err

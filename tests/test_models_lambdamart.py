@@ -390,6 +390,7 @@ def test_an_objective_without_side_still_trains_with_positions():
             return scores - y, np.ones_like(scores)
 
     X, row, qid, position = _shuffled_queries_with_positions()
-    with_pos = LambdaMART(objective=Old(), n_estimators=2, num_leaves=3).fit(X, row, qid, position=position)
+    with pytest.warns(UserWarning, match="LambdaMART ignores position=: objective 'Old' does not read it"):
+        with_pos = LambdaMART(objective=Old(), n_estimators=2, num_leaves=3).fit(X, row, qid, position=position)
     without = LambdaMART(objective=Old(), n_estimators=2, num_leaves=3).fit(X, row, qid)
     np.testing.assert_array_equal(with_pos.predict(X), without.predict(X))

@@ -120,6 +120,10 @@ def test_side_data_reaches_objectives_that_take_it_and_only_those():
         grad, hess = get_objective(obj).gradients(S, Y, PTR, side=side)
         np.testing.assert_array_equal(grad, S - Y)
     assert seen == [("keyword", side), ("kwargs", {"side": side}), ("positional", side), ("old", None)]
+    # what a fit warns about: side data its objective does not read
+    assert [get_objective(o).side_keys for o in (Keyword(), Kwargs(), Old())] == [("position",), ("position",), ()]
+    Keyword.side_keys = ()  # declared: it reads none
+    assert get_objective(Keyword()).side_keys == ()
 
 
 @pytest.mark.parametrize("name", ["lambdarank", "ranknet", "squared_error", "xendcg"])

@@ -142,7 +142,10 @@ def test_a_bad_partition_names_itself_and_a_partition_without_training_rows_trai
     q = np.array([1, 1, 2, 2])
     frame = _frame(spark, np.ones((4, 2), np.float32), np.array([1.0, 0.0, 0.0, 2.0]), q,
                    shown=np.array([1, 2, 1, 2.5]), valid=np.zeros(4, np.int8))  # fmt: skip
-    with pytest.raises(ValueError, match=r"^partition 1: position must hold whole numbers >= 1 .*2\.5 at row 1"):
+    with (
+        pytest.warns(UserWarning, match="ignores position="),  # as fit(position=) with lambdarank
+        pytest.raises(ValueError, match=r"^partition 1: position must hold whole numbers >= 1 .*2\.5 at row 1"),
+    ):
         SparkLambdaMART(n_estimators=2, positionCol="shown", task_timeout=60).fit(frame)
     # the other range of qid holds only validation rows: that task trains on no rows, and scores its own
     Xs = np.array([[0.0, 1], [1, 0], [0, 0], [1, 1], [2, 1], [0, 2]], np.float32)

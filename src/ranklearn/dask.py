@@ -562,8 +562,9 @@ class DaskLambdaMART(LambdaMART):
     Objectives: "lambdarank", "ranknet" and "squared_error" (their gradients depend on each
     query alone), or a user's object (as ``LambdaMART`` takes it), sent to every worker and
     called there on that worker's queries with their side data (``side={"position": ...}``
-    when ``fit`` has ``position=``): its gradients must depend on each query's own rows. Evaluation sets are sharded too; their scores (one float per row) come to
-    the client every tree for the metric.
+    when ``fit`` has ``position=``): its gradients must depend on each query's own rows.
+    Evaluation sets are sharded too; their scores (one float per row) come to the client
+    every tree for the metric.
 
     ``worker_timeout`` (seconds, default 600; None waits forever) bounds every wait for the
     workers' answers (making and binning a partition, one tree) and every wait of a worker
@@ -623,6 +624,7 @@ class DaskLambdaMART(LambdaMART):
         ``sample_weight``, ``position``) Dask arrays or Series chunked like its rows, or NumPy
         arrays). Positions reach the objective on the workers with their rows."""
         self.check_params()
+        self._warn_unread_side(None if position is None else {"position": position})
         client = self._client()
         sets: list[_ShardedSet] = []
         try:

@@ -19,6 +19,7 @@ from sklearn.model_selection import GroupKFold
 from sklearn.utils import _safe_indexing
 
 from ranklearn.data.groups import check_qid, group_ptr, regroup_order
+from ranklearn.data.positions import check_position
 
 __all__ = ["cross_validate", "query_folds"]
 
@@ -76,6 +77,7 @@ def cross_validate(
     random_state: int | None = 0,
     progress: bool = False,
     docids: ArrayLike | None = None,
+    position: ArrayLike | None = None,
     **conventions: Any,
 ) -> dict[str, np.ndarray]:
     """Fit a clone of ``model`` on each training part and score it on the held-out queries.
@@ -101,6 +103,9 @@ def cross_validate(
         command line's ``cv`` does).
     docids : array-like of shape (n_samples,), optional
         Document ids, for metrics that order ties by them (``conventions="trec_eval"``).
+    position : array-like of int, shape (n_samples,), optional
+        Display positions (1-based), given to each fold's ``fit(position=...)`` for its
+        training rows; the test parts are scored on their labels, positions play no part.
     **conventions
         Metric conventions (``conventions="trec_eval"``, ``empty=``, ...).
 
@@ -130,6 +135,8 @@ def cross_validate(
         raise ValueError(f"X, y and qid lengths differ: X has {n_rows} rows, y has {y_arr.size}, qid has {q.size}")
     if ids is not None and ids.size != q.size:
         raise ValueError(f"docids has {ids.size} values for {q.size} rows")
+    pos = check_position(position, q.size)
+    fit_params = {}
     if isinstance(cv, (int, np.integer)):
         folds = query_folds(q, cv, random_state=random_state)
     elif hasattr(cv, "split"):  # a scikit-learn splitter: the queries are its groups
@@ -147,8 +154,10 @@ def cross_validate(
             raise ValueError(f"fold {number}: a query is in both the training and the test rows")
         train, test = _rows(q, train), _rows(q, test)
         start = time.perf_counter()
+        if pos is not None:
+            fit_params["position"] = pos[train]
         fitted = fit_with_progress(clone(model), f"fold {number}" if progress else None,
-                                   _safe_indexing(X_rows, train), y_arr[train], qid=q[train])  # fmt: skip
+                                   _safe_indexing(X_rows, train), y_arr[train], qid=q[train], **fit_params)  # fmt: skip
         out["fit_time"].append(time.perf_counter() - start)
         scores = fitted.predict(_safe_indexing(X_rows, test))
         ptr = group_ptr(q[test])

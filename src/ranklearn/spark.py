@@ -489,6 +489,7 @@ class _SparkFit(LambdaMART):
         """Fit on ``frame`` (columns f, y, q and the optional w, p, v, partitioned by whole
         queries into ``n_tasks`` partitions); ``plan`` says which optional columns it has."""
         self.check_params()
+        self._warn_unread_side({"position": True} if plan["position"] else None)  # as fit(position=) warns
         context = frame.sparkSession.sparkContext
         host = context.getConf().get("spark.driver.host", "127.0.0.1")
         listener = open_listener(host)

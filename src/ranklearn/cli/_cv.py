@@ -112,7 +112,8 @@ def run_cv(
             raise ValueError(f"--folds {folds} is more than the {ds.n_queries} queries of {C.shown(data)}")
         _check(ds, data, estimator)
         result = cross_validate(
-            estimator, ds.X, ds.y, qid=ds.qid, cv=folds, metrics=metrics, random_state=split_seed, progress=True
+            estimator, ds.X, ds.y, qid=ds.qid, cv=folds, metrics=metrics, random_state=split_seed, progress=True,
+            position=ds.position,
         )
         for i in range(folds):
             rows[f"fold {i + 1}"] = {m.name: float(result[f"test_{m.name}"][i]) for m in scorers}
@@ -129,7 +130,7 @@ def run_cv(
                 _check(part, letor_folds / f"Fold{n}" / name, estimator, scored=part is not train)
             try:
                 fitted = fit_with_progress(
-                    clone(estimator), f"Fold{n}", train.X, train.y, qid=train.qid,
+                    clone(estimator), f"Fold{n}", train.X, train.y, qid=train.qid, position=train.position,
                     eval_set=[(vali.X, vali.y, vali.qid)], eval_names=["vali"],
                 )  # fmt: skip
             except ValueError as exc:  # e.g. training labels the ranker refuses: say which fold

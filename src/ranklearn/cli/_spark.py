@@ -15,8 +15,8 @@ from ranklearn.models.lambdamart import LambdaMART
 
 
 def _table(train: RankingDataset, validate: RankingDataset | None) -> Any:
-    """The sets as one Arrow table: features (a list of doubles per row), label, qid, and
-    ``validation`` (true on the validation rows)."""
+    """The sets as one Arrow table: features (a list of doubles per row), label, qid,
+    ``validation`` (true on the validation rows) and, when the training file has them, ``position``."""
     import pyarrow as pa
 
     parts = [(train, False)] + ([(validate, True)] if validate is not None else [])
@@ -29,12 +29,16 @@ def _table(train: RankingDataset, validate: RankingDataset | None) -> Any:
     for ds, v in parts:
         sizes = np.diff(ds.ptr)
         qid.append(np.repeat(2 * np.arange(sizes.size) + int(v), sizes))
-    return pa.table({
+    columns = {
         "features": pa.ListArray.from_arrays(pa.array(offsets), pa.array(X.ravel())),
         "label": np.concatenate([np.asarray(ds.y, dtype=np.float64) for ds, _ in parts]),
         "qid": np.concatenate(qid),
         "validation": np.concatenate([np.full(ds.n_samples, v) for ds, v in parts]),
-    })  # fmt: skip
+    }
+    if train.position is not None:  # the training rows' display ranks (the validation rows' are not read)
+        columns["position"] = np.concatenate([np.asarray(train.position, dtype=np.float64)]
+                                             + [np.ones(ds.n_samples) for ds, v in parts if v])  # fmt: skip
+    return pa.table(columns)
 
 
 def fit_on_spark(
@@ -67,6 +71,7 @@ def fit_on_spark(
     try:
         estimator = SparkLambdaMART(
             **params, validationIndicatorCol="validation" if validate is not None else None,
+            positionCol="position" if train.position is not None else None,
             **({} if task_timeout is None else {"task_timeout": task_timeout}),
         )  # fmt: skip
         frame = session.createDataFrame(_table(train, validate))

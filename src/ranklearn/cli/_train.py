@@ -313,7 +313,7 @@ def run_train(
         with TrainingProgress(_total(estimator), description=model) as progress:
             if spark is None:
                 estimator.fit(
-                    tr.X, tr.y, qid=tr.qid, eval_set=eval_set,
+                    tr.X, tr.y, qid=tr.qid, position=tr.position, eval_set=eval_set,
                     eval_names=["validate"] if eval_set else None, callbacks=[progress],
                 )  # fmt: skip
             else:

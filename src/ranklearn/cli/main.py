@@ -24,6 +24,7 @@ from typer.core import TyperOption
 from ranklearn._files import is_special, write_outputs
 from ranklearn._compilation import on_first_compile
 from ranklearn.cli import _common as C
+from ranklearn.cli._export import export as export_command
 from ranklearn.exceptions import DataFormatError, RanklearnError
 
 app = typer.Typer(
@@ -79,12 +80,6 @@ class Ties(str, Enum):
 class Layout(str, Enum):
     qid = "qid"
     lightgbm = "lightgbm"
-
-
-class ExportFormat(str, Enum):
-    ranklib = "ranklib"
-    lightgbm = "lightgbm"
-    onnx = "onnx"
 
 
 #: ``info`` lists the count of each label up to this many distinct labels, then summarizes.
@@ -479,38 +474,7 @@ def predict(
     C.report(f"wrote {len(scores):,} scores to {out}", out)
 
 
-@app.command()
-def export(
-    model: Path = ModelOpt,
-    fmt: ExportFormat = typer.Option(..., "--format", help="Target format."),
-    out: Path = typer.Option(..., "--out", parser=C.output_path, help="File to write (- = stdout)."),
-) -> None:
-    """Export a model to another tool's format.
-
-    ranklib: RankLib's text format, trees (LambdaMART, MART) or linear weights (coordinate-ascent,
-    linear), also read by the Elasticsearch and OpenSearch LTR plugins; lightgbm: LightGBM's text
-    model (lightgbm.Booster(model_file=...), lleaves, treelite); onnx: the neural rankers for onnxruntime (needs the onnx extra).
-    """
-    from ranklearn.io import load_model
-
-    C.check_output_path(out, model)
-    estimator = load_model(model)
-    if fmt is ExportFormat.onnx:
-        from ranklearn.io.onnx import export_onnx
-
-        try:
-            export_onnx(estimator, out)
-        except (TypeError, ImportError) as exc:  # a tree model, or the onnx extra missing: one line
-            raise ValueError(str(exc)) from None
-    elif fmt is ExportFormat.lightgbm:
-        from ranklearn.io.lightgbm import export_lightgbm
-
-        export_lightgbm(estimator, out)
-    else:
-        from ranklearn.io.ranklib import export_ranklib
-
-        export_ranklib(estimator, out)
-    C.report(f"wrote {out} ({fmt.value})", out)
+app.command()(export_command)
 
 
 @app.command(name="warm-up")

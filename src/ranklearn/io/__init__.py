@@ -1,6 +1,8 @@
 """Model formats: ranklearn's own JSON model file, RankLib's LambdaMART text format (``ranklib``),
 LightGBM's text model format (``lightgbm``, export only), ONNX export of the neural rankers
-(``onnx``), and TREC qrels and run files (``trec``)."""
+(``onnx``), the serving formats (``xgboost`` (with import), ``elasticsearch``, ``solr``,
+``vespa``, ``treelite``; all through ``export_model``, see ``export``), and TREC qrels and run
+files (``trec``)."""
 
 from __future__ import annotations
 
@@ -8,10 +10,14 @@ from os import PathLike
 from typing import Any
 
 from ranklearn.exceptions import ModelFormatError
+from ranklearn.io.export import check_export, export_model
 from ranklearn.io.model_file import parse_model_file, read_model_file, write_model_file
 from ranklearn.io.onnx import export_onnx
 
-__all__ = ["export_onnx", "load_model", "model_from_bytes", "read_model_file", "write_model_file"]
+__all__ = [
+    "check_export", "export_model", "export_onnx", "load_model", "model_from_bytes", "read_model_file",
+    "write_model_file",
+]
 
 
 def load_model(path: str | PathLike[str], **load_options: Any) -> Any:

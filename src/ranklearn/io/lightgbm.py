@@ -197,3 +197,10 @@ def export_lightgbm(model, path: str | PathLike[str]) -> None:
         If the model is not a fitted LambdaMART.
     """
     write_output(path, lightgbm_model_string(model).encode())
+
+
+def score_lightgbm(path: str | PathLike[str], X: np.ndarray) -> np.ndarray:
+    """Scores of ``X`` by LightGBM itself on the exported file (needs ``lightgbm``)."""
+    import lightgbm
+
+    return np.asarray(lightgbm.Booster(model_file=str(path)).predict(X), dtype=np.float64)

@@ -19,6 +19,8 @@ from collections.abc import Iterator
 from os import PathLike
 from typing import Any
 
+import numpy as np
+
 from ranklearn._files import write_output
 
 __all__ = ["export_onnx", "INPUT_NAME", "OUTPUT_NAME"]
@@ -108,3 +110,12 @@ def _quiet_exporter() -> Iterator[None]:
             yield
     finally:
         logger.setLevel(level)
+
+
+def score_onnx(path: str | PathLike[str], X: np.ndarray) -> np.ndarray:
+    """Scores of ``X`` by onnxruntime on the exported file (needs ``onnxruntime``)."""
+    import onnxruntime
+
+    session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    (scores,) = session.run([OUTPUT_NAME], {INPUT_NAME: np.ascontiguousarray(X, dtype=np.float32)})
+    return np.asarray(scores, dtype=np.float64).reshape(-1)

@@ -50,7 +50,7 @@ import numpy as np
 from ranklearn._files import write_output
 from ranklearn._text import plain_float
 from ranklearn.exceptions import ModelFormatError
-from ranklearn.io._trees import TREE_MODELS, require_fitted_lambdamart
+from ranklearn.io._trees import TREE_MODELS, learned_missing_branch, require_fitted_lambdamart
 
 
 def _fmt32(x: float) -> str:
@@ -73,17 +73,25 @@ def export_ranklib(model, path: str | PathLike[str]) -> None:
     ValueError
         If the model is not one of those, or not fitted.
     """
+    write_output(path, ranklib_model_text(model).encode())
+
+
+def ranklib_model_text(model) -> str:
+    """The text :func:`export_ranklib` writes (the ``model/ranklib`` definition of the LTR plugins).
+
+    Raises
+    ------
+    ValueError
+        If the model is not one RankLib's format holds, or not fitted.
+    """
     name = getattr(model, "_model_name", None)
     if name in _LINEAR:
-        _export_linear(model, path)
-        return
+        return _linear_text(model)
     if name not in TREE_MODELS:
         kinds = ", ".join((*TREE_MODELS, *_LINEAR))
         raise ValueError(f"RankLib's format holds {kinds} models; this model is {name or type(model).__name__}")
     require_fitted_lambdamart(model, "RankLib")
-    if getattr(model, "trained_with_missing_", False) and any(
-        np.any(t.missing_left[t.feature >= 0]) for t in model.trees_
-    ):
+    if learned_missing_branch(model, model.trees_):
         warnings.warn(
             "the model was trained with missing values and some splits send them left; RankLib sends "
             "NaN right, so exported scores differ from ranklearn's on rows with missing values",
@@ -108,10 +116,10 @@ def export_ranklib(model, path: str | PathLike[str]) -> None:
         _write_node(tree, 0, 2, lines)
         lines.append("\t</tree>")
     lines.append("</ensemble>")
-    write_output(path, ("\n".join(lines) + "\n").encode())
+    return "\n".join(lines) + "\n"
 
 
-def _export_linear(model, path: str | PathLike[str]) -> None:
+def _linear_text(model) -> str:
     if not model.__sklearn_is_fitted__():
         raise ValueError(f"export to RankLib needs a fitted model; this {type(model).__name__} is not fitted")
     name = model._model_name
@@ -131,7 +139,7 @@ def _export_linear(model, path: str | PathLike[str]) -> None:
     pairs = [f"0:{float(model.intercept_)!r}"] if name == "linear" else []
     pairs += [f"{j + 1}:{float(w)!r}" for j, w in enumerate(model.coef_)]
     lines.append(" ".join(pairs))
-    write_output(path, ("\n".join(lines) + "\n").encode())
+    return "\n".join(lines) + "\n"
 
 
 def _write_node(tree, node: int, depth: int, lines: list[str], pos: str | None = None) -> None:

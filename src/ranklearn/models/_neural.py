@@ -252,6 +252,12 @@ class NeuralRanker(BaseRanker):
         }  # fmt: skip
         return get_loss(name, **settings.get(name, {}))
 
+    def _side_keys(self) -> tuple[str, ...]:
+        return () if self._loss_name() == "custom" else tuple(self._make_loss().side_keys)
+
+    def _side_reader(self) -> str:
+        return f"loss {self._loss_name()!r}"
+
     def _normalization(self) -> str:
         return self._default_normalization if self.lambda_normalization is None else self.lambda_normalization
 
@@ -380,7 +386,7 @@ class NeuralRanker(BaseRanker):
             self.model_ = model
         self._fitted_features = data.X.shape[1]
         self._loss = self._make_loss(max(1.0, float(data.y.max())) if data.y.size else 1.0)
-        self._queryset = QuerySet(data.X, data.y, data.ptr, device, data.weight, self._normalization())
+        self._queryset = QuerySet(data.X, data.y, data.ptr, device, data.weight, self._normalization(), data.side())
         self._queries = self._queryset.trainable_queries()
         self._n_pairs = max(1, self._queryset.n_pairs(self._queries))
         self._optimizer = self._make_optimizer(self.model_.parameters())

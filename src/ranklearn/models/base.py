@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Sequence
+import warnings
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from numbers import Integral
 from os import PathLike
@@ -252,6 +253,26 @@ class BaseRanker(BaseEstimator):
     def _check_params(self) -> None:
         """Rules across parameters (beyond ``_parameter_constraints``); raise ValueError."""
 
+    def _side_keys(self) -> tuple[str, ...]:
+        """The per-row side data (``FitData.side()`` keys) that this ranker's objective or loss reads."""
+        return ()
+
+    def _side_reader(self) -> str:
+        """What would read side data, as a warning names it (e.g. "objective 'lambdarank'")."""
+        return "its training"
+
+    def _warn_unread_side(self, side: Mapping[str, Any] | None) -> None:
+        """Warn about side data the fit was given (``FitData.side()``) but will not use: never silence."""
+        given = side or {}
+        unread = [k for k in given if k not in self._side_keys()]
+        if unread:
+            warnings.warn(
+                f"{self._display_name} ignores {unread[0]}=: {self._side_reader()} does not read it "
+                f"(the model is the one it would be without {unread[0]}=)",
+                UserWarning,
+                stacklevel=3,
+            )
+
     def _metric(self) -> Metric:
         """The evaluation metric; ERR's top grade fixed from the training labels, and the
         conventions the estimator's own parameters set (:meth:`_metric_conventions`)."""
@@ -338,6 +359,7 @@ class BaseRanker(BaseEstimator):
         data = FitData(
             Xc, yc, ptr, _check_weight(sample_weight, Xc.shape[0], order), check_position(position, Xc.shape[0], order)
         )
+        self._warn_unread_side(data.side())
         self._check_labels(yc)
         was_fitted = self.__sklearn_is_fitted__()
         validate_data(self, X, reset=True, skip_check_array=True)  # n_features_in_, feature_names_in_

@@ -284,6 +284,13 @@ class LambdaMART(TreeImportance, BaseRanker):
         if self._objective_param() != "custom":
             self._make_objective()
 
+    def _side_keys(self) -> tuple[str, ...]:
+        return () if self._objective_param() == "custom" else tuple(self._make_objective().side_keys)
+
+    def _side_reader(self) -> str:
+        objective = self._objective_param()
+        return f"objective {objective if isinstance(objective, str) else type(objective).__name__!r}"
+
     def _fit_threads(self, n_rows: int) -> int | None:
         return 1 if n_rows < _SMALL else self.n_jobs  # results do not depend on the thread count
 

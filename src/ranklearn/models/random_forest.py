@@ -78,6 +78,9 @@ class RandomForest(TreeImportance, BaseRanker):
     ----------
     bags_ : list of list of Tree
         Each bag's trees (leaf values as the bag's ensemble has them).
+    trained_with_missing_ : bool
+        Whether a bag saw missing values (NaN), so that splits learned where they go (the
+        exports to engines without a missing-value branch check it).
     feature_importances_ : ndarray (n_features,)
         Total split gain of every feature over all bags, normalized; ``feature_importance()``
         gives the totals (``kind="gain"`` or ``"split"``), as LambdaMART's.
@@ -153,6 +156,12 @@ class RandomForest(TreeImportance, BaseRanker):
     def _check_params(self) -> None:
         self._bag_model(0).check_params()
 
+    def _side_keys(self) -> tuple[str, ...]:
+        return self._bag_model(0)._side_keys()
+
+    def _side_reader(self) -> str:
+        return self._bag_model(0)._side_reader()
+
     def _fit_threads(self, n_rows: int) -> int | None:
         return self._bag_model(0, self.n_jobs)._fit_threads(n_rows)
 
@@ -165,6 +174,7 @@ class RandomForest(TreeImportance, BaseRanker):
         self._rng = check_random_state(self.random_state)
         self._evals = [(e.X, np.zeros(e.X.shape[0])) for e in evals]
         self.bags_: list[list[Tree]] = []
+        self.trained_with_missing_ = False
 
     def _fit_step(self, iteration: int) -> None:
         data, rng = self._data, self._rng
@@ -181,6 +191,7 @@ class RandomForest(TreeImportance, BaseRanker):
         bag._binner, bag._rows = self._binner, rows
         bag.fit(data.X[rows], data.y[rows], qid=qid, sample_weight=weight, position=position)
         self.bags_.append(bag.trees_)
+        self.trained_with_missing_ = self.trained_with_missing_ or bag.trained_with_missing_
         for X, scores in self._evals:
             scores += bag._predict_raw(X)  # a sum ranks as the mean does (X was checked by this fit)
 
@@ -218,10 +229,12 @@ class RandomForest(TreeImportance, BaseRanker):
 
     # ------------------------------------------------------------------ persistence
     def _state_to_payload(self) -> dict[str, Any]:
-        return {"bags": [[t.to_dict() for t in bag] for bag in self.bags_]}
+        return {"bags": [[t.to_dict() for t in bag] for bag in self.bags_], "trained_with_missing": self.trained_with_missing_}
 
     def _state_from_payload(self, payload: dict[str, Any], version: int) -> None:
         self.bags_ = [[Tree.from_dict(t) for t in bag] for bag in payload["bags"]]
+        # files from before it was recorded: unknown, so taken as trained with missing values
+        self.trained_with_missing_ = bool(payload.get("trained_with_missing", True))
         for bag in self.bags_:
             for tree in bag:
                 tree.validate(self.n_features_in_)

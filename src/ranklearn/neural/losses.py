@@ -58,6 +58,9 @@ class Loss(ABC):
 
     #: name in :func:`get_loss`
     name: str = ""
+    #: the per-document side data this loss reads (e.g. ``("position",)``); a loss that reads
+    #: some gets them as ``gradient(..., side={name: Tensor [B, L]})``, the others never see them
+    side_keys: tuple[str, ...] = ()
 
     def __call__(
         self,
@@ -65,6 +68,7 @@ class Loss(ABC):
         labels: torch.Tensor,
         mask: torch.Tensor,
         weight: torch.Tensor | None = None,
+        side: dict[str, torch.Tensor] | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Gradient dC/ds and per-query loss of a padded batch.
 
@@ -79,6 +83,10 @@ class Loss(ABC):
             True for real documents; every query's real documents come first.
         weight : Tensor [B, L], optional
             Per-document multiplier of the gradient (sample weight and normalization).
+        side : dict of Tensor [B, L], optional
+            Per-document side data of the fit (``"position"``: the 1-based display rank; 0 at
+            padding). Passed on to :meth:`gradient` as ``side=`` when the loss names keys in
+            :attr:`side_keys`, restricted to those.
 
         Returns
         -------
@@ -87,7 +95,14 @@ class Loss(ABC):
         loss : Tensor [..., B]
             Loss of every query, before ``weight``.
         """
-        grad, loss = self.gradient(scores.detach(), labels.to(scores.dtype), mask)
+        if self.side_keys:
+            missing = [k for k in self.side_keys if side is None or k not in side]
+            if missing:
+                raise ValueError(f"loss {self.name!r} needs {', '.join(missing)} per document: fit with {missing[0]}=")
+            kept = {k: side[k] for k in self.side_keys}
+            grad, loss = self.gradient(scores.detach(), labels.to(scores.dtype), mask, side=kept)
+        else:
+            grad, loss = self.gradient(scores.detach(), labels.to(scores.dtype), mask)
         if weight is not None:
             grad = grad * weight
         return grad, loss

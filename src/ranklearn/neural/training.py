@@ -29,6 +29,7 @@ class Batch:
     labels: torch.Tensor  # [B, Lmax] (0 at padding)
     groups: list[tuple[int, int, int]]  # (first query, end query, width): see length_groups
     weights: torch.Tensor | None = None  # [B, Lmax] QuerySet.scale (0 at padding); None: all 1
+    side: dict[str, torch.Tensor] | None = None  # [B, Lmax] each, QuerySet.side (0 at padding)
 
 
 def length_groups(sizes: np.ndarray, max_waste: float = 2.0, min_elements: int = 1 << 14) -> list[tuple[int, int, int]]:
@@ -76,6 +77,8 @@ class QuerySet:
     ``"docs"``, 1 / (pairs with different labels in the query) for ``"pairs"``, 1 for ``"none"``.
     The summed pair cost weighs a query by its number of pairs, which grows with the square
     of its length; ``"pairs"`` makes every query count the same, ``"docs"`` lies between.
+    ``side`` holds the fit's per-row side data (``FitData.side()``: positions) for the losses
+    that read it, padded like the labels in every batch.
     """
 
     def __init__(
@@ -86,6 +89,7 @@ class QuerySet:
         device: torch.device,
         sample_weight: np.ndarray | None = None,
         lambda_normalization: str = "none",
+        side: dict[str, np.ndarray] | None = None,
     ) -> None:
         check_lambda_normalization(lambda_normalization)
         self.device = torch.device(device)
@@ -101,6 +105,7 @@ class QuerySet:
             scale = per_row if scale is None else scale * per_row
         self.scale_np = scale
         self.scale = None if scale is None else torch.as_tensor(scale, dtype=torch.float32).to(self.device)
+        self.side = {k: torch.as_tensor(np.asarray(v)).to(self.device) for k, v in (side or {}).items()}
 
     @property
     def n_queries(self) -> int:
@@ -144,17 +149,22 @@ class QuerySet:
         labels[mask] = self.y_np[rows]
         dev = self.device
         rows_t, mask_t = torch.as_tensor(rows).to(dev), torch.as_tensor(mask).to(dev)
-        weights = None
-        if self.scale is not None:
-            weights = torch.zeros(mask.shape, dtype=self.scale.dtype, device=dev)
-            weights[mask_t] = self.scale[rows_t]
+        weights = None if self.scale is None else _padded(self.scale, rows_t, mask_t)
         return Batch(
             rows=rows_t,
             mask=mask_t,
             labels=torch.as_tensor(labels).to(dev),
             groups=length_groups(sizes),
             weights=weights,
+            side={k: _padded(v, rows_t, mask_t) for k, v in self.side.items()} or None,
         )
+
+
+def _padded(per_row: torch.Tensor, rows: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """A per-row tensor laid out like a batch's labels: [B, Lmax], 0 at padding."""
+    out = torch.zeros(mask.shape, dtype=per_row.dtype, device=per_row.device)
+    out[mask] = per_row[rows]
+    return out
 
 
 def batch_lambdas(
@@ -178,7 +188,8 @@ def batch_lambdas(
     for b0, b1, width in batch.groups:  # runs of similar length, each padded to its own width
         part = (slice(b0, b1), slice(None, width))
         weights = None if batch.weights is None else batch.weights[part]
-        grad_g, loss_g = loss(padded[:, b0:b1, :width], batch.labels[part], batch.mask[part], weights)
+        side = None if batch.side is None else {k: v[part] for k, v in batch.side.items()}
+        grad_g, loss_g = loss(padded[:, b0:b1, :width], batch.labels[part], batch.mask[part], weights, side)
         grad[:, b0:b1, :width] = grad_g
         losses.append(loss_g.reshape(-1))
     return s, grad[:, batch.mask].T, torch.cat(losses)

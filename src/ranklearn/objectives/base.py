@@ -25,6 +25,10 @@ class Objective(ABC):
     """Short name (a class attribute or property of every implementation), as
     :func:`ranklearn.objectives.get_objective` takes it and a saved model records it."""
 
+    side_keys: tuple[str, ...] = ()
+    """The per-row side data this objective reads (e.g. ``("position",)``): a ranker given
+    side data that its objective does not read warns that it is ignored."""
+
     def prepare(self, y: np.ndarray, ptr: np.ndarray) -> None:
         """Fix data-dependent conventions (a maximum grade, a random seed) for one fit.
 

@@ -34,7 +34,8 @@ class CustomObjective(Objective):
         convention: ``grad = dC/ds``, negative pushes a document up; ``hess >= 0``). When its
         ``gradients`` takes a keyword ``side`` (or ``**kwargs``), it is also given
         ``side=`` the rows' side data (``{"position": int64 array}`` when the fit had
-        positions, else None); objects without it are called as before. Its
+        positions, else None), and counts as reading it (``side_keys``: the object's own, if it
+        declares them); objects without it are called as before. Its
         ``prepare(y, ptr)``, if it has one, is called once per fit; its ``name``, if it has
         one, names it in errors and saved models (the class name otherwise).
 
@@ -53,6 +54,9 @@ class CustomObjective(Objective):
         self.objective = objective
         self.name = str(getattr(objective, "name", None) or type(objective).__name__)
         self._takes_side = _takes_side(objective.gradients)
+        # what it reads, for the warning of a fit whose side data nothing reads: its own
+        # declaration, else every key when its gradients takes side=
+        self.side_keys = tuple(getattr(objective, "side_keys", ("position",) if self._takes_side else ()))
 
     def prepare(self, y: np.ndarray, ptr: np.ndarray) -> None:
         prepare = getattr(self.objective, "prepare", None)

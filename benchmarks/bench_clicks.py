@@ -1,0 +1,180 @@
+"""The offline click protocol (ranklearn.clicks.protocol) with LightGBM's and XGBoost's debiasing beside it.
+
+    cd benchmarks && ../.venv/bin/python bench_clicks.py [--data mq2008,mslr] [--clicks pbm1,pbm0.5,pbm2,cascade,trust]
+        [--sessions 10000,100000,1000000] [--seeds 0,1,2]
+
+For every dataset split (MQ2008 Fold1-5; MSLR-sample's training file (every 5th query validates) and test file), click model, session count
+and seed: a logging ranker on 1% of the training queries' true labels, sessions simulated on its
+rankings of the training and the validation queries, every ranker trained on the training clicks
+and early-stopped (and tuned) on the validation clicks only, tested on the test queries' true labels.
+Peers on the very same clicks (one row per shown document of every session, sorted by position):
+LightGBM's lambdarank with ``position`` (its position-bias factors) and
+``lambdarank_position_bias_regularization`` in {0, 0.1, 1}, XGBoost's ``rank:ndcg`` with
+``lambdarank_unbiased=True`` and ``lambdarank_bias_norm`` in {1, 2}: the value with the best
+validation-click NDCG@10 is kept. Means over test queries pooled across splits and seeds; paired
+95% percentile-bootstrap intervals of the per-query differences (queries x splits x seeds).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+
+from _common import require_shared_data
+from ranklearn.clicks import PBM, Cascade, TrustBias
+from ranklearn.clicks.protocol import METRICS, ClickExperiment, run_protocol
+from ranklearn.data import load_svmlight
+from ranklearn.datasets import load_letor_fold
+from ranklearn.metrics import get_metric
+from ranklearn.stats import bootstrap_interval
+
+CLICK_MODELS = {
+    "pbm1": lambda: PBM(eta=1.0, epsilon=0.1),
+    "pbm0.5": lambda: PBM(eta=0.5, epsilon=0.1),
+    "pbm2": lambda: PBM(eta=2.0, epsilon=0.1),
+    "cascade": lambda: Cascade(),
+    "trust": lambda: TrustBias(),
+}
+ROUNDS, PATIENCE = 500, 50
+
+
+def _sizes(qid: np.ndarray) -> np.ndarray:
+    starts = np.flatnonzero(np.r_[True, qid[1:] != qid[:-1]])
+    return np.diff(np.r_[starts, qid.size])
+
+
+def _valid_ndcg(exp: ClickExperiment, model) -> float:
+    v = exp.valid_clicks
+    starts = np.r_[0, np.cumsum(_sizes(v.qid))]
+    return get_metric("ndcg@10").mean(v.y, np.asarray(model.predict(v.X), dtype=np.float64), starts)
+
+
+class _Predictor:
+    """A fitted peer as the protocol needs it: ``predict(X)`` at its best iteration."""
+
+    def __init__(self, fn) -> None:
+        self.predict = fn
+
+
+def lightgbm_position(exp: ClickExperiment) -> _Predictor:
+    import lightgbm as lgb
+
+    t, v = exp.train_clicks, exp.valid_clicks
+    best = None
+    for reg in (0.0, 0.1, 1.0):
+        params = dict(objective="lambdarank", lambdarank_position_bias_regularization=reg, num_threads=2,
+                      verbose=-1, seed=exp.seed, metric="ndcg", eval_at=[10])  # fmt: skip
+        train = lgb.Dataset(t.X, t.y, group=_sizes(t.qid), position=t.position - 1)
+        valid = lgb.Dataset(v.X, v.y, group=_sizes(v.qid), reference=train)
+        booster = lgb.train(params, train, ROUNDS, valid_sets=[valid],
+                            callbacks=[lgb.early_stopping(PATIENCE, verbose=False)])  # fmt: skip
+        model = _Predictor(lambda X, b=booster: b.predict(X, num_iteration=b.best_iteration))
+        score = _valid_ndcg(exp, model)
+        if best is None or score > best[0]:
+            best = (score, model)
+    return best[1]
+
+
+def xgboost_unbiased(exp: ClickExperiment) -> _Predictor:
+    import xgboost as xgb
+
+    t, v = exp.train_clicks, exp.valid_clicks  # rows of a session are in position order, as XGBoost assumes
+    best = None
+    for norm in (1.0, 2.0):
+        model = xgb.XGBRanker(n_estimators=ROUNDS, objective="rank:ndcg", lambdarank_unbiased=True,
+                              lambdarank_bias_norm=norm, tree_method="hist", nthread=2, random_state=exp.seed,
+                              eval_metric="ndcg@10", early_stopping_rounds=PATIENCE)  # fmt: skip
+        model.fit(t.X, t.y, qid=t.qid, eval_set=[(v.X, v.y)], eval_qid=[v.qid], verbose=False)
+        predictor = _Predictor(lambda X, m=model: m.predict(X, iteration_range=(0, m.best_iteration + 1)))
+        score = _valid_ndcg(exp, predictor)
+        if best is None or score > best[0]:
+            best = (score, predictor)
+    return best[1]
+
+
+PEERS = {"LightGBM position": lightgbm_position, "XGBoost unbiased": xgboost_unbiased}
+
+
+def splits(names: list[str]):
+    root = require_shared_data()
+    for name in names:
+        if name == "mq2008":
+            for fold in range(1, 6):
+                yield f"MQ2008 Fold{fold}", load_letor_fold(root / "MQ2008", fold)
+        elif name == "mslr":  # a training file and a test file: every 5th training query validates
+            base = root / "MSLR-sample"
+            whole, test = (load_svmlight(base / f"msn1.fold1.{part}.5k.txt", n_features=136) for part in ("train", "test"))
+            vali = np.arange(whole.n_queries) % 5 == 4
+            yield "MSLR-sample", (whole.subset(~vali), whole.subset(vali), test)
+        else:
+            raise SystemExit(f"unknown dataset {name!r} (mq2008, mslr)")
+
+
+def _row(label: str, values: dict[str, np.ndarray]) -> str:
+    return f"| {label} | " + " | ".join(f"{v.mean():.4f}" for v in values.values()) + " |"
+
+
+def _interval(a: np.ndarray, b: np.ndarray) -> str:
+    low, high = bootstrap_interval(a, b, n_resamples=5000, seed=0)
+    verdict = "above" if low > 0 else "below" if high < 0 else "inside the noise"
+    return f"{a.mean() - b.mean():+.4f} [{low:+.4f}, {high:+.4f}] ({verdict})"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", default="mq2008")
+    ap.add_argument("--clicks", default="pbm1")
+    ap.add_argument("--sessions", default="10000")
+    ap.add_argument("--seeds", default="0")
+    args = ap.parse_args()
+    data = args.data.split(",")
+    all_splits = list(splits(data))
+    for click in args.clicks.split(","):
+        for n_sessions in (int(float(s)) for s in args.sessions.split(",")):
+            pooled: dict[str, dict[str, list[np.ndarray]]] = {}
+            start, loads = time.perf_counter(), []
+            for seed in (int(s) for s in args.seeds.split(",")):
+                for _, (tr, va, te) in all_splits:
+                    result = run_protocol(tr, va, te, CLICK_MODELS[click](), n_sessions=n_sessions, seed=seed,
+                                          rankers=PEERS)  # fmt: skip
+                    loads.append(os.getloadavg()[0])
+                    for name, values in result.per_query.items():
+                        for m, v in values.items():
+                            pooled.setdefault(name, {}).setdefault(m, []).append(v)
+            table = {name: {m: np.concatenate(v) for m, v in values.items()} for name, values in pooled.items()}
+            print(f"### {', '.join(data)}: {click} ({CLICK_MODELS[click]()!r}), {n_sessions:,} sessions, "
+                  f"seeds {args.seeds}")  # fmt: skip
+            print()
+            print(f"{len(all_splits)} split(s) x {len(args.seeds.split(','))} seed(s), "
+                  f"{next(iter(table['naive'].values())).size} test query values per ranker; "
+                  f"{time.perf_counter() - start:.0f} s; 1-minute load after each run: "
+                  f"{min(loads):.2f}-{max(loads):.2f} (2 cores, shared)")  # fmt: skip
+            print()
+            print("| ranker | " + " | ".join(METRICS) + " |")
+            print("|---|" + "---|" * len(METRICS))
+            for name, values in table.items():
+                print(_row(name, values))
+            print()
+            best_peer = max(PEERS, key=lambda p: table[p]["ndcg@10"].mean())
+            print(f"NDCG@10 paired differences (95% bootstrap interval) against the naive model and the best peer "
+                  f"({best_peer}):")  # fmt: skip
+            print()
+            for name, values in table.items():
+                if name != "naive":
+                    print(f"- {name} - naive: {_interval(values['ndcg@10'], table['naive']['ndcg@10'])}")
+            for name in table:
+                if name not in (best_peer,) and name not in PEERS:
+                    print(f"- {name} - {best_peer}: {_interval(table[name]['ndcg@10'], table[best_peer]['ndcg@10'])}")
+            gap = table["full information"]["ndcg@10"].mean() - table["naive"]["ndcg@10"].mean()
+            print(f"- gap full information - naive: {gap:+.4f}")
+            print()
+    print("Conventions: NDCG with gain 2^rel-1, queries without a relevant document count 0, ties in input order "
+          "(ranklearn's), on the test queries' true labels.")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,218 @@
+"""The offline protocol of unbiased learning to rank: train on simulated clicks, test on true labels.
+
+The semi-synthetic set-up of the unbiased-learning-to-rank literature (Joachims, Swaminathan,
+Schnabel, WSDM 2017; Ai et al., SIGIR 2018; ULTRA, Tran et al., CIKM 2021), on any labelled
+LETOR data:
+
+1. a *logging* ranker (the production system) is trained on the true labels of a small random
+   part of the training queries (``logging_fraction``, 1% by default);
+2. sessions are simulated on its rankings of the training queries, and separately of the
+   validation queries, by a click model (:mod:`ranklearn.clicks.models`): these click logs are
+   all a ranker trained on clicks may see (each session one list: clicked 0/1 per shown
+   document, with its position);
+3. the rankers are trained on the training clicks and early-stopped on the validation clicks,
+   never on a true label of any split;
+4. every ranker is tested on the test queries' true labels (NDCG@1/3/5/10 by default, per query).
+
+Reference rows: the logging ranker itself, the *naive* ranker (LambdaMART on the clicks as
+labels, positions ignored) and the *full-information* ranker (LambdaMART on the training queries'
+true labels, early-stopped on the validation queries' true labels: the ceiling).
+:func:`run_protocol` runs all of it; a ranker of one's own is a function of the
+:class:`ClickExperiment` that returns a fitted model (anything with ``predict(X)``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ranklearn.clicks.aggregate import ClickTrainingSet
+from ranklearn.clicks.models import ClickModel
+from ranklearn.clicks.simulation import simulate
+from ranklearn.data.dataset import RankingDataset
+from ranklearn.data.groups import group_ptr
+from ranklearn.metrics import get_metric
+from ranklearn.models.lambdamart import LambdaMART
+
+__all__ = ["ClickExperiment", "ProtocolResult", "prepare", "naive_ranker", "full_information_ranker", "run_protocol"]
+
+#: metrics of the literature's tables, on the test queries' true labels (ranklearn's conventions)
+METRICS = ("ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10")
+
+
+@dataclass(frozen=True)
+class ClickExperiment:
+    """What the protocol hands a ranker trained on clicks.
+
+    Attributes
+    ----------
+    train_clicks, valid_clicks : ClickTrainingSet
+        One row per shown document of every simulated session (``qid`` = session, ``y`` = clicked
+        0/1, ``position`` = rank shown), on the training and on the validation queries.
+    logging : fitted model
+        The logging ranker whose rankings were shown.
+    click_model : ClickModel
+    seed : int
+        The experiment's seed (rankers use it as their ``random_state``).
+    train, valid : RankingDataset
+        The labelled splits: only the full-information reference may read their labels.
+    """
+
+    train_clicks: ClickTrainingSet
+    valid_clicks: ClickTrainingSet
+    logging: Any
+    click_model: ClickModel
+    seed: int
+    train: RankingDataset
+    valid: RankingDataset
+
+    def eval_set(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The validation clicks as ``(X, y, qid)``, for early stopping."""
+        v = self.valid_clicks
+        return v.X, v.y, v.qid
+
+
+def _logging_ranker(train: RankingDataset, fraction: float, seed: int) -> LambdaMART:
+    """A small LambdaMART on the true labels of a random ``fraction`` of the training queries (at least 2)."""
+    rng = np.random.default_rng(seed)
+    n = max(2, int(round(fraction * train.n_queries)))
+    part = train.subset(np.sort(rng.choice(train.n_queries, size=min(n, train.n_queries), replace=False)))
+    model = LambdaMART(n_estimators=50, num_leaves=7, min_samples_leaf=5, random_state=seed)
+    return model.fit(part.X, part.y, qid=part.qid)
+
+
+def prepare(
+    train: RankingDataset,
+    valid: RankingDataset,
+    click_model: ClickModel,
+    *,
+    n_sessions: int,
+    seed: int = 0,
+    logging_fraction: float = 0.01,
+    top_k: int = 10,
+    logging: Any | None = None,
+) -> ClickExperiment:
+    """Train the logging ranker (unless given) and simulate the click logs of both splits.
+
+    The validation queries get sessions in proportion to their number (at least one per
+    query); the two logs use different seeds. Labels above a query's ``max_grade`` follow
+    :func:`ranklearn.clicks.simulate` (the largest label of the split, at least 1).
+
+    Raises
+    ------
+    ValueError
+        For ``n_sessions < 1`` or a ``logging_fraction`` outside (0, 1], and the errors of
+        :func:`ranklearn.clicks.simulate`.
+    """
+    if not 0 < logging_fraction <= 1:
+        raise ValueError(f"logging_fraction must be in (0, 1], got {logging_fraction!r}")
+    if n_sessions < 1:
+        raise ValueError(f"n_sessions must be at least 1, got {n_sessions!r}")
+    if logging is None:
+        logging = _logging_ranker(train, logging_fraction, seed)
+    max_grade = max(1.0, float(train.y.max()), float(valid.y.max()))
+    n_valid = max(valid.n_queries, int(round(n_sessions * valid.n_queries / train.n_queries)))
+    logs = [
+        simulate(split, logging.predict(split.X), click_model, n_sessions=n, top_k=top_k, seed=seed * 2 + part,
+                 max_grade=max_grade)
+        for part, (split, n) in enumerate(((train, n_sessions), (valid, n_valid)))
+    ]  # fmt: skip
+    train_clicks, valid_clicks = (ClickTrainingSet.per_session(log, split) for log, split in zip(logs, (train, valid)))
+    return ClickExperiment(train_clicks, valid_clicks, logging, click_model, seed, train, valid)
+
+
+def naive_ranker(experiment: ClickExperiment, **params: Any) -> LambdaMART:
+    """LambdaMART on the clicks as labels (positions ignored), early-stopped on the validation clicks.
+
+    ``params`` override the defaults (``n_estimators=500, early_stopping_rounds=50``).
+    """
+    t = experiment.train_clicks
+    settings = dict(n_estimators=500, early_stopping_rounds=50, random_state=experiment.seed) | params
+    return LambdaMART(**settings).fit(t.X, t.y, qid=t.qid, eval_set=[experiment.eval_set()])
+
+
+def full_information_ranker(experiment: ClickExperiment, **params: Any) -> LambdaMART:
+    """The ceiling: LambdaMART on the training queries' true labels, early-stopped on the validation
+    queries' true labels (the one row that reads them)."""
+    tr, va = experiment.train, experiment.valid
+    settings = dict(n_estimators=500, early_stopping_rounds=50, random_state=experiment.seed) | params
+    return LambdaMART(**settings).fit(tr.X, tr.y, qid=tr.qid, eval_set=[(va.X, va.y, va.qid)])
+
+
+#: the protocol's reference rows (the logging ranker is always a row)
+REFERENCES: dict[str, Callable[[ClickExperiment], Any]] = {
+    "naive": naive_ranker,
+    "full information": full_information_ranker,
+}
+
+
+@dataclass
+class ProtocolResult:
+    """Test-query values of every ranker: ``per_query[ranker][metric]`` (float64 per test query).
+
+    ``conventions`` states the metrics' conventions; ``settings`` the experiment's.
+    """
+
+    per_query: dict[str, dict[str, np.ndarray]]
+    conventions: str
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    def means(self) -> dict[str, dict[str, float]]:
+        """Mean of every metric over the test queries, per ranker."""
+        return {name: {m: float(v.mean()) for m, v in values.items()} for name, values in self.per_query.items()}
+
+
+def run_protocol(
+    train: RankingDataset,
+    valid: RankingDataset,
+    test: RankingDataset,
+    click_model: ClickModel,
+    *,
+    n_sessions: int,
+    seed: int = 0,
+    rankers: Mapping[str, Callable[[ClickExperiment], Any]] | None = None,
+    metrics: Sequence[str] = METRICS,
+    logging_fraction: float = 0.01,
+    top_k: int = 10,
+) -> ProtocolResult:
+    """Run the whole protocol on one split of labelled data (see the module docstring).
+
+    Parameters
+    ----------
+    train, valid, test : RankingDataset
+        Labelled splits (e.g. one LETOR fold): clicks are simulated on train and valid, the
+        rankers are tested on test's true labels.
+    click_model : ClickModel
+        e.g. ``PBM(eta=1.0, epsilon=0.1)``.
+    n_sessions : int
+        Sessions simulated on the training queries.
+    seed : int
+        Seeds the logging ranker's queries, the simulation and every ranker.
+    rankers : mapping of name -> function(ClickExperiment) -> fitted model, optional
+        Rankers to compare besides the references (logging, naive, full information).
+    metrics : sequence of str
+        Metric specs, on the test labels.
+
+    Returns
+    -------
+    ProtocolResult
+    """
+    experiment = prepare(train, valid, click_model, n_sessions=n_sessions, seed=seed,
+                         logging_fraction=logging_fraction, top_k=top_k)  # fmt: skip
+    scorers = [get_metric(m) for m in metrics]
+    ptr = group_ptr(test.qid)
+    fitted = {"logging": experiment.logging}
+    for name, make in {**REFERENCES, **(rankers or {})}.items():
+        fitted[name] = make(experiment)
+    per_query = {}
+    for name, model in fitted.items():
+        scores = np.asarray(model.predict(test.X), dtype=np.float64)
+        per_query[name] = {m.name: m.per_query(test.y, scores, ptr) for m in scorers}
+    settings = dict(click_model=repr(click_model), n_sessions=n_sessions, seed=seed,
+                    logging_fraction=logging_fraction, top_k=top_k,
+                    train_rows=int(experiment.train_clicks.y.size),
+                    train_click_rate=float(experiment.train_clicks.y.mean()))  # fmt: skip
+    return ProtocolResult(per_query, scorers[0].conventions, settings)

@@ -1,0 +1,62 @@
+"""The offline click protocol: what each ranker may see, and its rows on small synthetic data."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ranklearn.clicks import PBM
+from ranklearn.clicks.protocol import ClickExperiment, prepare, run_protocol
+from ranklearn.datasets import make_ranking_splits
+
+
+@pytest.fixture(scope="module")
+def splits():
+    return make_ranking_splits((120, 40, 60), n_features=8, random_state=0)
+
+
+def test_prepare_simulates_sessions_on_both_splits(splits):
+    tr, va, _ = splits
+    exp = prepare(tr, va, PBM(eta=1.0, epsilon=0.1), n_sessions=3000, seed=1, top_k=5)
+    t, v = exp.train_clicks, exp.valid_clicks
+    assert np.unique(t.qid).size == 3000  # one list per session
+    assert np.unique(v.qid).size == max(va.n_queries, round(3000 * va.n_queries / tr.n_queries))
+    assert set(np.unique(t.y)) <= {0.0, 1.0} and t.position.min() == 1 and t.position.max() <= 5
+    for clicks, split in ((t, tr), (v, va)):  # the rows are the split's documents, features included
+        assert np.array_equal(clicks.X, split.X[clicks.document])
+    # the shown lists are the logging ranker's top 5 of each query
+    first = np.flatnonzero(np.r_[True, t.qid[1:] != t.qid[:-1]])
+    scores = exp.logging.predict(tr.X)
+    for row in first[:50]:
+        q = np.searchsorted(tr.ptr, t.document[row], side="right") - 1
+        assert scores[t.document[row]] == scores[tr.ptr[q] : tr.ptr[q + 1]].max()
+
+
+def test_protocol_rows_and_reproducibility(splits):
+    tr, va, te = splits
+    seen = {}
+
+    def spy(exp: ClickExperiment):
+        seen["exp"] = exp
+        return exp.logging
+
+    result = run_protocol(tr, va, te, PBM(eta=1.0), n_sessions=2000, seed=0, rankers={"spy": spy},
+                          metrics=("ndcg@10",))  # fmt: skip
+    assert list(result.per_query) == ["logging", "naive", "full information", "spy"]
+    values = result.per_query["naive"]["ndcg@10"]
+    assert values.shape == (te.n_queries,) and np.all((values >= 0) & (values <= 1))
+    # a ranker of one's own is scored like the references: the spy returned the logging ranker
+    assert np.array_equal(result.per_query["spy"]["ndcg@10"], result.per_query["logging"]["ndcg@10"])
+    means = result.means()
+    assert means["full information"]["ndcg@10"] > means["logging"]["ndcg@10"]  # labels beat 1% of them
+    assert "gain=2^rel-1" in result.conventions and result.settings["n_sessions"] == 2000
+    again = run_protocol(tr, va, te, PBM(eta=1.0), n_sessions=2000, seed=0, metrics=("ndcg@10",))
+    assert np.array_equal(again.per_query["naive"]["ndcg@10"], values)
+
+
+def test_protocol_parameter_errors(splits):
+    tr, va, _ = splits
+    with pytest.raises(ValueError, match="logging_fraction must be in"):
+        prepare(tr, va, PBM(), n_sessions=10, logging_fraction=0)
+    with pytest.raises(ValueError, match="n_sessions must be at least 1"):
+        prepare(tr, va, PBM(), n_sessions=0)

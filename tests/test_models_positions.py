@@ -1,0 +1,130 @@
+"""Positions reach every ranker's objective or loss as side data, in the rows' training order,
+from arrays and from files; rankers that read none say so."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+import pytest
+
+from ranklearn.data import load_svmlight, save_svmlight
+from ranklearn.data.dataset import from_arrays
+from ranklearn.model_selection import cross_validate
+from ranklearn.registry import REGISTRY
+
+from tests._helpers import needs_torch
+
+
+def shuffled_clicks(n_queries=8, docs=6, seed=0):
+    """Rows of interleaved queries (so fit reorders them); the position names the row: position
+    = 1 + the row's index, and the label is a function of it, so a loss can check the pairing."""
+    rng = np.random.default_rng(seed)
+    n = n_queries * docs
+    qid = rng.permutation(np.repeat(np.arange(n_queries), docs))
+    position = np.arange(1, n + 1)
+    y = (position % 3).astype(float)
+    X = rng.normal(size=(n, 3))
+    return X, y, qid, position
+
+
+def _recording_loss():
+    import torch
+
+    from ranklearn.neural.losses import ListNetLoss
+
+    class Recording(ListNetLoss):
+        """ListNet that records the (label, position) pairs of every real document it sees."""
+
+        side_keys = ("position",)
+        seen: ClassVar[list] = []
+
+        def gradient(self, scores, labels, mask, side=None):
+            pos, lab = side["position"][mask], labels[mask]
+            Recording.seen.append(torch.stack([lab.double(), pos.double()], 1).cpu().numpy())
+            assert (side["position"][~mask] == 0).all()  # padding carries no position
+            return super().gradient(scores, labels, mask)
+
+    return Recording
+
+
+@needs_torch
+@pytest.mark.parametrize("name", ["ranknet", "lambdarank", "listnet"])
+def test_neural_loss_receives_positions_of_its_rows(name):
+    Recording = _recording_loss()
+    Recording.seen.clear()
+    X, y, qid, position = shuffled_clicks()
+    model = REGISTRY[name].load_class()(hidden=(4,), epochs=2, random_state=0, loss=Recording())
+    model.fit(X, y, qid, position=position)
+    seen = np.concatenate(Recording.seen)
+    assert np.array_equal(seen[:, 0], seen[:, 1] % 3)  # every position arrived beside its own row's label
+    assert np.array_equal(np.sort(seen[:, 1]), np.repeat(position, 2))  # two epochs over every row
+
+
+@needs_torch
+def test_loss_that_reads_positions_needs_them():
+    Recording = _recording_loss()
+    X, y, qid, _ = shuffled_clicks()
+    model = REGISTRY["listnet"].load_class()(hidden=(4,), epochs=1, loss=Recording())
+    with pytest.raises(ValueError, match="needs position per document: fit with position="):
+        model.fit(X, y, qid)
+
+
+@needs_torch
+def test_positions_from_a_file_reach_the_loss(tmp_path):
+    Recording = _recording_loss()
+    Recording.seen.clear()
+    X, y, qid, position = shuffled_clicks()
+    save_svmlight(from_arrays(X, y, qid, position=position, regroup=True), tmp_path / "clicks.txt")
+    ds = load_svmlight(tmp_path / "clicks.txt")  # the sidecar comes back beside its rows
+    REGISTRY["listnet"].load_class()(hidden=(4,), epochs=1, random_state=0, loss=Recording()).fit(
+        ds.X, ds.y, ds.qid, position=ds.position
+    )
+    seen = np.concatenate(Recording.seen)
+    assert np.array_equal(seen[:, 0], seen[:, 1] % 3) and np.array_equal(np.sort(seen[:, 1]), position)
+
+
+NO_SIDE = {
+    "linear": {},
+    "coordinate-ascent": dict(n_restarts=1, max_iterations=3, random_state=0),
+    "adarank": dict(n_estimators=3),
+    "rankboost": dict(n_estimators=3),
+    "lambdamart": dict(n_estimators=3, random_state=0),
+    "mart": dict(n_estimators=3, random_state=0),
+    "random-forest": dict(n_bags=2, n_estimators=2, random_state=0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NO_SIDE))
+def test_rankers_that_read_no_positions_warn_and_fit_the_same_model(name):
+    spec = REGISTRY[name]
+    X, y, qid, position = shuffled_clicks()
+    params = NO_SIDE[name]
+    with pytest.warns(UserWarning, match="ignores position=.*does not read it"):
+        with_pos = spec.load_class()(**params).fit(X, y, qid, position=position)
+    plain = spec.load_class()(**params).fit(X, y, qid)
+    assert np.array_equal(with_pos.predict(X), plain.predict(X))
+
+
+def test_bad_positions_are_refused_before_training():
+    X, y, qid, position = shuffled_clicks()
+    model = REGISTRY["lambdamart"].load_class()(n_estimators=2)
+    with pytest.raises(ValueError, match=r"position must be >= 1 \(1 = shown first\): 0 at row 3"):
+        model.fit(X, y, qid, position=np.where(np.arange(len(y)) == 3, 0, position))
+    with pytest.raises(ValueError, match="position has 47 values for 48 rows"):
+        model.fit(X, y, qid, position=position[:-1])
+    assert not hasattr(model, "n_iter_")
+
+
+@needs_torch
+def test_cross_validate_gives_each_fold_its_positions():
+    Recording = _recording_loss()
+    Recording.seen.clear()
+    X, y, qid, position = shuffled_clicks()
+    model = REGISTRY["listnet"].load_class()(hidden=(4,), epochs=1, random_state=0, loss=Recording())
+    cross_validate(model, X, y, qid=qid, cv=2, position=position)
+    seen = np.concatenate(Recording.seen)
+    assert np.array_equal(seen[:, 0], seen[:, 1] % 3)
+    assert np.array_equal(np.sort(seen[:, 1]), position)  # each row trains in exactly one fold
+    with pytest.raises(ValueError, match="position has 3 values for 48 rows"):
+        cross_validate(model, X, y, qid=qid, cv=2, position=[1, 2, 3])
