@@ -44,6 +44,20 @@ def block_ids(qid: np.ndarray) -> np.ndarray:
     return np.repeat(np.arange(sizes.shape[0]), sizes)
 
 
+class TreeClock:
+    """A training callback: the time of every tree's end."""
+
+    def __init__(self) -> None:
+        self.times: list[float] = []
+
+    def __call__(self, iteration, total, results) -> None:
+        self.times.append(time.perf_counter())
+
+    def per_tree(self) -> float:
+        """Seconds per tree between the first and the last tree's end (setup excluded)."""
+        return (self.times[-1] - self.times[0]) / (len(self.times) - 1)
+
+
 def interleaved(repeats: int, fns: dict) -> tuple[dict, dict, list[float]]:
     """Run every function once per round, ``repeats`` rounds, so that the libraries share the
     machine's state: (median seconds by name, last result by name, 1-minute load after each run)."""

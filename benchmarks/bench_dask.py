@@ -42,7 +42,7 @@ import sys
 import time
 
 import numpy as np
-from _common import SHARED_DATA, interleaved, require_shared_data
+from _common import SHARED_DATA, TreeClock, interleaved, require_shared_data
 
 TREES, LEAVES, BINS, LR, MIN_LEAF = 50, 31, 255, 0.1, 20
 FEATURES, DOCS = 136, 125
@@ -172,19 +172,6 @@ def _peak_rss() -> int:
         return next(int(line.split()[1]) * 1024 for line in fh if line.startswith("VmHWM:"))
 
 
-class _TreeClock:
-    """A training callback: the time of every tree's end."""
-
-    def __init__(self) -> None:
-        self.times: list[float] = []
-
-    def __call__(self, iteration, total, results) -> None:
-        self.times.append(time.perf_counter())
-
-    def per_tree(self) -> float:
-        return (self.times[-1] - self.times[0]) / (len(self.times) - 1)
-
-
 def part_scale(n_rows: int, trees: int) -> None:
     import dask
     import dask.array as da
@@ -211,7 +198,7 @@ def part_scale(n_rows: int, trees: int) -> None:
                 part = dask.delayed(_scale_part, pure=True)(i, per_part, dask_key_name=f"scale-part-{i}")
                 for j, (shape, dtype) in enumerate([((rows, FEATURES), np.float32), ((rows,), np.float64), ((rows,), np.int64)]):
                     cols[j].append(da.from_delayed(part[j], shape, dtype))
-        clock = _TreeClock()
+        clock = TreeClock()
         t0 = time.perf_counter()
         model = DaskLambdaMART(client=client, n_estimators=trees, **PARAMS).fit(
             *(da.concatenate(c) for c in cols), callbacks=[clock]
@@ -228,7 +215,7 @@ def part_scale(n_rows: int, trees: int) -> None:
         print(f"| DaskLambdaMART, worker {i} | {peaks[addr] / 1e9:.2f} GB | |")
     print(f"| DaskLambdaMART (whole fit {fit_s:.0f} s, making and binning the data included) | | {clock.per_tree():.2f} |")
     X, y, qid = (np.concatenate(c) for c in zip(*[_scale_part(i, per_part) for i in range(SCALE_PARTS)]))
-    clock_local = _TreeClock()
+    clock_local = TreeClock()
     local = LambdaMART(n_estimators=trees, n_jobs=2, **PARAMS).fit(X, y, qid, callbacks=[clock_local])
     print(f"| LambdaMART, one process, 2 threads (same rows, made there) | {_peak_rss() / 1e9:.2f} GB | "
           f"{clock_local.per_tree():.2f} |")  # fmt: skip

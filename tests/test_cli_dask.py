@@ -71,7 +71,7 @@ def test_worker_timeout_reaches_the_fit_and_a_timeout_is_one_line(capsys, tmp_pa
 def test_worker_timeout_needs_a_cluster_and_positive_seconds(capsys, shared_data):
     src = shared_data / "MQ2008" / "Fold1" / "vali.txt"
     code, _, err = run(capsys, "train", "--train", src, "--model", "lambdamart", "--worker-timeout", "5")
-    assert_one_line_error(code, err, "--worker-timeout applies to a Dask fit only")
+    assert_one_line_error(code, err, "--worker-timeout applies to a Dask or Spark fit only")
     code, _, err = run(capsys, "train", "--train", src, "--model", "lambdamart", "--workers", "2", "--worker-timeout", "0")
     assert_one_line_error(code, err, "--worker-timeout must be a positive number of seconds, got 0")
 

@@ -8,7 +8,7 @@ import threading
 import numpy as np
 import pytest
 
-from ranklearn.collective import PeerError, PeerTimeoutError, StarComm, open_listener
+from ranklearn.collective import Link, PeerError, PeerTimeoutError, StarComm, accept_link, open_listener
 
 
 def _run_ranks(size: int, body, timeout: float = 10.0, token: bytes = b"fit") -> list:
@@ -125,3 +125,29 @@ def test_only_a_contiguous_float64_vector_is_summed_in_place():
     for bad in (np.ones(3, dtype=np.float32), np.ones((2, 2)), np.ones(6)[::2]):
         with pytest.raises(ValueError, match="contiguous float64 vector in place"):
             comm.allreduce(bad)
+
+
+def test_a_link_carries_objects_both_ways_and_refuses_strangers():
+    listener = open_listener("127.0.0.1")
+    listener.settimeout(10)
+    address = listener.getsockname()[:2]
+    stranger = socket.create_connection(address)  # another fit's token: closed, not accepted
+    stranger.sendall(b"other".ljust(16, b"\0") + (1).to_bytes(8, "little"))
+    assert accept_link(listener, b"fit", 2, "task {rank}") is None
+    assert stranger.recv(1) == b""
+    worker = Link.connect(address, b"fit", 1, 10, "the driver")
+    rank, link = accept_link(listener, b"fit", 2, "task {rank}")
+    assert (rank, link.name) == (1, "task 1")
+    big = np.arange(100_000, dtype=np.float64)
+    link.send(("tree", (big, None)))
+    op, (values, nothing) = worker.recv()
+    assert op == "tree" and nothing is None and np.array_equal(values, big)
+    worker.send({"ok": [1, 2.5]})
+    assert link.recv(5) == {"ok": [1, 2.5]}
+    with pytest.raises(PeerTimeoutError, match="task 1 sent nothing for 0.2 s"):
+        link.recv(0.2)
+    worker.close()
+    with pytest.raises(PeerError, match="task 1 closed its connection"):
+        link.recv(5)
+    link.close()
+    listener.close()

@@ -151,3 +151,19 @@ def test_payload_fields_of_the_wrong_type_are_refused_under_a_valid_checksum(mod
     for word in words:
         assert word in str(info.value), str(info.value)
     assert str(bad) in str(info.value)
+
+
+def test_model_file_bytes_are_the_file_and_load_from_bytes(tmp_path):
+    from ranklearn.io import model_from_bytes
+
+    rng = np.random.default_rng(0)
+    X, y, q = rng.normal(size=(60, 3)), rng.integers(0, 3, 60), np.repeat(np.arange(6), 10)
+    model = LambdaMART(n_estimators=2, num_leaves=3, min_samples_leaf=2).fit(X, y, q)
+    model.save(tmp_path / "m.json")
+    raw = MF.model_file_bytes(model._model_name, model._to_payload())
+    written = json.loads((tmp_path / "m.json").read_bytes())
+    assert json.loads(raw) == written  # the same envelope, checksum included
+    back = model_from_bytes(raw, "store/model")
+    np.testing.assert_array_equal(back.predict(X), model.predict(X))
+    with pytest.raises(ModelFormatError, match="^store/model: checksum mismatch"):
+        model_from_bytes(raw.replace(b'"n_iter":2', b'"n_iter":1'), "store/model")

@@ -9,18 +9,22 @@ the scheduler out of the per-split loop); here the star suits the few workers of
 cluster, where a tree of histograms would add latency for no bandwidth gain.
 
 Plain sockets and NumPy buffers, no Dask: the trainer in :mod:`ranklearn.dask` opens them
-on its workers, and the tests run ranks as threads of one process.
+on its workers, and the tests run ranks as threads of one process. :class:`Link` carries whole
+Python objects between a coordinator and one of its processes (the commands and answers of
+:mod:`ranklearn.spark`, whose driver has no actors to call).
 """
 
 from __future__ import annotations
 
+import pickle
 import socket
 import struct
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-__all__ = ["PeerError", "PeerTimeoutError", "StarComm", "open_listener"]
+__all__ = ["Link", "PeerError", "PeerTimeoutError", "StarComm", "accept_link", "open_listener"]
 
 _HELLO = struct.Struct("<16sq")  # the fit's token, the sender's rank
 _HEADER = struct.Struct("<q")  # values in the message that follows
@@ -193,6 +197,107 @@ class StarComm:
 
     def _timeout_text(self, rank: int) -> str:
         return f"{self._sockets[rank].gettimeout():g} s"
+
+
+class Link:
+    """One connection carrying Python objects (pickled, length first) between the coordinator
+    of a fit and one of its processes.
+
+    Pickle runs code of the sender's choosing: both ends are the fit's own processes, and a
+    connection opens with the fit's token (:func:`accept_link` refuses any other).
+
+    Parameters
+    ----------
+    sock : socket
+        Connected.
+    name : str
+        The other end in errors.
+    """
+
+    def __init__(self, sock: socket.socket, name: str) -> None:
+        self.sock = sock
+        self.name = name
+
+    @classmethod
+    def connect(cls, address: tuple[str, int], token: bytes, rank: int, timeout: float | None, name: str) -> Link:
+        """Connect to a coordinator's listener as ``rank`` (sends the token and the rank).
+
+        Raises
+        ------
+        PeerError
+            When ``address`` cannot be reached.
+        """
+        try:
+            sock = socket.create_connection(tuple(address), timeout=timeout)
+        except OSError as exc:
+            raise PeerError(f"cannot reach {name} at {address[0]}:{address[1]} ({exc})") from exc
+        _configure(sock, None)  # commands may be far apart (the coordinator's metric, callbacks)
+        sock.sendall(_HELLO.pack(token[:16].ljust(16, b"\0"), rank))
+        return cls(sock, name)
+
+    def send(self, message: Any) -> None:
+        """Send one object.
+
+        Raises
+        ------
+        PeerError
+            When the other end has closed the connection.
+        """
+        data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            self.sock.sendall(_HEADER.pack(len(data)))
+            self.sock.sendall(data)
+        except OSError as exc:
+            raise PeerError(f"{self.name} closed its connection ({exc})") from exc
+
+    def recv(self, timeout: float | None = None) -> Any:
+        """Receive one object, waiting at most ``timeout`` seconds for it to start (None: forever).
+
+        Raises
+        ------
+        PeerTimeoutError
+            When nothing came in ``timeout``.
+        PeerError
+            When the other end closed the connection.
+        """
+        self.sock.settimeout(timeout)
+        try:
+            header = _recv_exact(self.sock, _HEADER.size)
+            if header is None:
+                raise PeerError(f"{self.name} closed its connection")
+            self.sock.settimeout(None)  # a message that started is read to its end
+            (n,) = _HEADER.unpack(header)
+            data = _recv_exact(self.sock, n)
+        except TimeoutError:
+            raise PeerTimeoutError(f"{self.name} sent nothing for {timeout:g} s") from None
+        except ConnectionError as exc:
+            raise PeerError(f"{self.name} closed its connection ({exc})") from exc
+        if data is None:
+            raise PeerError(f"{self.name} closed its connection mid-message")
+        return pickle.loads(data)
+
+    def fileno(self) -> int:
+        """The socket's descriptor (for ``select``)."""
+        return self.sock.fileno()
+
+    def close(self) -> None:
+        """Close the connection (idempotent)."""
+        self.sock.close()
+
+
+def accept_link(listener: socket.socket, token: bytes, size: int, name: str) -> tuple[int, Link] | None:
+    """Accept one connection made by :meth:`Link.connect` on ``listener`` (blocking as the
+    listener's timeout says): its rank and link, or None for a connection without the token
+    or with a rank outside ``0..size-1`` (closed). ``name`` may hold ``{rank}``."""
+    conn, _ = listener.accept()
+    _configure(conn, 10.0)  # the hello follows the connection at once
+    hello = _recv_exact(conn, _HELLO.size)
+    their_token, rank = _HELLO.unpack(hello) if hello is not None else (None, -1)
+    if their_token != token[:16].ljust(16, b"\0") or not 0 <= rank < size:
+        conn.close()
+        return None
+    conn.settimeout(None)
+    return rank, Link(conn, name.format(rank=rank))
 
 
 def _configure(sock: socket.socket, timeout: float | None) -> None:

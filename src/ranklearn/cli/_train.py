@@ -24,8 +24,8 @@ REPORT_METRIC = "ndcg@10"
 
 #: options of ``train`` that are not model parameters
 _FIXED = (
-    "train", "validate", "test", "model", "save", "no_regroup", "position_file", "scheduler", "workers", "worker_timeout",
-    "validation_split", "split_seed",
+    "train", "validate", "test", "model", "save", "no_regroup", "position_file", "scheduler", "workers", "spark",
+    "worker_timeout", "validation_split", "split_seed",
 )  # fmt: skip
 
 
@@ -81,7 +81,8 @@ def build_train_command() -> Callable[..., None]:
         ("position_file", Path | None, typer.Option(None, "--position-file", help="The training rows' display positions (one whole number >= 1 a line), instead of the --train file's .position sidecar.")),
         ("scheduler", str | None, typer.Option(None, "--scheduler", help="Train lambdamart on this Dask cluster (tcp://HOST:PORT); --train and --validate may be globs of files the workers read.")),
         ("workers", int | None, typer.Option(None, "--workers", help="Train lambdamart on a local Dask cluster of this many worker processes (1 thread each).")),
-        ("worker_timeout", float | None, typer.Option(None, "--worker-timeout", metavar="SECONDS", help="With --scheduler/--workers: stop when a worker has not answered in this many seconds (default 600).")),
+        ("spark", str | None, typer.Option(None, "--spark", metavar="MASTER", help="Train lambdamart on Spark (a master URL: local[2], spark://HOST:7077); the files are read here and their rows sent to the tasks.")),
+        ("worker_timeout", float | None, typer.Option(None, "--worker-timeout", metavar="SECONDS", help="With --scheduler/--workers/--spark: stop when a worker (a Spark task) has not answered in this many seconds (default 600).")),
         ("validation_split", float | None, typer.Option(None, "--validation-split", metavar="FRACTION", help="Train on this fraction of the --train queries and validate on the others (RankLib's -tvs), drawn with --split-seed; instead of --validate.")),
         ("split_seed", int, typer.Option(0, "--split-seed", help="Seed of the queries --validation-split draws.")),
     ]
@@ -284,6 +285,7 @@ def run_train(
     position_file: Path | None = None,
     scheduler: str | None = None,
     workers: int | None = None,
+    spark: str | None = None,
     worker_timeout: float | None = None,
     validation_split: float | None = None,
     split_seed: int = 0,
@@ -294,8 +296,11 @@ def run_train(
     and the command exits with status 130. ``save`` "-" writes the model to stdout, and the
     table then goes to stderr. With ``scheduler`` or ``workers`` the fit runs on a Dask
     cluster (:func:`ranklearn.cli._dask.run_train_dask`), which stops when a worker has not
-    answered in ``worker_timeout`` seconds (None: the estimator's default). ``position_file``
-    gives the training rows' positions (default: the ``train.position`` sidecar, when present).
+    answered in ``worker_timeout`` seconds (None: the estimator's default). With ``spark``
+    (a master URL) the files are read here as for one machine and the fit runs on Spark
+    (:func:`ranklearn.cli._spark.fit_on_spark`); the model and the table are those of one machine.
+    ``position_file`` gives the training rows' positions (default: the ``train.position`` sidecar,
+    when present).
     """
     from ranklearn._progress import TrainingProgress
 
@@ -311,6 +316,8 @@ def run_train(
     if save is not None:
         # before training, not after hours of it
         C.check_output_path(save, *(p for p in (train, validate, test) if p is not None))
+    if spark is not None and (scheduler is not None or workers is not None):
+        raise ValueError("give --spark (a Spark master) or --scheduler/--workers (a Dask cluster), not both")
     if scheduler is not None or workers is not None:
         from ranklearn.cli._dask import run_train_dask
 
@@ -318,8 +325,10 @@ def run_train(
             raise ValueError("--position-file applies to a local fit; a Dask fit reads each file's .position sidecar")
 
         return run_train_dask(model, params, train, validate, test, save, scheduler, workers, worker_timeout)
-    if worker_timeout is not None:
-        raise ValueError("--worker-timeout applies to a Dask fit only: give --scheduler or --workers")
+    if worker_timeout is not None and spark is None:
+        raise ValueError("--worker-timeout applies to a Dask or Spark fit only: give --scheduler, --workers or --spark")
+    if spark is not None and model != "lambdamart":
+        raise ValueError(f"--spark trains --model lambdamart only, not {model}")
     estimator = checked_estimator(model_class(model)(**params), model)  # before loading data
     try:
         paths = {"train": train, "validate": validate, "test": test}
@@ -350,10 +359,16 @@ def run_train(
     eval_set = [(sets["validate"].X, sets["validate"].y, sets["validate"].qid)] if "validate" in sets else None
     try:
         with TrainingProgress(_total(estimator), description=model) as progress:
-            estimator.fit(
-                tr.X, tr.y, qid=tr.qid, position=tr.position, eval_set=eval_set,
-                eval_names=["validate"] if eval_set else None, callbacks=[progress],
-            )  # fmt: skip
+            if spark is None:
+                estimator.fit(
+                    tr.X, tr.y, qid=tr.qid, position=tr.position, eval_set=eval_set,
+                    eval_names=["validate"] if eval_set else None, callbacks=[progress],
+                )  # fmt: skip
+            else:
+                from ranklearn.cli._spark import fit_on_spark
+
+                estimator = fit_on_spark(spark, params, tr, sets.get("validate"), [progress], worker_timeout)
+                model = f"{model} on spark"
     except KeyboardInterrupt:
         raise C.Interrupted(_save_interrupted(estimator, save)) from None
     except ValueError as exc:  # labels this ranker cannot train on: name the line of the first one

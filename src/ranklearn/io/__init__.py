@@ -11,10 +11,13 @@ from typing import Any
 
 from ranklearn.exceptions import ModelFormatError
 from ranklearn.io.export import check_export, export_model
-from ranklearn.io.model_file import read_model_file, write_model_file
+from ranklearn.io.model_file import parse_model_file, read_model_file, write_model_file
 from ranklearn.io.onnx import export_onnx
 
-__all__ = ["check_export", "export_model", "export_onnx", "load_model", "read_model_file", "write_model_file"]
+__all__ = [
+    "check_export", "export_model", "export_onnx", "load_model", "model_from_bytes", "read_model_file",
+    "write_model_file",
+]
 
 
 def load_model(path: str | PathLike[str], **load_options: Any) -> Any:
@@ -31,9 +34,18 @@ def load_model(path: str | PathLike[str], **load_options: Any) -> Any:
     ModelFormatError
         If the file is missing, corrupted, foreign, of an unknown model type or malformed.
     """
+    return _model_from(*read_model_file(path), path, **load_options)
+
+
+def model_from_bytes(raw: bytes, path: str | PathLike[str], **load_options: Any) -> Any:
+    """:func:`load_model` of a model file's contents, read from ``path`` (which errors name)
+    by other means than a local file (a Spark model's folder)."""
+    return _model_from(*parse_model_file(raw, path), path, **load_options)
+
+
+def _model_from(model_type: str, payload: dict[str, Any], path: str | PathLike[str], **load_options: Any) -> Any:
     from ranklearn.registry import REGISTRY
 
-    model_type, payload = read_model_file(path)
     spec = REGISTRY.get(model_type)
     if spec is None:
         raise ModelFormatError(f"unknown model type {model_type!r} (known: {', '.join(REGISTRY)})", path=path)

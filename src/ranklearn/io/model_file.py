@@ -37,6 +37,12 @@ def _canonical(model_type: str, payload: dict[str, Any], version: int = FORMAT_V
 
 def write_model_file(path: str | PathLike[str], model_type: str, payload: dict[str, Any]) -> None:
     """Write a model payload (JSON-serializable, no NaN/inf) atomically with version and checksum."""
+    write_output(path, model_file_bytes(model_type, payload))
+
+
+def model_file_bytes(model_type: str, payload: dict[str, Any]) -> bytes:
+    """The model file's contents (what :func:`write_model_file` writes), for stores that are
+    not local files (a Spark model's folder)."""
     from ranklearn import __version__
 
     body = _canonical(model_type, payload)
@@ -48,7 +54,7 @@ def write_model_file(path: str | PathLike[str], model_type: str, payload: dict[s
         "sha256": hashlib.sha256(body).hexdigest(),
         "payload": payload,
     }
-    write_output(path, json.dumps(envelope, separators=(",", ":"), allow_nan=False).encode())
+    return json.dumps(envelope, separators=(",", ":"), allow_nan=False).encode()
 
 
 def read_model_file(path: str | PathLike[str]) -> tuple[str, dict[str, Any]]:
@@ -71,31 +77,42 @@ def read_model_file(path: str | PathLike[str]) -> tuple[str, dict[str, Any]]:
         raise ModelFormatError("is a directory, not a model file", path=p) from None
     except OSError as exc:
         raise ModelFormatError(f"cannot read model file: {exc.strerror or exc}", path=p) from None
+    return parse_model_file(raw, p)
+
+
+def parse_model_file(raw: bytes, path: str | PathLike[str]) -> tuple[str, dict[str, Any]]:
+    """Verify a model file's contents (read from ``path``, which errors name): as
+    :func:`read_model_file`.
+
+    Raises
+    ------
+    ModelFormatError
+    """
     try:
         envelope = json.loads(raw, parse_constant=_reject_constant)
     except (ValueError, RecursionError):  # JSONDecodeError, UnicodeDecodeError, huge integers
         raise ModelFormatError(
-            "not a ranklearn model file (not valid JSON; truncated or corrupted?)", path=p
+            "not a ranklearn model file (not valid JSON; truncated or corrupted?)", path=path
         ) from None
     if not isinstance(envelope, dict) or envelope.get("format") != FORMAT_NAME:
-        raise ModelFormatError("not a ranklearn model file (no 'ranklearn-model' header)", path=p)
+        raise ModelFormatError("not a ranklearn model file (no 'ranklearn-model' header)", path=path)
     version = envelope.get("format_version")
     if isinstance(version, bool) or not isinstance(version, int) or version < 1:
-        raise ModelFormatError(f"model file has no valid format_version (got {version!r})", path=p)
+        raise ModelFormatError(f"model file has no valid format_version (got {version!r})", path=path)
     if version > FORMAT_VERSION:
         raise ModelFormatError(
             f"model format version {version} is newer than this ranklearn supports "
             f"({FORMAT_VERSION}); upgrade ranklearn",
-            path=p,
+            path=path,
         )
     payload = envelope.get("payload")
     model_type = envelope.get("model_type")
     if not isinstance(payload, dict) or not isinstance(model_type, str):
-        raise ModelFormatError("model file lacks a model_type or payload", path=p)
+        raise ModelFormatError("model file lacks a model_type or payload", path=path)
     try:
         body = _canonical(model_type, payload, version)
     except (ValueError, RecursionError):  # non-finite numbers (1e999) cannot have been written by us
-        raise ModelFormatError("model payload holds non-finite numbers: the model file is corrupted", path=p) from None
+        raise ModelFormatError("model payload holds non-finite numbers: the model file is corrupted", path=path) from None
     if hashlib.sha256(body).hexdigest() != envelope.get("sha256"):
-        raise ModelFormatError("checksum mismatch: the model file is corrupted", path=p)
+        raise ModelFormatError("checksum mismatch: the model file is corrupted", path=path)
     return model_type, payload
