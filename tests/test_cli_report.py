@@ -302,5 +302,6 @@ def test_report_of_a_debiased_model_shows_its_position_bias(capsys, files, tmp_p
     assert code == 0, err
     text = out.read_text()
     assert "Position bias learned from the clicks" in text
-    # feature importance, position bias, metric@k, lambdas (no eval set: no learning curves; no baseline)
-    assert parse(text).tags.count("img") == 4
+    # feature importance, position bias, metric@k, lambdas, the explanations' summary (no eval set: no
+    # learning curves; no baseline)
+    assert parse(text).tags.count("img") == 5
