@@ -103,3 +103,90 @@ def test_an_unfitted_model_is_refused(tmp_path):
     with pytest.raises(ValueError, match="needs a fitted model"):
         export_model(CoordinateAscent(), tmp_path / "m.json", "solr")
     assert not (tmp_path / "m.json").exists()
+
+
+# ------------------------------------------------------------------ models fitted with normalize=
+def _normalized_data(seed=0):
+    X, y, qid = small_data(n_queries=10, docs=12, seed=seed)
+    return X * [1.0, 40.0, 1e3, 0.01] + [0.0, 200.0, -5e3, 3.0], y, qid  # scales a normalizer changes
+
+
+@pytest.fixture(scope="module", params=["zscore", "sum", "linear"])
+def normalized_model(request):
+    from ranklearn import LambdaMART
+
+    X, y, qid = _normalized_data()
+    return LambdaMART(n_estimators=6, num_leaves=4, min_samples_leaf=3, random_state=0, normalize=request.param).fit(X, y, qid), X
+
+
+@pytest.mark.parametrize("fmt", ["xgboost", "treelite", "lightgbm"])
+def test_a_global_normalizer_is_folded_into_the_thresholds(normalized_model, tmp_path, fmt):
+    """Raw rows on every folded threshold, just below and above, and new rows: the reader's
+    scores are the model's, which normalizes first."""
+    from ranklearn.io._trees import model_trees
+
+    model, X = normalized_model
+    path = tmp_path / f"m.{fmt}"
+    export_model(model, path, fmt)
+    raw = model_trees(model, "the test")
+    assert not np.array_equal(raw[0].threshold, model.trees_[0].threshold)  # the splits moved to raw values
+    rows = np.vstack([X, threshold_rows(raw, X), _normalized_data(seed=1)[0]])
+    result = check_export(model, path, fmt, rows)
+    assert result.passed, result
+
+
+def test_a_global_normalizer_in_ranklib_and_linear_exports(normalized_model, tmp_path):
+    from ranklearn.io._trees import model_trees
+    from ranklearn.io.ranklib import import_ranklib
+    from ranklearn.models.linear import LinearRegression
+
+    model, X = normalized_model
+    export_model(model, tmp_path / "m.txt", "ranklib")
+    back = import_ranklib(tmp_path / "m.txt", n_features=X.shape[1])
+    rows = np.vstack([X, threshold_rows(model_trees(model, "the test"), X)])
+    rows = rows[~np.isnan(rows).any(axis=1)]  # RankLib sends NaN right, whatever the model learned
+    np.testing.assert_array_equal(back.predict(rows), model.predict(rows))  # our importer is exact
+    X, y, qid = _normalized_data()
+    linear = LinearRegression(normalize=model.normalize).fit(X, y, qid)
+    export_model(linear, tmp_path / "l.txt", "ranklib")
+    back = import_ranklib(tmp_path / "l.txt", n_features=X.shape[1])
+    # predict rounds the normalized features to float32 (as every model holds features); the
+    # folded weights read the raw values: the same scores up to that rounding
+    z = linear.normalizer_.transform(X.astype(np.float32)).astype(np.float64)
+    bound = 2 * np.finfo(np.float32).eps * (np.abs(z) @ np.abs(linear.coef_))
+    assert np.all(np.abs(back.predict(X) - linear.predict(X)) <= bound)
+
+
+def test_every_format_writes_a_global_normalized_model_and_refuses_a_per_query_one(tmp_path):
+    from ranklearn import LambdaMART
+
+    X, y, qid = _normalized_data()
+    for spec in ("zscore", "query-zscore"):
+        model = LambdaMART(n_estimators=3, num_leaves=4, min_samples_leaf=3, random_state=0, normalize=spec).fit(X, y, qid)
+        for fmt in FORMATS:
+            path = tmp_path / f"{spec}.{fmt.replace('-', '_')}"
+            options = {"missing_as": 0.0} if fmt == "solr" else {}
+            if fmt == "onnx":
+                continue  # a tree model: refused as any (test_every_format_writes_or_refuses_in_one_line)
+            if spec == "zscore":
+                export_model(model, path, fmt, **options)
+                assert path.stat().st_size > 0
+            else:
+                with pytest.raises(ValueError, match=r"scores each document alone, but this model normalizes each "
+                                   r"query's features within the query \(normalize='query-zscore'\); train it with "
+                                   r"normalize='zscore'") as info:  # fmt: skip
+                    export_model(model, path, fmt, **options)
+                assert "\n" not in str(info.value) and not path.exists()
+
+
+@needs_torch
+def test_onnx_holds_the_normalizer(tmp_path):
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnxscript")
+    X, y, qid = _normalized_data()
+    model = NEURAL[0](hidden=(8,), epochs=2, random_state=0, normalize="zscore").fit(X, y, qid)
+    export_model(model, tmp_path / "m.onnx", "onnx")
+    assert check_export(model, tmp_path / "m.onnx", "onnx", np.vstack([X, _normalized_data(seed=1)[0]])).passed
+    per_query = NEURAL[0](hidden=(8,), epochs=1, random_state=0, normalize="query-sum").fit(X, y, qid)
+    with pytest.raises(ValueError, match="ONNX scores each document alone"):
+        export_model(per_query, tmp_path / "q.onnx", "onnx")

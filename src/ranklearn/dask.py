@@ -595,6 +595,8 @@ class DaskLambdaMART(LambdaMART):
     def _get_param_names(cls) -> list[str]:
         return sorted([*LambdaMART._get_param_names(), "client", "worker_timeout"])
 
+    _remote_rows = "DaskLambdaMART"
+
     def _check_params(self) -> None:
         objective = self._objective_param()
         # a user's object runs on every worker on that worker's queries (it must compute query by query)

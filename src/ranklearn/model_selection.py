@@ -194,7 +194,7 @@ def cross_validate(
         fitted = fit_with_progress(clone(model), f"fold {number}" if progress else None,
                                    _safe_indexing(X_rows, train), y_arr[train], qid=q[train], **fit_params)  # fmt: skip
         out["fit_time"].append(time.perf_counter() - start)
-        scores = fitted.predict(_safe_indexing(X_rows, test))
+        scores = fitted.predict(_safe_indexing(X_rows, test), qid=q[test])
         ptr = group_ptr(q[test])
         for m in scorers:
             out[f"test_{m.name}"].append(m.mean(y_arr[test], scores, ptr, docids=None if ids is None else ids[test]))

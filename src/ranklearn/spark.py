@@ -460,6 +460,7 @@ class _SparkFit(LambdaMART):
         **LambdaMART._parameter_constraints,
         "task_timeout": [Interval(Real, 0, None, closed="neither"), None],
     }
+    _remote_rows = "SparkLambdaMART"
 
     def __init__(self, *, task_timeout: float | None = 600.0, **params: Any) -> None:
         super().__init__(**params)

@@ -97,7 +97,7 @@ def run_simulate_clicks(
         estimator = load_model(path)
         n = estimator.n_features_in_
         wide = C.load_data_as_wide(data, n, f"the features of {path} ({n})") if ds.X.shape[1] != n else ds
-        scores.append(estimator.predict(wide.X))
+        scores.append(estimator.predict(wide.X, qid=wide.qid))
     log = simulate(ds, np.stack(scores), model, n_sessions=sessions, top_k=top_k, seed=seed,
                    temperature=temperature, intervention="swap" if swap else None)  # fmt: skip
     clicks = int(log.click.sum())

@@ -146,7 +146,7 @@ def run_cv(
                 )  # fmt: skip
             except ValueError as exc:  # e.g. training labels the ranker refuses: say which fold
                 raise ValueError(f"{C.shown(letor_folds / f'Fold{n}')}: {exc}") from None
-            scores = fitted.predict(test.X)
+            scores = fitted.predict(test.X, qid=test.qid)
             rows[f"fold {n}"] = {m.name: m.mean(test.y, scores, test.ptr) for m in scorers}
             fitted_models[n] = fitted
     if save_models is not None:

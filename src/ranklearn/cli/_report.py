@@ -108,7 +108,7 @@ def build_report(
         systems[baseline_path.name] = baseline if order is None else baseline[order]
     model_name = model_path.name if model_path.name not in systems else str(model_path)
     try:
-        systems[model_name] = model.predict(ds.X)
+        systems[model_name] = model.predict(ds.X, qid=ds.qid)
     except FeatureValueError as exc:  # NaN for a model that takes none: the file's line
         raise C.feature_value_error(exc, ds, data_path, model._model_name) from None
     systems = {model_name: systems.pop(model_name), **systems}  # the model's row first in evaluate's table

@@ -25,7 +25,7 @@ REPORT_METRIC = "ndcg@10"
 #: options of ``train`` that are not model parameters
 _FIXED = (
     "train", "validate", "test", "model", "save", "no_regroup", "position_file", "scheduler", "workers", "spark",
-    "worker_timeout", "validation_split", "split_seed",
+    "worker_timeout", "validation_split", "split_seed", "normalize",
 )  # fmt: skip
 
 
@@ -85,6 +85,7 @@ def build_train_command() -> Callable[..., None]:
         ("worker_timeout", float | None, typer.Option(None, "--worker-timeout", metavar="SECONDS", help="With --scheduler/--workers/--spark: stop when a worker (a Spark task) has not answered in this many seconds (default 600).")),
         ("validation_split", float | None, typer.Option(None, "--validation-split", metavar="FRACTION", help="Train on this fraction of the --train queries and validate on the others (RankLib's -tvs), drawn with --split-seed; instead of --validate.")),
         ("split_seed", int, typer.Option(0, "--split-seed", help="Seed of the queries --validation-split draws.")),
+        ("normalize", str | None, typer.Option(None, "--normalize", metavar="zscore|sum|linear|query-zscore|query-sum|query-linear", help="Normalize the features (RankLib's -norm), saved in the model and applied by predict and every export: zscore, sum, linear fit one map per feature on the training rows; query-... normalize each query within itself as RankLib does (scoring then needs the queries; exports refuse it).")),
     ]
     params, annotations, flags = [], {}, {}
     for name, annotation, default in fixed:
@@ -216,7 +217,7 @@ def evaluate_sets(
     metrics = [get_metric(m) for m in metric_names]
     rows: dict[str, dict[str, float]] = {}
     for name, ds in sets.items():
-        scores = estimator.predict(ds.X)
+        scores = estimator.predict(ds.X, qid=ds.qid)  # the queries: for a per-query normalizer
         rows[name] = {}
         for m in metrics:
             try:
@@ -289,6 +290,7 @@ def run_train(
     worker_timeout: float | None = None,
     validation_split: float | None = None,
     split_seed: int = 0,
+    normalize: str | None = None,
 ) -> None:
     """Fit ``model`` on ``train`` (early stopping on ``validate``), save it, and print a metrics table.
 
@@ -300,7 +302,7 @@ def run_train(
     (a master URL) the files are read here as for one machine and the fit runs on Spark
     (:func:`ranklearn.cli._spark.fit_on_spark`); the model and the table are those of one machine.
     ``position_file`` gives the training rows' positions (default: the ``train.position`` sidecar,
-    when present).
+    when present). ``normalize`` is the estimator's ``normalize`` parameter (a fit on this machine only).
     """
     from ranklearn._progress import TrainingProgress
 
@@ -311,6 +313,14 @@ def run_train(
             raise ValueError(f"--validation-split must be a fraction between 0 and 1 (of the queries trained on), got {validation_split:g}")
         if scheduler is not None or workers is not None:
             raise ValueError("--validation-split applies to a local train: give a Dask train its --validate files")
+    if normalize is not None:
+        from ranklearn.data.normalize import SPECS
+
+        if normalize not in SPECS:
+            raise ValueError(f"--normalize takes {', '.join(SPECS)}; got {normalize!r}")
+        if scheduler is not None or workers is not None or spark is not None:
+            raise ValueError("--normalize applies to a fit on this machine: a Dask or Spark fit takes the features as given")
+        params = {**params, "normalize": normalize}
     if params.get("early_stopping_rounds") is not None and validate is None and validation_split is None:
         raise ValueError("--early-stopping needs a --validate set (or --validation-split) to watch")
     if save is not None:

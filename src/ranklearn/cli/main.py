@@ -458,13 +458,16 @@ def predict(
     estimator = C.model_part(load_model(model), iterations, best, model)
     n_features = estimator.n_features_in_
     # scores need no query groups: a reappearing qid is merged silently, then undone, and a file
-    # without qids needs no .query file; a TREC run does need its queries
+    # without qids needs no .query file; a TREC run does need its queries, and so does a model
+    # that normalizes each query within itself
+    norm = getattr(estimator, "normalizer_", None)
     ds, order = C.load_data_as_wide(
         data, n_features, f"the model's features ({model} was trained on {n_features})",
-        return_order=True, warn_regroup=False, require_groups=fmt is PredictFormat.trec,
+        return_order=True, warn_regroup=False,
+        require_groups=fmt is PredictFormat.trec or (norm is not None and norm.per_query),
     )  # fmt: skip
     try:
-        scores = estimator.predict(ds.X)
+        scores = estimator.predict(ds.X, qid=ds.qid)
     except FeatureValueError as exc:  # e.g. NaN for a neural model: name the file's line
         raise C.feature_value_error(exc, ds, data, estimator._model_name) from None
     except ValueError as exc:

@@ -14,6 +14,11 @@ Formulas, per feature over the rows of a query (or all training rows):
   unlike RankLib, whose running max starts at ``Float.MIN_VALUE``, all-negative
   features are handled correctly).
 
+A global normalizer is an affine map of each feature, ``(x - offset) * scale``
+(:meth:`Normalizer.affine`), which exports fold into tree thresholds, linear weights or a
+graph node. A ranker's ``normalize=`` parameter names one by a spec (:data:`SPECS`): the
+method (global, fitted on the training rows) or ``query-`` + the method (per query).
+
 NaN (missing) values are ignored by the statistics and stay NaN. Computation is in
 float64; the output keeps the input dtype when it is floating (float64 otherwise).
 Sparse input is densified: centred or shifted features are dense in general.
@@ -32,6 +37,10 @@ SUM = 0
 ZSCORE = 1
 LINEAR = 2
 METHODS = {"sum": SUM, "zscore": ZSCORE, "linear": LINEAR}
+#: the prefix of a spec that normalizes each query within itself (RankLib's ``-norm``)
+PER_QUERY_PREFIX = "query-"
+#: a ranker's ``normalize=`` values: ``"zscore"`` (global), ``"query-zscore"`` (per query), ...
+SPECS = (*METHODS, *(PER_QUERY_PREFIX + m for m in METHODS))
 # Names of the two fitted parameter vectors of each method, as stored by to_dict.
 _PARAM_NAMES = {SUM: ("scale", None), ZSCORE: ("mean", "std"), LINEAR: ("min", "max")}
 
@@ -150,6 +159,26 @@ class Normalizer:
         self.method = method
         self.per_query = bool(per_query)
 
+    @classmethod
+    def from_spec(cls, spec: str) -> Normalizer:
+        """The normalizer a spec of :data:`SPECS` names: ``"zscore"`` is ``Normalizer("zscore",
+        per_query=False)``, ``"query-zscore"`` is ``Normalizer("zscore", per_query=True)``.
+
+        Raises
+        ------
+        ValueError
+            For another string, listing the specs.
+        """
+        if spec not in SPECS:
+            raise ValueError(f"normalize must be one of {', '.join(SPECS)}, got {spec!r}")
+        per_query = spec.startswith(PER_QUERY_PREFIX)
+        return cls(spec.removeprefix(PER_QUERY_PREFIX), per_query=per_query)
+
+    @property
+    def spec(self) -> str:
+        """This normalizer as a spec of :data:`SPECS` (the inverse of :meth:`from_spec`)."""
+        return (PER_QUERY_PREFIX if self.per_query else "") + self.method
+
     def fit(self, X: Any, ptr: ArrayLike | None = None) -> Normalizer:
         """Learn the global parameters (per-query mode: only record ``n_features_in_``).
 
@@ -202,6 +231,30 @@ class Normalizer:
     def fit_transform(self, X: Any, ptr: ArrayLike | None = None) -> np.ndarray:
         """``fit(X, ptr).transform(X, ptr)``."""
         return self.fit(X, ptr).transform(X, ptr)
+
+    def affine(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(offset, scale)``, float64 per feature, with ``transform(X) == (X - offset) * scale``
+        for finite values (up to rounding: ``transform`` divides) and NaN kept: a feature left
+        unchanged has offset 0 and scale 1, a constant one under ``linear`` scale 0.
+
+        Raises
+        ------
+        ValueError
+            For a per-query normalizer (it is no map of one row) or one not fitted.
+        """
+        if self.per_query:
+            raise ValueError("a per-query Normalizer is no map of one row: it has no affine form")
+        if not hasattr(self, "params_"):
+            raise ValueError("this global Normalizer is not fitted; call fit first")
+        p = self.params_
+        if self.method == "sum":
+            a, used = np.zeros_like(p["scale"]), p["scale"] > 0
+            return a, np.where(used, 1.0 / np.where(used, p["scale"], 1.0), 1.0)
+        if self.method == "zscore":
+            used = p["std"] > 0
+            return np.where(used, p["mean"], 0.0), np.where(used, 1.0 / np.where(used, p["std"], 1.0), 1.0)
+        span = p["max"] - p["min"]
+        return p["min"].copy(), np.where(span > 0, 1.0 / np.where(span > 0, span, 1.0), 0.0)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serializable description (with the fitted parameters in global mode)."""

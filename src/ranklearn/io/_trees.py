@@ -13,6 +13,11 @@ the way the split learned (``missing_left``). The engines differ:
 * ``x <= T`` on doubles (LightGBM, Treelite as exported): see
   :func:`ranklearn.io.lightgbm.double_thresholds`; ``x < T`` on doubles (Vespa): see
   :func:`ranklearn.io.vespa.vespa_thresholds`.
+
+A model fitted with a global ``normalize=`` (``normalizer_``) is exported as the map of raw
+rows it is: :func:`model_trees` folds the normalizer into the thresholds (:func:`fold_normalizer`),
+:func:`linear_weights` into the weights; one fitted with a per-query ``normalize`` normalizes each
+query within itself, which no engine that scores one document at a time can do: both refuse it.
 """
 
 from __future__ import annotations
@@ -72,43 +77,72 @@ def require_fitted_tree_or_linear(model: Any, target: str) -> None:
     _require_fitted(model, target)
 
 
-def model_trees(model: Any, target: str) -> list[Tree]:
-    """The trees whose leaf values summed in order are ``model.predict`` (LambdaMART, MART, a
-    RankLib import, RandomForest).
+def raw_input_normalizer(model: Any, target: str) -> Any:
+    """The global normalizer ``model.predict`` applies to raw rows first (``normalizer_``), or None.
 
     Raises
     ------
     ValueError
-        Naming ``target``, for another model or one not fitted.
+        Naming ``target``, for a per-query normalizer: the model normalizes each query within
+        itself, a document's score depends on the other documents, and ``target`` scores each alone.
+    """
+    norm = getattr(model, "normalizer_", None)
+    if norm is not None and norm.per_query:
+        raise ValueError(
+            f"{target} scores each document alone, but this model normalizes each query's features within "
+            f"the query (normalize={norm.spec!r}); train it with normalize={norm.method!r} (one map per "
+            "feature, from the training rows) to export it"
+        )
+    return norm
+
+
+def model_trees(model: Any, target: str) -> list[Tree]:
+    """The trees whose leaf values summed in order are ``model.predict`` (LambdaMART, MART, a
+    RankLib import, RandomForest), on raw rows: a model's global ``normalizer_`` folded into
+    the thresholds.
+
+    Raises
+    ------
+    ValueError
+        Naming ``target``, for another model, one not fitted, or one with a per-query normalizer.
     """
     if not is_tree_model(model):
         raise ValueError(
             f"{target} holds tree models ({', '.join(EXPORTED_TREE_MODELS)}); this model is {_kind(model)}"
         )
     _require_fitted(model, target)
+    norm = raw_input_normalizer(model, target)
     if model._model_name != "random-forest":
-        return list(model.trees_)
-    trees = []
-    for bag in model.bags_:
-        for tree in bag:
-            mean = Tree.from_dict(tree.to_dict())
-            mean.value = mean.value / len(model.bags_)  # the forest's own predictor's values
-            trees.append(mean)
-    return trees
+        trees = list(model.trees_)
+    else:
+        trees = []
+        for bag in model.bags_:
+            for tree in bag:
+                mean = Tree.from_dict(tree.to_dict())
+                mean.value = mean.value / len(model.bags_)  # the forest's own predictor's values
+                trees.append(mean)
+    return trees if norm is None else _fold_trees(trees, norm, model.n_features_in_, target)
 
 
 def linear_weights(model: Any, target: str) -> tuple[np.ndarray, float]:
-    """``(coef, intercept)`` of a fitted linear model (linear, coordinate-ascent, AdaRank).
+    """``(coef, intercept)`` of a fitted linear model (linear, coordinate-ascent, AdaRank), on raw
+    rows: a global ``normalizer_``'s ``(x - offset) * scale`` folded into them (``coef * scale``,
+    ``intercept - sum(coef * scale * offset)``: the model's scores up to rounding).
 
     Raises
     ------
     ValueError
-        Naming ``target``, for another model or one not fitted.
+        Naming ``target``, for another model, one not fitted, or one with a per-query normalizer.
     """
     if not is_linear_model(model):
         raise ValueError(f"{target} holds linear models ({', '.join(LINEAR_MODELS)}); this model is {_kind(model)}")
     _require_fitted(model, target)
-    return np.asarray(model.coef_, dtype=np.float64), float(model.intercept_)
+    coef, intercept = np.asarray(model.coef_, dtype=np.float64), float(model.intercept_)
+    norm = raw_input_normalizer(model, target)
+    if norm is None:
+        return coef, intercept
+    offset, scale = norm.affine()
+    return coef * scale, intercept - float(np.sum(coef * scale * offset))
 
 
 def learned_missing_branch(model: Any, trees: Sequence[Tree]) -> bool:
@@ -228,10 +262,16 @@ def fold_normalizer(model: Any, normalizer: Any, target: str) -> Any:
     """
     from ranklearn.registry import get_model_class
 
-    trees = model_trees(model, target)
+    n = model.n_features_in_
+    out = get_model_class("lambdamart")._from_trees(_fold_trees(model_trees(model, target), normalizer, n, target), n)
+    out.trained_with_missing_ = getattr(model, "trained_with_missing_", True)
+    return out
+
+
+def _fold_trees(trees: Sequence[Tree], normalizer: Any, n: int, target: str) -> list[Tree]:
+    """The trees of :func:`fold_normalizer`: splits on raw values instead of normalized ones."""
     if normalizer.per_query:
         raise ValueError(f"{target} normalizes each document alone: a per-query Normalizer cannot be exported")
-    n = model.n_features_in_
     if getattr(normalizer, "n_features_in_", n) != n:
         raise ValueError(f"the Normalizer has {normalizer.n_features_in_} features, the model {n}")
     folded = []
@@ -257,6 +297,4 @@ def fold_normalizer(model: Any, normalizer: Any, target: str) -> Any:
         raw = Tree.from_dict(tree.to_dict())
         raw.threshold[nodes] = _ordered(lo).astype(np.int32).view(np.float32)
         folded.append(raw)
-    out = get_model_class("lambdamart")._from_trees(folded, n)
-    out.trained_with_missing_ = getattr(model, "trained_with_missing_", True)
-    return out
+    return folded

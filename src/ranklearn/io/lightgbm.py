@@ -31,7 +31,7 @@ from os import PathLike
 import numpy as np
 
 from ranklearn._files import write_output
-from ranklearn.io._trees import require_fitted_lambdamart
+from ranklearn.io._trees import model_trees, require_fitted_lambdamart
 from ranklearn.tree.tree import Tree
 
 _MISSING_NAN = 2 << 2  # LightGBM's MissingType::NaN in bits 2-3 of decision_type
@@ -162,7 +162,8 @@ def lightgbm_model_string(model) -> str:
         # a frame's column names, so that LightGBM's validate_features checks them (space-separated
         # in the file; LightGBM refuses JSON's special characters: such names keep its Column_i)
         names = [str(n) for n in given]
-    blocks = [f"Tree={i}\n" + _tree_block(t, model.learning_rate) + "\n" for i, t in enumerate(model.trees_)]
+    trees = model_trees(model, "LightGBM")  # a global normalizer folded in
+    blocks = [f"Tree={i}\n" + _tree_block(t, model.learning_rate) + "\n" for i, t in enumerate(trees)]
     header = [
         "tree",
         "version=v4",

@@ -4,7 +4,9 @@ The graph holds the whole scorer of the fitted model: the input standardization
 ``(x - mean) / scale`` and, with ``n_networks > 1``, the mean of the networks' scores.
 Input ``features``: float32 ``[n_rows, n_features]``, any number of rows; output ``scores``:
 float32 ``[n_rows]``, the scores of ``model.predict`` (which computes in float32 too and
-returns them as float64). The export uses torch's exporter (``torch.onnx.export``, built on
+returns them as float64). A model fitted with a global ``normalize=`` has its normalizer in the
+graph too, first: ``(x - offset) * scale`` per feature (:meth:`ranklearn.data.Normalizer.affine`);
+one fitted with a per-query ``normalize`` is refused. The export uses torch's exporter (``torch.onnx.export``, built on
 ``torch.export``), which needs the ``onnx`` and ``onnxscript`` packages:
 ``pip install 'ranklearn[onnx]'``.
 """
@@ -46,6 +48,8 @@ def export_onnx(model: Any, path: str | PathLike[str], *, opset_version: int | N
     ------
     TypeError
         If ``model`` is not a RankNet or LambdaRank.
+    ValueError
+        If it normalizes each query within itself (``normalize="query-..."``).
     sklearn.exceptions.NotFittedError
         If it is not fitted.
     ImportError
@@ -60,8 +64,13 @@ def export_onnx(model: Any, path: str | PathLike[str], *, opset_version: int | N
         from sklearn.exceptions import NotFittedError  # not at import: ranklearn.io stays light
 
         raise NotFittedError(f"this {type(model).__name__} is not fitted yet; call fit first")
+    from ranklearn.io._trees import raw_input_normalizer
+
+    norm = raw_input_normalizer(model, "ONNX")
     torch = _require_exporter()
     scorer = copy.deepcopy(model.model_).to("cpu").float().eval()  # eval: no dropout in the graph
+    if norm is not None:
+        scorer = _normalized(torch, scorer, *norm.affine())
     example = torch.zeros(2, scorer.n_features)  # 2 rows: a size the exporter does not specialize on
     with _quiet_exporter():
         program = torch.onnx.export(
@@ -81,6 +90,23 @@ def export_onnx(model: Any, path: str | PathLike[str], *, opset_version: int | N
         entry = proto.metadata_props.add()
         entry.key, entry.value = key, value
     write_output(path, proto.SerializeToString())
+
+
+def _normalized(torch: Any, scorer: Any, offset: np.ndarray, scale: np.ndarray) -> Any:
+    """``scorer`` behind the affine map of a global normalizer, as one module (its graph's first node)."""
+
+    class Normalized(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.scorer = scorer
+            self.n_features = scorer.n_features
+            self.register_buffer("offset", torch.as_tensor(offset, dtype=torch.float32))
+            self.register_buffer("scale", torch.as_tensor(scale, dtype=torch.float32))
+
+        def forward(self, x: Any) -> Any:
+            return self.scorer((x - self.offset) * self.scale)
+
+    return Normalized().eval()
 
 
 def _require_exporter() -> Any:

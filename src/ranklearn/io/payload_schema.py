@@ -37,6 +37,7 @@ SHARED_FIELDS: dict[str, tuple[str, ...]] = {
     "best_score": ("number", "null"),
     "n_iter": ("int",),
     "interrupted": ("bool",),
+    "normalizer": ("dict", "null"),
 }
 
 

@@ -50,7 +50,13 @@ import numpy as np
 from ranklearn._files import write_output
 from ranklearn._text import plain_float
 from ranklearn.exceptions import ModelFormatError
-from ranklearn.io._trees import TREE_MODELS, learned_missing_branch, require_fitted_lambdamart
+from ranklearn.io._trees import (
+    TREE_MODELS,
+    learned_missing_branch,
+    linear_weights,
+    model_trees,
+    require_fitted_lambdamart,
+)
 
 
 def _fmt32(x: float) -> str:
@@ -94,7 +100,8 @@ def ranklib_model_text(model) -> str:
         kinds = ", ".join((*TREE_MODELS, *_LINEAR))
         raise ValueError(f"RankLib's format holds {kinds} models; this model is {name or type(model).__name__}")
     require_fitted_lambdamart(model, "RankLib")
-    if learned_missing_branch(model, model.trees_):
+    trees = model_trees(model, "RankLib")  # a global normalizer folded in
+    if learned_missing_branch(model, trees):
         warnings.warn(
             "the model was trained with missing values and some splits send them left; RankLib sends "
             "NaN right, so exported scores differ from ranklearn's on rows with missing values",
@@ -105,7 +112,7 @@ def ranklib_model_text(model) -> str:
         stop = model._auto_early_stopping if getattr(model, "evals_result_", None) else None
     lines = [
         f"## {model._display_name}",  # RankLib picks the ranker by this name
-        f"## No. of trees = {len(model.trees_)}",
+        f"## No. of trees = {len(trees)}",
         f"## No. of leaves = {model.num_leaves}",
         f"## No. of threshold candidates = {model.max_bins}",
         f"## Learning rate = {model.learning_rate}",
@@ -114,7 +121,7 @@ def ranklib_model_text(model) -> str:
         "",
         "<ensemble>",
     ]
-    for t_id, tree in enumerate(model.trees_, start=1):
+    for t_id, tree in enumerate(trees, start=1):
         lines.append(f'\t<tree id="{t_id}" weight="1.0">')
         _write_node(tree, 0, 2, lines)
         lines.append("\t</tree>")
@@ -139,8 +146,9 @@ def _linear_text(model) -> str:
             f"## Regularized = {str(bool(model.regularized)).lower()}",
             f"## Slack = {model.slack!r}",
         ]
-    pairs = [f"0:{float(model.intercept_)!r}"] if name == "linear" else []
-    pairs += [f"{j + 1}:{float(w)!r}" for j, w in enumerate(model.coef_)]
+    coef, intercept = linear_weights(model, "RankLib")  # a global normalizer folded in
+    pairs = [f"0:{intercept!r}"] if name == "linear" else []
+    pairs += [f"{j + 1}:{float(w)!r}" for j, w in enumerate(coef)]
     lines.append(" ".join(pairs))
     return "\n".join(lines) + "\n"
 

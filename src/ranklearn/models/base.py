@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
+import inspect
 import math
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -46,6 +48,9 @@ from ranklearn._threads import fit_threads, thread_limit
 from ranklearn.exceptions import ModelFormatError
 from ranklearn.foreign_names import hint, naming_other_tools
 from ranklearn.metrics import Metric, get_metric, query_mean
+from ranklearn.data.groups import group_ptr, regroup_order
+from ranklearn.data.normalize import SPECS as NORMALIZE_SPECS
+from ranklearn.data.normalize import Normalizer
 from ranklearn.data.positions import check_position
 from ranklearn.models._base import as_dense_features, check_feature_values, check_ranking_data, in_context
 from ranklearn.models.driver import Callback, EvalData, run_training
@@ -63,6 +68,33 @@ def _n_jobs_constraint() -> list:
 
 #: the ``_parameter_constraints`` entry of ``n_jobs`` (see :mod:`ranklearn._threads`)
 N_JOBS = _n_jobs_constraint()
+
+#: parameters every ranker takes, with their defaults, declared here once: each ranker's
+#: ``__init__`` gets them as keyword-only arguments (:func:`_with_shared_params`), so that
+#: scikit-learn's ``get_params``, ``clone`` and ``repr`` and the model file see them as any other
+SHARED_PARAMS: dict[str, Any] = {"normalize": None}
+
+
+def _with_shared_params(init: Any) -> Any:
+    """``init`` taking :data:`SHARED_PARAMS` too (set on the estimator after ``init`` ran, so that a
+    subclass's ``__init__`` calling its parent's keeps the value it was given)."""
+    sig = inspect.signature(init)
+    extra = [n for n in SHARED_PARAMS if n not in sig.parameters]
+    if not extra:
+        return init
+
+    @functools.wraps(init)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> None:
+        shared = {n: kwargs.pop(n, SHARED_PARAMS[n]) for n in extra}
+        init(self, *args, **kwargs)
+        for name, value in shared.items():
+            setattr(self, name, value)
+
+    params = list(sig.parameters.values())
+    tail = [p for p in params if p.kind is p.VAR_KEYWORD]
+    added = [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=SHARED_PARAMS[n]) for n in extra]
+    wrapper.__signature__ = sig.replace(parameters=[p for p in params if p not in tail] + added + tail)  # type: ignore[attr-defined]
+    return wrapper
 
 
 @dataclass
@@ -218,6 +250,15 @@ class BaseRanker(BaseEstimator):
     stopped by Ctrl-C; the best model so far was kept) and ``max_grade_`` (the largest label
     of the training and evaluation sets, at least 1: ERR's top grade, fixed at fit; give the
     metric as ``get_metric("err@10", max_grade=4)`` to fix it yourself).
+
+    Every ranker also takes ``normalize`` (:data:`SHARED_PARAMS`): None, or a spec of
+    :data:`ranklearn.data.normalize.SPECS`. ``"zscore"``, ``"sum"``, ``"linear"`` fit one
+    :class:`ranklearn.data.Normalizer` per feature on the training rows; ``"query-zscore"``,
+    ``"query-sum"``, ``"query-linear"`` normalize each query's rows within the query, as
+    RankLib's ``-norm`` does. The model trains on the normalized features, keeps the fitted
+    normalizer (``normalizer_``, saved in the model file) and ``predict`` applies it: a
+    per-query one needs the rows' queries (``predict(X, qid=...)``) and exports refuse it; a
+    global one is folded into every export.
     """
 
     #: name in the registry and in model files
@@ -237,10 +278,15 @@ class BaseRanker(BaseEstimator):
     __metadata_request__score: ClassVar[dict] = {"qid": True, "group": True}
     #: JSON types of the ranker's own payload fields (see ranklearn.io.payload_schema)
     _payload_fields: ClassVar[dict[str, tuple[str, ...]]] = {}
+    #: a ranker whose training rows are elsewhere (a cluster's) names itself here: it refuses
+    #: ``normalize``, which needs the rows on this machine to fit the normalizer on
+    _remote_rows: ClassVar[str] = ""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         # LightGBM's, XGBoost's and RankLib's names given to a ranker say "ranklearn calls it ..."
         super().__init_subclass__(**kwargs)
+        if "__init__" in cls.__dict__:
+            cls.__init__ = _with_shared_params(cls.__dict__["__init__"])  # type: ignore[method-assign]
         for name in ("__init__", "fit"):
             if name in cls.__dict__:
                 setattr(cls, name, naming_other_tools(cls.__dict__[name]))
@@ -248,7 +294,16 @@ class BaseRanker(BaseEstimator):
     # ------------------------------------------------------------------ parameters
     def _validate_params(self) -> None:
         # scikit-learn's integer intervals accept True and False; a flag is never a count.
-        from sklearn.utils._param_validation import InvalidParameterError
+        from sklearn.utils._param_validation import InvalidParameterError, StrOptions, validate_parameter_constraints
+
+        validate_parameter_constraints(
+            {"normalize": [StrOptions(set(NORMALIZE_SPECS)), None]}, {"normalize": self.normalize}, type(self).__name__
+        )
+        if self.normalize is not None and self._remote_rows:
+            raise ValueError(
+                f"normalize={self.normalize!r}: {self._remote_rows} trains on rows that are not on this machine; "
+                "normalize the features first, or train a LambdaMART with normalize= on one machine"
+            )
 
         for name, constraints in self._parameter_constraints.items():
             value = getattr(self, name)
@@ -418,9 +473,21 @@ class BaseRanker(BaseEstimator):
         was_fitted = self.__sklearn_is_fitted__()
         validate_data(self, X, reset=True, skip_check_array=True)  # n_features_in_, feature_names_in_
         evals = self._check_eval_sets(eval_set, eval_group, eval_names)
+        normalizer = self._normalize_fit_data(data, evals)
         # ERR's top grade: the largest label the fit sees, so that its evaluation sets are scored
         max_label = max([float(yc.max()), *(float(e.y.max()) for e in evals if e.y.size)])
-        return self._train(data, evals, Xc.shape[0], max_label, early_stopping_set, callbacks, was_fitted)
+        return self._train(data, evals, Xc.shape[0], max_label, early_stopping_set, callbacks, was_fitted, normalizer)
+
+    def _normalize_fit_data(self, data: FitData, evals: Sequence[EvalSet]) -> Normalizer | None:
+        """The ``normalize`` normalizer fitted on the training rows (None without ``normalize``),
+        with the training rows and the evaluation sets normalized in place."""
+        if self.normalize is None:
+            return None
+        norm = Normalizer.from_spec(self.normalize).fit(data.X, data.ptr)
+        data.X = norm.transform(data.X, data.ptr)
+        for e in evals:
+            e.X = norm.transform(e.X, e.ptr)
+        return norm
 
     def _train(
         self,
@@ -431,10 +498,13 @@ class BaseRanker(BaseEstimator):
         early_stopping_set: str | None,
         callbacks: Sequence[Callback] | None,
         was_fitted: bool,
+        normalizer: Normalizer | None = None,
     ) -> BaseRanker:
         """Run the checked training data (``data`` and ``evals`` as ``_begin_fit`` takes them;
         an evaluation set has ``name``, ``y`` and ``ptr``) through the driver; set the fitted
-        attributes. Shared by ``fit`` and fits whose rows live elsewhere (:mod:`ranklearn.dask`)."""
+        attributes (``normalizer_``: the one the rows went through, kept with the model the fit
+        keeps; a fit interrupted before its first iteration keeps the previous model and its
+        normalizer). Shared by ``fit`` and fits whose rows live elsewhere (:mod:`ranklearn.dask`)."""
         rounds = self._early_stopping(len(evals))
         watch = self._watched(evals, early_stopping_set)
         self.max_grade_ = float(max(1.0, max_label))
@@ -463,18 +533,19 @@ class BaseRanker(BaseEstimator):
         except KeyboardInterrupt as exc:
             outcome = getattr(exc, "outcome", None)
             if outcome is not None and (outcome.n_iter > 0 or not was_fitted):
-                self._set_outcome(outcome)
+                self._set_outcome(outcome, normalizer)
             if self.__sklearn_is_fitted__():
                 self._end_fit()
             raise
         finally:
             if progress is not None:
                 progress.close()
-        self._set_outcome(outcome)
+        self._set_outcome(outcome, normalizer)
         self._end_fit()
         return self
 
-    def _set_outcome(self, outcome) -> None:
+    def _set_outcome(self, outcome, normalizer: Normalizer | None) -> None:
+        self.normalizer_ = normalizer
         self.evals_result_ = outcome.evals_result
         self.best_iteration_ = outcome.best_iteration
         self.best_score_ = outcome.best_score
@@ -561,8 +632,11 @@ class BaseRanker(BaseEstimator):
         *,
         num_iteration: int | None = None,
         start_iteration: int = 0,
+        qid: ArrayLike | None = None,
+        group: ArrayLike | None = None,
     ) -> np.ndarray:
-        """Scores of the rows of ``X`` (float64; higher ranks first). No query ids needed.
+        """Scores of the rows of ``X`` (float64; higher ranks first). No query ids needed, but
+        by a model fitted with a per-query ``normalize`` (``"query-zscore"``...).
 
         Parameters
         ----------
@@ -574,26 +648,31 @@ class BaseRanker(BaseEstimator):
         num_iteration, start_iteration : int, optional
             LightGBM's names for the same range: ``(start_iteration, start_iteration +
             num_iteration)``; ``num_iteration`` None or <= 0 goes to the end.
+        qid, group : array-like, optional
+            The rows' queries (query ids, or query sizes in row order), read only by a model
+            fitted with a per-query ``normalize``: it normalizes each query's rows within the
+            query, as at fit. Other models score each row alone and ignore them.
 
         Raises
         ------
         ValueError
             If ``X`` has another number of features (or other feature names) than the
             training data, or holds values the model cannot score; or a range this model
-            does not have.
+            does not have; or the queries are missing for a per-query ``normalize``.
         """
         self._check_fitted()
         if iteration_range is not None or num_iteration is not None or start_iteration != 0:
             start, end = resolve_iteration_range(iteration_range, num_iteration, start_iteration, self._n_kept(), self._unit)
-            return self.iterations(start, end).predict(X)
-        Xc = self._checked_features(X)
+            return self.iterations(start, end).predict(X, qid=qid, group=group)
+        Xc = self._checked_features(X, qid, group)
         if self._predicts_serially(Xc.shape[0]):
             return self._predict_raw(Xc)  # no thread count to set (that costs ~10 us, 1% of a 100-row query)
         with thread_limit(self._predict_threads(Xc.shape[0])):
             return self._predict_raw(Xc)
 
-    def _checked_features(self, X: ArrayLike) -> np.ndarray:
-        """``X`` as the dense array prediction reads, after the checks of :meth:`predict`."""
+    def _checked_features(self, X: ArrayLike, qid: ArrayLike | None = None, group: ArrayLike | None = None) -> np.ndarray:
+        """``X`` as the dense array prediction reads, after the checks of :meth:`predict`, through
+        ``normalizer_`` when the model has one (``qid``/``group``: the rows' queries, for a per-query one)."""
         self._check_fitted()
         Xc = as_dense_features(X)
         # scikit-learn's checks of the feature count and names; they pass with nothing to say for a
@@ -602,7 +681,23 @@ class BaseRanker(BaseEstimator):
         if type(X) is not np.ndarray or hasattr(self, "feature_names_in_") or Xc.shape[1] != self.n_features_in_:
             validate_data(self, X, reset=False, skip_check_array=True)
         check_feature_values(Xc, allow_nan=self._allow_nan)
-        return Xc
+        norm = self._normalizer()
+        if norm is None:
+            return Xc
+        if not norm.per_query:
+            return norm.transform(Xc)
+        if qid is None and group is None:
+            raise ValueError(
+                f"this {type(self).__name__} normalizes each query's features within the query "
+                f"(normalize={self.normalize!r}, RankLib's -norm): give predict the rows' queries, qid= or group="
+            )
+        q = resolve_qid(qid, group, Xc.shape[0])
+        if q.shape[0] != Xc.shape[0]:
+            raise ValueError(f"qid has {q.shape[0]} values for {Xc.shape[0]} rows")
+        order = regroup_order(q)  # each query's rows together, as the normalizer reads them
+        out = np.empty_like(Xc)
+        out[order] = norm.transform(Xc[order], group_ptr(q[order]))
+        return out
 
     def iterations(self, start: int, end: int) -> BaseRanker:
         """A fitted copy holding only iterations ``start+1..end`` of the kept model.
@@ -669,7 +764,7 @@ class BaseRanker(BaseEstimator):
         if qid is None and group is None:
             raise ValueError(ROUTING_RECIPE)
         q = resolve_qid(qid, group, _n_rows(X))
-        scores = self.predict(X)
+        scores = self.predict(X, qid=q)
         _, yc, ptr, order = check_ranking_data(scores[:, None], y, q)
         if order is not None:
             scores = scores[order]
@@ -724,6 +819,7 @@ class BaseRanker(BaseEstimator):
             "best_score": None if self.best_score_ is None else _finite_or_none(self.best_score_),
             "n_iter": int(self.n_iter_),
             "interrupted": bool(self.interrupted_),
+            "normalizer": None if self._normalizer() is None else self._normalizer().to_dict(),
             **self._state_to_payload(),
         }
 
@@ -786,10 +882,33 @@ class BaseRanker(BaseEstimator):
         model.best_iteration_ = None if best is None else int(best)
         model.best_score_ = payload.get("best_score")
         model.interrupted_ = bool(payload.get("interrupted", False))
+        model.normalizer_ = model._normalizer_from_payload(payload.get("normalizer"))
         model._state_from_payload(payload, version, **load_options)
         # _saved_iterations only for files that predate n_iter (the base one raises)
         model.n_iter_ = int(payload["n_iter"] if "n_iter" in payload else model._saved_iterations(payload))
         return model
+
+    def _normalizer(self) -> Normalizer | None:
+        """The fitted ``normalizer_`` (None for a model without, or read from another tool)."""
+        return getattr(self, "normalizer_", None)
+
+    def _normalizer_from_payload(self, saved: dict[str, Any] | None) -> Normalizer | None:
+        """The saved normalizer, checked against the ``normalize`` parameter and the feature count."""
+        if saved is None:
+            if self.normalize is not None:
+                raise ModelFormatError(f"{self._model_name} payload has normalize={self.normalize!r} but no normalizer")
+            return None
+        try:
+            norm = Normalizer.from_dict(saved)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ModelFormatError(f"{self._model_name} payload has a malformed normalizer ({type(exc).__name__}: {exc})") from None
+        if norm.spec != self.normalize:
+            raise ModelFormatError(f"{self._model_name} payload's normalizer is {norm.spec!r}, its normalize parameter {self.normalize!r}")
+        n = self.n_features_in_
+        params = {} if norm.per_query else getattr(norm, "params_", None)
+        if getattr(norm, "n_features_in_", None) != n or params is None or any(v.shape != (n,) for v in params.values()):
+            raise ModelFormatError(f"{self._model_name} payload's normalizer is not fitted on its {self.n_features_in_} features")
+        return norm
 
     def _saved_iterations(self, payload: dict[str, Any]) -> int:
         """Iterations of a model file that predates ``n_iter``."""
