@@ -537,3 +537,60 @@ def test_train_unbiased_reads_positions_from_a_position_file_or_the_sidecar(caps
     code, _, err = run(capsys, "train", "--model", "mart", "--train", small_files["train"], "--unbiased",
                        "pairwise", "--position-file", pos_file, *opts)  # fmt: skip
     assert_one_line_error(code, err, "debiases the pair objectives 'lambdarank' and 'ranknet', not 'squared_error'")
+
+
+def test_train_normalize_saves_the_normalizer_that_predict_and_export_apply(capsys, tmp_path, small_files):  # noqa: F811
+    """--normalize zscore: the model is a plain one trained on the normalized file; predict and an
+    export checked by its reader give its scores on the raw file."""
+    from ranklearn.data import Normalizer
+
+    save = tmp_path / "z.json"
+    code, _, err = run(capsys, "train", "--train", small_files["train"], "--model", "lambdamart", "--trees", "5",
+                       "--seed", "0", "--normalize", "zscore", "--save", save)  # fmt: skip
+    assert code == 0, err
+    model = load_model(save)
+    train = load_svmlight(small_files["train"])
+    norm = Normalizer("zscore", per_query=False).fit(train.X.astype(np.float32))
+    plain = LambdaMART(n_estimators=5, random_state=0).fit(norm.transform(train.X.astype(np.float32)), train.y, train.qid)
+    test = load_svmlight(small_files["test"], n_features=model.n_features_in_)
+    np.testing.assert_array_equal(model.predict(test.X), plain.predict(norm.transform(test.X.astype(np.float32))))
+    code, _, err = run(capsys, "predict", "--model", save, "--data", small_files["test"], "--out", tmp_path / "s")
+    assert code == 0, err
+    np.testing.assert_array_equal(np.loadtxt(tmp_path / "s"), model.predict(test.X))
+    code, out, err = run(capsys, "export", "--model", save, "--format", "xgboost", "--out", tmp_path / "m.json",
+                         "--check", small_files["test"])  # fmt: skip
+    assert code == 0 and "within float32 round-off" in " ".join(out.split()), err
+
+
+def test_train_normalize_per_query_as_ranklib(capsys, tmp_path, small_files):  # noqa: F811
+    """--normalize query-sum: predict reads the file's queries; an export refuses in one line."""
+    from ranklearn.data import Normalizer
+
+    save = tmp_path / "q.json"
+    code, _, err = run(capsys, "train", "--train", small_files["train"], "--model", "linear", "--normalize", "query-sum",
+                       "--save", save)  # fmt: skip
+    assert code == 0, err
+    model = load_model(save)
+    test = load_svmlight(small_files["test"], n_features=model.n_features_in_)
+    code, _, err = run(capsys, "predict", "--model", save, "--data", small_files["test"], "--out", tmp_path / "s")
+    assert code == 0, err
+    z = Normalizer("sum").fit_transform(test.X.astype(np.float32), test.ptr)
+    np.testing.assert_allclose(np.loadtxt(tmp_path / "s"), z.astype(np.float64) @ model.coef_ + model.intercept_, rtol=1e-12)
+    code, _, err = run(capsys, "export", "--model", save, "--format", "ranklib", "--out", tmp_path / "m.txt")
+    assert_one_line_error(code, err, "RankLib scores each document alone", "normalize='query-sum'", "normalize='sum'")
+    no_qid = tmp_path / "noqid.txt"
+    no_qid.write_text("1 1:1 2:3\n0 1:2 2:1\n")
+    code, _, err = run(capsys, "predict", "--model", save, "--data", no_qid, "--out", tmp_path / "x")
+    assert code == 2 and "qid" in err and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize(
+    "extra,fragments",
+    [
+        (["--normalize", "minmax"], ["--normalize takes sum, zscore, linear, query-sum, query-zscore, query-linear; got 'minmax'"]),
+        (["--normalize", "zscore", "--workers", "2"], ["--normalize applies to a fit on this machine"]),
+    ],
+)
+def test_train_normalize_refusals_are_one_line(capsys, tmp_path, small_files, extra, fragments):  # noqa: F811
+    code, _, err = run(capsys, "train", "--train", small_files["train"], "--model", "lambdamart", *extra)
+    assert_one_line_error(code, err, *fragments)

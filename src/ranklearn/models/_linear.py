@@ -67,6 +67,11 @@ class LinearRanker(LinearContributions, BaseRanker):
     def _predict_raw(self, X: np.ndarray) -> np.ndarray:
         return linear_scores(X, self.coef_, self.intercept_)
 
+    def _widen_features(self, columns: np.ndarray, n_features: int) -> None:
+        coef = np.zeros(n_features, dtype=np.asarray(self.coef_).dtype)
+        coef[columns] = self.coef_
+        self.coef_ = coef
+
     @classmethod
     def _from_weights(cls, coef: np.ndarray, intercept: float) -> LinearRanker:
         """A model that predicts with given weights (read from another tool); it predicts,

@@ -447,6 +447,14 @@ class NeuralRanker(NeuralContributions, BaseRanker):
 
         return predict_scores(self.model_, X, next(self.model_.parameters()).device)
 
+    def _widen_features(self, columns: np.ndarray, n_features: int) -> None:
+        self.model_.on_columns(columns, n_features)
+        if self.feature_mean_ is not None:
+            mean, scale = np.zeros(n_features), np.ones(n_features)
+            mean[columns], scale[columns] = self.feature_mean_, self.feature_scale_
+            self.feature_mean_, self.feature_scale_ = mean, scale
+        self._fitted_features = n_features
+
     # ------------------------------------------------------------------ persistence
     @classmethod
     def _upgrade_params(cls, params: dict[str, Any], version: int, *, device: str | None = None) -> dict[str, Any]:

@@ -215,6 +215,10 @@ class AdaRank(MetricFittedRanker):
             self.__dict__.pop(name, None)
         super()._end_fit()
 
+    def _widen_features(self, columns: np.ndarray, n_features: int) -> None:
+        super()._widen_features(columns, n_features)
+        self.rankers_ = [(int(columns[f]), alpha) for f, alpha in self.rankers_]
+
     def _state_to_payload(self) -> dict:
         return {**super()._state_to_payload(), "rankers": [[f, a] for f, a in self.rankers_]}
 

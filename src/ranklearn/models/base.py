@@ -72,7 +72,7 @@ N_JOBS = _n_jobs_constraint()
 #: parameters every ranker takes, with their defaults, declared here once: each ranker's
 #: ``__init__`` gets them as keyword-only arguments (:func:`_with_shared_params`), so that
 #: scikit-learn's ``get_params``, ``clone`` and ``repr`` and the model file see them as any other
-SHARED_PARAMS: dict[str, Any] = {"normalize": None}
+SHARED_PARAMS: dict[str, Any] = {"normalize": None, "features": None}
 
 
 def _with_shared_params(init: Any) -> Any:
@@ -259,6 +259,12 @@ class BaseRanker(BaseEstimator):
     normalizer (``normalizer_``, saved in the model file) and ``predict`` applies it: a
     per-query one needs the rows' queries (``predict(X, qid=...)``) and exports refuse it; a
     global one is folded into every export.
+
+    And ``features`` (RankLib's ``-feature``): None (every column), or the 0-based columns of
+    ``X`` to train on, distinct. The fitted model still takes whole rows (``n_features_in_``
+    is the width of ``X``) and no other column changes its scores: the learned state is mapped
+    back to the whole row at the end of fit (a split's feature, a weight of 0...), so the model
+    predicts, saves, explains and exports as any other.
     """
 
     #: name in the registry and in model files
@@ -279,7 +285,7 @@ class BaseRanker(BaseEstimator):
     #: JSON types of the ranker's own payload fields (see ranklearn.io.payload_schema)
     _payload_fields: ClassVar[dict[str, tuple[str, ...]]] = {}
     #: a ranker whose training rows are elsewhere (a cluster's) names itself here: it refuses
-    #: ``normalize``, which needs the rows on this machine to fit the normalizer on
+    #: ``normalize`` and ``features``, which need the rows on this machine
     _remote_rows: ClassVar[str] = ""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -299,11 +305,13 @@ class BaseRanker(BaseEstimator):
         validate_parameter_constraints(
             {"normalize": [StrOptions(set(NORMALIZE_SPECS)), None]}, {"normalize": self.normalize}, type(self).__name__
         )
-        if self.normalize is not None and self._remote_rows:
-            raise ValueError(
-                f"normalize={self.normalize!r}: {self._remote_rows} trains on rows that are not on this machine; "
-                "normalize the features first, or train a LambdaMART with normalize= on one machine"
-            )
+        for name in SHARED_PARAMS:
+            if getattr(self, name) is not None and self._remote_rows:
+                raise ValueError(
+                    f"{name}={getattr(self, name)!r}: {self._remote_rows} trains on rows that are not on this "
+                    f"machine; prepare the features first, or train a LambdaMART with {name}= on one machine"
+                )
+        self._feature_columns(None)
 
         for name, constraints in self._parameter_constraints.items():
             value = getattr(self, name)
@@ -474,9 +482,46 @@ class BaseRanker(BaseEstimator):
         validate_data(self, X, reset=True, skip_check_array=True)  # n_features_in_, feature_names_in_
         evals = self._check_eval_sets(eval_set, eval_group, eval_names)
         normalizer = self._normalize_fit_data(data, evals)
+        columns = self._feature_columns(Xc.shape[1])
+        if columns is not None:  # train on those columns; _train maps the model back to whole rows
+            data.X = np.ascontiguousarray(data.X[:, columns])
+            for e in evals:
+                e.X = np.ascontiguousarray(e.X[:, columns])
         # ERR's top grade: the largest label the fit sees, so that its evaluation sets are scored
         max_label = max([float(yc.max()), *(float(e.y.max()) for e in evals if e.y.size)])
-        return self._train(data, evals, Xc.shape[0], max_label, early_stopping_set, callbacks, was_fitted, normalizer)
+        return self._train(
+            data, evals, Xc.shape[0], max_label, early_stopping_set, callbacks, was_fitted, normalizer, columns
+        )
+
+    def _feature_columns(self, n_features: int | None) -> np.ndarray | None:
+        """``features`` as int64 columns (None: every column), checked; against the width of ``X``
+        when ``n_features`` is given.
+
+        Raises
+        ------
+        ValueError
+            Naming ``features``: not distinct whole numbers >= 0, none, or beyond ``X``.
+        """
+        if self.features is None:
+            return None
+        try:
+            columns = np.asarray(self.features)
+            ok = columns.ndim == 1 and columns.dtype.kind in "iu"
+        except (TypeError, ValueError):
+            ok = False
+        if not ok or columns.size == 0 or (columns < 0).any() or np.unique(columns).size != columns.size:
+            raise ValueError(
+                f"features must be None or distinct 0-based column numbers (at least one), got {self.features!r}"
+            )
+        if n_features is not None and columns.max() >= n_features:
+            raise ValueError(f"features: column {int(columns.max())} is beyond X's {n_features} columns (0-based)")
+        return columns.astype(np.int64)
+
+    def _widen_features(self, columns: np.ndarray, n_features: int) -> None:
+        """Map the state learned on ``X[:, columns]`` to whole rows of ``n_features`` columns (a
+        split on feature ``j`` becomes one on ``columns[j]``, the other columns' weights 0...), after
+        ``_end_fit``; each ranker that trains on a subset of columns implements it."""
+        raise NotImplementedError(f"{type(self).__name__} cannot train on part of the columns (features=)")
 
     def _normalize_fit_data(self, data: FitData, evals: Sequence[EvalSet]) -> Normalizer | None:
         """The ``normalize`` normalizer fitted on the training rows (None without ``normalize``),
@@ -499,12 +544,14 @@ class BaseRanker(BaseEstimator):
         callbacks: Sequence[Callback] | None,
         was_fitted: bool,
         normalizer: Normalizer | None = None,
+        columns: np.ndarray | None = None,
     ) -> BaseRanker:
         """Run the checked training data (``data`` and ``evals`` as ``_begin_fit`` takes them;
         an evaluation set has ``name``, ``y`` and ``ptr``) through the driver; set the fitted
         attributes (``normalizer_``: the one the rows went through, kept with the model the fit
         keeps; a fit interrupted before its first iteration keeps the previous model and its
-        normalizer). Shared by ``fit`` and fits whose rows live elsewhere (:mod:`ranklearn.dask`)."""
+        normalizer); a model trained on ``columns`` of the rows is mapped back to whole rows
+        (:meth:`_widen_features`). Shared by ``fit`` and fits whose rows live elsewhere (:mod:`ranklearn.dask`)."""
         rounds = self._early_stopping(len(evals))
         watch = self._watched(evals, early_stopping_set)
         self.max_grade_ = float(max(1.0, max_label))
@@ -532,16 +579,21 @@ class BaseRanker(BaseEstimator):
                 )
         except KeyboardInterrupt as exc:
             outcome = getattr(exc, "outcome", None)
-            if outcome is not None and (outcome.n_iter > 0 or not was_fitted):
+            kept = outcome is not None and (outcome.n_iter > 0 or not was_fitted)
+            if kept:
                 self._set_outcome(outcome, normalizer)
             if self.__sklearn_is_fitted__():
                 self._end_fit()
+                if kept and columns is not None:
+                    self._widen_features(columns, self.n_features_in_)
             raise
         finally:
             if progress is not None:
                 progress.close()
         self._set_outcome(outcome, normalizer)
         self._end_fit()
+        if columns is not None:
+            self._widen_features(columns, self.n_features_in_)
         return self
 
     def _set_outcome(self, outcome, normalizer: Normalizer | None) -> None:
@@ -792,8 +844,8 @@ class BaseRanker(BaseEstimator):
         for key, val in self.get_params(deep=False).items():
             if isinstance(val, np.generic):
                 val = val.item()
-            if isinstance(val, tuple):
-                val = list(val)
+            if isinstance(val, (tuple, np.ndarray)):
+                val = val.tolist() if isinstance(val, np.ndarray) else list(val)
             if key == "random_state" and not (val is None or (isinstance(val, Integral) and not isinstance(val, bool))):
                 val = None  # a RandomState / Generator object is not serializable
             if key == "metric":

@@ -428,6 +428,12 @@ class LambdaMART(TreeContributions, TreeImportance, BaseRanker):
     def _predict_raw(self, X: np.ndarray) -> np.ndarray:
         return self._predictor.predict(X)
 
+    def _widen_features(self, columns: np.ndarray, n_features: int) -> None:
+        self.trees_ = [t.on_columns(columns) for t in self.trees_]
+        if self.bin_mapper_ is not None:
+            self.bin_mapper_ = self.bin_mapper_.on_columns(columns, n_features)
+        self._predictor = TreePredictor(self.trees_)
+
     def _n_kept(self) -> int:
         return len(self.trees_)
 

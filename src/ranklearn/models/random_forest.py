@@ -229,6 +229,10 @@ class RandomForest(TreeContributions, TreeImportance, BaseRanker):
     def _predict_raw(self, X: np.ndarray) -> np.ndarray:
         return self._predictor.predict(X)
 
+    def _widen_features(self, columns: np.ndarray, n_features: int) -> None:
+        self.bags_ = [[t.on_columns(columns) for t in bag] for bag in self.bags_]
+        self._build_predictor()
+
     def _n_kept(self) -> int:
         return len(self.bags_)
 

@@ -192,6 +192,9 @@ class RankBoost(BaseRanker):
             scores += alpha * (X[:, f] > theta)
         return scores
 
+    def _widen_features(self, columns: np.ndarray, n_features: int) -> None:
+        self.rankers_ = [(int(columns[f]), theta, alpha) for f, theta, alpha in self.rankers_]
+
     def _state_to_payload(self) -> dict[str, Any]:
         return {"rankers": [[f, t, a] for f, t, a in self.rankers_]}
 

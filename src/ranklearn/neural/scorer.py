@@ -96,6 +96,26 @@ class MLPScorer(nn.Module):
         self.mean = torch.as_tensor(np.asarray(mean, dtype=np.float32), device=device)
         self.scale = torch.as_tensor(np.asarray(scale, dtype=np.float32), device=device)
 
+    def on_columns(self, columns: np.ndarray, n_features: int) -> None:
+        """Take whole rows of ``n_features`` columns, having been trained on ``x[:, columns]`` (in
+        place): the first layer's weights of the other columns are 0 and their standardization
+        the identity, so they never change a score."""
+        first = self.members[0][0].weight
+        cols = torch.as_tensor(np.asarray(columns), device=first.device)
+        with torch.no_grad():
+            for net in self.members:
+                layer = net[0]
+                wide = torch.zeros(layer.out_features, n_features, dtype=layer.weight.dtype, device=layer.weight.device)
+                wide[:, cols] = layer.weight
+                layer.weight = nn.Parameter(wide)
+                layer.in_features = n_features
+            if self.mean is not None:
+                mean = torch.zeros(n_features, dtype=self.mean.dtype, device=self.mean.device)
+                scale = torch.ones(n_features, dtype=self.scale.dtype, device=self.scale.device)
+                mean[cols], scale[cols] = self.mean, self.scale
+                self.mean, self.scale = mean, scale
+        self.n_features = int(n_features)
+
     def member_scores(self, x: torch.Tensor) -> torch.Tensor:
         """Scores of every network for the rows of ``x`` (n, n_features) -> (n, n_networks)."""
         if self.mean is not None:

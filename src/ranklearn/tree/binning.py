@@ -292,6 +292,16 @@ class BinMapper:
         self.edges_, self.n_edges_ = _fit_edges(columns, self.max_bins)
         return self
 
+    def on_columns(self, columns: np.ndarray, n_features: int) -> BinMapper:
+        """This mapper, fitted on ``X[:, columns]``, for whole rows of ``n_features`` columns: the
+        other columns get no edge (one bin), as a constant feature (a copy)."""
+        out = BinMapper(self.max_bins, self.subsample, self.random_state)
+        out.edges_ = np.full((n_features, self.edges_.shape[1]), np.inf)
+        out.n_edges_ = np.zeros(n_features, dtype=self.n_edges_.dtype)
+        out.edges_[columns] = self.edges_
+        out.n_edges_[columns] = self.n_edges_
+        return out
+
     @property
     def n_bins_(self) -> np.ndarray:
         """Number of value bins of each feature (the missing bin not counted)."""

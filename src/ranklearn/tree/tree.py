@@ -33,6 +33,14 @@ class Tree:
     def to_dict(self) -> dict:
         return {name: getattr(self, name).tolist() for name in self.__dataclass_fields__}
 
+    def on_columns(self, columns: np.ndarray) -> Tree:
+        """This tree, grown on ``X[:, columns]``, as a tree of whole rows: feature ``j`` renamed
+        ``columns[j]`` (a copy; thresholds and bins unchanged)."""
+        out = Tree.from_dict(self.to_dict())
+        internal = out.feature >= 0
+        out.feature[internal] = np.asarray(columns)[out.feature[internal]]
+        return out
+
     def validate(self, n_features: int) -> None:
         """Check the structure of a tree read from a file before any kernel walks it.
 
