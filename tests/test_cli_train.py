@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ranklearn.data import load_svmlight, save_svmlight
+from ranklearn.data import from_arrays, load_svmlight, save_svmlight
 from ranklearn.io import load_model
 from ranklearn.models import LambdaMART
 from _helpers import NEURAL, RANKLEARN, assert_one_line_error, needs_torch, run
@@ -594,3 +594,57 @@ def test_train_normalize_per_query_as_ranklib(capsys, tmp_path, small_files):  #
 def test_train_normalize_refusals_are_one_line(capsys, tmp_path, small_files, extra, fragments):  # noqa: F811
     code, _, err = run(capsys, "train", "--train", small_files["train"], "--model", "lambdamart", *extra)
     assert_one_line_error(code, err, *fragments)
+
+
+def test_train_features_file_trains_on_those_columns(capsys, tmp_path, small_files):  # noqa: F811
+    """--features FILE (RankLib's -feature): the model is the one trained on the listed columns,
+    takes whole rows, and the other columns never change its scores (predict, export)."""
+    listed = tmp_path / "features.txt"
+    listed.write_text("# RankLib's layout: an id a line, text after a tab\n5\tbm25\n\n2\n# 3\n1 # tf\n")
+    save = tmp_path / "f.json"
+    code, _, err = run(capsys, "train", "--train", small_files["train"], "--model", "lambdamart", "--trees", "5",
+                       "--seed", "0", "--features", listed, "--save", save)  # fmt: skip
+    assert code == 0, err
+    model = load_model(save)
+    train = load_svmlight(small_files["train"])
+    assert model.n_features_in_ == train.n_features == 6 and model.features == [4, 1, 0]
+    plain = LambdaMART(n_estimators=5, random_state=0).fit(train.X[:, [4, 1, 0]], train.y, train.qid)
+    test = load_svmlight(small_files["test"], n_features=6)
+    np.testing.assert_array_equal(model.predict(test.X), plain.predict(test.X[:, [4, 1, 0]]))
+    other = test.X.copy()
+    other[:, [2, 3, 5]] = -7.5
+    changed = tmp_path / "other.txt"
+    save_svmlight(from_arrays(other, test.y, test.qid), changed)
+    for data, out in ((small_files["test"], tmp_path / "a"), (changed, tmp_path / "b")):
+        code, _, err = run(capsys, "predict", "--model", save, "--data", data, "--out", out)
+        assert code == 0, err
+    np.testing.assert_array_equal(np.loadtxt(tmp_path / "a"), np.loadtxt(tmp_path / "b"))
+    code, out, err = run(capsys, "export", "--model", save, "--format", "lightgbm", "--out", tmp_path / "m.txt",
+                         "--check", changed)  # fmt: skip
+    assert code == 0 and "within float32 round-off" in " ".join(out.split()), err
+
+
+@pytest.mark.parametrize(
+    "content,fragments",
+    [
+        ("7\n", ["features.txt:1: feature 7 is beyond the 6 features of"]),
+        ("# a comment\n2\n0\n", ["features.txt:3: a feature id is a whole number >= 1 (got '0')"]),
+        ("f3\n", ["features.txt:1: a feature id is a whole number >= 1 (got 'f3')"]),
+        ("1\n4\n1\n", ["features.txt:3: feature 1 is listed twice (first on line 1)"]),
+        ("# nothing\n\n", ["features.txt: the feature list names no feature"]),
+        ("", ["features.txt: the feature list names no feature"]),
+    ],
+)
+def test_train_features_file_errors_name_the_file_and_line(capsys, tmp_path, small_files, content, fragments):  # noqa: F811
+    listed = tmp_path / "features.txt"
+    listed.write_text(content)
+    code, _, err = run(capsys, "train", "--train", small_files["train"], "--model", "linear", "--features", listed)
+    assert_one_line_error(code, err, *fragments)
+
+
+def test_train_features_and_normalize_refused_for_a_cluster_fit(capsys, tmp_path, small_files):  # noqa: F811
+    listed = tmp_path / "features.txt"
+    listed.write_text("1\n")
+    code, _, err = run(capsys, "train", "--train", small_files["train"], "--model", "lambdamart", "--features", listed,
+                       "--scheduler", "tcp://127.0.0.1:1")  # fmt: skip
+    assert_one_line_error(code, err, "--features applies to a fit on this machine")

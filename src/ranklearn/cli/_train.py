@@ -25,7 +25,7 @@ REPORT_METRIC = "ndcg@10"
 #: options of ``train`` that are not model parameters
 _FIXED = (
     "train", "validate", "test", "model", "save", "no_regroup", "position_file", "scheduler", "workers", "spark",
-    "worker_timeout", "validation_split", "split_seed", "normalize",
+    "worker_timeout", "validation_split", "split_seed", "normalize", "features",
 )  # fmt: skip
 
 
@@ -85,7 +85,8 @@ def build_train_command() -> Callable[..., None]:
         ("worker_timeout", float | None, typer.Option(None, "--worker-timeout", metavar="SECONDS", help="With --scheduler/--workers/--spark: stop when a worker (a Spark task) has not answered in this many seconds (default 600).")),
         ("validation_split", float | None, typer.Option(None, "--validation-split", metavar="FRACTION", help="Train on this fraction of the --train queries and validate on the others (RankLib's -tvs), drawn with --split-seed; instead of --validate.")),
         ("split_seed", int, typer.Option(0, "--split-seed", help="Seed of the queries --validation-split draws.")),
-        ("normalize", str | None, typer.Option(None, "--normalize", metavar="zscore|sum|linear|query-zscore|query-sum|query-linear", help="Normalize the features (RankLib's -norm), saved in the model and applied by predict and every export: zscore, sum, linear fit one map per feature on the training rows; query-... normalize each query within itself as RankLib does (scoring then needs the queries; exports refuse it).")),
+        ("normalize", str | None, typer.Option(None, "--normalize", metavar="METHOD", help="Normalize the features (RankLib's -norm), saved in the model and applied by predict and every export: zscore, sum or linear fit one map per feature on the training rows; query-zscore, query-sum or query-linear normalize each query within itself as RankLib does (scoring then needs the queries; exports refuse it).")),
+        ("features", Path | None, typer.Option(None, "--features", metavar="FILE", help="Train on these features only (RankLib's -feature): one feature id a line, '#' lines are comments; the model still takes whole rows and ignores the others.")),
     ]
     params, annotations, flags = [], {}, {}
     for name, annotation, default in fixed:
@@ -291,6 +292,7 @@ def run_train(
     validation_split: float | None = None,
     split_seed: int = 0,
     normalize: str | None = None,
+    features: Path | None = None,
 ) -> None:
     """Fit ``model`` on ``train`` (early stopping on ``validate``), save it, and print a metrics table.
 
@@ -302,7 +304,9 @@ def run_train(
     (a master URL) the files are read here as for one machine and the fit runs on Spark
     (:func:`ranklearn.cli._spark.fit_on_spark`); the model and the table are those of one machine.
     ``position_file`` gives the training rows' positions (default: the ``train.position`` sidecar,
-    when present). ``normalize`` is the estimator's ``normalize`` parameter (a fit on this machine only).
+    when present). ``normalize`` is the estimator's ``normalize`` parameter, ``features`` a file of
+    the feature ids to train on (:func:`read_feature_ids`; the estimator's ``features``): a fit on
+    this machine only.
     """
     from ranklearn._progress import TrainingProgress
 
@@ -318,9 +322,12 @@ def run_train(
 
         if normalize not in SPECS:
             raise ValueError(f"--normalize takes {', '.join(SPECS)}; got {normalize!r}")
-        if scheduler is not None or workers is not None or spark is not None:
-            raise ValueError("--normalize applies to a fit on this machine: a Dask or Spark fit takes the features as given")
         params = {**params, "normalize": normalize}
+    if scheduler is not None or workers is not None or spark is not None:
+        for flag, given in (("--normalize", normalize), ("--features", features)):
+            if given is not None:
+                raise ValueError(f"{flag} applies to a fit on this machine: a Dask or Spark fit takes the features as given")
+    feature_ids = read_feature_ids(features) if features is not None else None  # before loading data
     if params.get("early_stopping_rounds") is not None and validate is None and validation_split is None:
         raise ValueError("--early-stopping needs a --validate set (or --validation-split) to watch")
     if save is not None:
@@ -356,6 +363,8 @@ def run_train(
         sets["train"], sets["validate"] = carve_validation(sets["train"], validation_split, split_seed, train)
         sets = {name: sets[name] for name in ("train", "validate", "test") if name in sets}
         paths["validate"] = train
+    if feature_ids is not None:
+        estimator.set_params(features=feature_columns(feature_ids, features, sets["train"].n_features, train))
     if params.get("unbiased") is not None and sets["train"].position is None:  # before training
         raise ValueError(
             f"--unbiased {params['unbiased']} needs the training rows' positions: give --position-file, "
@@ -393,6 +402,63 @@ def run_train(
     _print_results(f"{model}: {saved}; metrics on each set", rows, metric_names, console)
     for note in notes:
         console.print(note, highlight=False, markup=False)
+
+
+def read_feature_ids(path: Path) -> list[tuple[int, int]]:
+    """The feature ids of a RankLib ``-feature`` file, each with its line: one id a line, first
+    on it (RankLib reads the text before a tab; a blank or ``#`` after the id is a comment too),
+    blank lines and lines starting with ``#`` skipped.
+
+    Raises
+    ------
+    DataFormatError
+        Naming the file and the line: not readable UTF-8 text, an id that is not a whole
+        number >= 1, one given twice, or no id at all.
+    """
+    from ranklearn.exceptions import DataFormatError
+
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except OSError as exc:
+        raise DataFormatError(f"cannot read the feature list ({exc.strerror or exc})", path=C.shown(path)) from None
+    except UnicodeDecodeError:
+        raise DataFormatError("the feature list is not UTF-8 text", path=C.shown(path)) from None
+    ids: list[tuple[int, int]] = []
+    seen: dict[int, int] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        content = line.strip()
+        if not content or content.startswith("#"):
+            continue
+        token = content.split()[0]
+        if not re.fullmatch(r"\d+", token) or int(token) < 1:
+            raise DataFormatError("a feature id is a whole number >= 1", path=C.shown(path), line=number, token=token)
+        fid = int(token)
+        if fid in seen:
+            raise DataFormatError(f"feature {fid} is listed twice (first on line {seen[fid]})", path=C.shown(path), line=number)
+        seen[fid] = number
+        ids.append((number, fid))
+    if not ids:
+        raise DataFormatError("the feature list names no feature (one id a line)", path=C.shown(path))
+    return ids
+
+
+def feature_columns(ids: list[tuple[int, int]], path: Path, n_features: int, train: Path) -> list[int]:
+    """The 0-based columns of :func:`read_feature_ids`'s ids, each checked against the training
+    file's ``n_features``.
+
+    Raises
+    ------
+    DataFormatError
+        At the line of an id beyond the training file's features.
+    """
+    from ranklearn.exceptions import DataFormatError
+
+    for number, fid in ids:
+        if fid > n_features:
+            raise DataFormatError(
+                f"feature {fid} is beyond the {n_features} features of {C.shown(train)}", path=C.shown(path), line=number
+            )
+    return [fid - 1 for _, fid in ids]
 
 
 def _training_label_error(exc: ValueError, ds: RankingDataset, path: Path) -> Exception:
