@@ -93,7 +93,7 @@ def test_global_normalizer_is_learned_on_the_training_rows_only():
 def test_per_query_predict_needs_the_queries_and_takes_them_in_any_order():
     X, y, qid = data()
     model = LambdaMART(normalize="query-linear", **TREES).fit(X, y, qid)
-    with pytest.raises(ValueError, match=r"normalize='query-linear'.*give predict the rows' queries, qid= or group="):
+    with pytest.raises(ValueError, match=r"normalize='query-linear'.*scoring needs the rows' queries, predict\(X, qid=...\) or group="):
         model.predict(X)
     expected = model.predict(X, qid=qid)
     perm = np.random.default_rng(0).permutation(X.shape[0])

@@ -88,8 +88,8 @@ NAMES: tuple[ForeignName, ...] = (
         ("-lr", "learning_rate"), ("-round", "n_estimators"), ("-r", "n_restarts"), ("-i", "max_iterations"),
         ("-tolerance", "tolerance"), ("-reg", "regularized"), ("-bag", "n_bags"), ("-srate", "subsample"),
         ("-frate", "feature_fraction"), ("-max", "max_selections"), ("-noeq", "enqueue", "-noeq is enqueue=False"),
-        ("-gmax", "metric", "get_metric('err@10', max_grade=G)"), ("-norm", "", "not taken: normalize the files first"),
-        ("-feature", "", "not taken: give the columns to train on"),
+        ("-gmax", "metric", "get_metric('err@10', max_grade=G)"), ("-norm", "--normalize", "normalize= in Python; RankLib's per-query normalization is query-zscore, query-sum, query-linear"),
+        ("-feature", "--features", "a file of feature ids; features= in Python takes 0-based columns"),
     ]),  # fmt: skip
 )
 

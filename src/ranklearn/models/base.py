@@ -741,7 +741,8 @@ class BaseRanker(BaseEstimator):
         if qid is None and group is None:
             raise ValueError(
                 f"this {type(self).__name__} normalizes each query's features within the query "
-                f"(normalize={self.normalize!r}, RankLib's -norm): give predict the rows' queries, qid= or group="
+                f"(normalize={self.normalize!r}, RankLib's -norm): scoring needs the rows' queries, predict(X, qid=...) "
+                "or group= (feature contributions take none: they are not available for such a model)"
             )
         q = resolve_qid(qid, group, Xc.shape[0])
         if q.shape[0] != Xc.shape[0]:
