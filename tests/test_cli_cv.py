@@ -188,3 +188,25 @@ def test_cv_early_stopping_carves_validation_queries_from_each_training_part(cap
         )
         expected = get_metric("ndcg@10").mean(ds.y[test], model.predict(ds.X[test]), group_ptr(ds.qid[test]))
         assert result["folds"][f"fold {n}"]["ndcg@10"] == pytest.approx(expected, abs=1e-12)
+
+
+def test_cv_normalize_as_ranklibs_kcv_with_norm(capsys, tmp_path):
+    """cv ... --normalize query-zscore (RankLib's -kcv with -norm): each fold's model normalizes
+    as train --normalize does; the figures equal cross_validate's with normalize=."""
+    ds = make_ranking(30, 5, n_informative=3, docs_per_query=(3, 9), random_state=4)
+    path = tmp_path / "all.txt"
+    save_svmlight(ds, path)
+    assert parse_model_options("linear", ["--normalize", "query-zscore"]) == {"normalize": "query-zscore"}
+    with pytest.raises(ValueError, match="--normalize takes sum, zscore, linear, query-sum"):
+        parse_model_options("linear", ["--normalize", "l2"])
+    code, out, err = run(capsys, "cv", "--model", "linear", "--data", path, "--folds", 3, "--json",
+                         "--normalize", "query-zscore")  # fmt: skip
+    assert code == 0, err
+    back = load_svmlight(path)
+    from ranklearn.models.linear import LinearRegression
+
+    ref = cross_validate(LinearRegression(normalize="query-zscore"), back.X, back.y, qid=back.qid, cv=3,
+                         metrics=["ndcg@10"], random_state=0)  # fmt: skip
+    plain = cross_validate(LinearRegression(), back.X, back.y, qid=back.qid, cv=3, metrics=["ndcg@10"], random_state=0)
+    got = [json.loads(out)["folds"][f"fold {i}"]["ndcg@10"] for i in range(1, 4)]
+    assert got == list(ref["test_ndcg@10"]) and got != list(plain["test_ndcg@10"])

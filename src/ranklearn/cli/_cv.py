@@ -18,6 +18,7 @@ from ranklearn.cli._train import (
     check_features_for_model,
     check_labels_for_metrics,
     checked_estimator,
+    checked_normalize,
     estimator_params,
     merged_options,
     model_class,
@@ -25,7 +26,8 @@ from ranklearn.cli._train import (
 
 
 def parse_model_options(model: str, args: Sequence[str]) -> dict[str, Any]:
-    """``["--trees", "100", "--hidden", "64,32"]`` -> estimator parameters for ``model``.
+    """``["--trees", "100", "--hidden", "64,32"]`` -> estimator parameters for ``model``;
+    ``--normalize METHOD`` (train's, RankLib's ``-norm``) gives every ranker's ``normalize``.
 
     Raises
     ------
@@ -36,15 +38,21 @@ def parse_model_options(model: str, args: Sequence[str]) -> dict[str, Any]:
     """
     merged = merged_options()
     given: dict[str, Any] = {}
+    normalize = None
     items = list(args)
     while items:
         flag = items.pop(0)
-        if flag not in merged:
-            raise ValueError(f"unknown option {flag!r} (model options: {', '.join(merged)})")
+        if flag not in merged and flag != "--normalize":
+            raise ValueError(f"unknown option {flag!r} (model options: {', '.join([*merged, '--normalize'])})")
         if not items:
             raise ValueError(f"option {flag} needs a value")
-        given[flag] = _coerce(flag, items.pop(0), merged[flag][0].type)
+        if flag == "--normalize":
+            normalize = checked_normalize(items.pop(0))
+        else:
+            given[flag] = _coerce(flag, items.pop(0), merged[flag][0].type)
     params = estimator_params(model, given)
+    if normalize is not None:
+        params["normalize"] = normalize
     checked_estimator(model_class(model)(**params), model)  # before any data is read
     return params
 

@@ -318,11 +318,7 @@ def run_train(
         if scheduler is not None or workers is not None:
             raise ValueError("--validation-split applies to a local train: give a Dask train its --validate files")
     if normalize is not None:
-        from ranklearn.data.normalize import SPECS
-
-        if normalize not in SPECS:
-            raise ValueError(f"--normalize takes {', '.join(SPECS)}; got {normalize!r}")
-        params = {**params, "normalize": normalize}
+        params = {**params, "normalize": checked_normalize(normalize)}
     if scheduler is not None or workers is not None or spark is not None:
         for flag, given in (("--normalize", normalize), ("--features", features)):
             if given is not None:
@@ -402,6 +398,21 @@ def run_train(
     _print_results(f"{model}: {saved}; metrics on each set", rows, metric_names, console)
     for note in notes:
         console.print(note, highlight=False, markup=False)
+
+
+def checked_normalize(value: str) -> str:
+    """The value of ``--normalize`` (``train``, ``cv``): a spec of :data:`ranklearn.data.normalize.SPECS`.
+
+    Raises
+    ------
+    ValueError
+        Naming the option and the values it takes.
+    """
+    from ranklearn.data.normalize import SPECS
+
+    if value not in SPECS:
+        raise ValueError(f"--normalize takes {', '.join(SPECS)}; got {value!r}")
+    return value
 
 
 def read_feature_ids(path: Path) -> list[tuple[int, int]]:

@@ -60,6 +60,9 @@ def export_model(model: Any, path: str | PathLike[str], format: str, **options: 
 
     A tree model trained on clicks with ``unbiased=`` is exported as its trees ``f``: its position
     bias (``position_bias_``) served training only, and ``predict`` scores with ``f`` alone too.
+    A model fitted with a global ``normalize=`` is exported as the map of raw rows it is (the
+    normalizer folded into thresholds, weights or the ONNX graph: :mod:`ranklearn.io._trees`); one
+    fitted with a per-query ``normalize`` is refused (an engine scores each document alone).
 
     Parameters
     ----------
