@@ -169,6 +169,16 @@ def test_a_ranker_whose_rows_are_elsewhere_refuses_normalize():
 
     with pytest.raises(ValueError, match="normalize='zscore': DaskLambdaMART trains on rows that are not on this machine"):
         DaskLambdaMART(normalize="zscore").check_params()
+    with pytest.raises(ValueError, match=r"features=\[1\]: DaskLambdaMART trains on rows that are not on this machine"):
+        DaskLambdaMART(features=[1]).check_params()
+
+
+def test_spark_fit_refuses_normalize():
+    pytest.importorskip("pyspark")
+    from ranklearn.spark import _SparkFit
+
+    with pytest.raises(ValueError, match="normalize='sum': SparkLambdaMART trains on rows that are not on this machine"):
+        _SparkFit(normalize="sum").check_params()
 
 
 @needs_torch
