@@ -162,6 +162,8 @@ def test_to_local_and_save_give_the_single_machine_model(client, mq2008, tmp_pat
     expect = ours.predict(da.from_array(Xte, chunks=(1000, -1))).compute()
     np.testing.assert_array_equal(local.predict(Xte), expect)
     np.testing.assert_array_equal(ours.predict(Xte), expect)  # a NumPy array predicts on the client
+    yte, qte = mq2008[2][1], mq2008[2][2]
+    assert ours.score(Xte, yte, qid=qte) == local.score(Xte, yte, qid=qte)  # score passes predict the queries
     # contributions: the workers' counts are the trees' covers, so a Dask model explains as its local copy
     phi = ours.predict_contributions(Xte)
     np.testing.assert_array_equal(phi, local.predict_contributions(Xte))

@@ -722,12 +722,13 @@ class DaskLambdaMART(LambdaMART):
         super()._end_fit()
 
     # ------------------------------------------------------------------ predict / persistence
-    def predict(self, X: Any) -> Any:
+    def predict(self, X: Any, *, qid: Any = None, group: Any = None) -> Any:
         """Scores of the rows of ``X``: a lazy Dask array for a Dask array or DataFrame (one
-        block per partition), else as :meth:`LambdaMART.predict`."""
+        block per partition), else as :meth:`LambdaMART.predict`. ``qid``/``group`` are taken
+        as every ranker's ``predict`` takes them, and unused: a Dask fit has no ``normalize``."""
         self._check_fitted()
         if not (_is_frame(X) or isinstance(X, da.Array)):
-            return super().predict(X)
+            return super().predict(X, qid=qid, group=group)
         validate_data(self, _columns_view(X), reset=False, skip_check_array=True)
         if _is_frame(X):
             X = X.to_dask_array(lengths=True)
