@@ -153,5 +153,5 @@ def trec_metric(spec: str, conv: dict[str, object]) -> TrecMetric | None:
     k = int(given) if kind == "cutoff" else None
     level = conv.get("relevance_level")
     return TrecMetric(spec, k, "linear", empty, str(conv["ties"]), float(conv["max_grade"]), "k", "R",
-                      measure=measure, params=params, relevance_level=1 if level is None else int(level),  # type: ignore[call-overload]
+                      measure=measure, params=params, relevance_level=1 if level is None else math.ceil(level),  # type: ignore[call-overload]
                       gain_pairs=pairs)  # fmt: skip
