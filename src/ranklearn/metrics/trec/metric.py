@@ -37,6 +37,7 @@ SPEC_NAMES: dict[str, tuple[str, str]] = {
     "ndcg_rel": ("ndcg_rel", ""), "rndcg": ("Rndcg", ""), "num_ret": ("num_ret", ""), "num_rel": ("num_rel", ""),
     "num_rel_ret": ("num_rel_ret", ""), "num_nonrel_judged_ret": ("num_nonrel_judged_ret", ""),
     "unj": ("unj", "cutoff"), "rbp": ("rbp", "float"), "rbp_resid": ("rbp_resid", "float"),
+    "yaap": ("yaap", ""),
 }  # fmt: skip
 #: Measures whose ``@x`` is required (they have no single default value).
 _NEEDS_PARAMETER = {"success", "hit_rate", "relative_p", "iprec", "unj", "rprec_mult"}
