@@ -167,11 +167,13 @@ def test_evaluate_and_compare_take_the_trec_eval_measures(capsys, tmp_path):
              "set_f": "set_F", "utility": "utility", "rndcg": "Rndcg", "g": "G", "ndcg_rel": "ndcg_rel"}  # fmt: skip
     metrics = [a for spec in names for a in ("--metric", spec)]
     code, out, err = run(capsys, "evaluate", "--qrels", DATA / "qrels.txt", "--run", DATA / "run.txt", *metrics,
-                         "--conventions", "trec_eval", "--json")  # fmt: skip
+                         "--metric", "yaap", "--conventions", "trec_eval", "--json")  # fmt: skip
     assert code == 0, err
     means = json.loads(out)
     for spec, name in names.items():
         assert f"{means[spec]:6.4f}" == summary[name], spec
+    yaap = (DATA / "yaap_q.out").read_text().splitlines()[-1].split("\t")
+    assert yaap[0].strip() == "yaap" and f"{means['yaap']:6.4f}" == yaap[2]
     other = tmp_path / "other.run"
     other.write_text((DATA / "run.txt").read_text().replace(" 1.5 ", " 0.1 "))
     code, out, err = run(capsys, "compare", "--qrels", DATA / "qrels.txt", "--run", DATA / "run.txt", "--run", other,
