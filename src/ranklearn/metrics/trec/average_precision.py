@@ -22,14 +22,21 @@ MIN_GEO_MEAN = 0.00001
 
 
 @njit(cache=True)
-def average_precision(rels: np.ndarray, n_rel: int, rl: int) -> float:
-    """AP of one query (0 without a relevant document retrieved)."""
+def precision_sum(rels: np.ndarray, rl: int) -> tuple[float, int]:
+    """(sum of P@i over the ranks i of retrieved relevant documents, their number)."""
     total = 0.0
     found = 0
     for i in range(rels.shape[0]):
         if rels[i] >= rl:
             found += 1
             total += found / (i + 1.0)
+    return total, found
+
+
+@njit(cache=True)
+def average_precision(rels: np.ndarray, n_rel: int, rl: int) -> float:
+    """AP of one query (0 without a relevant document retrieved)."""
+    total, found = precision_sum(rels, rl)
     return total / n_rel if found else 0.0
 
 
@@ -42,10 +49,5 @@ def log_average_precision(rels: np.ndarray, n_rel: int, rl: int) -> float:
 @njit(cache=True)
 def yaap(rels: np.ndarray, n_rel: int, rl: int) -> float:
     """log((1 + S) / (1 + R - S)), S the sum of P@i over the retrieved relevant documents."""
-    total = 0.0
-    found = 0
-    for i in range(rels.shape[0]):
-        if rels[i] >= rl:
-            found += 1
-            total += found / (i + 1.0)
+    total = precision_sum(rels, rl)[0]
     return np.log((1.0 + total) / (1.0 + n_rel - total))

@@ -52,6 +52,24 @@ MEASURES: tuple[tuple[str, bool], ...] = (
 )  # fmt: skip
 
 
+@njit(cache=True, inline="always")
+def _tally(p1, p2, njr, out):
+    """Count a preference for docid p1 over p2 (docids below njr retrieved, in rank order)."""
+    if p1 < p2:
+        if p2 < njr:
+            out[FUL_RET] += 1
+        elif p1 < njr:
+            out[FUL_IMP] += 1
+        else:
+            out[NOTOCCUR] += 1
+    elif p1 < njr:
+        out[POSS_RET] += 1
+    elif p2 < njr:
+        out[POSS_IMP] += 1
+    else:
+        out[NOTOCCUR] += 1
+
+
 @njit(cache=True)
 def _ec_counts(ranks, ec_ptr, levels, njr, pc, out):
     """Counts of a JG given as equivalence classes (ranks of each class ascending, classes by
@@ -76,19 +94,7 @@ def _ec_counts(ranks, ec_ptr, levels, njr, pc, out):
                     pc[p1, p2] += 1
                     if p1 == p2:
                         return p1
-                    if p1 < p2:
-                        if p2 < njr:
-                            out[FUL_RET] += 1
-                        elif p1 < njr:
-                            out[FUL_IMP] += 1
-                        else:
-                            out[NOTOCCUR] += 1
-                    elif p1 < njr:
-                        out[POSS_RET] += 1
-                    elif p2 < njr:
-                        out[POSS_IMP] += 1
-                    else:
-                        out[NOTOCCUR] += 1
+                    _tally(p1, p2, njr, out)
     out[POSS_RET] += out[FUL_RET]
     out[POSS_IMP] += out[FUL_IMP]
     return -1
@@ -156,20 +162,9 @@ def _pa_counts(pa, rel, njr, pc, out):
             if i < njr:
                 out[NONREL_RET] += 1
         for j in range(n):
-            if not pa[i, j]:
-                continue
-            pc[i, j] += 1
-            if i < njr:
-                if j < i:
-                    out[POSS_RET] += 1
-                elif j < njr:
-                    out[FUL_RET] += 1
-                else:
-                    out[FUL_IMP] += 1
-            elif j < njr:
-                out[POSS_IMP] += 1
-            else:
-                out[NOTOCCUR] += 1
+            if pa[i, j]:
+                pc[i, j] += 1
+                _tally(i, j, njr, out)
     out[POSS_RET] += out[FUL_RET]
     out[POSS_IMP] += out[FUL_IMP]
 
