@@ -7,7 +7,11 @@ summed and printed as integers, the other measures averaged and printed with fou
 gm_map and gm_bpref averaged geometrically; ``-c`` averages over every query of the qrels (a
 query the run lacks counts 0, and log(1e-5) for the geometric means) and counts num_rel over
 the whole qrels (grades > 0). ``-Z`` prints each query's value as a z-score against the
-``qid measure mean stddev`` lines of a file (-1000000 where a line is missing).
+``qid measure mean stddev`` lines of a file (-1000000 where a line is missing). ``-R prefs``,
+``qrels_prefs`` and ``qrels_jg`` read trec_eval's other judgement formats
+(:mod:`ranklearn.io.trec_prefs`) for the measures computed from them
+(:mod:`ranklearn.metrics.trec.preferences`, :mod:`ranklearn.metrics.trec.judgment_groups`);
+any other measure asked with them is an error, as in trec_eval.
 """
 
 from __future__ import annotations
@@ -16,11 +20,15 @@ import math
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import typer
 
 from ranklearn.exceptions import DataFormatError
+
+if TYPE_CHECKING:
+    from ranklearn.metrics.trec import Request
 
 #: trec_eval's value for a z-score without its mean and deviation.
 MISSING_ZSCORE = -1000000.0
@@ -165,7 +173,7 @@ def trec_eval_lines(
             col += 1
 
 
-def _check_formats(requests: list, rel_format: str) -> None:
+def _check_formats(requests: list[Request], rel_format: str) -> None:
     """Each measure against the judgement format (trec_eval: "Can't calculate measure")."""
     from ranklearn.metrics.trec import measures as M
 
@@ -180,7 +188,7 @@ def _check_formats(requests: list, rel_format: str) -> None:
 
 
 def _other_format_values(
-    rel_path: Path, run_path: Path, requests: list, rel_format: str, *, max_docs: int | None, judged_only: bool,
+    rel_path: Path, run_path: Path, requests: list[Request], rel_format: str, *, max_docs: int | None, judged_only: bool,
     relevance_level: int,
 ) -> tuple[list[str], np.ndarray, str, int]:
     """(query ids, values, runid, judged queries) of the prefs/qrels_prefs/qrels_jg measures:
