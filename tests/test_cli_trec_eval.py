@@ -42,6 +42,9 @@ CASES = {
 FORMAT_CASES = {
     "prefs_all_q": (["-q", "-R", "prefs", "-m", "all_prefs"], "prefs.txt"),
     "prefs_c_M3_q": (["-q", "-c", "-M", "3", "-R", "prefs", "-m", "prefs"], "prefs.txt"),
+    # -J and -l change nothing for preferences
+    "prefs_Z_J_l3_q": (["-q", "-Z", DATA / "zscores_prefs.txt", "-J", "-l", "3", "-R", "prefs", "-m", "prefs_simp", "-m",
+                        "prefs_num_prefs_poss"], "prefs.txt"),
     "qrels_prefs_q": (["-q", "-R", "qrels_prefs", "-m", "all_prefs"], "qrels_prefs.txt"),
     "qrels_jg_q": (["-q", "-R", "qrels_jg", "-m", "qrels_jg"], "qrels_jg.txt"),
     "qrels_jg_c_J_l2_M4_q": (["-q", "-c", "-J", "-l", "2", "-M", "4", "-R", "qrels_jg", "-m", "map_avgjg", "-m",
