@@ -7,10 +7,11 @@ with ``git archive``). Not part of CI.
 
 1. Output: generated qrels and runs (score ties, unjudged documents, negative grades, queries
    missing on either side) and tests/data/trec_eval, for ``-q -m all_trec``, ``-c``, ``-M``,
-   ``-J``, ``-l 2``, ``-Z``, measure parameters, ``-R qrels``, ``-n``: the two outputs must be
-   byte-identical (``-R prefs``/``qrels_jg`` are not implemented; trec_eval's ``-Z`` crashes
-   (segmentation fault) for a measure absent from the z-file, so the z-file lists every measure
-   asked).
+   ``-J``, ``-l 2``, ``-Z``, measure parameters, ``-R qrels``, ``-n``, and generated ``-R prefs``,
+   ``qrels_prefs`` and ``qrels_jg`` judgements of the same run (several judgment groups and
+   sub-groups, contradicting users, ties of rel_level) with ``-m all_prefs``/``qrels_jg``: the
+   two outputs must be byte-identical (trec_eval's ``-Z`` crashes (segmentation fault) for a
+   measure absent from the z-file, so the z-file lists every measure asked).
 2. Speed: ``--queries`` x ``--docs`` (10,000 x 1,000: a 300 MB run, 5,000,000 qrels lines),
    ``-m all_trec``: trec_eval, ``ranklearn trec-eval`` (a process each, from the files to the
    printed lines) and pytrec_eval (the files read into its dicts by a Python loop, then
@@ -95,11 +96,48 @@ def check_outputs(binary: Path, folder: Path) -> bool:
     ]  # fmt: skip
     ok = True
     print("| files | options | lines | identical |\n|---|---|---:|---|")
+    ok &= check_format_outputs(binary, folder, run)
     for files in ((qrels, run), (data / "qrels.txt", data / "run.txt")):
         for options in cases:
             same, lines, note = outputs_agree(binary, *files, options)
             ok &= same
             print(f"| {files[1].name} | `{' '.join(o if '/' not in o else Path(o).name for o in options) or '(none)'}` | {lines} | {'yes' if same else 'NO ' + note} |")
+    return ok
+
+
+def write_judgement_formats(folder: Path, n_queries: int, n_docs: int, seed: int) -> dict[str, Path]:
+    """prefs, qrels_prefs and qrels_jg judgements of :func:`write_collection`'s documents: per
+    query 1-3 judgment groups (users), each with its own hidden grades (so users contradict each
+    other) shown in 1-3 sub-groups of documents (one sub-group: equivalence classes; several:
+    preferences made transitive), and query 0 not judged."""
+    rng = np.random.default_rng(seed)
+    paths = {name: folder / f"{name}.txt" for name in ("prefs", "qrels_prefs", "qrels_jg")}
+    with open(paths["prefs"], "w") as fp, open(paths["qrels_prefs"], "w") as fq, open(paths["qrels_jg"], "w") as fj:
+        for q in range(1, n_queries):
+            for jg in range(rng.integers(1, 4)):
+                docs = rng.choice(5 * n_docs, size=n_docs // 4, replace=False)
+                hidden = rng.choice([0.0, 0.0, 1.0, 2.0, 2.5], size=docs.size)
+                fq.write("".join(f"{q} u{jg} D{d} {h}\n" for d, h in zip(docs, hidden)))
+                fj.write("".join(f"{q} u{jg} D{d} {int(h) - (i % 7 == 0)}\n" for i, (d, h) in enumerate(zip(docs, hidden))))
+                for sub in range(rng.integers(1, 4)):
+                    pick = rng.random(docs.size) < 0.6
+                    fp.write("".join(f"{q} u{jg} s{sub} D{d} {h}\n" for d, h in zip(docs[pick], hidden[pick])))
+    return paths
+
+
+def check_format_outputs(binary: Path, folder: Path, run: Path) -> bool:
+    """The -R prefs / qrels_prefs / qrels_jg outputs of both programs on the generated run."""
+    paths = write_judgement_formats(folder, 60, 40, seed=3)
+    cases = [
+        ("prefs", ["-q", "-R", "prefs", "-m", "all_prefs"]), ("prefs", ["-q", "-c", "-M", "10", "-R", "prefs", "-m", "prefs"]),
+        ("qrels_prefs", ["-q", "-R", "qrels_prefs", "-m", "all_prefs"]), ("qrels_jg", ["-q", "-R", "qrels_jg", "-m", "qrels_jg"]),
+        ("qrels_jg", ["-q", "-c", "-J", "-l", "2", "-M", "20", "-R", "qrels_jg", "-m", "qrels_jg"]),
+    ]  # fmt: skip
+    ok = True
+    for name, options in cases:
+        same, lines, note = outputs_agree(binary, paths[name], run, options)
+        ok &= same
+        print(f"| {run.name} ({name}.txt) | `{' '.join(options)}` | {lines} | {'yes' if same else 'NO ' + note} |")
     return ok
 
 

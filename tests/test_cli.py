@@ -57,7 +57,7 @@ def test_help(capsys, command):
 @pytest.mark.parametrize(
     "command, texts",
     [("train", ["[lambdamart, mart, random-forest] Number of trees", "[ranknet, lambdarank, listnet] Hidden layer sizes", "--lambda-norm"]),
-     ("evaluate", ["map[@k], p@k, recall[@k], rr[@k] (or mrr[@k])"])],
+     ("evaluate", ["map[@k], p@k, recall[@k], f1[@k], rr[@k] (or mrr[@k])"])],
 )
 def test_help_keeps_bracketed_text(capsys, monkeypatch, command, texts):
     # rich reads "[...]" in help texts as markup and drops it unless it is escaped

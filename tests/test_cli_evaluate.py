@@ -243,3 +243,47 @@ def test_a_negative_seed_names_the_option(capsys, tmp_path):
     scores = score_file(tmp_path / "s.txt", [0.5, 0.1, 0.2, 0.9])
     code, _, err = run(capsys, "compare", "--data", data, "--scores", scores, "--scores", scores, "--seed", "-1")
     assert_one_line_error(code, err, "'--seed'", "greater than or equal to 0")
+
+
+def test_relevance_level_is_trec_eval_l(capsys, tmp_path):
+    """--relevance-level 2 equals trec_eval -l 2 (tests/data/trec_eval/l2.out, from the trec_eval
+    9.0.8 binary): map, P, recall, rr and bpref call grade 1 non-relevant, ndcg keeps the grades."""
+    from pathlib import Path
+
+    data = Path(__file__).parent / "data" / "trec_eval"
+    want = {line.split("\t")[0].strip(): line.split("\t")[2] for line in (data / "l2.out").read_text().splitlines()}
+    names = {"map": "map", "bpref": "bpref", "rr": "recip_rank", "p@5": "P_5", "recall@10": "recall_10",
+             "ndcg": "ndcg", "ndcg@5": "ndcg_cut_5"}  # fmt: skip
+    metrics = [a for spec in names for a in ("--metric", spec)]
+    files = ["--qrels", data / "qrels.txt", "--run", data / "run.txt"]
+    code, out, err = run(capsys, "evaluate", *files, *metrics, "--conventions", "trec_eval", "--relevance-level", "2",
+                         "--json")  # fmt: skip
+    assert code == 0, err
+    means = json.loads(out)
+    assert {spec: f"{means[spec]:6.4f}" for spec in names} == {spec: want[name] for spec, name in names.items()}
+    code, out, err = run(capsys, "evaluate", *files, *metrics, "--conventions", "trec_eval", "--json")
+    assert code == 0, err
+    assert json.loads(out)["map"] != means["map"] and json.loads(out)["ndcg"] == means["ndcg"]
+    other = tmp_path / "other.run"
+    other.write_text((data / "run.txt").read_text().replace(" 1.5 ", " 0.1 "))
+    code, out, err = run(capsys, "compare", *files, "--run", other, "--metric", "map", "--conventions", "trec_eval",
+                         "--relevance-level", "2", "--json")  # fmt: skip
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["conventions"]["map"].startswith("relevant=label>=2")
+    assert result["means"]["map"]["run.txt"] == means["map"]
+
+
+@pytest.mark.parametrize("command", ["evaluate", "compare"])
+@pytest.mark.parametrize("value, fragment", [("nan", "--relevance-level must be a finite number"),
+                                             ("inf", "--relevance-level must be a finite number"),
+                                             ("two", "--relevance-level")])  # fmt: skip
+def test_relevance_level_bad_values_are_one_line_errors(capsys, tmp_path, command, value, fragment):
+    from pathlib import Path
+
+    data = Path(__file__).parent / "data" / "trec_eval"
+    runs = ["--run", data / "run.txt"] * (2 if command == "compare" else 1)
+    code, _, err = run(capsys, command, "--qrels", data / "qrels.txt", *runs, "--metric", "map",
+                       "--relevance-level", value)  # fmt: skip
+    assert_one_line_error(code, err, fragment)
+

@@ -31,6 +31,24 @@ CASES = {
     "zscores_q": ["-q", "-Z", DATA / "zscores.txt", "-m", "map", "-m", "P.5"],
     "nosummary": ["-n", "-q", "-m", "gm_map", "-m", "gm_bpref", "-m", "recall.2"],
     "gm_c": ["-c", "-m", "gm_map", "-m", "num_rel", "-m", "num_q"],
+    "yaap_q": ["-q", "-m", "yaap", "-m", "map"],
+}  # fmt: skip
+#: -R prefs / qrels_prefs / qrels_jg: (options, judgements file) on prefs_run.txt, whose scores tie,
+#: with a query the judgements lack (104) and one the run lacks (103, 106). prefs.txt holds
+#: judgment groups of one sub-group (equivalence classes) and of several (transitive
+#: preferences), groups that contradict each other, more non-relevant than relevant documents
+#: (the Rnonrel recount) and a group with nothing possible (Rnonrel_ret's 0); qrels_jg.txt
+#: groups with negative grades and documents the run lacks.
+FORMAT_CASES = {
+    "prefs_all_q": (["-q", "-R", "prefs", "-m", "all_prefs"], "prefs.txt"),
+    "prefs_c_M3_q": (["-q", "-c", "-M", "3", "-R", "prefs", "-m", "prefs"], "prefs.txt"),
+    # -J and -l change nothing for preferences
+    "prefs_Z_J_l3_q": (["-q", "-Z", DATA / "zscores_prefs.txt", "-J", "-l", "3", "-R", "prefs", "-m", "prefs_simp", "-m",
+                        "prefs_num_prefs_poss"], "prefs.txt"),
+    "qrels_prefs_q": (["-q", "-R", "qrels_prefs", "-m", "all_prefs"], "qrels_prefs.txt"),
+    "qrels_jg_q": (["-q", "-R", "qrels_jg", "-m", "qrels_jg"], "qrels_jg.txt"),
+    "qrels_jg_c_J_l2_M4_q": (["-q", "-c", "-J", "-l", "2", "-M", "4", "-R", "qrels_jg", "-m", "map_avgjg", "-m",
+                              "P_avgjg.2,5", "-m", "Rprec_mult_avgjg.0.5,1.5"], "qrels_jg.txt"),
 }  # fmt: skip
 
 
@@ -39,6 +57,27 @@ def test_output_equals_trec_eval_binary(capsys, case):
     code, out, err = run(capsys, "trec-eval", *CASES[case], DATA / "qrels.txt", DATA / "run.txt")
     assert code == 0, err
     assert out == (DATA / f"{case}.out").read_text()
+
+
+@pytest.mark.parametrize("case", sorted(FORMAT_CASES))
+def test_other_judgement_formats_equal_trec_eval_binary(capsys, case):
+    options, judgements = FORMAT_CASES[case]
+    code, out, err = run(capsys, "trec-eval", *options, DATA / judgements, DATA / "prefs_run.txt")
+    assert code == 0, err
+    assert out == (DATA / f"{case}.out").read_text()
+
+
+def test_prefs_by_hand(capsys, tmp_path):
+    # one user: a > b > c; the run ranks b, a and leaves c out: a > b fails, a > c and b > c are
+    # fulfilled by implication
+    (tmp_path / "prefs").write_text("1 u s a 3\n1 u s b 2\n1 u s c 1\n")
+    (tmp_path / "run").write_text("1 Q0 b 1 2 t\n1 Q0 a 2 1 t\n")
+    code, out, err = run(capsys, "trec-eval", "-R", "prefs", "-m", "all_prefs", tmp_path / "prefs", tmp_path / "run")
+    assert code == 0, err
+    got = {line.split("\t")[0].strip(): line.split("\t")[2] for line in out.splitlines()}
+    assert got["prefs_num_prefs_poss"] == "3" and got["prefs_num_prefs_ful"] == "2"
+    assert got["prefs_num_prefs_ful_ret"] == "0" and got["prefs_simp"] == f"{2 / 3:6.4f}"
+    assert got["prefs_simp_ret"] == "0.0000" and got["prefs_simp_imp"] == f"{2 / 3:6.4f}"
 
 
 def test_comment_lines_extra_columns_and_stdin_change_nothing(capsys, tmp_path, monkeypatch):
@@ -99,7 +138,18 @@ def test_all_trec_on_mq2008_equals_pytrec_eval(capsys, tmp_path, shared_data):
         ("1 0 a 1\n", "2 Q0 a 1 1 t\n", [], ["no queries with both results and relevance info"]),
         ("1 0 a 1\n", "1 Q0 a 1 1 t\n", ["-m", "nope"], ["illegal measure 'nope'"]),
         ("1 0 a 1\n", "1 Q0 a 1 1 t\n", ["-m", "P.5,5"], ["duplicate cutoffs"]),
-        ("1 0 a 1\n", "1 Q0 a 1 1 t\n", ["-R", "prefs"], ["-R 'prefs' is not supported"]),
+        ("1 0 a 1\n", "1 Q0 a 1 1 t\n", ["-R", "nope"], ["-R 'nope' is not a judgement format"]),
+        ("1 0 a 1\n", "1 Q0 a 1 1 t\n", ["-R", "prefs"], ["measure 'num_ret' needs -R qrels", "not -R prefs"]),
+        ("1 0 a 1\n", "1 Q0 a 1 1 t\n", ["-m", "prefs_simp"], ["'prefs_simp' needs -R prefs or qrels_prefs"]),
+        ("1 0 a 1\n", "1 Q0 a 1 1 t\n", ["-R", "prefs", "-m", "prefs"], ["qrels:1:", "5 columns"]),
+        ("1 u s a 1\n1 u s b x\n", "1 Q0 a 1 1 t\n", ["-R", "prefs", "-m", "prefs"], ["qrels:2:", "rel_level"]),
+        ("1 u a 1\n1 u a 0\n", "1 Q0 a 1 1 t\n", ["-R", "qrels_jg", "-m", "qrels_jg"], ["qrels:2:", "judged twice"]),
+        ("1 u s a 1\n1 u s a 2\n", "1 Q0 a 1 1 t\n", ["-R", "prefs", "-m", "prefs"], ["'a'", "two rel_levels"]),
+        ("1 u s a 1\n1 u t a 0\n1 u t b 1\n", "1 Q0 a 1 1 t\n", ["-R", "prefs", "-m", "prefs"],
+         ["'a'", "rel_level 0 and another"]),
+        ("1 u s a 2\n1 u s b 1\n1 u t b 2\n1 u t a 1\n", "1 Q0 a 1 1 t\n", ["-R", "prefs", "-m", "prefs"],
+         ["judgment group 'u'", "contradict"]),
+        ("2 u s a 1\n", "1 Q0 a 1 1 t\n", ["-R", "prefs", "-m", "prefs"], ["no queries with both results"]),
         ("1 0 a 1\n", "1 Q0 a 1 1 t\n", ["-M", "-1"], ["-M must be >= 0"]),
     ],
 )
@@ -120,11 +170,13 @@ def test_evaluate_and_compare_take_the_trec_eval_measures(capsys, tmp_path):
              "set_f": "set_F", "utility": "utility", "rndcg": "Rndcg", "g": "G", "ndcg_rel": "ndcg_rel"}  # fmt: skip
     metrics = [a for spec in names for a in ("--metric", spec)]
     code, out, err = run(capsys, "evaluate", "--qrels", DATA / "qrels.txt", "--run", DATA / "run.txt", *metrics,
-                         "--conventions", "trec_eval", "--json")  # fmt: skip
+                         "--metric", "yaap", "--conventions", "trec_eval", "--json")  # fmt: skip
     assert code == 0, err
     means = json.loads(out)
     for spec, name in names.items():
         assert f"{means[spec]:6.4f}" == summary[name], spec
+    yaap = (DATA / "yaap_q.out").read_text().splitlines()[-1].split("\t")
+    assert yaap[0].strip() == "yaap" and f"{means['yaap']:6.4f}" == yaap[2]
     other = tmp_path / "other.run"
     other.write_text((DATA / "run.txt").read_text().replace(" 1.5 ", " 0.1 "))
     code, out, err = run(capsys, "compare", "--qrels", DATA / "qrels.txt", "--run", DATA / "run.txt", "--run", other,

@@ -482,3 +482,13 @@ def test_metric_shortcuts_check_qid():
         ndcg_score([0, 1], [1, 2])
     with pytest.raises(DataFormatError, match="missing"):
         ndcg_score([0, 1], [1, 2], qid=[1.0, np.nan])
+
+
+def test_relevance_level_at_or_below_zero_makes_grade_zero_relevant_and_trec_measures_round_up():
+    y, s, ptr = [0.0, 2.0, 1.0], [3.0, 2.0, 1.0], [0, 3]
+    assert get_metric("p@2", relevance_level=0).per_query(y, s, ptr)[0] == 1.0
+    assert get_metric("p@2", relevance_level=2).per_query(y, s, ptr)[0] == 0.5
+    assert get_metric("rr", relevance_level=1.5).per_query(y, s, ptr)[0] == 0.5  # grade 1 is below 1.5
+    # trec_eval's measures take integer grades: level 1.5 is level 2, not 1
+    n_rel = {lv: get_metric("num_rel", relevance_level=lv).per_query(y, s, ptr)[0] for lv in (1, 1.5, 2)}
+    assert n_rel == {1: 2, 1.5: 1, 2: 1}

@@ -96,7 +96,8 @@ def test_ranx_names_of_trec_eval_measures_equal_ranx(mq):
     s = tied_scores(ds) + np.random.default_rng(1).permutation(ds.n_samples) * 1e-7  # tie-free
     qids, qrels, run = as_dicts(ds, docids, s)
     names = {"hit_rate@5": "hit_rate@5", "hit_rate@1": "hit_rate@1", "r_precision": "r-precision",
-             "dcg_burges@10": "dcg_burges@10", "ndcg_burges@5": "ndcg_burges@5"}  # fmt: skip
+             "dcg_burges@10": "dcg_burges@10", "ndcg_burges@5": "ndcg_burges@5", "f1@5": "f1@5", "f1@50": "f1@50",
+             "f1": "f1"}  # fmt: skip
     rx_run = ranx.Run.from_dict(run)
     ranx.evaluate(ranx.Qrels.from_dict(qrels), rx_run, list(names.values()), make_comparable=False)
     for spec, name in names.items():
@@ -198,3 +199,20 @@ def test_docid_ties_need_docids_and_sort_descending():
     assert get_metric("rr", ties="docid").per_query(y, s, [0, 2], docids=["a", "b"])[0] == 1.0
     assert get_metric("rr").per_query(y, s, [0, 2])[0] == 0.5
     assert not math.isnan(get_metric("rr", ties="docid").mean(y, s, [0, 2], docids=np.array(["a", "b"])))
+
+
+def test_f1_is_the_harmonic_mean_of_precision_and_recall_by_hand():
+    # grades 2, 0, 1, 0 ranked in this order, one more relevant document not retrieved: R = 3
+    y, s, ptr, retrieved = [2.0, 0.0, 1.0, 0.0, 1.0], [4.0, 3.0, 2.0, 1.0, 0.0], [0, 5], [4]
+    f1 = {spec: get_metric(spec, conventions="ranx").per_query(y, s, ptr, retrieved=retrieved)[0]
+          for spec in ("f1@1", "f1@3", "f1@10", "f1")}  # fmt: skip
+    # P@1 = 1, R@1 = 1/3; P@3 = 2/3, R@3 = 2/3; P@10 = 2/10 (ranx divides by k), R = 2/3; whole list P = 2/4
+    assert f1["f1@1"] == pytest.approx(2 * 1 * (1 / 3) / (1 + 1 / 3))
+    assert f1["f1@3"] == pytest.approx(2 / 3)
+    assert f1["f1@10"] == pytest.approx(2 * 0.2 * (2 / 3) / (0.2 + 2 / 3))
+    assert f1["f1"] == pytest.approx(2 * 0.5 * (2 / 3) / (0.5 + 2 / 3))
+    # relevance level 2: only the first document is relevant, R = 1
+    assert get_metric("f1@3", conventions="ranx", relevance_level=2).per_query(y, s, ptr, retrieved=retrieved)[0] == (
+        pytest.approx(2 * (1 / 3) * 1 / (1 / 3 + 1))
+    )
+    assert get_metric("f1@3").per_query([0.0, 0.0], [1.0, 0.0], [0, 2])[0] == 0.0  # no relevant document

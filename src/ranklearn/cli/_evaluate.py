@@ -27,7 +27,9 @@ if TYPE_CHECKING:
 
 
 def _as_options(message: str) -> str:
-    """A metric's error in the words of the command line: ``max_grade`` is ``--max-grade``."""
+    """A metric's error in the words of the command line: ``max_grade`` is ``--max-grade``,
+    ``relevance_level`` ``--relevance-level``."""
+    message = re.sub(r"\brelevance_level\b", "--relevance-level", message)
     return re.sub(r"\bmax_grade(=| )", "--max-grade ", message.replace("pass max_grade= ", "give --max-grade "))
 
 

@@ -7,7 +7,11 @@ summed and printed as integers, the other measures averaged and printed with fou
 gm_map and gm_bpref averaged geometrically; ``-c`` averages over every query of the qrels (a
 query the run lacks counts 0, and log(1e-5) for the geometric means) and counts num_rel over
 the whole qrels (grades > 0). ``-Z`` prints each query's value as a z-score against the
-``qid measure mean stddev`` lines of a file (-1000000 where a line is missing).
+``qid measure mean stddev`` lines of a file (-1000000 where a line is missing). ``-R prefs``,
+``qrels_prefs`` and ``qrels_jg`` read trec_eval's other judgement formats
+(:mod:`ranklearn.io.trec_prefs`) for the measures computed from them
+(:mod:`ranklearn.metrics.trec.preferences`, :mod:`ranklearn.metrics.trec.judgment_groups`);
+any other measure asked with them is an error, as in trec_eval.
 """
 
 from __future__ import annotations
@@ -16,11 +20,15 @@ import math
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import typer
 
 from ranklearn.exceptions import DataFormatError
+
+if TYPE_CHECKING:
+    from ranklearn.metrics.trec import Request
 
 #: trec_eval's value for a z-score without its mean and deviation.
 MISSING_ZSCORE = -1000000.0
@@ -85,6 +93,7 @@ def trec_eval_lines(
     max_docs: int | None = None,
     n_docs: int = 0,
     zscores: Path | None = None,
+    rel_format: str = "qrels",
 ) -> Iterator[str]:
     """trec_eval's output lines (without newlines) for the options of ``ranklearn trec-eval``.
 
@@ -101,11 +110,16 @@ def trec_eval_lines(
     requests = expand(list(measures) or ["official"])
     if max_docs is not None and max_docs < 0:
         raise ValueError(f"-M must be >= 0, got {max_docs}")
+    _check_formats(requests, rel_format)
     z_table = _read_zscores(zscores) if zscores is not None else None
-    ranked, runid, qrels = read_judged_rankings(qrels_path, run_path, max_docs=max_docs, judged_only=judged_only)
-    ids = ranked.query_ids
-    values = evaluate_rels(ranked.rels, ranked.ptr, ranked.levels, requests, relevance_level=relevance_level,
-                           n_docs=n_docs)  # fmt: skip
+    if rel_format == "qrels":
+        ranked, runid, qrels = read_judged_rankings(qrels_path, run_path, max_docs=max_docs, judged_only=judged_only)
+        ids, n_judged = ranked.query_ids, len(qrels)
+        values = evaluate_rels(ranked.rels, ranked.ptr, ranked.levels, requests, relevance_level=relevance_level,
+                               n_docs=n_docs)  # fmt: skip
+    else:
+        ids, values, runid, n_judged = _other_format_values(qrels_path, run_path, requests, rel_format, max_docs=max_docs,
+                                                            judged_only=judged_only, relevance_level=relevance_level)  # fmt: skip
     columns = [name for r in requests if r.spec.code != M.C_NONE for name in r.columns]
     if z_table is not None:
         for q, qid in enumerate(ids):
@@ -134,7 +148,7 @@ def trec_eval_lines(
                     col += 1
     if not summary:
         return
-    n_queries = len(qrels) if complete else len(ids)
+    n_queries = n_judged if complete else len(ids)
     totals = values.sum(axis=0)
     col = 0
     for request in requests:
@@ -157,6 +171,60 @@ def trec_eval_lines(
             else:
                 yield line(kind, name, "all", total / n_queries)
             col += 1
+
+
+def _check_formats(requests: list[Request], rel_format: str) -> None:
+    """Each measure against the judgement format (trec_eval: "Can't calculate measure")."""
+    from ranklearn.metrics.trec import measures as M
+
+    family = {"qrels": M.QRELS, "prefs": M.PREFS, "qrels_prefs": M.PREFS, "qrels_jg": M.QRELS_JG}.get(rel_format)
+    if family is None:
+        raise ValueError(f"-R {rel_format!r} is not a judgement format: expected one of qrels, prefs, qrels_prefs, qrels_jg")
+    for request in requests:
+        needs = request.spec.rel_format
+        if needs not in (M.ANY, family):
+            formats = {M.QRELS: "qrels", M.PREFS: "prefs or qrels_prefs", M.QRELS_JG: "qrels_jg"}[needs]
+            raise ValueError(f"measure {request.spec.name!r} needs -R {formats} judgements, not -R {rel_format}")
+
+
+def _other_format_values(
+    rel_path: Path, run_path: Path, requests: list[Request], rel_format: str, *, max_docs: int | None, judged_only: bool,
+    relevance_level: int,
+) -> tuple[list[str], np.ndarray, str, int]:
+    """(query ids, values, runid, judged queries) of the prefs/qrels_prefs/qrels_jg measures:
+    each query of the run that the judgements have, in byte order of the ids."""
+    from ranklearn.io.trec import read_run
+    from ranklearn.io.trec_prefs import read_prefs, read_qrels_jg
+    from ranklearn.metrics.trec import measures as M
+    from ranklearn.metrics.trec import preferences as P
+    from ranklearn.metrics.trec.judgment_groups import avgjg_values
+
+    judged = read_qrels_jg(rel_path) if rel_format == "qrels_jg" else read_prefs(rel_path, rel_format=rel_format)
+    run = read_run(run_path)
+    ids = sorted(set(run.scores) & set(judged), key=str.encode)
+    if not ids:
+        raise DataFormatError("no queries with both results and relevance info", path=run_path)
+    # trec_eval's order: scores (C floats) descending, equal scores by docno, ascending for
+    # the prefs measures and descending for the others
+    sign = 1 if rel_format == "qrels_jg" else -1
+    ranked = []
+    for qid in ids:
+        docs = run.scores[qid]
+        by_id = sorted(docs, key=str.encode, reverse=sign > 0)
+        order = sorted(by_id, key=lambda d: -np.float32(docs[d]))
+        ranked.append(order[:max_docs] if max_docs is not None else order)
+    computed = [r for r in requests if r.spec.code != M.C_NONE]
+    if rel_format == "qrels_jg":
+        values = avgjg_values(ranked, [judged[q] for q in ids], computed, relevance_level=relevance_level,
+                              judged_only=judged_only)  # fmt: skip
+    else:
+        names = [name for name, _ in P.MEASURES]
+        take = [names.index(r.spec.name) for r in computed]
+        values = np.zeros((len(ids), len(take)))
+        for q, qid in enumerate(ids):
+            counts, pairs, n_judged_ret = P.prefs_counts(ranked[q], judged[qid], qid, str(rel_path))
+            values[q] = P.prefs_values(counts, pairs, n_judged_ret)[take]
+    return ids, values, run.last_tag, len(judged)
 
 
 def print_trec_eval(lines: Iterator[str]) -> None:
@@ -188,18 +256,19 @@ def trec_eval(
     zscores: Path | None = typer.Option(
         None, "-Z", "--Zscore", metavar="FILE", help="Print z-scores against 'qid measure mean stddev' lines of FILE."
     ),
-    rel_format: str = typer.Option("qrels", "-R", "--Rel_info_format", metavar="FORMAT", help="Qrels format: qrels."),
+    rel_format: str = typer.Option(
+        "qrels", "-R", "--Rel_info_format", metavar="FORMAT",
+        help="Judgements format: qrels, prefs ('qid jg jsg docno rel_level'), qrels_prefs or qrels_jg (iter = judgment group).",
+    ),
     results_format: str = typer.Option(
         "trec_results", "-T", "--Results_format", metavar="FORMAT", help="Run format: trec_results."
     ),
 ) -> None:
     """Evaluate a TREC run as trec_eval does: same options, same output line for line."""
-    if rel_format != "qrels":
-        raise ValueError(f"-R {rel_format!r} is not supported: only 'qrels' (trec_eval's prefs and qrels_jg are not)")
     if results_format != "trec_results":
         raise ValueError(f"-T {results_format!r} is not supported: only 'trec_results'")
     print_trec_eval(
         trec_eval_lines(qrels, run, measure, per_query=query_eval_wanted, complete=complete, summary=not no_summary,
                         judged_only=judged_only, relevance_level=level, max_docs=max_docs, n_docs=n_docs,
-                        zscores=zscores)  # fmt: skip
+                        zscores=zscores, rel_format=rel_format)  # fmt: skip
     )

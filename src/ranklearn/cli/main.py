@@ -167,7 +167,7 @@ class Queries(str, Enum):
 
 
 MetricOpt = typer.Option(
-    ["ndcg@10"], "--metric", metavar="METRIC", help="Metric spec (repeatable): ndcg@k, dcg@k, err@k, map\\[@k], p@k, recall\\[@k], rr\\[@k] (or mrr\\[@k])."
+    ["ndcg@10"], "--metric", metavar="METRIC", help="Metric spec (repeatable): ndcg@k, dcg@k, err@k, map\\[@k], p@k, recall\\[@k], f1\\[@k], rr\\[@k] (or mrr\\[@k])."
 )
 ConventionsOpt = typer.Option(
     None, "--conventions", help="Set every convention as this tool does; the options below override it."
@@ -180,6 +180,11 @@ TiesOpt = typer.Option(
 PDivisorOpt = typer.Option(None, "--p-divisor", help="P@k divides by min(k, list length) or by k. \\[min(k,n)]")
 MapDivisorOpt = typer.Option(None, "--map-divisor", help="AP@k divides by min(R, k) or by R. \\[min(R,k)]")
 MaxGradeOpt = typer.Option(None, "--max-grade", help="ERR's top grade: R = (2^rel-1)/2^max_grade. \\[4]")
+RelevanceLevelOpt = typer.Option(
+    None, "--relevance-level", metavar="N",
+    help="Smallest relevant grade of the binary metrics (map, p, recall, f1, rr, trec_eval's): trec_eval's -l; "
+    "ndcg keeps the grades. \\[label > 0; 1 with --conventions trec_eval]",
+)  # fmt: skip
 QrelsOpt = typer.Option(None, "--qrels", help="TREC qrels 'qid iter docid grade' (with --run, instead of --data).")
 RunOpt = typer.Option(None, "--run", help="TREC run 'qid Q0 docid rank score tag' (repeatable).")
 QueriesOpt = typer.Option(
@@ -191,7 +196,7 @@ QueriesOpt = typer.Option(
 )
 
 
-def _conventions(conventions, gain, empty, ties, p_divisor, map_divisor, max_grade) -> dict[str, object]:
+def _conventions(conventions, gain, empty, ties, p_divisor, map_divisor, max_grade, relevance_level=None) -> dict[str, object]:
     return dict(
         conventions=None if conventions is None else conventions.value,
         gain=None if gain is None else gain.value,
@@ -200,6 +205,7 @@ def _conventions(conventions, gain, empty, ties, p_divisor, map_divisor, max_gra
         p_divisor=None if p_divisor is None else p_divisor.value,
         map_divisor=None if map_divisor is None else map_divisor.value,
         max_grade=max_grade,
+        relevance_level=relevance_level,
     )
 
 
@@ -242,6 +248,7 @@ def evaluate(
     p_divisor: PDivisor | None = PDivisorOpt,
     map_divisor: MapDivisor | None = MapDivisorOpt,
     max_grade: float | None = MaxGradeOpt,
+    relevance_level: float | None = RelevanceLevelOpt,
     queries: Queries | None = QueriesOpt,
     per_query: bool = typer.Option(False, "--per-query", help="Also print each query's values."),
     as_json: bool = typer.Option(
@@ -257,7 +264,9 @@ def evaluate(
     """Score rankings against labels: score files against a ranking file, or TREC runs against qrels."""
     from ranklearn.cli._evaluate import build_metrics, print_evaluation
 
-    metrics = build_metrics(metric, _conventions(conventions, gain, empty, ties, p_divisor, map_divisor, max_grade))
+    metrics = build_metrics(
+        metric, _conventions(conventions, gain, empty, ties, p_divisor, map_divisor, max_grade, relevance_level)
+    )
     source, query_ids, values = _inputs(data, scores, qrels, run, metrics, queries, conventions, regroup=not no_regroup)
     print_evaluation(query_ids, values, metrics, source=source, per_query=per_query, as_json=as_json)
 
@@ -278,6 +287,7 @@ def compare(
     p_divisor: PDivisor | None = PDivisorOpt,
     map_divisor: MapDivisor | None = MapDivisorOpt,
     max_grade: float | None = MaxGradeOpt,
+    relevance_level: float | None = RelevanceLevelOpt,
     queries: Queries | None = QueriesOpt,
     permutations: int = typer.Option(10_000, help="Sign flips of the randomization test, and bootstrap resamples."),
     seed: int = typer.Option(0, min=0, help="Seed of the randomization test and the bootstrap."),
@@ -291,7 +301,9 @@ def compare(
 
     if per_query and not as_json:
         raise ValueError("--per-query adds every query's values to the JSON output: give --json too")
-    metrics = build_metrics(metric, _conventions(conventions, gain, empty, ties, p_divisor, map_divisor, max_grade))
+    metrics = build_metrics(
+        metric, _conventions(conventions, gain, empty, ties, p_divisor, map_divisor, max_grade, relevance_level)
+    )
     _, query_ids, values = _inputs(data, scores, qrels, run, metrics, queries, conventions, regroup=not no_regroup)
     run_compare(query_ids, values, metrics, permutations=permutations, seed=seed, confidence=confidence,
                 per_query=per_query, as_json=as_json)  # fmt: skip

@@ -24,6 +24,7 @@ _METRICS = {
     "map": K.AP,
     "p": K.PREC,
     "recall": K.RECALL,
+    "f1": K.F1,  # ranx's f1: harmonic mean of P@k (divisor p_divisor) and recall@k
     "rr": K.RR,
     "mrr": K.RR,  # ranx's and most papers' name for the mean of RR
 }
@@ -43,7 +44,7 @@ _EMPTY_TEXT = {"zero": "empty queries=0", "one": "empty queries=1", "skip": "emp
 MAX_EXP2_LABEL = 1000
 #: Largest cutoff: k beyond any list length is the whole list; larger k does not fit the kernels' int64.
 MAX_K = np.iinfo(np.int64).max
-_SPEC = re.compile(r"^\s*([a-z]+)\s*(?:@\s*([+-]?\d+))?\s*$")
+_SPEC = re.compile(r"^\s*([a-z][a-z0-9]*)\s*(?:@\s*([+-]?\d+))?\s*$")
 
 
 def _choice(kind: str, value: str, table: dict[str, int]) -> int:
@@ -96,6 +97,8 @@ class Metric:
                 head += f", P@k divides by {self.p_divisor}"
             if self._code == K.RECALL:
                 head += ", divides by R"
+            if self._code == K.F1:
+                head += f", F1 = 2PR/(P+R), P@k divides by {self.p_divisor}"
         return f"{head}, {_EMPTY_TEXT[self.empty]}, ties={self.ties}"
 
     def per_query(
@@ -160,10 +163,11 @@ class Metric:
         return query_mean(values)
 
     def _relevance(self, labels: np.ndarray) -> np.ndarray:
-        """Labels as the kernels take them: below ``relevance_level`` a binary metric's label is
-        0; per-grade gains replace DCG's labels (then summed with the linear gain)."""
-        if self.relevance_level is not None and self._code in (K.AP, K.PREC, K.RECALL, K.RR):
-            return np.where(labels >= self.relevance_level, labels, 0.0)
+        """Labels as the kernels take them: with ``relevance_level`` a binary metric's label is
+        1 from that level up, else 0 (a level <= 0 makes grade 0 relevant too, as trec_eval's
+        ``-l``); per-grade gains replace DCG's labels (then summed with the linear gain)."""
+        if self.relevance_level is not None and self._code in (K.AP, K.PREC, K.RECALL, K.RR, K.F1):
+            return (labels >= self.relevance_level).astype(np.float64)
         if self.gain_pairs and self._code in (K.DCG, K.NDCG):
             grades = np.array([g for g, _ in self.gain_pairs])
             gains = np.array([v for _, v in self.gain_pairs])
@@ -298,10 +302,13 @@ def get_metric(
     Parameters
     ----------
     spec : str
-        ``dcg``, ``ndcg``, ``err``, ``map``, ``p``, ``recall`` or ``rr`` (``mrr`` is another
+        ``dcg``, ``ndcg``, ``err``, ``map``, ``p``, ``recall``, ``f1`` or ``rr`` (``mrr`` is another
         name of ``rr``; ``dcg_burges`` and ``ndcg_burges``, ranx's names, are DCG and NDCG with
         gain 2^rel-1), optionally ``@k`` (``k >= 1``; no ``@k`` = whole list; a ``k``
-        longer than a list is fine). Or one of trec_eval's measures
+        longer than a list is fine). ``f1`` is ranx's F1@k = 2 P@k R@k / (P@k + R@k) =
+        2 hits@k / (d + R), d the divisor of P@k (``p_divisor``; k in the ranx preset, the
+        list length without @k) and R the relevant documents (0 when there is none; van
+        Rijsbergen, "Information Retrieval", 1979, ch. 7). Or one of trec_eval's measures
         (:mod:`ranklearn.metrics.trec`): ``bpref``, ``gm_bpref``, ``infap``, ``gm_map``,
         ``rprec`` (``r_precision``), ``rprec_mult@x``, ``iprec@x``, ``11pt``,
         ``success@k`` (``hit_rate@k``), ``relative_p@k``, ``set_p``, ``set_recall``,

@@ -15,7 +15,7 @@ from numba import njit, prange
 
 from ranklearn.metrics._gain import discount, gain
 
-DCG, NDCG, ERR, AP, PREC, RR, RECALL = 0, 1, 2, 3, 4, 5, 6
+DCG, NDCG, ERR, AP, PREC, RR, RECALL, F1 = 0, 1, 2, 3, 4, 5, 6, 7
 TIES_STABLE, TIES_PESSIMISTIC, TIES_AVERAGE = 0, 1, 2
 EMPTY_ZERO, EMPTY_ONE, EMPTY_SKIP = 0, 1, 2
 P_BY_MIN_K_N, P_BY_K = 0, 1  # P@k divides by min(k, list length) (RankLib) or by k (trec_eval)
@@ -260,6 +260,9 @@ def _ranked_value(ranked, order, group_end, kq, n_relevant, ideal, metric, k, ga
         return hits / (k if (p_by == P_BY_K and k > 0) else kq)
     if metric == RECALL:  # R counts the judged relevant documents the ranking missed too
         return _precision(ranked, order, group_end, kq) / n_relevant
+    if metric == F1:  # 2PR/(P+R) with P = hits/d, R = hits/n_relevant is 2 hits/(d + n_relevant)
+        hits = _precision(ranked, order, group_end, kq)
+        return 2.0 * hits / ((k if (p_by == P_BY_K and k > 0) else kq) + n_relevant)
     return _reciprocal_rank(ranked, order, group_end, kq)
 
 

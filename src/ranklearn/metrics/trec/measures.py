@@ -26,6 +26,7 @@ from ranklearn.metrics.trec import rbp as rb
 from ranklearn.metrics.trec import recall as rc
 from ranklearn.metrics.trec import sets as st
 from ranklearn.metrics.trec.counts import num_nonrel_judged_ret, num_rel, num_rel_ret
+from ranklearn.metrics.trec.preferences import MEASURES as PREFS_MEASURES
 from ranklearn.metrics.trec.reciprocal_rank import reciprocal_rank
 
 # Kinds of value (how a measure is summed over queries and printed).
@@ -37,8 +38,10 @@ NONE, CUTOFFS, LEVELS, FLOATS, PAIRS = "none", "cutoffs", "levels", "floats", "p
     C_NUM_RET, C_NUM_REL, C_NUM_REL_RET, C_MAP, C_GM_MAP, C_RPREC, C_BPREF, C_RECIP_RANK, C_IPREC, C_P,
     C_RECALL, C_INFAP, C_GM_BPREF, C_RPREC_MULT, C_UTILITY, C_11PT, C_BING, C_G, C_NDCG, C_NDCG_REL, C_RNDCG,
     C_NDCG_CUT, C_MAP_CUT, C_RELATIVE_P, C_SUCCESS, C_SET_P, C_SET_RELATIVE_P, C_SET_RECALL, C_SET_MAP, C_SET_F,
-    C_NONREL_JUDGED, C_RBP, C_RBP_RESID, C_UNJ, C_NONE,
-) = range(35)  # fmt: skip
+    C_NONREL_JUDGED, C_RBP, C_RBP_RESID, C_UNJ, C_YAAP, C_PREFS, C_NONE,
+) = range(37)  # fmt: skip
+#: The judgement formats (trec_eval's ``-R``) a measure is computed from; runid and num_q take any.
+QRELS, PREFS, QRELS_JG, ANY = "qrels", "prefs", "qrels_jg", "any"
 
 _CUTS = (5.0, 10.0, 15.0, 20.0, 30.0, 100.0, 200.0, 500.0, 1000.0)
 _ELEVEN = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
@@ -53,13 +56,16 @@ class MeasureSpec:
     params: str
     default: tuple[float, ...]
     code: int
+    rel_format: str = QRELS
 
 
 #: Every measure, in trec_eval's order of output (``measures.c``); rbp, rbp_resid and unj
-#: are trec_eval 10's.
+#: are trec_eval 10's. The prefs_* measures (:mod:`.preferences`) and the *_avgjg ones (the
+#: qrels measures of that name averaged over judgment groups, :mod:`.judgment_groups`) are
+#: computed from other judgement formats (``rel_format``).
 MEASURES: tuple[MeasureSpec, ...] = (
-    MeasureSpec("runid", RUNID, NONE, (), C_NONE),
-    MeasureSpec("num_q", NUM_Q, NONE, (), C_NONE),
+    MeasureSpec("runid", RUNID, NONE, (), C_NONE, ANY),
+    MeasureSpec("num_q", NUM_Q, NONE, (), C_NONE, ANY),
     MeasureSpec("num_ret", COUNT, NONE, (), C_NUM_RET),
     MeasureSpec("num_rel", COUNT, NONE, (), C_NUM_REL),
     MeasureSpec("num_rel_ret", COUNT, NONE, (), C_NUM_REL_RET),
@@ -92,15 +98,21 @@ MEASURES: tuple[MeasureSpec, ...] = (
     MeasureSpec("set_map", FLOAT, NONE, (), C_SET_MAP),
     MeasureSpec("set_F", FLOAT, FLOATS, (1.0,), C_SET_F),
     MeasureSpec("num_nonrel_judged_ret", COUNT, NONE, (), C_NONREL_JUDGED),
+    *(MeasureSpec(name, COUNT if count else FLOAT, NONE, (), C_PREFS, PREFS) for name, count in PREFS_MEASURES),
+    MeasureSpec("map_avgjg", FLOAT, NONE, (), C_MAP, QRELS_JG),
+    MeasureSpec("P_avgjg", FLOAT, CUTOFFS, _CUTS, C_P, QRELS_JG),
+    MeasureSpec("Rprec_mult_avgjg", FLOAT, LEVELS, (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0), C_RPREC_MULT,
+                QRELS_JG),
+    MeasureSpec("yaap", FLOAT, NONE, (), C_YAAP),
     MeasureSpec("rbp", FLOAT, PAIRS, (), C_RBP),
     MeasureSpec("rbp_resid", FLOAT, PAIRS, (), C_RBP_RESID),
     MeasureSpec("unj", FLOAT, CUTOFFS, (5.0, 10.0, 20.0), C_UNJ),
 )
 BY_NAME = {m.name: m for m in MEASURES}
 
-#: trec_eval's nicknames (``-m official``, ``-m all_trec``, ``-m set``): the measure sets of
-#: trec_eval 9.0.8, the release pytrec_eval embeds (trec_eval 10 adds unj, rbp, rbp_resid
-#: to all_trec).
+#: trec_eval's nicknames (``-m official``, ``-m all_trec``, ``-m set``, ``-m all_prefs``,
+#: ``-m prefs``, ``-m qrels_jg``): the measure sets of trec_eval 9.0.8, the release
+#: pytrec_eval embeds (trec_eval 10 adds unj, rbp, rbp_resid to all_trec).
 NICKNAMES: dict[str, tuple[str, ...]] = {
     "official": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
                  "recip_rank", "iprec_at_recall", "P"),
@@ -111,6 +123,10 @@ NICKNAMES: dict[str, tuple[str, ...]] = {
                  "num_nonrel_judged_ret"),
     "set": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P", "set_recall",
             "set_relative_P", "set_map", "set_F"),
+    "all_prefs": ("runid", "num_q", *(name for name, _ in PREFS_MEASURES)),
+    "prefs": ("runid", "num_q", "prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret",
+              "prefs_simp", "prefs_pair", "prefs_avgjg"),
+    "qrels_jg": ("runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"),
 }  # fmt: skip
 
 
@@ -212,7 +228,7 @@ def kernel_inputs(requests: list[Request]) -> tuple[np.ndarray, np.ndarray, np.n
     """(codes, params, parameter boundaries, column boundaries) of the computed measures."""
     codes, params, pptr, cols = [], [], [0], [0]
     for request in requests:
-        if request.spec.code == C_NONE:
+        if request.spec.code == C_NONE or request.spec.rel_format != QRELS:
             continue
         codes.append(request.spec.code)
         params += request.values
@@ -297,6 +313,8 @@ def _measure(code, r, lv, n_rel, n_rel_ret, rl, n_docs, p, out):
         out[0] = rb.rbp(r, lv, grades, gains, persistence)
     elif code == C_RBP_RESID:
         out[0] = rb.rbp_residual(r, _pairs(p)[2])
+    elif code == C_YAAP:
+        out[0] = ap.yaap(r, n_rel, rl)
     elif code == C_UNJ:
         ct.at_cutoffs(r, n_rel, rl, p.astype(np.int64), ct.UNJUDGED_SHARE, out)
     elif code == C_UTILITY:

@@ -37,6 +37,7 @@ SPEC_NAMES: dict[str, tuple[str, str]] = {
     "ndcg_rel": ("ndcg_rel", ""), "rndcg": ("Rndcg", ""), "num_ret": ("num_ret", ""), "num_rel": ("num_rel", ""),
     "num_rel_ret": ("num_rel_ret", ""), "num_nonrel_judged_ret": ("num_nonrel_judged_ret", ""),
     "unj": ("unj", "cutoff"), "rbp": ("rbp", "float"), "rbp_resid": ("rbp_resid", "float"),
+    "yaap": ("yaap", ""),
 }  # fmt: skip
 #: Measures whose ``@x`` is required (they have no single default value).
 _NEEDS_PARAMETER = {"success", "hit_rate", "relative_p", "iprec", "unj", "rprec_mult"}
@@ -153,5 +154,5 @@ def trec_metric(spec: str, conv: dict[str, object]) -> TrecMetric | None:
     k = int(given) if kind == "cutoff" else None
     level = conv.get("relevance_level")
     return TrecMetric(spec, k, "linear", empty, str(conv["ties"]), float(conv["max_grade"]), "k", "R",
-                      measure=measure, params=params, relevance_level=1 if level is None else int(level),  # type: ignore[call-overload]
+                      measure=measure, params=params, relevance_level=1 if level is None else math.ceil(level),  # type: ignore[call-overload]
                       gain_pairs=pairs)  # fmt: skip
