@@ -50,6 +50,23 @@ def test_em_recovers_theta_from_plackett_luce_logging(data):
     check_recovers_theta(estimate_propensity(log, "em", n_bootstrap=30), log)
 
 
+def test_regression_em_recovers_theta_under_deterministic_logging():
+    """One deterministic logging ranker: every query-document is shown at one rank, so EM with a
+    relevance per query-document cannot tell rank from relevance (its estimate is far off), but
+    relevance as a regression on features (here the grade's one-hot, beside two noise features)
+    shares it across documents shown at different ranks and recovers theta."""
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 3, 1000).astype(float)
+    X = np.column_stack([np.eye(3)[y.astype(int)], rng.normal(size=(1000, 2))])
+    ds = from_arrays(X, y, np.repeat(np.arange(100), 10))
+    log = simulate(ds, y + rng.normal(size=1000), PBM(), n_sessions=30_000, seed=2)
+    check_recovers_theta(estimate_propensity(log, "regression_em", dataset=ds, n_bootstrap=10), log)
+    per_document = estimate_propensity(log, "em", n_bootstrap=0).propensity
+    assert np.max(np.abs(per_document - THETA) / THETA) > 0.3
+    with pytest.raises(ValueError, match="needs dataset="):
+        estimate_propensity(log, "regression_em")
+
+
 def test_harvesting_recovers_theta_across_logging_rankers(data):
     ds, scores = data
     log = simulate(ds, scores, PBM(), n_sessions=30_000, seed=3)
