@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ranklearn.clicks import PBM, ClickLog, estimate_propensity, simulate
+from ranklearn.clicks import PBM, ClickLog, ClickTrainingSet, estimate_propensity, simulate
 from ranklearn.clicks.models import theta_base
 from ranklearn.data import from_arrays
 
@@ -60,7 +60,11 @@ def test_regression_em_recovers_theta_under_deterministic_logging():
     X = np.column_stack([np.eye(3)[y.astype(int)], rng.normal(size=(1000, 2))])
     ds = from_arrays(X, y, np.repeat(np.arange(100), 10))
     log = simulate(ds, y + rng.normal(size=1000), PBM(), n_sessions=30_000, seed=2)
-    check_recovers_theta(estimate_propensity(log, "regression_em", dataset=ds, n_bootstrap=10), log)
+    estimate = estimate_propensity(log, "regression_em", dataset=ds, n_bootstrap=10)
+    check_recovers_theta(estimate, log)
+    rows = ClickTrainingSet.per_session(log, ds)  # the protocol's training rows carry the features
+    from_rows = estimate_propensity(rows, "regression_em", n_bootstrap=0).propensity
+    np.testing.assert_allclose(from_rows, estimate.propensity, rtol=1e-6)
     per_document = estimate_propensity(log, "em", n_bootstrap=0).propensity
     assert np.max(np.abs(per_document - THETA) / THETA) > 0.3
     with pytest.raises(ValueError, match="needs dataset="):

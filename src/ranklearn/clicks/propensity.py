@@ -8,13 +8,14 @@ session weighs a Poisson(1) draw) and the estimator is run again on each resampl
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numba
 import numpy as np
 
-from ranklearn.clicks.aggregate import dataset_rows, runs
+from ranklearn.clicks.aggregate import ClickTrainingSet, dataset_rows, runs
 from ranklearn.clicks.log import ClickLog
 
 if TYPE_CHECKING:
@@ -241,18 +242,16 @@ class _RegressionEM(_Cells):
     propensities relative to rank 1 move less than ``tol`` or after ``max_iter`` iterations.
     """
 
-    def __init__(self, s: _Sessions, dataset: RankingDataset, max_iter: int, tol: float) -> None:
+    def __init__(self, s: _Sessions, features: Callable[[np.ndarray], Any], max_iter: int, tol: float) -> None:
         from sklearn.preprocessing import StandardScaler
 
         super().__init__(s)
-        log = s.log
-        keep = log.position <= s.max_rank
+        keep = s.log.position <= s.max_rank
         first = np.zeros(self.n_pairs, dtype=np.int64)  # an impression of every query-document
         cell_of = np.full(self.n_cells, -1, dtype=np.int64)
         cell_of[self.cell] = np.flatnonzero(keep)
         first[self.query_doc[::-1]] = cell_of[::-1]
-        rows, _ = dataset_rows(dataset, log.query[first], log.document[first])
-        self.X = StandardScaler().fit_transform(np.asarray(dataset.X[rows], dtype=np.float64))
+        self.X = StandardScaler().fit_transform(np.asarray(features(first), dtype=np.float64))
         self.max_iter = max_iter
         self.tol = tol
         self.start: tuple[np.ndarray, object] | None = None
@@ -351,8 +350,22 @@ class _Harvest(_Cells):
         return np.exp(out)
 
 
+def _training_set_log(rows: ClickTrainingSet) -> ClickLog:
+    """Per-session training rows as a click log: one query, documents named by their dataset rows."""
+    if rows.position is None or rows.document.size != rows.y.size or np.any((rows.y != 0) & (rows.y != 1)):
+        raise ValueError("a ClickTrainingSet must hold per-session rows (ClickTrainingSet.per_session): clicks 0/1 "
+                         "with positions")  # fmt: skip
+    zeros = np.zeros(rows.y.size, dtype=np.int64)
+    return ClickLog.from_arrays(query=zeros, session=rows.qid, document=rows.document, position=rows.position, click=rows.y)
+
+
+def _dataset_features(log: ClickLog, dataset: RankingDataset) -> Callable[[np.ndarray], Any]:
+    """Features of the log's impressions (by index) from the dataset the log names rows of."""
+    return lambda at: dataset.X[dataset_rows(dataset, log.query[at], log.document[at])[0]]
+
+
 def estimate_propensity(
-    log: ClickLog,
+    log: ClickLog | ClickTrainingSet,
     method: str = "swap",
     *,
     dataset: RankingDataset | None = None,
@@ -367,7 +380,9 @@ def estimate_propensity(
 
     Parameters
     ----------
-    log : ClickLog
+    log : ClickLog or ClickTrainingSet
+        A click log, or per-session training rows (:meth:`ClickTrainingSet.per_session`, which
+        carry the documents' features and dataset rows: ``dataset`` is then not needed).
     method : {"swap", "em", "regression_em", "harvest"}
         ``"swap"``: swap interventions (Joachims et al., WSDM 2017; the log needs its ``swap``
         column: ``simulate(..., intervention="swap")``); ``"em"``: expectation-maximization of
@@ -409,6 +424,11 @@ def estimate_propensity(
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
     if isinstance(n_bootstrap, bool) or not isinstance(n_bootstrap, (int, np.integer)) or n_bootstrap < 0:
         raise ValueError(f"n_bootstrap must be an integer >= 0, got {n_bootstrap!r}")
+    features = None
+    if isinstance(log, ClickTrainingSet):
+        log, features = _training_set_log(log), log.X.__getitem__
+    elif dataset is not None:
+        features = _dataset_features(log, dataset)
     if len(log) == 0:
         raise ValueError("the click log is empty")
     sessions = _Sessions(log, int(min(max_rank, log.position.max())))
@@ -417,9 +437,9 @@ def estimate_propensity(
     elif method == "em":
         estimator = _EM(sessions, max_iter, tol)
     elif method == "regression_em":
-        if dataset is None:
-            raise ValueError("method='regression_em' needs dataset= (the documents' features)")
-        estimator = _RegressionEM(sessions, dataset, max_iter, tol)
+        if features is None:
+            raise ValueError("method='regression_em' needs dataset= (the documents' features) or a ClickTrainingSet")
+        estimator = _RegressionEM(sessions, features, max_iter, tol)
     else:
         estimator = _Harvest(sessions)
     point = estimator.estimate(np.ones(sessions.n_sessions))
