@@ -391,20 +391,27 @@ def test_ipw_lambdarank_weighs_each_pair_by_its_clicked_documents_weight_and_del
     scores, clicks, mask, position = _ipw_batch()
     loss = IPWLoss(propensity=(1.0, 0.6, 0.4, 0.2, 0.1), base=get_loss("lambdarank", metric="ndcg" if k is None else f"ndcg@{k}"),
                    clip=0.15)  # fmt: skip
+
+    def brute(s, c, w):
+        dz = pair_weight_matrix(s.detach(), c, metric="ndcg", k=k)
+        pairs = [(i, j) for i, j in itertools.permutations(range(len(s)), 2) if c[i] > c[j]]
+        return sum(w[i] * dz[i, j] * torch.nn.functional.softplus(-(s[i] - s[j])) for i, j in pairs)
+
+    check_ipw_against_brute_force(loss, scores, clicks, mask, position, brute)
+
+
+def check_ipw_against_brute_force(loss, scores, clicks, mask, position, brute):
+    """Every network's and list's loss and gradient against ``brute(s, clicks, weights)`` and its autograd."""
     grad, value = loss(scores, clicks, mask, side={"position": position})
-    for net in range(2):
-        for q in range(3):
+    for net in range(scores.shape[0]):
+        for q in range(scores.shape[1]):
             n = int(mask[q].sum())
             s = scores[net, q, :n].clone().requires_grad_(True)
-            c, w = clicks[q, :n], _weights(position[q, :n].tolist())
-            dz = pair_weight_matrix(s.detach(), c, metric="ndcg", k=k)
-            ref = s.new_zeros(())
-            for i, j in itertools.permutations(range(n), 2):
-                if c[i] > c[j]:
-                    ref = ref + w[i] * dz[i, j] * torch.nn.functional.softplus(-(s[i] - s[j]))
+            ref = brute(s, clicks[q, :n], _weights(position[q, :n].tolist()))
             (ref_grad,) = torch.autograd.grad(ref, s)
             assert value[net, q].item() == pytest.approx(ref.item(), rel=1e-12)
             torch.testing.assert_close(grad[net, q, :n], ref_grad, rtol=1e-12, atol=1e-12)
+            assert torch.all(grad[net, q, n:] == 0)
 
 
 def test_ipw_listmle_weighs_the_clicked_documents_terms():
@@ -413,16 +420,11 @@ def test_ipw_listmle_weighs_the_clicked_documents_terms():
     scores, clicks, mask, position = _ipw_batch()
     clicks[0, 0] = 2.0  # positive labels distinct in every list: one ground-truth order of them
     loss = IPWLoss(propensity=(1.0, 0.6, 0.4, 0.2, 0.1), base="listmle", clip=0.15)
-    grad, value = loss(scores, clicks, mask, side={"position": position})
-    for net in range(2):
-        for q in range(3):
-            n = int(mask[q].sum())
-            s = scores[net, q, :n].clone().requires_grad_(True)
-            c, w = clicks[q, :n], _weights(position[q, :n].tolist())
-            ref = sum(w[i] * (torch.logsumexp(torch.cat([s[i : i + 1], s[c < c[i]]]), 0) - s[i]) for i in range(n) if c[i] > 0)
-            (ref_grad,) = torch.autograd.grad(ref, s)
-            assert value[net, q].item() == pytest.approx(ref.item(), rel=1e-12)
-            torch.testing.assert_close(grad[net, q, :n], ref_grad, rtol=1e-12, atol=1e-12)
+
+    def brute(s, c, w):
+        return sum(w[i] * (torch.logsumexp(torch.cat([s[i : i + 1], s[c < c[i]]]), 0) - s[i]) for i in range(len(s)) if c[i] > 0)
+
+    check_ipw_against_brute_force(loss, scores, clicks, mask, position, brute)
 
 
 @pytest.mark.parametrize("make", [lambda: ApproxNDCGLoss(0.5), lambda: NeuralNDCGLoss(0.5, k=3, sinkhorn_iterations=5)])
