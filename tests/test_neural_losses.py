@@ -545,4 +545,7 @@ def test_dla_and_regression_em_learn_the_propensities_and_beat_the_naive_ranker(
     model.save(tmp_path / "m.json")
     again = ListNet.load(tmp_path / "m.json")
     np.testing.assert_array_equal(again.position_bias_["propensity"], learned)
+    from ranklearn.plot import position_bias
+
+    assert len(position_bias(again, truth=theta_base(10)).axes[0].lines) == 2  # learned, and the truth
     assert naive.position_bias_ is None
