@@ -215,10 +215,14 @@ def main() -> None:
     ap.add_argument("--seeds", default="0")
     ap.add_argument("--neural", choices=("add", "only"),
                     help="add the neural click estimators' rows (only: without the tree rows beside the references)")
+    ap.add_argument("--folds", help="MQ2008 folds to run, e.g. 1 (default: all five)")
     args = ap.parse_args()
     rankers = {"add": PEERS | OURS | NEURAL_ROWS, "only": NEURAL_ROWS, None: PEERS | OURS}[args.neural]
     data = args.data.split(",")
     all_splits = list(splits(data))
+    if args.folds:
+        keep = {f"MQ2008 Fold{f}" for f in args.folds.split(",")}
+        all_splits = [(name, split) for name, split in all_splits if name in keep or not name.startswith("MQ2008")]
     for click in args.clicks.split(","):
         for n_sessions in (int(float(s)) for s in args.sessions.split(",")):
             pooled: dict[str, dict[str, list[np.ndarray]]] = {}
