@@ -502,9 +502,25 @@ def test_ipw_neural_rankers_beat_the_naive_ones_on_true_labels():
             cls(**settings, loss=IPWLoss(propensity=propensity, base=base)).fit(rows.X, rows.y, qid=rows.qid)
 
 
-def _click_rows(n_sessions=4000):
+@pytest.fixture(scope="module")
+def click_data():
     """PBM clicks (eta 1) of a Plackett-Luce logging ranker that sorts by feature 1, unrelated to
-    relevance (feature 0): the letor data of the test above, with a test set."""
+    relevance (feature 0): the letor data of the test above, with a test set, and the naive
+    ListNet's test NDCG@10 (clicks as labels)."""
+    from ranklearn.metrics import get_metric
+    from ranklearn.models import ListNet
+
+    rows, test = _click_rows()
+    with pytest.warns(UserWarning, match="ignores position="):
+        naive = ListNet(**CLICK_FIT).fit(rows.X, rows.y, qid=rows.qid, position=rows.position)
+    assert naive.position_bias_ is None
+    return rows, test, get_metric("ndcg@10").mean(test.y, naive.predict(test.X), test.ptr)
+
+
+CLICK_FIT = dict(hidden=(), epochs=8, random_state=0)
+
+
+def _click_rows(n_sessions=4000):
     from ranklearn.clicks import PBM, ClickTrainingSet, simulate
     from ranklearn.data import from_arrays
 
@@ -518,10 +534,20 @@ def _click_rows(n_sessions=4000):
     return ClickTrainingSet.per_session(log, train), test
 
 
-@pytest.mark.parametrize("make", [lambda: DLALoss(), lambda: DLALoss(base="ranknet"), lambda: RegressionEMLoss()])
-def test_dla_and_regression_em_learn_the_propensities_and_beat_the_naive_ranker(make, tmp_path):
-    """The learned propensities relative to rank 1 are within 25% plus 3 binomial standard errors of
-    the simulated theta_k / theta_1 at ranks 1-10 (the error of the click rates' ratio at each
+def _ipw_estimated(rows):
+    from ranklearn.clicks import estimate_propensity
+
+    return IPWLoss(estimate_propensity(rows, "regression_em", n_bootstrap=0))
+
+
+@pytest.mark.parametrize(
+    "make",
+    [lambda rows: DLALoss(), lambda rows: DLALoss(base="ranknet"), lambda rows: RegressionEMLoss(), _ipw_estimated],
+    ids=["dla", "dla-ranknet", "regression-em", "ipw-regression-em-propensities"],
+)
+def test_click_losses_learn_the_propensities_and_beat_the_naive_ranker(make, click_data, tmp_path):
+    """The learned (or, for IPW, estimated) propensities relative to rank 1 are within 25% plus 3
+    binomial standard errors of the simulated theta_k / theta_1 at ranks 1-10 (the error of the click rates' ratio at each
     rank, sqrt(1/clicks_k + 1/clicks_1), times theta_k / theta_1: a few percent here, while the
     online estimates keep some bias of their step sizes), and the ranker beats the naive
     one on the test queries' true labels; position_bias_ survives save and load."""
@@ -529,23 +555,18 @@ def test_dla_and_regression_em_learn_the_propensities_and_beat_the_naive_ranker(
     from ranklearn.metrics import get_metric
     from ranklearn.models import ListNet
 
-    rows, test = _click_rows()
+    rows, test, naive_ndcg = click_data
     truth = theta_base(10) / theta_base(10)[0]
     clicks = np.bincount(rows.position, weights=rows.y, minlength=11)[1:11]
     tolerance = truth * (0.25 + 3 * np.sqrt(1 / clicks + 1 / clicks[0]))
-    settings = dict(hidden=(), epochs=8, random_state=0)
-    with pytest.warns(UserWarning, match="ignores position="):
-        naive = ListNet(**settings).fit(rows.X, rows.y, qid=rows.qid, position=rows.position)
-    model = ListNet(**settings, loss=make()).fit(rows.X, rows.y, qid=rows.qid, position=rows.position)
+    model = ListNet(**CLICK_FIT, loss=make(rows)).fit(rows.X, rows.y, qid=rows.qid, position=rows.position)
     learned = model.position_bias_["propensity"]
     assert learned.shape == (10,) and learned[0] == 1.0
     assert np.all(np.abs(learned - truth) <= tolerance), (learned, truth, tolerance)
-    ndcg = get_metric("ndcg@10")
-    assert ndcg.mean(test.y, model.predict(test.X), test.ptr) > ndcg.mean(test.y, naive.predict(test.X), test.ptr) + 0.02
+    assert get_metric("ndcg@10").mean(test.y, model.predict(test.X), test.ptr) > naive_ndcg + 0.02
     model.save(tmp_path / "m.json")
     again = ListNet.load(tmp_path / "m.json")
     np.testing.assert_array_equal(again.position_bias_["propensity"], learned)
     from ranklearn.plot import position_bias
 
     assert len(position_bias(again, truth=theta_base(10)).axes[0].lines) == 2  # learned, and the truth
-    assert naive.position_bias_ is None

@@ -374,7 +374,7 @@ def estimate_propensity(
     confidence: float = 0.95,
     seed: int = 0,
     max_iter: int = 1000,
-    tol: float = 1e-7,
+    tol: float | None = None,
 ) -> Propensity:
     """Estimate the examination propensity of ranks ``1..max_rank`` relative to rank 1.
 
@@ -403,7 +403,9 @@ def estimate_propensity(
     seed : int, default 0
         Seed of the bootstrap.
     max_iter, tol : EM's iteration limit and its convergence threshold on the propensities
-        (both EMs).
+        (both EMs). ``tol=None``: 1e-7 for ``"em"``, 1e-4 for ``"regression_em"``, whose M-step is
+        an iterative fit solved to about that precision (a smaller one is never reached: the
+        iterations run to ``max_iter``).
 
     Returns
     -------
@@ -435,11 +437,11 @@ def estimate_propensity(
     if method == "swap":
         estimator = _Swap(sessions)
     elif method == "em":
-        estimator = _EM(sessions, max_iter, tol)
+        estimator = _EM(sessions, max_iter, 1e-7 if tol is None else tol)
     elif method == "regression_em":
         if features is None:
             raise ValueError("method='regression_em' needs dataset= (the documents' features) or a ClickTrainingSet")
-        estimator = _RegressionEM(sessions, features, max_iter, tol)
+        estimator = _RegressionEM(sessions, features, max_iter, 1e-4 if tol is None else tol)
     else:
         estimator = _Harvest(sessions)
     point = estimator.estimate(np.ones(sessions.n_sessions))
