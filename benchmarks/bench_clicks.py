@@ -1,7 +1,7 @@
 """The offline click protocol (ranklearn.clicks.protocol) with LightGBM's and XGBoost's debiasing beside it.
 
     cd benchmarks && ../.venv/bin/python bench_clicks.py [--data mq2008,mslr] [--clicks pbm1,pbm0.5,pbm2,cascade,trust]
-        [--sessions 10000,100000,1000000] [--seeds 0,1,2]
+        [--sessions 10000,100000,1000000] [--seeds 0,1,2] [--neural add|only]
 
 For every dataset split (MQ2008 Fold1-5; MSLR-sample's training file (every 5th query validates) and test file), click model, session count
 and seed: a logging ranker on 1% of the training queries' true labels, sessions simulated on its
@@ -13,7 +13,11 @@ Peers on the very same clicks (one row per shown document of every session, sort
 LightGBM's lambdarank with ``position`` (its position-bias factors) and
 ``lambdarank_position_bias_regularization`` in {0, 0.1, 1}, XGBoost's ``rank:ndcg`` with
 ``lambdarank_unbiased=True`` and ``lambdarank_bias_norm`` in {1, 2}: the value with the best
-validation-click NDCG@10 is kept. Means over test queries pooled across splits and seeds; paired
+validation-click NDCG@10 is kept. ``--neural``: ListNet rows on the same session rows (``NEURAL``'s
+fixed settings): naive (clicks as labels), IPW with regression-EM propensities estimated from the
+training clicks, the Dual Learning Algorithm, and regression EM (the network as relevance model);
+``--neural only`` leaves the tree peers out (the references stay; the comparison is then
+against the neural naive row). Means over test queries pooled across splits and seeds; paired
 95% percentile-bootstrap intervals of the per-query differences (queries x splits x seeds).
 """
 
@@ -128,6 +132,56 @@ OURS = {
 }
 
 
+#: the neural rows' network and training, fixed before any run (benchmarks/ranker_defaults.md, "Neural
+#: click estimators"): one small network, early stopping on the validation clicks' NDCG@10
+NEURAL = dict(hidden=(32,), n_networks=1, epochs=40, batch_queries=64, learning_rate=1e-3, early_stopping_rounds=5)
+
+
+def _neural(loss_for):
+    """ListNet on the session rows with the loss ``loss_for(experiment)`` (None: the naive ListNet
+    on clicks as labels, positions not given), early-stopped on the validation clicks."""
+
+    def fit(exp: ClickExperiment):
+        from ranklearn.models import ListNet
+
+        t = exp.train_clicks
+        loss = loss_for(exp)
+        model = ListNet(**NEURAL, loss=loss, random_state=exp.seed)
+        position = None if loss is None else t.position
+        return model.fit(t.X, t.y, qid=t.qid, position=position, eval_set=[exp.eval_set()])
+
+    return fit
+
+
+def _ipw_estimated(exp: ClickExperiment):
+    """IPW with the propensities that regression EM estimates from the training clicks alone."""
+    from ranklearn.clicks import estimate_propensity
+    from ranklearn.neural.losses import IPWLoss
+
+    return IPWLoss(estimate_propensity(exp.train_clicks, "regression_em", n_bootstrap=0), clip=0.01)
+
+
+def _dla(exp: ClickExperiment):
+    from ranklearn.neural.losses import DLALoss
+
+    return DLALoss()
+
+
+def _regression_em(exp: ClickExperiment):
+    from ranklearn.neural.losses import RegressionEMLoss
+
+    return RegressionEMLoss()
+
+
+#: ranklearn's neural click estimators (issue 31, point 2), ``--neural``: all on ListNet's softmax
+NEURAL_ROWS = {
+    "neural naive": _neural(lambda exp: None),
+    "neural IPW (regression-EM propensities)": _neural(_ipw_estimated),
+    "neural DLA": _neural(_dla),
+    "neural regression EM": _neural(_regression_em),
+}
+
+
 def splits(names: list[str]):
     root = require_shared_data()
     for name in names:
@@ -159,9 +213,16 @@ def main() -> None:
     ap.add_argument("--clicks", default="pbm1")
     ap.add_argument("--sessions", default="10000")
     ap.add_argument("--seeds", default="0")
+    ap.add_argument("--neural", choices=("add", "only"),
+                    help="add the neural click estimators' rows (only: without the tree rows beside the references)")
+    ap.add_argument("--folds", help="MQ2008 folds to run, e.g. 1 (default: all five)")
     args = ap.parse_args()
+    rankers = {"add": PEERS | OURS | NEURAL_ROWS, "only": NEURAL_ROWS, None: PEERS | OURS}[args.neural]
     data = args.data.split(",")
     all_splits = list(splits(data))
+    if args.folds:
+        keep = {f"MQ2008 Fold{f}" for f in args.folds.split(",")}
+        all_splits = [(name, split) for name, split in all_splits if name in keep or not name.startswith("MQ2008")]
     for click in args.clicks.split(","):
         for n_sessions in (int(float(s)) for s in args.sessions.split(",")):
             pooled: dict[str, dict[str, list[np.ndarray]]] = {}
@@ -169,7 +230,7 @@ def main() -> None:
             for seed in (int(s) for s in args.seeds.split(",")):
                 for _, (tr, va, te) in all_splits:
                     result = run_protocol(tr, va, te, CLICK_MODELS[click](), n_sessions=n_sessions, seed=seed,
-                                          rankers=PEERS | OURS)  # fmt: skip
+                                          rankers=rankers)  # fmt: skip
                     loads.append(os.getloadavg()[0])
                     for name, values in result.per_query.items():
                         for m, v in values.items():
@@ -188,7 +249,8 @@ def main() -> None:
             for name, values in table.items():
                 print(_row(name, values))
             print()
-            best_peer = max(PEERS, key=lambda p: table[p]["ndcg@10"].mean())
+            peers = [p for p in PEERS if p in table] or ["neural naive"]
+            best_peer = max(peers, key=lambda p: table[p]["ndcg@10"].mean())
             print(f"NDCG@10 paired differences (95% bootstrap interval) against the naive model and the best peer "
                   f"({best_peer}):")  # fmt: skip
             print()
@@ -196,8 +258,11 @@ def main() -> None:
                 if name != "naive":
                     print(f"- {name} - naive: {_interval(values['ndcg@10'], table['naive']['ndcg@10'])}")
             for name in table:
-                if name not in (best_peer,) and name not in PEERS:
+                if name != best_peer and name not in PEERS:
                     print(f"- {name} - {best_peer}: {_interval(table[name]['ndcg@10'], table[best_peer]['ndcg@10'])}")
+            dla, ipw = "neural DLA", "neural IPW (regression-EM propensities)"
+            if dla in table and ipw in table:  # issue 31's neural target: DLA at or above IPW
+                print(f"- {dla} - {ipw}: {_interval(table[dla]['ndcg@10'], table[ipw]['ndcg@10'])}")
             gap = table["full information"]["ndcg@10"].mean() - table["naive"]["ndcg@10"].mean()
             print(f"- gap full information - naive: {gap:+.4f}")
             print()

@@ -48,9 +48,11 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--bootstrap", type=int, default=20, help="bootstrap resamples of each propensity estimate")
     parser.add_argument("--sessions", type=int, nargs="+", default=[10**4, 10**5, 10**6])
+    parser.add_argument("--methods", nargs="+", default=["swap", "em", "regression_em", "harvest"],
+                        help="propensity estimators to run")
+    parser.add_argument("--skip-speed", action="store_true", help="leave out the simulation timings")
     args = parser.parse_args()
 
-    from ranklearn.clicks import PBM, estimate_propensity, simulate
     from ranklearn.clicks.models import theta_base
     from ranklearn.clicks.simulation import relevance_probabilities
     from ranklearn.data import load_svmlight
@@ -70,6 +72,13 @@ def main() -> None:
     n, top_k = 10**6, 10
     theta = theta_base(top_k)
     relevance = relevance_probabilities(ds.y, max(float(ds.y.max()), 1.0))
+    if not args.skip_speed:
+        speed(ds, scores, n, theta, relevance, top_k, args.repeats)
+    propensities(ds, scores, theta, logging, rng, args)
+
+
+def speed(ds, scores, n, theta, relevance, top_k, repeats) -> None:
+    from ranklearn.clicks import PBM, simulate
     simulate(ds, scores, PBM(), n_sessions=1000, n_jobs=2)  # compile (numba's cache) outside the timings
     fns = {
         "ranklearn simulate, 2 threads": lambda: simulate(ds, scores, PBM(), n_sessions=n, seed=0, n_jobs=2),
@@ -78,16 +87,19 @@ def main() -> None:
         "ranklearn, Plackett-Luce T=1, 2 threads": lambda: simulate(ds, scores, PBM(), n_sessions=n, seed=0,
                                                                     n_jobs=2, temperature=1.0),  # fmt: skip
     }
-    medians, out, loads = interleaved(args.repeats, fns)
+    medians, out, loads = interleaved(repeats, fns)
     log = out["ranklearn simulate, 2 threads"]
     print(f"\n10^6 PBM sessions (eta 1, epsilon 0.1, top 10): {len(log):,} impressions, {int(log.click.sum()):,} clicks")
     print("| simulator | median s |")
     print("|---|---:|")
     for name, t in medians.items():
         print(f"| {name} | {t:.3f} |")
-    print(f"median of {args.repeats} interleaved rounds; 1-minute load during the runs {min(loads):.2f}-{max(loads):.2f}")
+    print(f"median of {repeats} interleaved rounds; 1-minute load during the runs {min(loads):.2f}-{max(loads):.2f}")
 
-    # --- 2. propensities
+
+def propensities(ds, scores, theta, logging, rng, args) -> None:
+    from ranklearn.clicks import PBM, estimate_propensity, simulate
+
     truth = theta / theta[0]
     several = np.stack([scores, *(logging.predict(ds.X) + rng.normal(scale=s, size=ds.n_samples) for s in (0.5, 1.0))])
     print(f"\nPropensity estimates, PBM eta 1 epsilon 0.1, relative error (estimate / (theta_k/theta_1) - 1) in %, "
@@ -98,11 +110,14 @@ def main() -> None:
         for method, make in (
             ("swap", lambda m: simulate(ds, scores, PBM(), n_sessions=m, seed=1, intervention="swap")),
             ("em (PL logging, T=1)", lambda m: simulate(ds, scores, PBM(), n_sessions=m, seed=1, temperature=1.0)),
+            ("regression_em (deterministic logging)", lambda m: simulate(ds, scores, PBM(), n_sessions=m, seed=1)),
             ("harvest (3 rankers)", lambda m: simulate(ds, several, PBM(), n_sessions=m, seed=1)),
         ):
+            if method.split()[0] not in args.methods:
+                continue
             log = make(n_sessions)
             t0 = time.perf_counter()
-            p = estimate_propensity(log, method.split()[0], n_bootstrap=args.bootstrap)
+            p = estimate_propensity(log, method.split()[0], dataset=ds, n_bootstrap=args.bootstrap)
             seconds = time.perf_counter() - t0
             err = (p.propensity / truth - 1) * 100
             cells = " | ".join(f"{e:+.1f}" for e in err[1:])

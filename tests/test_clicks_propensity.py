@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ranklearn.clicks import PBM, ClickLog, estimate_propensity, simulate
+from ranklearn.clicks import PBM, ClickLog, ClickTrainingSet, estimate_propensity, simulate
 from ranklearn.clicks.models import theta_base
 from ranklearn.data import from_arrays
 
@@ -48,6 +48,27 @@ def test_em_recovers_theta_from_plackett_luce_logging(data):
     ds, scores = data
     log = simulate(ds, scores[0], PBM(), n_sessions=30_000, seed=2, temperature=1.0)
     check_recovers_theta(estimate_propensity(log, "em", n_bootstrap=30), log)
+
+
+def test_regression_em_recovers_theta_under_deterministic_logging():
+    """One deterministic logging ranker: every query-document is shown at one rank, so EM with a
+    relevance per query-document cannot tell rank from relevance (its estimate is far off), but
+    relevance as a regression on features (here the grade's one-hot, beside two noise features)
+    shares it across documents shown at different ranks and recovers theta."""
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 3, 1000).astype(float)
+    X = np.column_stack([np.eye(3)[y.astype(int)], rng.normal(size=(1000, 2))])
+    ds = from_arrays(X, y, np.repeat(np.arange(100), 10))
+    log = simulate(ds, y + rng.normal(size=1000), PBM(), n_sessions=30_000, seed=2)
+    estimate = estimate_propensity(log, "regression_em", dataset=ds, n_bootstrap=10)
+    check_recovers_theta(estimate, log)
+    rows = ClickTrainingSet.per_session(log, ds)  # the protocol's training rows carry the features
+    from_rows = estimate_propensity(rows, "regression_em", n_bootstrap=0).propensity
+    np.testing.assert_allclose(from_rows, estimate.propensity, rtol=1e-6)
+    per_document = estimate_propensity(log, "em", n_bootstrap=0).propensity
+    assert np.max(np.abs(per_document - THETA) / THETA) > 0.3
+    with pytest.raises(ValueError, match="needs dataset="):
+        estimate_propensity(log, "regression_em")
 
 
 def test_harvesting_recovers_theta_across_logging_rankers(data):

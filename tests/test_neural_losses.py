@@ -13,12 +13,15 @@ torch = pytest.importorskip("torch")
 from ranklearn.neural.lambdas import compute_lambdas  # noqa: E402
 from ranklearn.neural.losses import (  # noqa: E402
     ApproxNDCGLoss,
+    AutogradLoss,
     LambdaLoss,
     ListMLELoss,
     ListNetLoss,
+    DLALoss,
     Loss,
     IPWLoss,
     NeuralNDCGLoss,
+    RegressionEMLoss,
     get_loss,
 )
 
@@ -376,11 +379,91 @@ def test_ipw_loss_is_the_propensity_weighted_loss_of_a_brute_force(base):
             assert torch.all(grad[net, q, n:] == 0)
 
 
+def _weights(position, propensity=(1.0, 0.6, 0.4, 0.2, 0.1), clip=0.15):
+    return [1 / max(propensity[min(k, 5) - 1], clip) for k in position]
+
+
+@pytest.mark.parametrize("k", [None, 2])
+def test_ipw_lambdarank_weighs_each_pair_by_its_clicked_documents_weight_and_delta_ndcg(k):
+    """Brute force: pair_weight_matrix's |dNDCG@k| (the per-pair mode's reference) times w_i."""
+    from ranklearn.neural.lambdas import pair_weight_matrix
+
+    scores, clicks, mask, position = _ipw_batch()
+    loss = IPWLoss(propensity=(1.0, 0.6, 0.4, 0.2, 0.1), base=get_loss("lambdarank", metric="ndcg" if k is None else f"ndcg@{k}"),
+                   clip=0.15)  # fmt: skip
+
+    def brute(s, c, w):
+        dz = pair_weight_matrix(s.detach(), c, metric="ndcg", k=k)
+        pairs = [(i, j) for i, j in itertools.permutations(range(len(s)), 2) if c[i] > c[j]]
+        return sum(w[i] * dz[i, j] * torch.nn.functional.softplus(-(s[i] - s[j])) for i, j in pairs)
+
+    check_ipw_against_brute_force(loss, scores, clicks, mask, position, brute)
+
+
+def check_ipw_against_brute_force(loss, scores, clicks, mask, position, brute):
+    """Every network's and list's loss and gradient against ``brute(s, clicks, weights)`` and its autograd."""
+    grad, value = loss(scores, clicks, mask, side={"position": position})
+    for net in range(scores.shape[0]):
+        for q in range(scores.shape[1]):
+            n = int(mask[q].sum())
+            s = scores[net, q, :n].clone().requires_grad_(True)
+            ref = brute(s, clicks[q, :n], _weights(position[q, :n].tolist()))
+            (ref_grad,) = torch.autograd.grad(ref, s)
+            assert value[net, q].item() == pytest.approx(ref.item(), rel=1e-12)
+            torch.testing.assert_close(grad[net, q, :n], ref_grad, rtol=1e-12, atol=1e-12)
+            assert torch.all(grad[net, q, n:] == 0)
+
+
+def test_ipw_listmle_weighs_the_clicked_documents_terms():
+    """Brute force with distinct positive labels: each one's term w_i [log sum over it and the
+    less relevant documents of exp(s) - s_i]; the unclicked documents have no term of their own."""
+    scores, clicks, mask, position = _ipw_batch()
+    clicks[0, 0] = 2.0  # positive labels distinct in every list: one ground-truth order of them
+    loss = IPWLoss(propensity=(1.0, 0.6, 0.4, 0.2, 0.1), base="listmle", clip=0.15)
+
+    def brute(s, c, w):
+        return sum(w[i] * (torch.logsumexp(torch.cat([s[i : i + 1], s[c < c[i]]]), 0) - s[i]) for i in range(len(s)) if c[i] > 0)
+
+    check_ipw_against_brute_force(loss, scores, clicks, mask, position, brute)
+
+
+@pytest.mark.parametrize("make", [lambda: ApproxNDCGLoss(0.5), lambda: NeuralNDCGLoss(0.5, k=3, sinkhorn_iterations=5)])
+def test_ipw_ndcg_losses_are_the_loss_of_the_weighted_gains(make):
+    """Gains (2^c - 1) w are the gains of labels log2(1 + (2^c - 1) w): the unweighted loss on those."""
+    scores, clicks, mask, position = _ipw_batch()
+    w = torch.tensor([_weights(row) for row in position.tolist()], dtype=torch.float64).masked_fill(~mask, 0.0)
+    grad, value = IPWLoss(propensity=(1.0, 0.6, 0.4, 0.2, 0.1), base=make(), clip=0.15)(
+        scores, clicks, mask, side={"position": position}
+    )
+    ref_grad, ref_value = make()(scores, torch.log2(1 + (torch.exp2(clicks) - 1) * w), mask)
+    torch.testing.assert_close(value, ref_value, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(grad, ref_grad, rtol=1e-12, atol=1e-12)
+
+
 def test_ipw_loss_checks_its_settings_and_needs_positions():
     with pytest.raises(ValueError, match="propensity must be positive"):
         IPWLoss(propensity=(1.0, 0.0))
     with pytest.raises(ValueError, match="base must be"):
-        IPWLoss(propensity=(1.0,), base="listmle")
+        IPWLoss(propensity=(1.0,), base="nope")
+    with pytest.raises(ValueError, match="clip must be"):
+        IPWLoss(propensity=(1.0,), clip=-1)
+
+    class Plain(AutogradLoss):
+        def query_loss(self, scores, labels, mask):
+            return scores.sum(dim=-1)
+
+    with pytest.raises(ValueError, match="has no propensity-weighted form"):
+        IPWLoss(propensity=(1.0,), base=Plain())
+    with pytest.raises(ValueError, match="has no propensity-weighted form"):
+        IPWLoss(propensity=(1.0,), base=get_loss("lambdarank", metric="err"))
+    from ranklearn.clicks import Propensity  # an estimate is accepted as it is
+
+    estimate = Propensity("em", np.array([1.0, 0.5]), np.zeros((2, 2)), np.zeros(2), 0.95, 10)
+    assert IPWLoss(propensity=estimate).propensity == (1.0, 0.5)
+    with pytest.raises(ValueError, match="max_rank must be"):
+        DLALoss(max_rank=0)
+    with pytest.raises(ValueError, match="theta_learning_rate must be"):
+        RegressionEMLoss(theta_learning_rate=2.0)
     scores, clicks, mask, _ = _ipw_batch()
     with pytest.raises(ValueError, match="needs position"):
         IPWLoss(propensity=(1.0,))(scores, clicks, mask)
@@ -417,3 +500,73 @@ def test_ipw_neural_rankers_beat_the_naive_ones_on_true_labels():
         assert ndcg.mean(test.y, ipw.predict(test.X), test.ptr) > naive_ndcg + 0.02, cls.__name__
         with pytest.raises(ValueError, match=r"loss='ipw'\) needs position="):
             cls(**settings, loss=IPWLoss(propensity=propensity, base=base)).fit(rows.X, rows.y, qid=rows.qid)
+
+
+@pytest.fixture(scope="module")
+def click_data():
+    """PBM clicks (eta 1) of a Plackett-Luce logging ranker that sorts by feature 1, unrelated to
+    relevance (feature 0): the letor data of the test above, with a test set, and the naive
+    ListNet's test NDCG@10 (clicks as labels)."""
+    from ranklearn.metrics import get_metric
+    from ranklearn.models import ListNet
+
+    rows, test = _click_rows()
+    with pytest.warns(UserWarning, match="ignores position="):
+        naive = ListNet(**CLICK_FIT).fit(rows.X, rows.y, qid=rows.qid, position=rows.position)
+    assert naive.position_bias_ is None
+    return rows, test, get_metric("ndcg@10").mean(test.y, naive.predict(test.X), test.ptr)
+
+
+CLICK_FIT = dict(hidden=(), epochs=8, random_state=0)
+
+
+def _click_rows(n_sessions=4000):
+    from ranklearn.clicks import PBM, ClickTrainingSet, simulate
+    from ranklearn.data import from_arrays
+
+    def letor(n_queries, seed):
+        rng = np.random.default_rng(seed)
+        X = rng.normal(size=(n_queries * 10, 3)).astype(np.float32)
+        return from_arrays(X, np.clip(np.round(X[:, 0] * 1.2 + 1.5), 0, 4), qid=np.repeat(np.arange(n_queries), 10))
+
+    train, test = letor(200, 0), letor(200, 1)
+    log = simulate(train, train.X[:, 1], PBM(eta=1.0), n_sessions=n_sessions, seed=0, temperature=1.0)
+    return ClickTrainingSet.per_session(log, train), test
+
+
+def _ipw_estimated(rows):
+    from ranklearn.clicks import estimate_propensity
+
+    return IPWLoss(estimate_propensity(rows, "regression_em", n_bootstrap=0))
+
+
+@pytest.mark.parametrize(
+    "make",
+    [lambda rows: DLALoss(), lambda rows: DLALoss(base="ranknet"), lambda rows: RegressionEMLoss(), _ipw_estimated],
+    ids=["dla", "dla-ranknet", "regression-em", "ipw-regression-em-propensities"],
+)
+def test_click_losses_learn_the_propensities_and_beat_the_naive_ranker(make, click_data, tmp_path):
+    """The learned (or, for IPW, estimated) propensities relative to rank 1 are within 25% plus 3
+    binomial standard errors of the simulated theta_k / theta_1 at ranks 1-10 (the error of the click rates' ratio at each
+    rank, sqrt(1/clicks_k + 1/clicks_1), times theta_k / theta_1: a few percent here, while the
+    online estimates keep some bias of their step sizes), and the ranker beats the naive
+    one on the test queries' true labels; position_bias_ survives save and load."""
+    from ranklearn.clicks.models import theta_base
+    from ranklearn.metrics import get_metric
+    from ranklearn.models import ListNet
+
+    rows, test, naive_ndcg = click_data
+    truth = theta_base(10) / theta_base(10)[0]
+    clicks = np.bincount(rows.position, weights=rows.y, minlength=11)[1:11]
+    tolerance = truth * (0.25 + 3 * np.sqrt(1 / clicks + 1 / clicks[0]))
+    model = ListNet(**CLICK_FIT, loss=make(rows)).fit(rows.X, rows.y, qid=rows.qid, position=rows.position)
+    learned = model.position_bias_["propensity"]
+    assert learned.shape == (10,) and learned[0] == 1.0
+    assert np.all(np.abs(learned - truth) <= tolerance), (learned, truth, tolerance)
+    assert get_metric("ndcg@10").mean(test.y, model.predict(test.X), test.ptr) > naive_ndcg + 0.02
+    model.save(tmp_path / "m.json")
+    again = ListNet.load(tmp_path / "m.json")
+    np.testing.assert_array_equal(again.position_bias_["propensity"], learned)
+    from ranklearn.plot import position_bias
+
+    assert len(position_bias(again, truth=theta_base(10)).axes[0].lines) == 2  # learned, and the truth

@@ -8,15 +8,21 @@ session weighs a Poisson(1) draw) and the estimator is run again on each resampl
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
+import numba
 import numpy as np
 
-from ranklearn.clicks.aggregate import runs
+from ranklearn.clicks.aggregate import ClickTrainingSet, dataset_rows, runs
 from ranklearn.clicks.log import ClickLog
 
+if TYPE_CHECKING:
+    from ranklearn.data import RankingDataset
+
 #: The estimators :func:`estimate_propensity` offers.
-METHODS = ("swap", "em", "harvest")
+METHODS = ("swap", "em", "regression_em", "harvest")
 
 
 @dataclass(frozen=True)
@@ -151,7 +157,7 @@ class _EM(_Cells):
     """Expectation-maximization of the position-based model on the click log alone: Wang, Golbandi,
     Bendersky, Metzler and Najork, "Position bias estimation for unbiased learning to rank in
     personal search", WSDM 2018 (Section 4, with a relevance ``gamma`` per query-document; the
-    paper's regression variant, which fits ``gamma`` from features, is not implemented).
+    paper's regression variant, which fits ``gamma`` from features, is :class:`_RegressionEM`).
 
     E-step, for a cell's non-clicks: ``P(E=1, R=0 | C=0) = p(1 - g)/(1 - pg)`` and
     ``P(E=0, R=1 | C=0) = (1 - p)g/(1 - pg)``; M-step: ``p_k`` = (clicks + non-clicks x
@@ -203,6 +209,83 @@ class _EM(_Cells):
         if self.start is None:
             self.start = x
         theta = np.where(rank_seen, x[:K], np.nan)
+        return theta / theta[0]
+
+
+@numba.njit(cache=True)
+def _expected_kernel(theta, gamma, pos, qd, clicked, shown, n_ranks, n_pairs):  # pragma: no cover - compiled
+    """The PBM's E-step over the cells, summed per rank (expected examined impressions) and per
+    query-document (expected relevant impressions); see :func:`_expected`."""
+    examined = np.zeros(n_ranks)
+    relevant = np.zeros(n_pairs)
+    for c in range(pos.shape[0]):
+        p, g = theta[pos[c]], gamma[qd[c]]
+        missed = shown[c] - clicked[c]
+        none = max(1.0 - p * g, 1e-12)
+        examined[pos[c]] += clicked[c] + missed * p * (1.0 - g) / none
+        relevant[qd[c]] += clicked[c] + missed * (1.0 - p) * g / none
+    return examined, relevant
+
+
+class _RegressionEM(_Cells):
+    """Regression EM: Wang, Golbandi, Bendersky, Metzler and Najork, WSDM 2018 (Section 4.2):
+    the PBM's EM where the relevance ``gamma(x)`` of a query-document is a regression on its
+    features instead of one parameter per query-document, so that propensities are identified
+    from documents of alike features shown at different ranks, even under deterministic logging.
+
+    E-step as :class:`_EM` (a numba kernel over the cells); M-step: ``p_k`` in closed form, and
+    the relevance model refitted on the posteriors: a logistic regression (scikit-learn,
+    standardized features, L2 ``C=1``, warm-started from the previous iteration) on every
+    query-document's features with its expected relevant impressions as the weight of label 1
+    and the rest of its impressions as the weight of label 0 (the paper's regression on sampled
+    posteriors, with the exact expectations as sample weights instead of samples). Stops when the
+    propensities relative to rank 1 move less than ``tol`` or after ``max_iter`` iterations.
+    """
+
+    def __init__(self, s: _Sessions, features: Callable[[np.ndarray], Any], max_iter: int, tol: float) -> None:
+        from sklearn.preprocessing import StandardScaler
+
+        super().__init__(s)
+        keep = s.log.position <= s.max_rank
+        first = np.zeros(self.n_pairs, dtype=np.int64)  # an impression of every query-document
+        cell_of = np.full(self.n_cells, -1, dtype=np.int64)
+        cell_of[self.cell] = np.flatnonzero(keep)
+        first[self.query_doc[::-1]] = cell_of[::-1]
+        self.X = StandardScaler().fit_transform(np.asarray(features(first), dtype=np.float64))
+        self.max_iter = max_iter
+        self.tol = tol
+        self.start: tuple[np.ndarray, object] | None = None
+
+    def estimate(self, w: np.ndarray) -> np.ndarray:
+        from sklearn.linear_model import LogisticRegression
+
+        clicked, shown = self.counts(w)
+        K, pos, qd = self.max_rank, self.position, self.query_doc
+        rank_shown = np.bincount(pos, shown, minlength=K)
+        pair_shown = np.bincount(qd, shown, minlength=self.n_pairs)
+        rank_seen, pair_seen = rank_shown > 0, pair_shown > 0
+        model = LogisticRegression(C=1.0, warm_start=True, max_iter=200)
+        Xy = np.concatenate((self.X[pair_seen], self.X[pair_seen]))
+        labels = np.repeat([1, 0], int(pair_seen.sum()))
+        if self.start is None:  # a bootstrap resample starts from the whole log's solution
+            theta, gamma = np.full(K, 0.5), np.full(self.n_pairs, 0.5)
+        else:
+            theta, model.coef_, model.intercept_ = (v.copy() for v in self.start)
+            model.classes_ = np.array([0, 1])
+            gamma = model.predict_proba(self.X)[:, 1]
+        for _ in range(self.max_iter):
+            examined, relevant = _expected_kernel(theta, gamma, pos, qd, clicked, shown, K, self.n_pairs)
+            new = np.where(rank_seen, examined / np.maximum(rank_shown, 1e-300), theta).clip(0.0, 1.0)
+            rel = np.clip(relevant[pair_seen], 0.0, pair_shown[pair_seen])
+            model.fit(Xy, labels, sample_weight=np.concatenate((rel, pair_shown[pair_seen] - rel)))
+            gamma = model.predict_proba(self.X)[:, 1]
+            change = np.max(np.abs(new / max(new[0], 1e-300) - theta / max(theta[0], 1e-300)))
+            theta = new
+            if change < self.tol:
+                break
+        if self.start is None:
+            self.start = (theta, model.coef_.copy(), model.intercept_.copy())
+        theta = np.where(rank_seen, theta, np.nan)
         return theta / theta[0]
 
 
@@ -267,29 +350,51 @@ class _Harvest(_Cells):
         return np.exp(out)
 
 
+def _training_set_log(rows: ClickTrainingSet) -> ClickLog:
+    """Per-session training rows as a click log: one query, documents named by their dataset rows."""
+    if rows.position is None or rows.document.size != rows.y.size or np.any((rows.y != 0) & (rows.y != 1)):
+        raise ValueError("a ClickTrainingSet must hold per-session rows (ClickTrainingSet.per_session): clicks 0/1 "
+                         "with positions")  # fmt: skip
+    zeros = np.zeros(rows.y.size, dtype=np.int64)
+    return ClickLog.from_arrays(query=zeros, session=rows.qid, document=rows.document, position=rows.position, click=rows.y)
+
+
+def _dataset_features(log: ClickLog, dataset: RankingDataset) -> Callable[[np.ndarray], Any]:
+    """Features of the log's impressions (by index) from the dataset the log names rows of."""
+    return lambda at: dataset.X[dataset_rows(dataset, log.query[at], log.document[at])[0]]
+
+
 def estimate_propensity(
-    log: ClickLog,
+    log: ClickLog | ClickTrainingSet,
     method: str = "swap",
     *,
+    dataset: RankingDataset | None = None,
     max_rank: int = 10,
     n_bootstrap: int = 100,
     confidence: float = 0.95,
     seed: int = 0,
     max_iter: int = 1000,
-    tol: float = 1e-7,
+    tol: float | None = None,
 ) -> Propensity:
     """Estimate the examination propensity of ranks ``1..max_rank`` relative to rank 1.
 
     Parameters
     ----------
-    log : ClickLog
-    method : {"swap", "em", "harvest"}
+    log : ClickLog or ClickTrainingSet
+        A click log, or per-session training rows (:meth:`ClickTrainingSet.per_session`, which
+        carry the documents' features and dataset rows: ``dataset`` is then not needed).
+    method : {"swap", "em", "regression_em", "harvest"}
         ``"swap"``: swap interventions (Joachims et al., WSDM 2017; the log needs its ``swap``
         column: ``simulate(..., intervention="swap")``); ``"em"``: expectation-maximization of
-        the position-based model (Wang et al., WSDM 2018); ``"harvest"``: intervention
+        the position-based model with a relevance per query-document (Wang et al., WSDM 2018);
+        ``"regression_em"``: the same EM with the relevance a logistic regression on the
+        documents' features (ibid., Section 4.2; needs ``dataset``); ``"harvest"``: intervention
         harvesting across logging rankers (Agarwal et al., WSDM 2019). ``"em"`` and
         ``"harvest"`` need documents shown at several ranks (several logging rankers,
-        Plackett-Luce logging or randomization).
+        Plackett-Luce logging or randomization); ``"regression_em"`` needs documents of alike
+        features shown at different ranks (and a relevance that the features explain).
+    dataset : RankingDataset, optional
+        The dataset the log's documents come from (their features), for ``"regression_em"``.
     max_rank : int, default 10
         Estimate ranks ``1..max_rank`` (at most the log's deepest position).
     n_bootstrap : int, default 100
@@ -297,7 +402,10 @@ def estimate_propensity(
     confidence : float, default 0.95
     seed : int, default 0
         Seed of the bootstrap.
-    max_iter, tol : EM's iteration limit and its convergence threshold on the propensities.
+    max_iter, tol : EM's iteration limit and its convergence threshold on the propensities
+        (both EMs). ``tol=None``: 1e-7 for ``"em"``, 1e-4 for ``"regression_em"``, whose M-step is
+        an iterative fit solved to about that precision (a smaller one is never reached: the
+        iterations run to ``max_iter``).
 
     Returns
     -------
@@ -306,8 +414,9 @@ def estimate_propensity(
     Raises
     ------
     ValueError
-        For an unknown method, an empty log, a swap estimate from a log without swaps, or a
-        bad parameter.
+        For an unknown method, an empty log, a swap estimate from a log without swaps,
+        ``"regression_em"`` without ``dataset`` (or a log that names rows it lacks), or a bad
+        parameter.
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
@@ -317,13 +426,22 @@ def estimate_propensity(
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
     if isinstance(n_bootstrap, bool) or not isinstance(n_bootstrap, (int, np.integer)) or n_bootstrap < 0:
         raise ValueError(f"n_bootstrap must be an integer >= 0, got {n_bootstrap!r}")
+    features = None
+    if isinstance(log, ClickTrainingSet):
+        log, features = _training_set_log(log), log.X.__getitem__
+    elif dataset is not None:
+        features = _dataset_features(log, dataset)
     if len(log) == 0:
         raise ValueError("the click log is empty")
     sessions = _Sessions(log, int(min(max_rank, log.position.max())))
     if method == "swap":
         estimator = _Swap(sessions)
     elif method == "em":
-        estimator = _EM(sessions, max_iter, tol)
+        estimator = _EM(sessions, max_iter, 1e-7 if tol is None else tol)
+    elif method == "regression_em":
+        if features is None:
+            raise ValueError("method='regression_em' needs dataset= (the documents' features) or a ClickTrainingSet")
+        estimator = _RegressionEM(sessions, features, max_iter, 1e-4 if tol is None else tol)
     else:
         estimator = _Harvest(sessions)
     point = estimator.estimate(np.ones(sessions.n_sessions))

@@ -82,7 +82,12 @@ class NeuralRanker(NeuralContributions, BaseRanker):
         et al. 2010), "neuralndcg" (Pobrotyn & Bialobrzeski 2021), or a
         :class:`~ranklearn.neural.losses.Loss` object. None: the ranker's own (RankNet's
         "ranknet", LambdaRank's "lambdarank", ListNet's "listnet"). A model trained with a
-        Loss object saves and predicts, but the object itself is not saved.
+        Loss object saves and predicts, but the object itself is not saved. Clicks with
+        ``fit(..., position=)``: :class:`~ranklearn.neural.losses.IPWLoss` (inverse propensity
+        weighting of any of these losses), :class:`~ranklearn.neural.losses.DLALoss` (the Dual
+        Learning Algorithm: propensities learned with the ranker) or
+        :class:`~ranklearn.neural.losses.RegressionEMLoss` (regression EM, the network as the
+        relevance model).
     lambda_normalization : {"docs", "pairs", "none"} or None, default=None
         Divide each query's lambdas by its number of documents (``"docs"``) or of pairs with
         different labels (``"pairs"``: every query counts the same). With ``"none"`` the
@@ -137,6 +142,11 @@ class NeuralRanker(NeuralContributions, BaseRanker):
         Queries whose labels are all equal hold no preference and are left out of training
         for every loss (ListNet's, ListMLE's and ApproxNDCG's gradients on them would only
         pull the scores together).
+    position_bias_ : dict of str to ndarray, or None
+        With a click loss (IPW, DLA, regression EM): ``{"propensity": ...}``, the propensity per
+        rank from 1 relative to rank 1 that weighted the clicks (IPW's given ones, clipped) or
+        that was learned with the kept epochs (DLA, regression EM); saved with the model and drawn
+        by :func:`ranklearn.plot.position_bias`. None for the other losses.
     n_features_in_, feature_names_in_, evals_result_, best_iteration_, best_score_, n_iter_, interrupted_, max_grade_
         See :class:`ranklearn.models.base.BaseRanker` (iterations are epochs).
     """
@@ -391,7 +401,7 @@ class NeuralRanker(NeuralContributions, BaseRanker):
         self._fitted_features = data.X.shape[1]
         self._loss = self._make_loss(max(1.0, float(data.y.max())) if data.y.size else 1.0)
         self._queryset = QuerySet(data.X, data.y, data.ptr, device, data.weight, self._normalization(), data.side())
-        self._queries = self._queryset.trainable_queries()
+        self._queries = self._queryset.trainable_queries(bool(getattr(self._loss, "every_list", False)))
         self._n_pairs = max(1, self._queryset.n_pairs(self._queries))
         self._optimizer = self._make_optimizer(self.model_.parameters())
         self._eval_X = [torch.as_tensor(e.X).to(device) for e in evals]
@@ -431,13 +441,22 @@ class NeuralRanker(NeuralContributions, BaseRanker):
         X = self._eval_X[index]
         return predict_scores(self.model_, X, X.device)
 
-    def _snapshot(self) -> dict[str, Any]:
-        return {k: v.detach().clone() for k, v in self.model_.state_dict().items()}
+    def _position_bias(self) -> dict[str, np.ndarray] | None:
+        """The training loss's position bias per rank (IPW's propensities, DLA's or regression
+        EM's learned ones), or None for a loss without one."""
+        bias = getattr(getattr(self, "_loss", None), "position_bias", None)
+        return None if bias is None else {k: np.asarray(v, dtype=np.float64).copy() for k, v in bias().items()}
 
-    def _restore(self, state: dict[str, Any]) -> None:
+    def _snapshot(self) -> tuple[dict[str, Any], dict[str, np.ndarray] | None]:
+        return {k: v.detach().clone() for k, v in self.model_.state_dict().items()}, self._position_bias()
+
+    def _restore(self, snapshot: tuple[dict[str, Any], dict[str, np.ndarray] | None]) -> None:
+        state, self._kept_bias = snapshot  # the bias learned with the kept epochs (early stopping rolls both back)
         self.model_.load_state_dict(state)
 
     def _end_fit(self) -> None:
+        kept = self.__dict__.pop("_kept_bias", None)
+        self.position_bias_ = kept if kept is not None else self._position_bias()
         for name in ("_loss", "_queryset", "_queries", "_n_pairs", "_optimizer", "_eval_X", "_rng"):
             self.__dict__.pop(name, None)
         self.model_.eval()
@@ -489,6 +508,8 @@ class NeuralRanker(NeuralContributions, BaseRanker):
         return {
             "standardization": std,
             "train_loss": [v if math.isfinite(v) else None for v in map(float, self.train_loss_)],
+            "position_bias": None if getattr(self, "position_bias_", None) is None
+            else {k: v.tolist() for k, v in self.position_bias_.items()},
             "weights": {"format": "safetensors", "encoding": "base64", "data": base64.b64encode(blob).decode("ascii")},
         }
 
@@ -531,6 +552,8 @@ class NeuralRanker(NeuralContributions, BaseRanker):
         if version < 3:
             self.max_grade_ = float(payload.get("max_grade", 1.0))
         self.train_loss_ = [math.nan if v is None else float(v) for v in payload.get("train_loss", [])]
+        bias = payload.get("position_bias")
+        self.position_bias_ = None if bias is None else {k: np.asarray(v, dtype=np.float64) for k, v in bias.items()}
 
     def _saved_iterations(self, payload: dict[str, Any]) -> int:
         return int(payload.get("n_epochs", len(payload.get("train_loss", []))))

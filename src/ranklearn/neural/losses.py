@@ -49,6 +49,8 @@ __all__ = [
     "ApproxNDCGLoss",
     "NeuralNDCGLoss",
     "IPWLoss",
+    "DLALoss",
+    "RegressionEMLoss",
     "LOSSES",
     "get_loss",
 ]
@@ -62,6 +64,9 @@ class Loss(ABC):
     #: the per-document side data this loss reads (e.g. ``("position",)``); a loss that reads
     #: some gets them as ``gradient(..., side={name: Tensor [B, L]})``, the others never see them
     side_keys: tuple[str, ...] = ()
+    #: True for a loss that learns from every list, even one whose labels are all equal (a
+    #: pointwise click model learns from lists without clicks); False: only lists with a pair
+    every_list: bool = False
 
     def __call__(
         self,
@@ -113,6 +118,19 @@ class Loss(ABC):
         self, scores: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Unweighted (dC/ds [..., B, L], loss [..., B]); ``scores`` is detached."""
+
+    def weighted_gradient(
+        self, scores: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor, relevance_weight: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """(dC/ds, loss) of the loss with each document's relevance counted ``relevance_weight``
+        [B, L] times: the inverse-propensity-weighted form of the loss on clicks (:class:`IPWLoss`).
+
+        Raises
+        ------
+        NotImplementedError
+            For a loss without a weighted form.
+        """
+        raise NotImplementedError(f"loss {self.name or type(self).__name__!r} has no propensity-weighted form")
 
 
 @dataclass(frozen=True)
@@ -169,6 +187,53 @@ class LambdaLoss(Loss):
         )
         return lam.reshape(scores.shape), loss.reshape(*lead, B)
 
+    def weighted_gradient(
+        self, scores: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor, relevance_weight: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Pairs (i, j) with y_i > y_j weighted by the weight of the more relevant document i
+        (Joachims, Swaminathan, Schnabel, WSDM 2017): cost ``w_i |dZ_ij| log(1 + exp(-sigma (s_i - s_j)))``,
+        |dZ_ij| = 1 (RankNet) or the change of NDCG@k of the current ranking (LambdaRank, from the
+        labels' gains 2^y - 1). The whole [B, L, L] pair matrix at once: meant for click lists (a
+        session's top 10 or so), not for lists of thousands of documents.
+
+        Raises
+        ------
+        NotImplementedError
+            For ERR lambdas or a truncation level (no weighted form here).
+        """
+        if self.metric == "err" or self.truncation_level is not None:
+            raise NotImplementedError("the propensity-weighted lambdas support RankNet and NDCG lambdas without truncation_level")
+        real = mask[..., :, None] & mask[..., None, :]
+        pairs = (labels[..., :, None] > labels[..., None, :]) & real
+        weight = pairs.to(scores.dtype) * relevance_weight.to(scores.dtype)[..., :, None]
+        if self.metric == "ndcg":
+            weight = weight * _delta_ndcg(scores, labels, mask, self.k)
+        diff = self.sigma * (scores[..., :, None] - scores[..., None, :])
+        force = self.sigma * weight * torch.sigmoid(-diff)
+        grad = force.sum(dim=-2) - force.sum(dim=-1)
+        return grad, (weight * torch.nn.functional.softplus(-diff)).sum(dim=(-2, -1))
+
+
+def _delta_ndcg(scores: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor, k: int | None) -> torch.Tensor:
+    """|NDCG@k change| when documents i and j swap places in the ranking by ``scores`` (ties in
+    input order), [..., B, L, L]; gains 2^y - 1, 0 for a query whose ideal DCG@k is 0."""
+    zero = torch.zeros((), dtype=scores.dtype, device=scores.device)
+    L = mask.shape[-1]
+    order = torch.sort(scores.masked_fill(~mask, float("-inf")), dim=-1, descending=True, stable=True).indices
+    rank = torch.argsort(order, dim=-1, stable=True).to(scores.dtype)
+    disc = 1.0 / torch.log2(rank + 2.0)
+    if k is not None:
+        disc = torch.where(rank < k, disc, zero)
+    gains = torch.where(mask, torch.exp2(labels) - 1.0, zero)
+    pos = torch.arange(L, dtype=scores.dtype, device=scores.device)
+    ideal_disc = 1.0 / torch.log2(pos + 2.0)
+    if k is not None:
+        ideal_disc = torch.where(pos < k, ideal_disc, zero)
+    idcg = (torch.sort(gains, dim=-1, descending=True).values * ideal_disc).sum(dim=-1)
+    safe = torch.where(idcg > 0, idcg, torch.ones_like(idcg))
+    delta = (gains[..., :, None] - gains[..., None, :]).abs() * (disc[..., :, None] - disc[..., None, :]).abs()
+    return torch.where((idcg > 0)[..., None, None], delta / safe[..., None, None], zero)
+
 
 class AutogradLoss(Loss):
     """A loss defined per query in torch; its gradient comes from autograd."""
@@ -180,14 +245,32 @@ class AutogradLoss(Loss):
         Padding must neither change the loss nor receive a gradient.
         """
 
+    def weighted_query_loss(
+        self, scores: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor, relevance_weight: torch.Tensor
+    ) -> torch.Tensor:
+        """:meth:`query_loss` with each document's relevance counted ``relevance_weight`` times
+        (see :meth:`Loss.weighted_gradient`); a loss without such a form raises NotImplementedError."""
+        raise NotImplementedError(f"loss {self.name or type(self).__name__!r} has no propensity-weighted form")
+
     def gradient(
         self, scores: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        with torch.enable_grad():
-            s = scores.clone().requires_grad_(True)
-            loss = self.query_loss(s, labels, mask)
-            (grad,) = torch.autograd.grad(loss.sum(), s)
-        return grad.masked_fill(~mask, 0.0), loss.detach()
+        return _autograd(self.query_loss, scores, mask, labels, mask)
+
+    def weighted_gradient(
+        self, scores: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor, relevance_weight: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        w = relevance_weight.to(scores.dtype)
+        return _autograd(self.weighted_query_loss, scores, mask, labels, mask, w)
+
+
+def _autograd(query_loss: Callable[..., torch.Tensor], scores: torch.Tensor, mask: torch.Tensor, *args: Any):
+    """(d loss / d scores, 0 at padding; loss [..., B]) of ``query_loss(scores, *args)``."""
+    with torch.enable_grad():
+        s = scores.clone().requires_grad_(True)
+        loss = query_loss(s, *args)
+        (grad,) = torch.autograd.grad(loss.sum(), s)
+    return grad.masked_fill(~mask, 0.0), loss.detach()
 
 
 def _masked_log_softmax(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -209,6 +292,14 @@ class ListNetLoss(AutogradLoss):
     def query_loss(self, scores: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         target = torch.softmax(labels.masked_fill(~mask, float("-inf")), dim=-1).masked_fill(~mask, 0.0)
         return -(target * _masked_log_softmax(scores, mask)).sum(dim=-1)
+
+    def weighted_query_loss(
+        self, scores: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor, relevance_weight: torch.Tensor
+    ) -> torch.Tensor:
+        """The propensity-weighted softmax cross-entropy (Ai, Bi, Luo, Guo, Croft, SIGIR 2018):
+        ``-sum_i y_i w_i log softmax(s)_i``, gradient ``(sum_j y_j w_j) softmax(s)_i - y_i w_i``."""
+        r = (labels * relevance_weight).masked_fill(~mask, 0.0)
+        return -(r * _masked_log_softmax(scores, mask)).sum(dim=-1)
 
 
 class ListMLELoss(AutogradLoss):
@@ -237,6 +328,20 @@ class ListMLELoss(AutogradLoss):
         return torch.gather(shuffle, -1, by_label)
 
     def query_loss(self, scores: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return self.terms(scores, labels, mask, None)
+
+    def weighted_query_loss(
+        self, scores: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor, relevance_weight: torch.Tensor
+    ) -> torch.Tensor:
+        """The Plackett-Luce terms of the relevant documents (label > 0: the clicked ones), each
+        weighted by its ``w``: ``sum_{r: y_pi(r) > 0} w_pi(r) [log sum_{u >= r} exp(s_pi(u)) - s_pi(r)]``
+        (the unclicked documents' order is unknown, so they are only the competitors)."""
+        return self.terms(scores, labels, mask, relevance_weight.masked_fill(labels <= 0, 0.0))
+
+    def terms(
+        self, scores: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor, weight: torch.Tensor | None
+    ) -> torch.Tensor:
+        """Sum of the (optionally per-document ``weight`` [B, L]-weighted) Plackett-Luce terms."""
         order = self.ground_truth_order(labels, mask)
         real = torch.gather(mask, -1, order)  # a prefix of every row
         s = torch.gather(scores, -1, order.expand(scores.shape))
@@ -244,7 +349,17 @@ class ListMLELoss(AutogradLoss):
         # log sum_{u >= r} exp(s_u): logcumsumexp of the reversed list
         tail = torch.flip(torch.logcumsumexp(torch.flip(s, [-1]), dim=-1), [-1])
         terms = torch.where(real, tail - s, torch.zeros((), dtype=s.dtype, device=s.device))
+        if weight is not None:
+            terms = terms * torch.gather(weight, -1, order)
         return terms.sum(dim=-1)
+
+
+def _gains(labels: torch.Tensor, mask: torch.Tensor, weight: torch.Tensor | None) -> torch.Tensor:
+    """Gains 2^y - 1 (times ``weight`` when given), 0 at padding."""
+    gains = torch.exp2(labels) - 1.0
+    if weight is not None:
+        gains = gains * weight
+    return torch.where(mask, gains, torch.zeros((), dtype=gains.dtype, device=gains.device))
 
 
 class ApproxNDCGLoss(AutogradLoss):
@@ -268,12 +383,19 @@ class ApproxNDCGLoss(AutogradLoss):
         self.temperature = float(temperature)
 
     def query_loss(self, scores: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return self.weighted_query_loss(scores, labels, mask, None)
+
+    def weighted_query_loss(
+        self, scores: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor, relevance_weight: torch.Tensor | None
+    ) -> torch.Tensor:
+        """With weights: every gain ``2^y - 1`` times its document's ``w``, in the DCG and the
+        ideal DCG (the propensity-weighted DCG estimate, normalized per query)."""
         zero = torch.zeros((), dtype=scores.dtype, device=scores.device)
         pair = mask[..., :, None] & mask[..., None, :]
         pair = pair & ~torch.eye(mask.shape[-1], dtype=torch.bool, device=mask.device)
         above = torch.sigmoid((scores[..., None, :] - scores[..., :, None]) / self.temperature)
         rank = 1.0 + torch.where(pair, above, zero).sum(dim=-1)
-        gains = torch.where(mask, torch.exp2(labels) - 1.0, zero)
+        gains = _gains(labels, mask, relevance_weight)
         ideal = torch.sort(gains, dim=-1, descending=True).values  # padding's gain 0 sorts last
         pos = torch.arange(mask.shape[-1], dtype=scores.dtype, device=scores.device)
         idcg = (ideal / torch.log2(pos + 2.0)).sum(dim=-1)
@@ -340,8 +462,14 @@ class NeuralNDCGLoss(AutogradLoss):
         return P
 
     def query_loss(self, scores: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return self.weighted_query_loss(scores, labels, mask, None)
+
+    def weighted_query_loss(
+        self, scores: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor, relevance_weight: torch.Tensor | None
+    ) -> torch.Tensor:
+        """With weights: every gain times its document's ``w`` (as :class:`ApproxNDCGLoss`)."""
         zero = torch.zeros((), dtype=scores.dtype, device=scores.device)
-        gains = torch.where(mask, torch.exp2(labels) - 1.0, zero)
+        gains = _gains(labels, mask, relevance_weight)
         L = mask.shape[-1]
         pos = torch.arange(L, dtype=scores.dtype, device=scores.device)
         disc = 1.0 / torch.log2(pos + 2.0)
@@ -355,79 +483,279 @@ class NeuralNDCGLoss(AutogradLoss):
         return torch.where(idcg > 0, -dcg / safe, zero)
 
 
+def _check_propensity(propensity: Any) -> tuple[float, ...]:
+    """Propensities per rank from 1 (a sequence, or an object with ``.propensity`` such as
+    :class:`ranklearn.clicks.Propensity`) as a tuple of positive finite floats."""
+    values = getattr(propensity, "propensity", propensity)
+    p = np.asarray(values, dtype=np.float64)
+    if p.ndim != 1 or p.size == 0 or not np.all(np.isfinite(p)) or np.any(p <= 0):
+        raise ValueError(f"propensity must be positive finite numbers, one per rank from 1; got {values!r}")
+    return tuple(float(v) for v in p)
+
+
+def _check_clip(clip: float | None) -> None:
+    if clip is not None and (isinstance(clip, bool) or not isinstance(clip, (int, float)) or not 0 < clip < np.inf):
+        raise ValueError(f"clip must be a positive number or None, got {clip!r}")
+
+
+def _base_loss(base: str | Loss, sigma: float) -> Loss:
+    """The loss weighted by an unbiased loss: a name of :func:`get_loss` (RankNet and LambdaRank
+    take ``sigma``) or a Loss with a :meth:`~Loss.weighted_gradient`."""
+    if isinstance(base, Loss):
+        loss = base
+    elif isinstance(base, str) and base.strip().lower() in LOSSES:
+        key = base.strip().lower()
+        loss = get_loss(key, sigma=sigma) if key in ("ranknet", "lambdarank") else get_loss(key)
+    else:
+        raise ValueError(f"base must be one of {sorted(LOSSES)} or a Loss object, got {base!r}")
+    if type(loss).weighted_gradient is Loss.weighted_gradient or (
+        isinstance(loss, AutogradLoss) and type(loss).weighted_query_loss is AutogradLoss.weighted_query_loss
+    ):
+        raise ValueError(f"base loss {loss.name or type(loss).__name__!r} has no propensity-weighted form")
+    if isinstance(loss, LambdaLoss) and (loss.metric == "err" or loss.truncation_level is not None):
+        raise ValueError("base loss 'lambdarank' has no propensity-weighted form with ERR or a truncation_level")
+    if loss.side_keys:
+        raise ValueError(f"base loss {loss.name!r} reads side data itself; give a loss of labels and scores")
+    return loss
+
+
+def _rank_index(position: torch.Tensor, n_ranks: int) -> torch.Tensor:
+    """0-based index of every document's rank, ranks past ``n_ranks`` sharing the last one."""
+    return position.long().clamp(min=1, max=n_ranks) - 1
+
+
 @dataclass(frozen=True)
 class IPWLoss(Loss):
     """Inverse propensity weighting of clicks (labels: clicked 0/1, or click counts), by the rank
-    each document was shown at (``fit(..., position=)``).
+    each document was shown at (``fit(..., position=)``), for any loss with a weighted form.
 
     Each clicked document counts ``w = 1 / max(propensity[k - 1], clip)`` for its rank ``k``
     (ranks past the end take the last propensity), the unbiased estimate of relevance under the
     position-based model (Wang, Bendersky, Metzler, Najork, SIGIR 2016; Joachims, Swaminathan,
-    Schnabel, WSDM 2017):
+    Schnabel, WSDM 2017), through the base loss's :meth:`~Loss.weighted_gradient`:
 
-    * ``base="listnet"``: the propensity-weighted softmax cross-entropy (Ai et al., SIGIR 2018),
+    * ``"listnet"``: the propensity-weighted softmax cross-entropy (Ai et al., SIGIR 2018),
       ``-sum_i c_i w_i log softmax(s)_i``, gradient ``(sum_j c_j w_j) softmax(s)_i - c_i w_i``;
-    * ``base="ranknet"``: RankNet's pairs ``(i, j)`` with ``c_i > c_j`` weighted by ``w_i``,
-      ``w_i log(1 + exp(-sigma (s_i - s_j)))``.
+    * ``"ranknet"`` / ``"lambdarank"``: the pairs ``(i, j)`` with ``c_i > c_j`` weighted by ``w_i``
+      (Joachims et al. 2017), ``w_i |dZ_ij| log(1 + exp(-sigma (s_i - s_j)))`` (|dZ| = 1 for RankNet,
+      |dNDCG@k| for LambdaRank);
+    * ``"listmle"``: the Plackett-Luce terms of the clicked documents, each weighted by its ``w``;
+    * ``"approxndcg"`` / ``"neuralndcg"``: the gains ``c_i`` times ``w_i`` (the IPW estimate of DCG).
 
     Not among :func:`get_loss`'s names (the command line's ``--loss``): it needs ``propensity``.
 
     Parameters
     ----------
-    propensity : tuple of float
+    propensity : sequence of float, or Propensity
         Examination propensity per rank from 1 (any scale), > 0; e.g.
-        ``tuple(ranklearn.clicks.estimate_propensity(log).propensity)``.
-    base : {"listnet", "ranknet"}
+        ``ranklearn.clicks.estimate_propensity(log, "em")`` or the simulated ``theta``.
+    base : str or Loss
+        A name of :func:`get_loss` or a Loss object with a weighted form (for its parameters,
+        e.g. ``get_loss("lambdarank", metric="ndcg@10")``).
     clip : float or None
         Propensities below it count as it (weights at most ``1 / clip``).
     sigma : float
-        RankNet's sigmoid steepness (``base="ranknet"``).
+        RankNet's and LambdaRank's sigmoid steepness when ``base`` is their name.
     """
 
     propensity: tuple[float, ...] = ()
-    base: str = "listnet"
+    base: str | Loss = "listnet"
     clip: float | None = None
     sigma: float = 1.0
     name: ClassVar[str] = "ipw"
     side_keys: ClassVar[tuple[str, ...]] = ("position",)
 
     def __post_init__(self) -> None:
-        p = np.asarray(self.propensity, dtype=np.float64)
-        if p.ndim != 1 or p.size == 0 or not np.all(np.isfinite(p)) or np.any(p <= 0):
-            raise ValueError(f"propensity must be positive finite numbers, one per rank from 1; got {self.propensity!r}")
-        if self.base not in ("listnet", "ranknet"):
-            raise ValueError(f"base must be 'listnet' or 'ranknet', got {self.base!r}")
-        if self.clip is not None and not self.clip > 0:
-            raise ValueError(f"clip must be > 0, got {self.clip!r}")
-        if not 0 < self.sigma < np.inf:
+        object.__setattr__(self, "propensity", _check_propensity(self.propensity))
+        _check_clip(self.clip)
+        if isinstance(self.sigma, bool) or not isinstance(self.sigma, (int, float)) or not 0 < self.sigma < np.inf:
             raise ValueError(f"sigma must be a positive number, got {self.sigma!r}")
-        object.__setattr__(self, "propensity", tuple(float(v) for v in p))
+        object.__setattr__(self, "base_loss", _base_loss(self.base, float(self.sigma)))
 
     def inverse_weights(self, position: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """``1 / max(propensity, clip)`` of every document's rank [B, L] (0 at padding)."""
         p = torch.tensor(self.propensity, dtype=torch.float64, device=position.device)
         if self.clip is not None:
             p = p.clamp(min=self.clip)
-        rank = position.long().clamp(min=1, max=p.shape[0]) - 1
-        return (1.0 / p[rank]).masked_fill(~mask, 0.0)
+        return (1.0 / p[_rank_index(position, p.shape[0])]).masked_fill(~mask, 0.0)
+
+    def position_bias(self) -> dict[str, np.ndarray]:
+        """The propensities used (clipped), relative to rank 1: ``{"propensity": ...}``."""
+        p = np.maximum(np.asarray(self.propensity), self.clip or 0.0)
+        return {"propensity": p / p[0]}
 
     def gradient(
         self, scores: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor, *, side: dict[str, torch.Tensor]
     ) -> tuple[torch.Tensor, torch.Tensor]:
         w = self.inverse_weights(side["position"], mask).to(scores.dtype)
+        return self.base_loss.weighted_gradient(scores, labels.masked_fill(~mask, 0.0), mask, w)
+
+
+class DLALoss(Loss):
+    """The Dual Learning Algorithm (Ai, Bi, Luo, Guo, Croft, "Unbiased learning to rank with
+    unbiased propensity estimation", SIGIR 2018): a propensity model learned jointly with the ranker.
+
+    The propensity model is one logit ``g_k`` per rank ``k = 1..max_rank`` (ranks past it share
+    the last). On every batch of click lists (labels: clicked 0/1):
+
+    * the ranker gets the base loss's propensity-weighted gradient (:class:`IPWLoss`'s forms) with
+      ``w_i = 1 / max(exp(g_{k_i} - g_{k_top}), clip)``, the inverse of the propensity of i's rank
+      relative to the list's top rank (``P_top / P_i`` with ``P = softmax(g)`` over the list);
+    * the propensity model takes one Adam step (``learning_rate``) on the inverse-relevance-weighted
+      softmax cross-entropy ``-sum_i c_i v_i log softmax_list(g)_{k_i}`` per list (averaged over the
+      lists), with ``v_i = 1 / max(exp(s_i - s_top), clip)``, the ranker's relevance of the top
+      document over i's (``R_top / R_i`` with ``R = softmax(s)``; the networks' mean of it).
+
+    Each is the other's unbiased estimate under the position-based model (examination and
+    relevance play symmetric parts). The learned propensities relative to rank 1 are
+    :meth:`position_bias` (the neural rankers' ``position_bias_`` after the fit).
+
+    Parameters
+    ----------
+    base : str or Loss
+        The ranker's loss (see :class:`IPWLoss`); DLA's paper uses ``"listnet"`` (softmax).
+    max_rank : int
+        Ranks of the propensity model.
+    learning_rate : float
+        Adam's step for the propensity logits.
+    clip : float or None
+        Floor of both relative propensities and relevances (weights at most ``1 / clip``).
+    sigma : float
+        RankNet's and LambdaRank's sigmoid steepness when ``base`` is their name.
+    """
+
+    name = "dla"
+    side_keys = ("position",)
+
+    def __init__(
+        self,
+        base: str | Loss = "listnet",
+        max_rank: int = 10,
+        learning_rate: float = 0.05,
+        clip: float | None = 0.01,
+        sigma: float = 1.0,
+    ) -> None:
+        if isinstance(max_rank, bool) or not isinstance(max_rank, (int, np.integer)) or max_rank < 1:
+            raise ValueError(f"max_rank must be a positive integer, got {max_rank!r}")
+        lr = learning_rate
+        if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not 0 < lr < np.inf:
+            raise ValueError(f"learning_rate must be a positive number, got {lr!r}")
+        _check_clip(clip)
+        self.base = base
+        self.base_loss = _base_loss(base, float(sigma))
+        self.max_rank = int(max_rank)
+        self.learning_rate = float(lr)
+        self.clip = clip
+        self.sigma = float(sigma)
+        self.logits = torch.zeros(self.max_rank, dtype=torch.float64, requires_grad=True)
+        self.optimizer = torch.optim.Adam([self.logits], lr=self.learning_rate)
+
+    def position_bias(self) -> dict[str, np.ndarray]:
+        """The learned propensities ``exp(g_k - g_1)`` of ranks 1..max_rank: ``{"propensity": ...}``."""
+        g = self.logits.detach().cpu().numpy()
+        return {"propensity": np.exp(g - g[0])}
+
+    def _inverse(self, values: torch.Tensor, top: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """``1 / max(exp(values - values[top]), clip)`` per document (0 at padding)."""
+        ratio = torch.exp(values - torch.gather(values, -1, top))
+        if self.clip is not None:
+            ratio = ratio.clamp(min=self.clip)
+        return (1.0 / ratio).masked_fill(~mask, 0.0)
+
+    def gradient(
+        self, scores: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor, *, side: dict[str, torch.Tensor]
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        if self.logits.device != scores.device:  # the propensity model lives beside the scores
+            self.logits = self.logits.detach().to(scores.device).requires_grad_(True)
+            self.optimizer = torch.optim.Adam([self.logits], lr=self.learning_rate)
+        position = side["position"]
+        rank = _rank_index(position, self.max_rank).masked_fill(~mask, 0)
         clicks = labels.masked_fill(~mask, 0.0)
-        if self.base == "listnet":
-            r = clicks * w
-            logp = _masked_log_softmax(scores, mask)
-            grad = (r.sum(dim=-1, keepdim=True) * logp.exp()).masked_fill(~mask, 0.0) - r
-            return grad, -(r * logp).sum(dim=-1)
-        # pairs (i, j) with c_i > c_j among real documents, weighted by w_i
-        pairs = (clicks[..., :, None] > clicks[..., None, :]) & mask[..., :, None] & mask[..., None, :]
-        weight = pairs.to(scores.dtype) * w[..., :, None]
-        diff = self.sigma * (scores[..., :, None] - scores[..., None, :])
-        force = self.sigma * weight * torch.sigmoid(-diff)
-        grad = force.sum(dim=-2) - force.sum(dim=-1)
-        return grad, (weight * torch.nn.functional.softplus(-diff)).sum(dim=(-2, -1))
+        # the list's top document: its smallest position
+        top = position.long().masked_fill(~mask, torch.iinfo(torch.int64).max).argmin(dim=-1, keepdim=True)
+        with torch.enable_grad():
+            g = self.logits[rank].masked_fill(~mask, float("-inf"))
+            w = self._inverse(g.detach(), top, mask).to(scores.dtype)
+            grad, loss = self.base_loss.weighted_gradient(scores, clicks, mask, w)
+            # the propensity model's step, weighted by the ranker's relevance ratios (inverse relevance weighting)
+            s = scores.detach().to(torch.float64).masked_fill(~mask, float("-inf"))
+            v = self._inverse(s, top.expand(*s.shape[:-1], 1), mask)
+            v = v.mean(dim=tuple(range(s.dim() - 2))) if s.dim() > 2 else v
+            logp = torch.log_softmax(g, dim=-1).masked_fill(~mask, 0.0)
+            exam = -(clicks.to(torch.float64) * v * logp).sum() / mask.shape[0]
+            self.optimizer.zero_grad(set_to_none=True)
+            exam.backward()
+        self.optimizer.step()
+        return grad, loss
+
+
+class RegressionEMLoss(Loss):
+    """Regression EM of the position-based model (Wang, Golbandi, Bendersky, Metzler, Najork,
+    "Position bias estimation for unbiased learning to rank in personal search", WSDM 2018), with
+    the network as the relevance model: ``P(click) = theta_k gamma(x)``, ``gamma = sigmoid(s)``.
+
+    On every batch of click lists (labels: clicked 0/1; a count above 0 counts as a click):
+
+    * E-step: per document, ``P(R=1 | c=1) = 1`` and ``P(R=1 | c=0) = (1 - theta) gamma / (1 - theta gamma)``;
+      ``P(E=1 | c=1) = 1`` and ``P(E=1 | c=0) = theta (1 - gamma) / (1 - theta gamma)``;
+    * M-step of the relevance model: the gradient of the binary cross-entropy of ``sigmoid(s)``
+      against ``P(R=1 | c)`` (the paper's regression on the posteriors; one optimizer step per batch);
+    * M-step of the propensities: ``theta_k`` moves a step ``theta_learning_rate`` towards the
+      batch's mean ``P(E=1 | c)`` at rank k (online EM; the networks' mean gamma).
+
+    Every list trains (sessions without clicks are evidence too). The ranker scores by
+    ``s`` (rank-equivalent to ``gamma``); :meth:`position_bias` holds ``theta_k / theta_1``.
+
+    Parameters
+    ----------
+    max_rank : int
+        Ranks of ``theta`` (ranks past it share the last).
+    theta_learning_rate : float
+        Step in (0, 1] of the propensities' online M-step.
+    """
+
+    name = "regression_em"
+    side_keys = ("position",)
+    every_list = True
+
+    def __init__(self, max_rank: int = 10, theta_learning_rate: float = 0.05) -> None:
+        if isinstance(max_rank, bool) or not isinstance(max_rank, (int, np.integer)) or max_rank < 1:
+            raise ValueError(f"max_rank must be a positive integer, got {max_rank!r}")
+        lr = theta_learning_rate
+        if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not 0 < lr <= 1:
+            raise ValueError(f"theta_learning_rate must be in (0, 1], got {lr!r}")
+        self.max_rank = int(max_rank)
+        self.theta_learning_rate = float(lr)
+        self.theta = torch.full((self.max_rank,), 0.5, dtype=torch.float64)
+
+    def position_bias(self) -> dict[str, np.ndarray]:
+        """``theta_k / theta_1`` of ranks 1..max_rank: ``{"propensity": ...}``."""
+        t = self.theta.cpu().numpy()
+        return {"propensity": t / t[0]}
+
+    def gradient(
+        self, scores: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor, *, side: dict[str, torch.Tensor]
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        rank = _rank_index(side["position"], self.max_rank).masked_fill(~mask, 0)
+        self.theta = self.theta.to(scores.device)
+        theta = self.theta[rank].to(scores.dtype)
+        clicked = (labels > 0) & mask
+        gamma = torch.sigmoid(scores)
+        none = (1.0 - theta * gamma).clamp(min=1e-12)
+        relevant = torch.where(clicked, torch.ones_like(gamma), (1.0 - theta) * gamma / none)
+        grad = (gamma - relevant).masked_fill(~mask, 0.0)
+        loss = torch.nn.functional.binary_cross_entropy_with_logits(scores, relevant, reduction="none")
+        loss = loss.masked_fill(~mask, 0.0).sum(dim=-1)
+        lead = tuple(range(scores.dim() - 2))
+        g = gamma.mean(dim=lead) if lead else gamma
+        examined = torch.where(clicked, torch.ones_like(g), theta * (1.0 - g) / (1.0 - theta * g).clamp(min=1e-12))
+        at = rank[mask]
+        count = torch.bincount(at, minlength=self.max_rank).to(torch.float64)
+        total = torch.bincount(at, weights=examined[mask].to(torch.float64), minlength=self.max_rank)
+        seen = count > 0
+        step = self.theta_learning_rate
+        self.theta[seen] = (1.0 - step) * self.theta[seen] + step * total[seen] / count[seen]
+        return grad, loss
 
 
 def _ranknet(sigma: float = 1.0, max_elements: int = DEFAULT_MAX_ELEMENTS) -> LambdaLoss:

@@ -111,12 +111,15 @@ class QuerySet:
     def n_queries(self) -> int:
         return int(self.sizes.shape[0])
 
-    def trainable_queries(self) -> np.ndarray:
-        """Queries with at least one pair (two different labels) and some nonzero weight."""
+    def trainable_queries(self, every_list: bool = False) -> np.ndarray:
+        """Queries with at least one pair (two different labels; any query with ``every_list``,
+        for a loss that learns from lists of equal labels too) and some nonzero weight."""
         if self.n_queries == 0:
             return np.zeros(0, dtype=np.int64)
         starts = self.ptr[:-1]
-        ok = np.maximum.reduceat(self.y_np, starts) > np.minimum.reduceat(self.y_np, starts)
+        ok = np.ones(self.n_queries, dtype=bool)
+        if not every_list:
+            ok = np.maximum.reduceat(self.y_np, starts) > np.minimum.reduceat(self.y_np, starts)
         if self.scale_np is not None:
             ok &= np.maximum.reduceat(self.scale_np, starts) > 0
         return np.flatnonzero(ok)
