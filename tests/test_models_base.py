@@ -157,7 +157,7 @@ def test_negative_labels_train_but_do_not_evaluate(name, make):
 
 # --- queries, eval sets, feature names, score, file: the core's contracts -------------------------
 TREES = dict(n_estimators=12, num_leaves=4, min_samples_leaf=3, random_state=0)
-NETS = dict(epochs=3, hidden=(4,), n_networks=1, random_state=0)
+NETS = dict(n_estimators=3, hidden=(4,), n_networks=1, random_state=0)
 
 
 @pytest.fixture(scope="module")
@@ -360,7 +360,7 @@ def test_pairwise_ranknet_trains_with_its_defaults(core_splits):
     from ranklearn.models import RankNet
 
     tr, *_ = core_splits
-    m = RankNet(mode="pairwise", epochs=1, hidden=(4,), random_state=0).fit(tr.X[:200], tr.y[:200], qid=tr.qid[:200])
+    m = RankNet(mode="pairwise", n_estimators=1, hidden=(4,), random_state=0).fit(tr.X[:200], tr.y[:200], qid=tr.qid[:200])
     assert m.model_.n_networks == 1
     with pytest.raises(ValueError, match="trains a single network"):
         RankNet(mode="pairwise", n_networks=3).fit(tr.X, tr.y, qid=tr.qid)

@@ -131,8 +131,8 @@ def _linear_text(model) -> str:
         lines.append(f"## Lambda = {model.l2_regularization!r}")
     else:
         lines += [
-            f"## Restart = {model.n_restarts}",
-            f"## MaxIteration = {model.max_iterations}",
+            f"## Restart = {model.n_estimators}",
+            f"## MaxIteration = {model.line_search_steps}",
             f"## StepBase = {model.step_base!r}",
             f"## StepScale = {model.step_scale!r}",
             f"## Tolerance = {model.tolerance!r}",

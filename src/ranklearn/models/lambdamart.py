@@ -22,7 +22,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Hidden, Interval, StrOptions
 
 from ranklearn.metrics import Metric
-from ranklearn.models.base import N_JOBS, BaseRanker, EvalSet, FitData
+from ranklearn.models.base import EARLY_STOPPING, N_JOBS, BaseRanker, EvalSet, FitData
 from ranklearn.models.contributions import TreeContributions
 from ranklearn.objectives import OBJECTIVE_NAMES, UNBIASED_METHODS, Objective, get_objective, make_unbiased
 from ranklearn.tree.binning import BinMapper, has_missing
@@ -82,7 +82,8 @@ class LambdaMART(TreeContributions, TreeImportance, BaseRanker):
     n_estimators : int
         Maximum number of trees (boosting iterations).
     learning_rate : float
-        Shrinkage applied to every tree's leaf values.
+        The step of each update in function space: every tree's leaf values times it
+        (shrinkage; the networks' ``learning_rate`` is their optimizer's step).
     num_leaves : int
         Leaves per tree, grown best-first.
     min_samples_leaf : int
@@ -93,9 +94,11 @@ class LambdaMART(TreeContributions, TreeImportance, BaseRanker):
         Metric computed on the evaluation sets, used for early stopping and by ``score``,
         e.g. "ndcg@10" (the model's ``gain``, queries without relevant documents count 0,
         ties in input order), or a :class:`ranklearn.metrics.Metric` with other conventions.
-    early_stopping_rounds : int or None
-        Stop when the watched evaluation set's metric has not improved for this many trees,
-        and roll back to the best iteration. Needs an ``eval_set``.
+    early_stopping_rounds : int, "auto" or None
+        Stop when the watched evaluation set's metric has not improved for this many trees
+        (an int needs an ``eval_set``); "auto": max(20, n_estimators // 10) with an ``eval_set``,
+        none without; None: every tree. With an evaluation set the model is rolled back to its
+        best iteration either way.
     n_jobs : int or None
         Threads (None or -1: every CPU this process may use). Inputs under 10,000 rows run
         on one thread, which is faster there; results never depend on the number of threads.
@@ -136,7 +139,9 @@ class LambdaMART(TreeContributions, TreeImportance, BaseRanker):
     min_sum_hessian : float
         Minimum sum of hessians in a leaf.
     l2_regularization : float
-        L2 penalty on leaf values (added to the hessian sum).
+        L2 penalty ``lambda`` on leaf values: Newton leaves ``-G / (H + lambda)``, the minimum of
+        the loss plus ``lambda / 2 * sum(w^2)`` in the hessian's half-loss convention (under squared
+        error, LinearRegression's penalty; docs/DESIGN.md, "Vocabulary").
     min_gain_to_split : float
         Minimum gain of a split.
     leaf_order : {"gain", "deviance"}
@@ -147,7 +152,7 @@ class LambdaMART(TreeContributions, TreeImportance, BaseRanker):
         RankLib, "deviance" splits its leaf even for no gain (``min_gain_to_split > 0`` still asks
         for one) and never a leaf whose gradients are all equal.
     feature_fraction : float
-        Fraction of features each tree may use, drawn per tree.
+        Fraction of features each tree may split on, drawn per tree without replacement.
     bagging_fraction : float
         Fraction of queries each tree is fitted on, drawn per tree.
     bin_subsample : int or None
@@ -197,6 +202,7 @@ class LambdaMART(TreeContributions, TreeImportance, BaseRanker):
     """
 
     _model_name = "lambdamart"
+    _vocabulary_since = 4  # payload 4: issue 30's vocabulary (MART's too)
     _display_name = "LambdaMART"
     #: what ``objective=None`` means (MART sets "squared_error")
     _default_objective: ClassVar[str] = "lambdarank"
@@ -209,7 +215,7 @@ class LambdaMART(TreeContributions, TreeImportance, BaseRanker):
         "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
         "max_bins": [Interval(Integral, 2, 255, closed="both")],
         "metric": [str, Metric],
-        "early_stopping_rounds": [Interval(Integral, 1, None, closed="left"), None],
+        "early_stopping_rounds": EARLY_STOPPING,
         "n_jobs": N_JOBS,
         "random_state": ["random_state"],
         # "custom" marks a loaded model trained with a user's objective: not an option to offer
@@ -245,7 +251,7 @@ class LambdaMART(TreeContributions, TreeImportance, BaseRanker):
         min_samples_leaf: int = 20,
         max_bins: int = 255,
         metric: str | Metric = "ndcg@10",
-        early_stopping_rounds: int | None = None,
+        early_stopping_rounds: int | str | None = None,
         n_jobs: int | None = None,
         random_state: int | None = None,
         objective: str | Objective | None = None,
