@@ -105,3 +105,19 @@ def test_cli_unknown_options_say_ranklearn_s_name(capsys, small_files, typed, sa
     code, _, err = run(capsys, "train", "--train", small_files["train"], "--model", "lambdamart", *typed)
     assert_one_line_error(code, err, said)
     assert "Possible options" not in err
+
+
+@pytest.mark.parametrize(
+    "name, old, said",
+    [("random-forest", "n_bags", "n_estimators (earlier ranklearn's n_bags; a random forest's bags; its trees per bag "
+                                 "are trees_per_bag)"),
+     ("coordinate-ascent", "n_restarts", "n_estimators (earlier ranklearn's n_restarts; coordinate ascent's restarts)"),
+     ("coordinate-ascent", "max_iterations", "line_search_steps (earlier ranklearn's max_iterations)"),
+     ("ranknet", "epochs", "n_estimators (earlier ranklearn's epochs; the networks' epochs)")],
+)  # fmt: skip
+def test_a_name_the_vocabulary_replaced_says_today_s(name, old, said):
+    cls = REGISTRY[name].load_class()
+    with pytest.raises(TypeError, match=re.escape(f"got an unexpected keyword argument '{old}': ranklearn calls it {said}")):
+        cls(**{old: 2})
+    with pytest.raises(ValueError, match=re.escape(f"ranklearn calls it {said}")):
+        cls().set_params(**{old: 2})

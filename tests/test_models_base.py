@@ -503,3 +503,22 @@ def test_score_above_the_models_top_grade_names_the_estimators_way(core_splits):
     assert model.score(va.X, va.y, qid=va.qid) == pytest.approx(
         get_metric("err@10", max_grade=4).mean(va.y, model.predict(va.X), va.ptr)
     )
+
+
+@pytest.mark.parametrize("cls,params", rankers())
+def test_the_vocabulary_holds_for_every_ranker(cls, params, core_splits):
+    """docs/DESIGN.md's vocabulary: every ranker takes random_state; n_estimators bounds the
+    iterations of every ranker that iterates, and early_stopping_rounds="auto" means
+    max(20, n_estimators // 10) with an evaluation set, nothing without."""
+    names = cls._get_param_names()
+    assert "random_state" in names
+    assert not {"epochs", "n_restarts", "n_bags", "max_iterations"} & set(names)
+    if "early_stopping_rounds" not in names:  # one solve: LinearRegression
+        return
+    for n, rounds in ((5, 20), (250, 25), (1000, 100)):
+        model = cls(**{**params, "n_estimators": n, "early_stopping_rounds": "auto"})
+        model.check_params()
+        assert (model._early_stopping(1), model._early_stopping(0)) == (rounds, None)
+    tr, va, _ = core_splits
+    model = cls(**params, early_stopping_rounds="auto").fit(tr.X, tr.y, qid=tr.qid, eval_set=[(va.X, va.y, va.qid)])
+    assert model.n_iter_ == model.n_estimators <= 20  # "auto" = 20 here: no early stop
