@@ -433,7 +433,7 @@ def test_a_query_weight_of_five_is_that_query_five_times(name):
 
     ds = make_ranking(30, 5, n_informative=3, docs_per_query=(4, 9), random_state=3)
     cls = get_model_class(name)
-    params = {"n_estimators": 8} if name != "coordinate-ascent" else {"n_restarts": 1, "random_state": 0}
+    params = {"n_estimators": 8} if name != "coordinate-ascent" else {"n_estimators": 1, "random_state": 0}
     rows = np.arange(ds.ptr[0], ds.ptr[8])  # queries 0-7, and four more copies of them at the end
     copies = 4
     X5 = np.vstack([ds.X, *[ds.X[rows]] * copies])

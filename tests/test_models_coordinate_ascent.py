@@ -14,7 +14,7 @@ from ranklearn.models.coordinate_ascent import CoordinateAscent
 from test_cli import run, small_files  # noqa: F401 (fixture)
 
 
-def brute_force_restart(X, y, ptr, metric, rng, *, max_iterations=25, step_base=0.05, step_scale=2.0, tolerance=0.001):
+def brute_force_restart(X, y, ptr, metric, rng, *, line_search_steps=25, step_base=0.05, step_scale=2.0, tolerance=0.001):
     """One restart of RankLib's procedure, every candidate scored from scratch with X @ w."""
     X = X.astype(np.float64)
     n = X.shape[1]
@@ -32,7 +32,7 @@ def brute_force_restart(X, y, ptr, metric, rng, *, max_iterations=25, step_base=
                     if orig != 0 and abs(step) > 0.5 * abs(orig):
                         step = direction * step_base * abs(orig)
                     candidates, total = [], 0.0
-                    for j in range(max_iterations):
+                    for j in range(line_search_steps):
                         total += step * step_scale**j
                         candidates.append(total)
                 for delta in candidates:
@@ -115,7 +115,7 @@ def test_finds_the_one_informative_feature():
 def test_restarts_are_driver_iterations_and_the_best_on_validation_is_kept(data):
     X, y, qid = data
     Xv, yv, qv = make_ranking(20, 5, n_informative=3, random_state=8, return_X_y=True)
-    m = CoordinateAscent(n_estimators=4, max_iterations=8, random_state=1).fit(X, y, qid, eval_set=[(Xv, yv, qv)])
+    m = CoordinateAscent(n_estimators=4, line_search_steps=8, random_state=1).fit(X, y, qid, eval_set=[(Xv, yv, qv)])
     history = m.evals_result_["valid_0"]["ndcg@10"]
     assert m.n_iter_ == 4 and len(history) == 4
     assert m.best_iteration_ == int(np.argmax(history)) + 1 and m.best_score_ == max(history)
@@ -144,24 +144,24 @@ def test_regularized_stays_closer_to_uniform(data):
 
 def test_bad_parameters_and_save_load(data, tmp_path):
     X, y, qid = data
-    with pytest.raises(ValueError, match="n_restarts"):
+    with pytest.raises(ValueError, match="n_estimators"):
         CoordinateAscent(n_estimators=0).fit(X, y, qid)
     with pytest.raises(ValueError, match="docid"):
         CoordinateAscent(metric=get_metric("ndcg@10", ties="docid")).fit(X, y, qid)
-    m = CoordinateAscent(n_estimators=1, max_iterations=5, random_state=0).fit(X, y, qid)
+    m = CoordinateAscent(n_estimators=1, line_search_steps=5, random_state=0).fit(X, y, qid)
     m.save(tmp_path / "ca.json")
     back = load_model(tmp_path / "ca.json")
-    assert type(back) is CoordinateAscent and back.max_iterations == 5
+    assert type(back) is CoordinateAscent and back.line_search_steps == 5
     np.testing.assert_array_equal(back.predict(X), m.predict(X))
 
 
 def test_cli_train_predict_export(capsys, tmp_path, small_files):  # noqa: F811
     model = tmp_path / "ca.json"
     code, out, err = run(capsys, "train", "--train", small_files["train"], "--validate", small_files["vali"],
-                         "--model", "coordinate-ascent", "--n-estimators", 2, "--iterations", 10, "--seed", 0,
+                         "--model", "coordinate-ascent", "--n-estimators", 2, "--line-search-steps", 10, "--seed", 0,
                          "--save", model)  # fmt: skip
     assert code == 0, err
-    assert load_model(model).n_restarts == 2
+    assert (load_model(model).n_estimators, load_model(model).line_search_steps) == (2, 10)
     code, _, err = run(capsys, "predict", "--model", model, "--data", small_files["test"], "--out", tmp_path / "s")
     assert code == 0, err
     code, _, err = run(capsys, "export", "--model", model, "--format", "ranklib", "--out", tmp_path / "ca.txt")
@@ -189,9 +189,9 @@ def test_small_data_fits_on_one_thread_whatever_n_jobs(data, monkeypatch):
         assert cls(n_jobs=2)._fit_threads(PARALLEL_MIN_DOCS - 1) == 1
         assert cls(n_jobs=2)._fit_threads(PARALLEL_MIN_DOCS) == 2
     X, y, qid = data
-    serial = CoordinateAscent(n_estimators=2, max_iterations=6, random_state=0, n_jobs=2).fit(X, y, qid)
+    serial = CoordinateAscent(n_estimators=2, line_search_steps=6, random_state=0, n_jobs=2).fit(X, y, qid)
     monkeypatch.setattr("ranklearn.models._linear.PARALLEL_MIN_DOCS", 0)  # now on n_jobs threads (where the machine has them)
-    parallel = CoordinateAscent(n_estimators=2, max_iterations=6, random_state=0, n_jobs=2).fit(X, y, qid)
+    parallel = CoordinateAscent(n_estimators=2, line_search_steps=6, random_state=0, n_jobs=2).fit(X, y, qid)
     np.testing.assert_array_equal(parallel.coef_, serial.coef_)
 
 

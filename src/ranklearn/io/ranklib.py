@@ -101,8 +101,8 @@ def ranklib_model_text(model) -> str:
             stacklevel=2,
         )
     stop = model.early_stopping_rounds
-    if stop == "auto":  # what it meant for this fit: the ranker's patience if it watched a set
-        stop = model._auto_early_stopping if getattr(model, "evals_result_", None) else None
+    if stop == "auto":  # what it meant for this fit: the rounds "auto" stands for if it watched a set
+        stop = model._early_stopping(1) if getattr(model, "evals_result_", None) else None
     lines = [
         f"## {model._display_name}",  # RankLib picks the ranker by this name
         f"## No. of trees = {len(model.trees_)}",
