@@ -56,7 +56,7 @@ def test_help(capsys, command):
 
 @pytest.mark.parametrize(
     "command, texts",
-    [("train", ["[lambdamart, mart, random-forest] Number of trees", "[ranknet, lambdarank, listnet] Hidden layer sizes", "--lambda-norm"]),
+    [("train", ["[lambdamart, mart, random-forest] Leaves per tree", "[ranknet, lambdarank, listnet] Hidden layer sizes", "--lambda-norm"]),
      ("evaluate", ["map[@k], p@k, recall[@k], rr[@k] (or mrr[@k])"])],
 )
 def test_help_keeps_bracketed_text(capsys, monkeypatch, command, texts):
@@ -275,7 +275,7 @@ def test_train_neural(capsys, tmp_path, small_files):
     [
         ("lambdamart", ["--hidden", "3"], "--hidden does not apply to lambdamart"),
         ("lambdamart", ["--hidden", "8"], "--hidden does not apply to lambdamart"),
-        ("lambdamart", ["--lambda-norm", "docs"], "--lambda-norm does not apply to lambdamart"),
+        ("lambdamart", ["--lambda-norm", "docs"], "--lambda-norm must be one of 'lightgbm', 'none'; got 'docs'"),
         ("lambdamart", ["--networks", "3"], "--networks does not apply to lambdamart"),
         ("ranknet", ["--networks", "0"], "--networks must be"),
         ("ranknet", ["--leaves", "3"], "--leaves does not apply to ranknet"),

@@ -405,10 +405,10 @@ def test_parameter_names_in_messages_become_the_options_as_typed():
          "--objective must be one of 'lambdarank', 'ranknet', 'xendcg'; got 'x'"),
     ]:  # fmt: skip
         assert option_message(message, "lambdamart") == expected
-    # --early-stopping parses whole numbers: "or 'auto'" offered a value it refuses (review)
+    # --early-stopping takes whole numbers and 'auto' (every ranker takes both)
     assert option_message("The 'early_stopping_rounds' parameter of MART must be an int in the range [1, inf), a str "
                           "among {'auto'} or None. Got 0 instead.", "mart") == (
-        "--early-stopping must be an int in the range [1, inf); got 0")  # fmt: skip
+        "--early-stopping must be an int in the range [1, inf) or 'auto'; got 0")  # fmt: skip
 
 
 def test_a_librarys_warning_is_one_line(capsys, tmp_path):

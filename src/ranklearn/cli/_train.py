@@ -69,19 +69,19 @@ def _derived_option(cls: type, param: str, flag: str, given: Option | None) -> O
             numbers.add(int)
         elif c is str:
             words = True
+    if given is not None and given.parse is not None:  # the registry's parse types it (hidden: array-like)
+        return given
     help_ = given.help if given is not None else _docstring_line(cls, param)
-    parse = given.parse if given is not None else None
+    parse = None
     if boolean:
         return Option(flag, param, bool, help_)
     if numbers and (choices or words):  # "auto" or a count: typed as a word, parsed into a number
-        return Option(flag, param, str, help_, parse=parse or parse_auto_or_count)
+        return Option(flag, param, str, help_, parse=parse_auto_or_count)
     if numbers:
         return Option(flag, param, float if float in numbers else int, help_, parse=parse)
     if choices and not words:
         return Option(flag, param, str, help_, choices=tuple(sorted(choices)), parse=parse)
-    if given is not None:  # free text, or what only the registry's parse types (hidden, propensity)
-        return given
-    return Option(flag, param, str, help_)
+    return Option(flag, param, str, help_, choices=given.choices if given is not None else None)
 
 
 def model_options(model: str) -> dict[str, Option]:
@@ -122,7 +122,7 @@ def merged_options() -> dict[str, tuple[Option, list[str]]]:
                     raise TypeError(f"{opt.flag}: {spec.name}'s {opt.param} ({opt.type.__name__}) differs from "
                                     f"{models[0]}'s {first.param} ({first.type.__name__})")  # fmt: skip
                 if first.choices and opt.choices:
-                    first = dataclasses.replace(first, choices=tuple(sorted({*first.choices, *opt.choices})))
+                    first = dataclasses.replace(first, choices=tuple(dict.fromkeys((*first.choices, *opt.choices))))
                 merged[opt.flag] = (first, [*models, spec.name])
             else:
                 merged[opt.flag] = (opt, [spec.name])
