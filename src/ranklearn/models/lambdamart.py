@@ -124,10 +124,12 @@ class LambdaMART(TreeContributions, TreeImportance, BaseRanker):
     truncation_level : int or None
         Only pairs with a document in the current top ``truncation_level`` get lambdas
         (None: the metric's cut-off, where nothing is lost).
-    lambda_normalization : {"lightgbm", "none"}
+    lambda_normalization : {"lightgbm", "docs", "pairs", "none"}
         "lightgbm": multiply each query's lambdas and hessians by log2(1 + S) / S, S the sum
         of its pairs' 2 |lambda_ij| (LightGBM's normalization; chosen on MQ2008 validation
-        NDCG). "none": the plain sums.
+        NDCG). "docs" / "pairs": divide them by the query's documents / pairs with different
+        labels (the networks' values of the same names: per-row weights times
+        ``sample_weight``). "none": the plain sums.
     lambda_distance_weight : bool
         Divide each pair's |ΔZ| by 0.01 + |s_i - s_j|, as LightGBM's ``lambdarank_norm`` also
         does. Off by default: it lowered MQ2008 validation NDCG@10.
@@ -223,7 +225,7 @@ class LambdaMART(TreeContributions, TreeImportance, BaseRanker):
         "sigma": [Interval(Real, 0, np.inf, closed="neither")],
         "lambda_metric": [str, None],
         "truncation_level": [Interval(Integral, 1, None, closed="left"), None],
-        "lambda_normalization": [StrOptions({"lightgbm", "none"})],
+        "lambda_normalization": [StrOptions({"lightgbm", "docs", "pairs", "none"})],
         "lambda_distance_weight": ["boolean"],
         "gain": [StrOptions({"exp2", "linear"})],
         "max_depth": [Interval(Integral, 1, None, closed="left"), None],
