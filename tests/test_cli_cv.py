@@ -188,3 +188,22 @@ def test_cv_early_stopping_carves_validation_queries_from_each_training_part(cap
         )
         expected = get_metric("ndcg@10").mean(ds.y[test], model.predict(ds.X[test]), group_ptr(ds.qid[test]))
         assert result["folds"][f"fold {n}"]["ndcg@10"] == pytest.approx(expected, abs=1e-12)
+
+
+def test_cv_train_metric_sets_the_rankers_metric_and_flags_take_no_value(capsys, tmp_path):
+    """--train-metric is train's --metric (cv's own --metric is the reported one): the fold
+    models are fitted for it; a boolean parameter is a flag, --x or --no-x."""
+    from ranklearn.io import load_model
+
+    splits = make_ranking_splits((30, 10, 10), n_features=6, n_informative=4, docs_per_query=(3, 10), random_state=5)
+    path, out_dir = tmp_path / "all.txt", tmp_path / "models"
+    save_svmlight(splits[0], path)
+    code, _, err = run(capsys, "cv", "--model", "coordinate-ascent", "--data", path, "--folds", 2, "--metric", "ndcg@10",
+                       "--train-metric", "map", "--save-models", out_dir, "--n-estimators", 1, "--regularized",
+                       "--line-search-steps", 3, "--seed", 0)  # fmt: skip
+    assert code == 0, err
+    model = load_model(out_dir / "fold-1.json")
+    assert (model.metric, model.regularized, model.line_search_steps) == ("map", True, 3)
+    assert parse_model_options("adarank", ["--no-enqueue"]) == {"enqueue": False}
+    code, _, err = run(capsys, "cv", "--model", "linear", "--data", path, "--train-metric", "nope@3")
+    assert code == 2 and err.count("\n") == 1 and "nope@3" in err

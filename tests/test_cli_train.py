@@ -537,3 +537,39 @@ def test_train_unbiased_reads_positions_from_a_position_file_or_the_sidecar(caps
     code, _, err = run(capsys, "train", "--model", "mart", "--train", small_files["train"], "--unbiased",
                        "pairwise", "--position-file", pos_file, *opts)  # fmt: skip
     assert_one_line_error(code, err, "debiases the pair objectives 'lambdarank' and 'ranknet', not 'squared_error'")
+
+
+def test_every_parameter_of_every_ranker_is_an_option_of_train():
+    """Generated from the rankers' constraints (docs/DESIGN.md "Vocabulary"): each parameter but
+    verbose and warm_start has one flag, offered for every ranker that takes it."""
+    from ranklearn.cli._train import merged_options
+    from ranklearn.registry import NOT_OPTIONS, REGISTRY, option_flag
+
+    merged = merged_options()
+    for spec in REGISTRY.values():
+        try:
+            cls = spec.load_class()
+        except ImportError:
+            continue
+        for param in set(cls._get_param_names()) - set(NOT_OPTIONS):
+            option, models = merged[option_flag(param)]
+            assert option.param == param and spec.name in models, (spec.name, param)
+
+
+def test_generated_options_reach_the_ranker_with_the_python_sides_errors(capsys, small_files, tmp_path):  # noqa: F811
+    from ranklearn.cli._train import option_message
+
+    model = tmp_path / "m.json"
+    code, _, err = run(capsys, "train", "--train", small_files["train"], "--validate", small_files["vali"],
+                       "--model", "lambdamart", "--n-estimators", "3", "--bagging-fraction", "0.5",
+                       "--lambda-norm", "pairs", "--early-stopping", "auto", "--lambda-distance-weight",
+                       "--seed", "0", "--save", model)  # fmt: skip
+    assert code == 0, err
+    params = load_model(model).get_params()
+    assert (params["bagging_fraction"], params["lambda_normalization"], params["early_stopping_rounds"],
+            params["lambda_distance_weight"]) == (0.5, "pairs", "auto", True)  # fmt: skip
+    with pytest.raises(ValueError) as python_side:
+        LambdaMART(bagging_fraction=2.0).check_params()
+    code, _, err = run(capsys, "train", "--train", small_files["train"], "--model", "lambdamart", "--bagging-fraction", "2")
+    assert err == f"ranklearn: error: {option_message(str(python_side.value), 'lambdamart')}\n"
+    assert "--bagging-fraction must be a float in the range (0.0, 1.0]; got 2.0" in err
