@@ -51,6 +51,8 @@ def _derived_option(cls: type, param: str, flag: str, given: Option | None) -> O
 
     from ranklearn.registry import parse_auto_or_count
 
+    if given is not None and given.parse is not None:  # the registry's parse types it (hidden: array-like)
+        return given
     numbers: set[type] = set()
     choices: set[str] = set()
     words = boolean = False
@@ -69,18 +71,15 @@ def _derived_option(cls: type, param: str, flag: str, given: Option | None) -> O
             numbers.add(int)
         elif c is str:
             words = True
-    if given is not None and given.parse is not None:  # the registry's parse types it (hidden: array-like)
-        return given
     help_ = given.help if given is not None else _docstring_line(cls, param)
-    parse = None
     if boolean:
         return Option(flag, param, bool, help_)
     if numbers and (choices or words):  # "auto" or a count: typed as a word, parsed into a number
         return Option(flag, param, str, help_, parse=parse_auto_or_count)
     if numbers:
-        return Option(flag, param, float if float in numbers else int, help_, parse=parse)
+        return Option(flag, param, float if float in numbers else int, help_)
     if choices and not words:
-        return Option(flag, param, str, help_, choices=tuple(sorted(choices)), parse=parse)
+        return Option(flag, param, str, help_, choices=tuple(sorted(choices)))
     return Option(flag, param, str, help_, choices=given.choices if given is not None else None)
 
 
