@@ -48,7 +48,10 @@ def local_models(name: str) -> dict:
     return {
         "lambdamart_bag": lambda j: LambdaMART(n_estimators=n, bagging_fraction=0.7, feature_fraction=0.6, random_state=3, n_jobs=j),
         "lambdamart_weighted": lambda j: LambdaMART(n_estimators=n, random_state=3, n_jobs=j),
-        "mart": lambda j: MART(n_estimators=n, num_leaves=10, feature_fraction=0.8, bagging_fraction=0.8, random_state=5, n_jobs=j),
+        # early_stopping_rounds=100: what MART's default "auto" meant before issue 30's vocabulary
+        # (today's "auto" is max(20, n_estimators // 10)), so both trees train the same model
+        "mart": lambda j: MART(n_estimators=n, num_leaves=10, feature_fraction=0.8, bagging_fraction=0.8,
+                               early_stopping_rounds=100, random_state=5, n_jobs=j),
         "rf": lambda j: RandomForest(**_bags(RandomForest, 10 if name == "mq2008" else 3), num_leaves=30, random_state=7, n_jobs=j),
     }  # fmt: skip
 
