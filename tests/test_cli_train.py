@@ -537,6 +537,13 @@ def test_train_unbiased_reads_positions_from_a_position_file_or_the_sidecar(caps
     code, _, err = run(capsys, "train", "--model", "mart", "--train", small_files["train"], "--unbiased",
                        "pairwise", "--position-file", pos_file, *opts)  # fmt: skip
     assert_one_line_error(code, err, "debiases the pair objectives 'lambdarank' and 'ranknet', not 'squared_error'")
+    # "ipw" with its propensities, reachable now that every parameter is an option
+    code, _, err = run(capsys, "train", "--model", "lambdamart", "--train", small_files["train"], "--unbiased", "ipw",
+                       "--propensity", "1,0.6,0.4", "--position-file", pos_file, "--save", tmp_path / "ipw.json", *opts)
+    assert code == 0, err
+    ref = LambdaMART(n_estimators=3, num_leaves=4, min_samples_leaf=2, random_state=0, n_jobs=1, unbiased="ipw",
+                     propensity=[1, 0.6, 0.4]).fit(train.X, train.y, qid=train.qid, position=position)  # fmt: skip
+    np.testing.assert_array_equal(load_model(tmp_path / "ipw.json").predict(train.X), ref.predict(train.X))
 
 
 def test_every_parameter_of_every_ranker_is_an_option_of_train():
