@@ -94,11 +94,11 @@ def worker_neural(args) -> None:
     X, y, qid = _data(args.neural_queries)
     params = dict(hidden=(64, 32), n_networks=1, early_stopping_rounds=None, random_state=0,
                   n_jobs=1 if _unshared() else None)  # fmt: skip
-    RankNet(**params, epochs=1).fit(X[: 20 * DOCS], y[: 20 * DOCS], qid[: 20 * DOCS])  # warm-up
+    RankNet(**params, n_estimators=1).fit(X[: 20 * DOCS], y[: 20 * DOCS], qid[: 20 * DOCS])  # warm-up
     _wait_for_go()
     seen: list[int] = []  # torch's threads after each epoch
     w0, c0 = time.perf_counter(), time.process_time()
-    RankNet(**params, epochs=args.epochs).fit(X, y, qid, callbacks=[lambda *_: seen.append(torch.get_num_threads())])
+    RankNet(**params, n_estimators=args.epochs).fit(X, y, qid, callbacks=[lambda *_: seen.append(torch.get_num_threads())])
     _report(wall=time.perf_counter() - w0, cpu=time.process_time() - c0, threads=[min(seen), max(seen)])
 
 

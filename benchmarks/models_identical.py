@@ -6,6 +6,9 @@ RandomForest on MQ2008 Fold1 and on the speed benchmark's 200,000-row synthetic 
 two 1-thread worker processes; saves every model file, its test predictions and its
 evaluation history; then compares the two folders file by file (JSON payloads: trees,
 thresholds, bins, values, gains, counts, bin mapper, parameters; predictions bit for bit).
+Model files are compared as this ranklearn saves them again after loading them, so a file of an
+older tree is compared under today's parameter names (issue 30's vocabulary; run `compare` with
+the newer tree on the path), and a forest is built with whichever name of its bags the tree takes.
 
     git worktree add --detach /tmp/ranklearn-old <commit>
     PYTHONPATH=/tmp/ranklearn-old/src .venv/bin/python benchmarks/models_identical.py fit /tmp/A
@@ -45,9 +48,25 @@ def local_models(name: str) -> dict:
     return {
         "lambdamart_bag": lambda j: LambdaMART(n_estimators=n, bagging_fraction=0.7, feature_fraction=0.6, random_state=3, n_jobs=j),
         "lambdamart_weighted": lambda j: LambdaMART(n_estimators=n, random_state=3, n_jobs=j),
-        "mart": lambda j: MART(n_estimators=n, num_leaves=10, feature_fraction=0.8, bagging_fraction=0.8, random_state=5, n_jobs=j),
-        "rf": lambda j: RandomForest(n_bags=10 if name == "mq2008" else 3, num_leaves=30, random_state=7, n_jobs=j),
+        # early_stopping_rounds=100: what MART's default "auto" meant before issue 30's vocabulary
+        # (today's "auto" is max(20, n_estimators // 10)), so both trees train the same model
+        "mart": lambda j: MART(n_estimators=n, num_leaves=10, feature_fraction=0.8, bagging_fraction=0.8,
+                               early_stopping_rounds=100, random_state=5, n_jobs=j),
+        "rf": lambda j: RandomForest(**_bags(RandomForest, 10 if name == "mq2008" else 3), num_leaves=30, random_state=7, n_jobs=j),
     }  # fmt: skip
+
+
+def _bags(cls: type, n: int) -> dict[str, int]:
+    """A forest's bags under this tree's name: n_estimators since issue 30's vocabulary, n_bags before."""
+    return {"n_bags" if "n_bags" in cls._get_param_names() else "n_estimators": n}
+
+
+def _resaved_payload(path: Path, tmp: Path) -> dict:
+    """The payload of the model file at ``path`` as this ranklearn saves it after loading it."""
+    from ranklearn.io import load_model
+
+    load_model(path).save(tmp / path.name)
+    return json.loads((tmp / path.name).read_text())["payload"]
 
 
 def save(out: Path, tag: str, model, X_test: np.ndarray, started: float) -> None:
@@ -94,6 +113,8 @@ def fit(out: Path) -> None:
 
 
 def compare(a: Path, b: Path) -> int:
+    import tempfile
+
     names = sorted(p.name for p in a.iterdir())
     if names != sorted(p.name for p in b.iterdir()):
         sys.exit(f"{a} and {b} hold other files")
@@ -104,7 +125,8 @@ def compare(a: Path, b: Path) -> int:
         elif n.endswith(".evals.json"):
             same = json.loads((a / n).read_text()) == json.loads((b / n).read_text())
         else:
-            pa, pb = (json.loads((x / n).read_text())["payload"] for x in (a, b))
+            with tempfile.TemporaryDirectory() as tmp:
+                pa, pb = (_resaved_payload(x / n, Path(tmp)) for x in (a, b))
             same = pa == pb
             n = f"{n} ({len(pa.get('trees', pa.get('bags', [])))} trees or bags)"
         print("same     " if same else "DIFFERENT", n)

@@ -91,7 +91,7 @@ def main() -> None:
     # numba's own threads in every worker would oversubscribe the cores (and stalled a 15-process pool)
     os.environ["NUMBA_NUM_THREADS"] = "1"
     _init()
-    run_one({"model": "ranknet", "params": {"epochs": 1, "n_networks": 1}}, args.protocol, 1, 0, 0)  # fill numba's cache
+    run_one({"model": "ranknet", "params": {"n_estimators": 1, "n_networks": 1}}, args.protocol, 1, 0, 0)  # fill numba's cache
     results: dict[int, list[tuple[int, float, int]]] = {i: [] for i in range(len(settings))}
     t0 = time.perf_counter()
     with ProcessPoolExecutor(args.workers, mp_context=mp.get_context("spawn"), initializer=_init) as pool:

@@ -48,7 +48,7 @@ def all_models():
     """(name, factory) of every estimator with tiny settings."""
     models = [("lambdamart", lambda: LambdaMART(**TINY_TREES))]
     for cls in NEURAL:
-        models.append((cls.__name__.lower(), lambda cls=cls: cls(hidden=(4,), epochs=2, random_state=0)))
+        models.append((cls.__name__.lower(), lambda cls=cls: cls(hidden=(4,), n_estimators=2, random_state=0)))
     return models
 
 

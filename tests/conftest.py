@@ -67,7 +67,7 @@ def files(tmp_path_factory):
     paths["dir"].mkdir()
     paths["missing"] = root / "missing.txt"
     paths["root"] = root
-    code = main_ok(["train", "--train", paths["ok"], "--model", "lambdamart", "--trees", "2", "--save", root / "m.json"])
+    code = main_ok(["train", "--train", paths["ok"], "--model", "lambdamart", "--n-estimators", "2", "--save", root / "m.json"])
     assert code == 0
     paths["model"] = root / "m.json"
     return paths

@@ -56,7 +56,7 @@ def test_help(capsys, command):
 
 @pytest.mark.parametrize(
     "command, texts",
-    [("train", ["[lambdamart, mart, random-forest] Number of trees", "[ranknet, lambdarank, listnet] Hidden layer sizes", "--lambda-norm"]),
+    [("train", ["[lambdamart, mart, random-forest] Leaves per tree", "[ranknet, lambdarank, listnet] Hidden layer sizes", "--lambda-norm"]),
      ("evaluate", ["map[@k], p@k, recall[@k], f1[@k], rr[@k] (or mrr[@k])"])],
 )
 def test_help_keeps_bracketed_text(capsys, monkeypatch, command, texts):
@@ -237,7 +237,7 @@ def test_train_predict_export(capsys, tmp_path, small_files):
 
     model = tmp_path / "m.json"
     code, out, err = run(capsys, "train", "--train", small_files["train"], "--validate", small_files["vali"],
-                         "--test", small_files["test"], "--model", "lambdamart", "--trees", 5, "--leaves", 4,
+                         "--test", small_files["test"], "--model", "lambdamart", "--n-estimators", 5, "--leaves", 4,
                          "--min-leaf-samples", 5, "--metric", "err@5", "--early-stopping", 3, "--seed", 1,
                          "--save", model)  # fmt: skip
     assert code == 0, err
@@ -259,7 +259,7 @@ def test_train_neural(capsys, tmp_path, small_files):
     pytest.importorskip("torch")
     model = tmp_path / "rn.json"
     code, out, err = run(capsys, "train", "--train", small_files["train"], "--validate", small_files["vali"],
-                         "--model", "ranknet", "--hidden", "8", "--networks", 3, "--epochs", 2, "--optimizer", "sgd",
+                         "--model", "ranknet", "--hidden", "8", "--networks", 3, "--n-estimators", 2, "--optimizer", "sgd",
                          "--batch-queries", 4, "--lambda-norm", "pairs", "--seed", 0, "--save", model)  # fmt: skip
     assert code == 0, err
     assert model.exists() and "validate" in out
@@ -273,12 +273,12 @@ def test_train_neural(capsys, tmp_path, small_files):
 @pytest.mark.parametrize(
     "model, option, fragment",
     [
-        ("lambdamart", ["--epochs", "3"], "--epochs does not apply to lambdamart"),
+        ("lambdamart", ["--hidden", "3"], "--hidden does not apply to lambdamart"),
         ("lambdamart", ["--hidden", "8"], "--hidden does not apply to lambdamart"),
-        ("lambdamart", ["--lambda-norm", "docs"], "--lambda-norm does not apply to lambdamart"),
+        ("ranknet", ["--lambda-norm", "lightgbm"], "--lambda-norm must be one of 'docs', 'none', 'pairs'; got 'lightgbm'"),
         ("lambdamart", ["--networks", "3"], "--networks does not apply to lambdamart"),
         ("ranknet", ["--networks", "0"], "--networks must be"),
-        ("ranknet", ["--trees", "3"], "--trees does not apply to ranknet"),
+        ("ranknet", ["--leaves", "3"], "--leaves does not apply to ranknet"),
         ("lambdarank", ["--hidden", "8,x"], "--hidden"),
         ("ranknet", ["--hidden", "64,,32"], "--hidden must be comma-separated"),  # a typo, not (64, 32)
         ("lambdamart", ["--early-stopping", "3"], "--validate"),
@@ -364,10 +364,10 @@ def test_demo_trains_every_model(capsys, monkeypatch):
     tiny = {
         "lambdamart": dict(n_estimators=3, num_leaves=4, random_state=0),
         "mart": dict(n_estimators=3, num_leaves=4, random_state=0),
-        "coordinate-ascent": dict(n_restarts=1, max_iterations=3, random_state=0),
-        "ranknet": dict(hidden=(4,), epochs=1, random_state=0),
-        "lambdarank": dict(hidden=(4,), epochs=1, random_state=0),
-        "random-forest": dict(n_bags=3, num_leaves=4, random_state=0),
+        "coordinate-ascent": dict(n_estimators=1, line_search_steps=3, random_state=0),
+        "ranknet": dict(hidden=(4,), n_estimators=1, random_state=0),
+        "lambdarank": dict(hidden=(4,), n_estimators=1, random_state=0),
+        "random-forest": dict(n_estimators=3, num_leaves=4, random_state=0),
     }
     for name, params in tiny.items():
         monkeypatch.setitem(REGISTRY, name, dataclasses.replace(REGISTRY[name], demo=params))
@@ -384,7 +384,7 @@ def test_train_and_predict_neural_on_cuda(capsys, tmp_path, small_files):
         pytest.skip("needs a CUDA GPU")
     model = tmp_path / "lr.json"
     code, out, err = run(capsys, "train", "--train", small_files["train"], "--validate", small_files["vali"],
-                         "--model", "lambdarank", "--hidden", "8", "--epochs", 3, "--device", "cuda",
+                         "--model", "lambdarank", "--hidden", "8", "--n-estimators", 3, "--device", "cuda",
                          "--seed", 0, "--save", model)  # fmt: skip
     assert code == 0, err
     scores = tmp_path / "scores.txt"
@@ -399,8 +399,8 @@ def test_train_and_predict_neural_on_cuda(capsys, tmp_path, small_files):
     [
         (["evaluate", "--data", "d", "--scores", "s", "--empty", "maybe"],
          ["'--empty'", "'maybe'", "'zero', 'one', 'skip'", "(see 'ranklearn evaluate --help')"]),
-        (["train", "--train", "t", "--model", "lambdamart", "--trees", "abc"],
-         ["'--trees'", "integer", "(got 'abc')", "(see 'ranklearn train --help')"]),
+        (["train", "--train", "t", "--model", "lambdamart", "--n-estimators", "abc"],
+         ["'--n-estimators'", "integer", "(got 'abc')", "(see 'ranklearn train --help')"]),
         (["train", "--train", "t", "--model", "lambdamart", "--learning-rate=fast"], ["'--learning-rate'", "'fast'"]),
         (["train", "--train", "t", "--model", "xgboost"],
          ["'--model'", "'xgboost'", ", ".join(map(repr, model_names())), "ranklearn train --help"]),
@@ -516,7 +516,7 @@ def test_outputs_to_dev_null_leave_it_a_device(capsys, tmp_path, small_files, mo
     args = {
         "predict": ["predict", "--model", model_file, "--data", small_files["test"], "--out", "/dev/null"],
         "export": ["export", "--model", model_file, "--format", "ranklib", "--out", "/dev/null"],
-        "save": ["train", "--train", small_files["train"], "--model", "lambdamart", "--trees", 1, "--save", "/dev/null"],
+        "save": ["train", "--train", small_files["train"], "--model", "lambdamart", "--n-estimators", 1, "--save", "/dev/null"],
     }[command]
     code, _, err = run(capsys, *args)
     assert code == 0, err
@@ -939,7 +939,7 @@ def test_console_script_never_prints_a_traceback(files):
     """The real entry point, in a subprocess: a few representative failures."""
     cases = [
         ["info", files["huge_fid"].parent / "nope.txt"],
-        ["train", "--train", files["huge_fid"], "--model", "lambdamart", "--trees", "1"],
+        ["train", "--train", files["huge_fid"], "--model", "lambdamart", "--n-estimators", "1"],
         ["evaluate", "--data", files["negative_label"], "--scores", files["scores2"]],
     ]
     for args in cases:

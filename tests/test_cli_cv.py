@@ -17,19 +17,19 @@ from _helpers import assert_one_line_error, run
 
 
 def test_parse_model_options_uses_train_names_and_types():
-    assert parse_model_options("lambdamart", ["--trees", "7", "--learning-rate", "0.2", "--seed", "3"]) == {
+    assert parse_model_options("lambdamart", ["--n-estimators", "7", "--learning-rate", "0.2", "--seed", "3"]) == {
         "n_estimators": 7, "learning_rate": 0.2, "random_state": 3}  # fmt: skip
     with pytest.raises(ValueError, match="unknown option '--bogus'"):
         parse_model_options("lambdamart", ["--bogus", "1"])
-    with pytest.raises(ValueError, match="--trees takes a whole number"):
-        parse_model_options("lambdamart", ["--trees", "many"])
+    with pytest.raises(ValueError, match="--n-estimators takes a whole number"):
+        parse_model_options("lambdamart", ["--n-estimators", "many"])
     with pytest.raises(ValueError, match="needs a value"):
-        parse_model_options("lambdamart", ["--trees"])
+        parse_model_options("lambdamart", ["--n-estimators"])
     with pytest.raises(ValueError, match="--hidden does not apply to lambdamart"):
         parse_model_options("lambdamart", ["--hidden", "8"])
     # a value out of the parameter's range or choices is named by its option, as train names it
-    with pytest.raises(ValueError, match=r"^--trees must be an int in the range \[1, inf\); got 0$"):
-        parse_model_options("mart", ["--trees", "0"])
+    with pytest.raises(ValueError, match=r"^--n-estimators must be an int in the range \[1, inf\); got 0$"):
+        parse_model_options("mart", ["--n-estimators", "0"])
     with pytest.raises(ValueError, match=r"^--leaf-order must be one of 'deviance', 'gain'; got 'size'$"):
         parse_model_options("mart", ["--leaf-order", "size"])
 
@@ -46,9 +46,9 @@ def test_folds_and_seeds_out_of_range_name_the_option(capsys, tmp_path):
 
 
 def test_a_bad_model_option_is_one_line_and_exit_2_before_the_data_is_read(capsys, tmp_path):
-    code, out, err = run(capsys, "cv", "--model", "mart", "--data", tmp_path / "absent.txt", "--trees", "0")
+    code, out, err = run(capsys, "cv", "--model", "mart", "--data", tmp_path / "absent.txt", "--n-estimators", "0")
     assert code == 2 and out == ""
-    assert err.strip() == "ranklearn: error: --trees must be an int in the range [1, inf); got 0"
+    assert err.strip() == "ranklearn: error: --n-estimators must be an int in the range [1, inf); got 0"
 
 
 def test_cv_on_one_file_equals_cross_validate(capsys, tmp_path):
@@ -56,7 +56,7 @@ def test_cv_on_one_file_equals_cross_validate(capsys, tmp_path):
     path = tmp_path / "all.txt"
     save_svmlight(ds, path)
     code, out, err = run(capsys, "cv", "--model", "lambdamart", "--data", path, "--folds", 4, "--metric", "ndcg@5",
-                         "--metric", "map", "--split-seed", 2, "--json", "--trees", 4, "--leaves", 3)  # fmt: skip
+                         "--metric", "map", "--split-seed", 2, "--json", "--n-estimators", 4, "--leaves", 3)  # fmt: skip
     assert code == 0, err
     result = json.loads(out)
     back = load_svmlight(path)
@@ -66,13 +66,13 @@ def test_cv_on_one_file_equals_cross_validate(capsys, tmp_path):
         assert [result["folds"][f"fold {i}"][spec] for i in range(1, 5)] == list(ref[f"test_{spec}"])
         assert result["mean"][spec] == pytest.approx(ref[f"test_{spec}"].mean())
         assert result["std"][spec] == pytest.approx(ref[f"test_{spec}"].std(ddof=1))
-    code, out, err = run(capsys, "cv", "--model", "lambdamart", "--data", path, "--folds", 4, "--trees", 4)
+    code, out, err = run(capsys, "cv", "--model", "lambdamart", "--data", path, "--folds", 4, "--n-estimators", 4)
     assert code == 0 and "mean ± std" in out and "fold 4" in out
     assert "fold 4: ran all 4 trees" in err  # progress on stderr, fold by fold
     code, _, err = run(capsys, "cv", "--model", "lambdamart", "--data", path, "--folds", 1)
     assert code == 2 and err.count("\n") == 1 and "'--folds'" in err and "1" in err
-    code, _, err = run(capsys, "cv", "--model", "lambdamart", "--data", path, "--epochs", 3)
-    assert code == 2 and err.count("\n") == 1 and "--epochs does not apply to lambdamart" in err
+    code, _, err = run(capsys, "cv", "--model", "lambdamart", "--data", path, "--hidden", 3)
+    assert code == 2 and err.count("\n") == 1 and "--hidden does not apply to lambdamart" in err
 
 
 def test_cv_letor_folds(capsys, tmp_path):
@@ -83,7 +83,7 @@ def test_cv_letor_folds(capsys, tmp_path):
         for name, ds in zip(("train", "vali", "test"), splits):
             save_svmlight(ds, folder / f"{name}.txt")
     code, out, err = run(capsys, "cv", "--model", "lambdamart", "--letor-folds", tmp_path, "--metric", "ndcg@10",
-                         "--json", "--trees", 6, "--early-stopping", 2)  # fmt: skip
+                         "--json", "--n-estimators", 6, "--early-stopping", 2)  # fmt: skip
     assert code == 0, err
     result = json.loads(out)
     assert list(result["folds"]) == ["fold 1", "fold 2"]  # named as --folds names them
@@ -111,7 +111,7 @@ def test_bad_values_are_named_by_the_files_line_before_any_fold(capsys, tmp_path
     assert code == 2 and out == "" and err.count("\n") == 1
     assert f"{path}:18: feature 1 is NaN (missing); linear does not accept missing values" in err
     assert "fold" not in err  # refused before the first fold's progress
-    code, _, err = run(capsys, "cv", "--model", "lambdamart", "--data", path, "--folds", 3, "--trees", 2)
+    code, _, err = run(capsys, "cv", "--model", "lambdamart", "--data", path, "--folds", 3, "--n-estimators", 2)
     assert code == 0, err  # LambdaMART learns where NaN goes
     lines[17], lines[4] = "1 qid:8 1:0.5 2:0.25", "-1 qid:2 1:2.5 2:0.25"
     path.write_text("\n".join(lines) + "\n")
@@ -127,10 +127,10 @@ def test_bad_values_are_named_by_the_files_line_before_any_fold(capsys, tmp_path
     # a negative label in a training file is the ranker's business (RankNet takes it): cv scores test files
     (folder / "test.txt").write_text("\n".join(lines[:4]) + "\n")
     (folder / "train.txt").write_text("\n".join([*lines[:4], "-1 qid:99 1:1 2:1", "1 qid:99 1:2 2:0"]) + "\n")
-    code, _, err = run(capsys, "cv", "--model", "ranknet", "--letor-folds", tmp_path / "letor", "--epochs", 1)
+    code, _, err = run(capsys, "cv", "--model", "ranknet", "--letor-folds", tmp_path / "letor", "--n-estimators", 1)
     assert code == 0, err
     # a ranker that refuses it names it: the fold, then the ranker's words
-    code, _, err = run(capsys, "cv", "--model", "lambdamart", "--letor-folds", tmp_path / "letor", "--trees", 2)
+    code, _, err = run(capsys, "cv", "--model", "lambdamart", "--letor-folds", tmp_path / "letor", "--n-estimators", 2)
     assert code == 2 and f"{folder}: labels must be >= 0 for ndcg lambdas (got -1)" in err and err.count("\n") == 1
 
 
@@ -148,7 +148,7 @@ def test_cv_save_models_writes_each_fold_model(capsys, tmp_path):
     save_svmlight(splits[0], path)
     out_dir = tmp_path / "models"
     code, out, err = run(capsys, "cv", "--model", "lambdamart", "--data", path, "--folds", 3, "--json",
-                         "--save-models", out_dir, "--trees", 4, "--seed", 0)  # fmt: skip
+                         "--save-models", out_dir, "--n-estimators", 4, "--seed", 0)  # fmt: skip
     assert code == 0, err
     result = json.loads(out)  # stdout stays the JSON alone
     assert sorted(p.name for p in out_dir.iterdir()) == ["fold-1.json", "fold-2.json", "fold-3.json"]
@@ -174,7 +174,7 @@ def test_cv_early_stopping_carves_validation_queries_from_each_training_part(cap
     path = tmp_path / "all.txt"
     save_svmlight(splits[0], path)
     code, out, err = run(capsys, "cv", "--model", "lambdamart", "--data", path, "--folds", 3, "--json",
-                         "--trees", 30, "--learning-rate", 0.5, "--early-stopping", 3, "--seed", 0)  # fmt: skip
+                         "--n-estimators", 30, "--learning-rate", 0.5, "--early-stopping", 3, "--seed", 0)  # fmt: skip
     assert code == 0, err
     assert "without a gain on 'vali'" in err  # each fold stopped on its carved validation part
     result = json.loads(out)
@@ -210,3 +210,22 @@ def test_cv_normalize_as_ranklibs_kcv_with_norm(capsys, tmp_path):
     plain = cross_validate(LinearRegression(), back.X, back.y, qid=back.qid, cv=3, metrics=["ndcg@10"], random_state=0)
     got = [json.loads(out)["folds"][f"fold {i}"]["ndcg@10"] for i in range(1, 4)]
     assert got == list(ref["test_ndcg@10"]) and got != list(plain["test_ndcg@10"])
+
+
+def test_cv_train_metric_sets_the_rankers_metric_and_flags_take_no_value(capsys, tmp_path):
+    """--train-metric is train's --metric (cv's own --metric is the reported one): the fold
+    models are fitted for it; a boolean parameter is a flag, --x or --no-x."""
+    from ranklearn.io import load_model
+
+    splits = make_ranking_splits((30, 10, 10), n_features=6, n_informative=4, docs_per_query=(3, 10), random_state=5)
+    path, out_dir = tmp_path / "all.txt", tmp_path / "models"
+    save_svmlight(splits[0], path)
+    code, _, err = run(capsys, "cv", "--model", "coordinate-ascent", "--data", path, "--folds", 2, "--metric", "ndcg@10",
+                       "--train-metric", "map", "--save-models", out_dir, "--n-estimators", 1, "--regularized",
+                       "--line-search-steps", 3, "--seed", 0)  # fmt: skip
+    assert code == 0, err
+    model = load_model(out_dir / "fold-1.json")
+    assert (model.metric, model.regularized, model.line_search_steps) == ("map", True, 3)
+    assert parse_model_options("adarank", ["--no-enqueue"]) == {"enqueue": False}
+    code, _, err = run(capsys, "cv", "--model", "linear", "--data", path, "--train-metric", "nope@3")
+    assert code == 2 and err.count("\n") == 1 and "nope@3" in err

@@ -28,7 +28,7 @@ def test_train_on_a_local_cluster_saves_the_single_machine_model(capsys, tmp_pat
     narrow = tmp_path / "narrow.txt"  # a validation file 45 features wide (46 dropped): padded to 46
     narrow.write_text("".join(" ".join(t for t in line.split() if not t.startswith("46:")) + "\n"
                               for line in src.read_text().splitlines()))  # fmt: skip
-    opts = ["--model", "lambdamart", "--trees", "5", "--leaves", "15", "--seed", "0", "--validate", narrow]
+    opts = ["--model", "lambdamart", "--n-estimators", "5", "--leaves", "15", "--seed", "0", "--validate", narrow]
     code, out, err = run(capsys, "train", "--train", pattern, "--workers", "2", *opts, "--save", tmp_path / "dask.json")
     assert code == 0, err
     assert "lambdamart on dask: saved to" in out and "ndcg@10" in out and "validate" in out
@@ -61,7 +61,7 @@ def test_worker_timeout_reaches_the_fit_and_a_timeout_is_one_line(capsys, tmp_pa
     src = shared_data / "MQ2008" / "Fold1" / "vali.txt"
     pattern = _split(src, tmp_path, [60, 110])
     # a millisecond: making the shards (files parsed, actors started) takes far longer
-    code, _, err = run(capsys, "train", "--train", pattern, "--model", "lambdamart", "--trees", "2", "--workers", "2",
+    code, _, err = run(capsys, "train", "--train", pattern, "--model", "lambdamart", "--n-estimators", "2", "--workers", "2",
                        "--worker-timeout", "0.001")  # fmt: skip
     assert code == 1, err
     assert err.startswith("ranklearn: error: worker ") and err.count("\n") == 1 and "Traceback" not in err, err
@@ -100,7 +100,7 @@ def test_a_query_split_over_two_files_names_the_files(capsys, tmp_path):
     (tmp_path / "t-0.txt").write_text("".join(rows[:6]))  # qid 2 holds rows 4-7: two of them here
     (tmp_path / "t-1.txt").write_text("".join(rows[6:]))
     (tmp_path / "whole.txt").write_text("".join(rows))
-    opts = ["--model", "lambdamart", "--trees", "2", "--workers", "1"]
+    opts = ["--model", "lambdamart", "--n-estimators", "2", "--workers", "1"]
     code, _, err = run(capsys, "train", "--train", tmp_path / "t-*.txt", *opts)
     assert_one_line_error(code, err, f"query 2 is in two --train files, {tmp_path / 't-0.txt'} and {tmp_path / 't-1.txt'}")
     code, _, err = run(capsys, "train", "--train", tmp_path / "whole.txt", "--validate", tmp_path / "t-*.txt", *opts)
@@ -117,7 +117,7 @@ def test_ctrl_c_at_the_terminal_ends_a_local_cluster_train_with_one_line(tmp_pat
     data = tmp_path / "train.txt"
     save_svmlight(make_ranking(n_queries=300, n_features=10, docs_per_query=(40, 40), random_state=0), data)
     code, err, save = _interrupt_training(
-        tmp_path, data, "lambdamart", ["--workers", "2", "--trees", "5000"], delay=2.0, process_group=True
+        tmp_path, data, "lambdamart", ["--workers", "2", "--n-estimators", "5000"], delay=2.0, process_group=True
     )  # well into training: the defect showed 4-5 s in
     assert code == 130, err[-2000:]
     assert "Traceback" not in err and "AllExit" not in err, err[-3000:]

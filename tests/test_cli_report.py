@@ -217,7 +217,7 @@ def test_report_conventions_and_neural_model(capsys, files, tmp_path):
     from ranklearn.models import RankNet
 
     test = load_svmlight(files / "test.txt")
-    model = RankNet(hidden=(8,), epochs=3, n_jobs=1, random_state=0)
+    model = RankNet(hidden=(8,), n_estimators=3, n_jobs=1, random_state=0)
     model.fit(test.X, test.y, qid=test.qid, eval_set=[(test.X, test.y, test.qid)])
     model.save(tmp_path / "nn.json")
     out = tmp_path / "nn.html"

@@ -23,8 +23,8 @@ from test_cli import small_files  # noqa: F401  (fixture)
 @pytest.mark.parametrize(
     "model,options,fragments",
     [
-        ("lambdamart", ["--trees", "0"], ["--trees must be", "got 0"]),
-        ("lambdamart", ["--trees", "-1"], ["--trees must be"]),
+        ("lambdamart", ["--n-estimators", "0"], ["--n-estimators must be", "got 0"]),
+        ("lambdamart", ["--n-estimators", "-1"], ["--n-estimators must be"]),
         ("lambdamart", ["--leaves", "1"], ["--leaves must be"]),
         ("lambdamart", ["--learning-rate", "nan"], ["--learning-rate must be"]),
         ("lambdamart", ["--metric", "bogus"], ["unknown metric"]),
@@ -32,11 +32,11 @@ from test_cli import small_files  # noqa: F401  (fixture)
         ("lambdamart", ["--max-bins", "1000"], ["--max-bins must be"]),
         ("lambdamart", ["--threads", "0"], ["--threads must be"]),
         ("lambdamart", ["--early-stopping", "5"], ["--validate"]),
-        ("lambdamart", ["--epochs", "3"], ["--epochs does not apply"]),
-        ("ranknet", ["--epochs", "0"], ["epochs", "got 0"]),
+        ("lambdamart", ["--hidden", "3"], ["--hidden does not apply"]),
+        ("ranknet", ["--n-estimators", "0"], ["--n-estimators must be", "got 0"]),
         ("ranknet", ["--hidden", "0"], ["--hidden"]),
         ("ranknet", ["--dropout", "2"], ["dropout"]),
-        ("ranknet", ["--trees", "3"], ["--trees does not apply"]),
+        ("ranknet", ["--leaves", "3"], ["--leaves does not apply"]),
     ],
 )
 def test_cli_train_bad_options(capsys, files, tmp_path, model, options, fragments):
@@ -65,7 +65,7 @@ def test_cli_train_bad_options(capsys, files, tmp_path, model, options, fragment
 def test_cli_train_bad_inputs(capsys, files, tmp_path, monkeypatch, train, extra, fragments):
     # bad input must be refused before any tree is grown
     monkeypatch.setattr(LambdaMART, "_begin_fit", lambda *a, **k: pytest.fail("training started on bad input"))
-    args = ["train", "--train", files[train], "--model", "lambdamart", "--trees", "2"]
+    args = ["train", "--train", files[train], "--model", "lambdamart", "--n-estimators", "2"]
     if extra[:1] == ["--validate"]:
         args += ["--validate", files[extra[1]]]
     if extra == ["--save-dir"]:
@@ -81,13 +81,13 @@ def test_cli_train_bad_inputs(capsys, files, tmp_path, monkeypatch, train, extra
 
 @needs_torch
 def test_cli_train_neural_rejects_nan(capsys, files, tmp_path):
-    code, _, err = run(capsys, "train", "--train", files["nan_feature"], "--model", "ranknet", "--epochs", "1")
+    code, _, err = run(capsys, "train", "--train", files["nan_feature"], "--model", "ranknet", "--n-estimators", "1")
     assert_one_line_error(code, err, "nan_feature.txt:2: feature 1 is NaN", "lambdamart")
 
 
 def test_cli_train_lambdamart_accepts_nan_and_degenerate_data(capsys, files, tmp_path):
     for name in ("nan_feature", "one_doc_queries", "no_relevant", "huge_qid"):
-        code, _, err = run(capsys, "train", "--train", files[name], "--model", "lambdamart", "--trees", "2",
+        code, _, err = run(capsys, "train", "--train", files[name], "--model", "lambdamart", "--n-estimators", "2",
                            "--save", tmp_path / f"{name}.json")  # fmt: skip
         assert code == 0, (name, err)
 
@@ -169,8 +169,8 @@ def slow_training_file(tmp_path_factory):
 @pytest.mark.parametrize(
     "model,options",
     [
-        ("lambdamart", ["--trees", "2000"]),
-        pytest.param("ranknet", ["--epochs", "2000", "--hidden", "16"], marks=needs_torch),
+        ("lambdamart", ["--n-estimators", "2000"]),
+        pytest.param("ranknet", ["--n-estimators", "2000", "--hidden", "16"], marks=needs_torch),
     ],
 )
 def test_ctrl_c_saves_the_best_model_so_far(tmp_path, slow_training_file, model, options):
@@ -235,7 +235,7 @@ def test_ctrl_c_while_the_command_line_loads_is_one_line(capsys, monkeypatch):
 # --- options from the registry, exports ---------------------------------------------------------
 def test_objective_option_trains_the_chosen_objective(capsys, tmp_path, small_files):
     model = tmp_path / "mart.json"
-    code, out, err = run(capsys, "train", "--train", small_files["train"], "--model", "lambdamart", "--trees", "5",
+    code, out, err = run(capsys, "train", "--train", small_files["train"], "--model", "lambdamart", "--n-estimators", "5",
                          "--objective", "squared_error", "--save", model)  # fmt: skip
     assert code == 0, err
     saved = load_model(model)
@@ -248,7 +248,7 @@ def test_loss_option_trains_a_listwise_loss(capsys, tmp_path, small_files):
     pytest.importorskip("torch")
     model = tmp_path / "nn.json"
     code, _, err = run(capsys, "train", "--train", small_files["train"], "--validate", small_files["vali"],
-                       "--model", "ranknet", "--loss", "listmle", "--epochs", "2", "--hidden", "4", "--networks", "1",
+                       "--model", "ranknet", "--loss", "listmle", "--n-estimators", "2", "--hidden", "4", "--networks", "1",
                        "--seed", "0", "--save", model)  # fmt: skip
     assert code == 0, err
     saved = load_model(model)
@@ -264,10 +264,10 @@ def test_export_formats(capsys, tmp_path, small_files, fmt):
     name = "ranknet" if fmt == "onnx" else "lambdamart"
     if fmt == "onnx":
         pytest.importorskip("onnxruntime")
-        options = ["--epochs", "2", "--hidden", "4", "--networks", "1", "--seed", "0"]
+        options = ["--n-estimators", "2", "--hidden", "4", "--networks", "1", "--seed", "0"]
     else:
         pytest.importorskip("lightgbm")
-        options = ["--trees", "5", "--seed", "0"]
+        options = ["--n-estimators", "5", "--seed", "0"]
     model, out = tmp_path / "m.json", tmp_path / f"m.{fmt}"
     assert run(capsys, "train", "--train", small_files["train"], "--model", name, *options, "--save", model)[0] == 0
     code, _, err = run(capsys, "export", "--model", model, "--format", fmt, "--out", out)
@@ -291,7 +291,7 @@ def test_export_formats(capsys, tmp_path, small_files, fmt):
 def test_export_refuses_the_wrong_kind_of_model_in_one_line(capsys, tmp_path, small_files):
     pytest.importorskip("onnxscript")
     model = tmp_path / "m.json"
-    assert run(capsys, "train", "--train", small_files["train"], "--model", "lambdamart", "--trees", "2", "--save", model)[0] == 0
+    assert run(capsys, "train", "--train", small_files["train"], "--model", "lambdamart", "--n-estimators", "2", "--save", model)[0] == 0
     code, _, err = run(capsys, "export", "--model", model, "--format", "onnx", "--out", tmp_path / "m.onnx")
     assert code == 2 and err.count("\n") == 1 and "neural rankers" in err
     assert not (tmp_path / "m.onnx").exists()
@@ -304,7 +304,7 @@ def test_export_names_the_formats_and_extras_in_one_line(capsys, tmp_path, small
     code, _, err = run(capsys, "export", "--model", model, "--format", "ranklib", "--out", tmp_path / "m.txt")
     assert_one_line_error(code, err, "RankLib's format holds lambdamart, mart, coordinate-ascent, linear", "adarank")
     neural = tmp_path / "n.json"
-    assert run(capsys, "train", "--train", small_files["train"], "--model", "listnet", "--epochs", "1",
+    assert run(capsys, "train", "--train", small_files["train"], "--model", "listnet", "--n-estimators", "1",
                "--save", neural)[0] == 0  # fmt: skip
     monkeypatch.setitem(sys.modules, "onnx", None)  # as without the onnx extra: `import onnx` fails
     code, _, err = run(capsys, "export", "--model", neural, "--format", "onnx", "--out", tmp_path / "n.onnx")
@@ -334,7 +334,7 @@ def test_ctrl_c_before_the_first_epoch_saves_nothing(capsys, tmp_path, small_fil
 def test_save_to_stdout_keeps_stdout_for_the_model(capsys, tmp_path, small_files):
     import json
 
-    code, out, err = run(capsys, "train", "--train", small_files["train"], "--model", "lambdamart", "--trees", "3",
+    code, out, err = run(capsys, "train", "--train", small_files["train"], "--model", "lambdamart", "--n-estimators", "3",
                          "--save", "-")  # fmt: skip
     assert code == 0, err
     assert json.loads(out)["model_type"] == "lambdamart"  # the whole of stdout is the model file
@@ -348,9 +348,9 @@ def test_no_regroup_refuses_a_reappearing_qid(capsys, tmp_path, small_files):
     mixed = tmp_path / "mixed.txt"
     mixed.write_text("".join(lines[:1] + rest + lines[1:2]))  # the first qid comes back at the end
     assert lines[1].split()[1] == first
-    code, _, err = run(capsys, "train", "--train", mixed, "--model", "lambdamart", "--trees", "2", "--no-regroup")
+    code, _, err = run(capsys, "train", "--train", mixed, "--model", "lambdamart", "--n-estimators", "2", "--no-regroup")
     assert code == 2 and "mixed.txt" in err and "reappears" in err
-    code, _, err = run(capsys, "train", "--train", mixed, "--model", "lambdamart", "--trees", "2")
+    code, _, err = run(capsys, "train", "--train", mixed, "--model", "lambdamart", "--n-estimators", "2")
     assert code == 0 and "warning" in err and "merged" in err
 
 
@@ -360,7 +360,7 @@ def test_values_the_model_cannot_take_are_named_by_file_and_row(capsys, tmp_path
     pytest.importorskip("torch")
     data = tmp_path / "nan.txt"
     data.write_text("# a comment line\n1 qid:1 1:0.5 2:0.1\n0 qid:2 1:0.1 2:0.2\n1 qid:1 1:0.3 2:nan\n")
-    code, _, err = run(capsys, "train", "--train", data, "--model", "ranknet", "--epochs", "1")
+    code, _, err = run(capsys, "train", "--train", data, "--model", "ranknet", "--n-estimators", "1")
     # qid 1 reappears and is regrouped; the line is still the file's fourth
     assert err.strip().splitlines()[-1].startswith(f"ranklearn: error: {data}:4: feature 2 is NaN (missing)"), err
     assert code == 2 and "ranknet does not accept missing values" in err
@@ -374,9 +374,9 @@ def test_values_the_model_cannot_take_are_named_by_file_and_row(capsys, tmp_path
     negative = tmp_path / "negative.txt"
     negative.write_text("1 qid:1 1:0.5\n-1 qid:1 1:0.1\n")
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(negative.read_bytes())))
-    code, _, err = run(capsys, "train", "--train", "-", "--model", "lambdamart", "--trees", "1")  # standard input is <stdin>
+    code, _, err = run(capsys, "train", "--train", "-", "--model", "lambdamart", "--n-estimators", "1")  # standard input is <stdin>
     assert_one_line_error(code, err, "<stdin>:2: labels must be >= 0", "got -1")
-    code, _, err = run(capsys, "train", "--train", data, "--model", "lambdamart", "--trees", "1")
+    code, _, err = run(capsys, "train", "--train", data, "--model", "lambdamart", "--n-estimators", "1")
     assert code == 0, err  # LambdaMART learns where NaN goes
 
 
@@ -389,7 +389,7 @@ def test_parameter_names_in_messages_become_the_options_as_typed():
         "--early-stopping 5 needs an evaluation set"
     )
     assert option_message("The 'n_estimators' parameter of MART must be an int in the range [1, inf). Got 0 instead.",
-                          "mart") == "--trees must be an int in the range [1, inf); got 0"  # fmt: skip
+                          "mart") == "--n-estimators must be an int in the range [1, inf); got 0"  # fmt: skip
     assert option_message("x_device=1 is not a parameter name", "ranknet") == "x_device=1 is not a parameter name"
     assert option_message("sigma must be > 0 with device='cpu'", "ranknet") == "--sigma must be > 0 with --device 'cpu'"
     assert option_message("pass it again as sigma= to train", "ranknet") == "pass it again as sigma= to train"
@@ -405,10 +405,10 @@ def test_parameter_names_in_messages_become_the_options_as_typed():
          "--objective must be one of 'lambdarank', 'ranknet', 'xendcg'; got 'x'"),
     ]:  # fmt: skip
         assert option_message(message, "lambdamart") == expected
-    # --early-stopping parses whole numbers: "or 'auto'" offered a value it refuses (review)
+    # --early-stopping takes whole numbers and 'auto' (every ranker takes both)
     assert option_message("The 'early_stopping_rounds' parameter of MART must be an int in the range [1, inf), a str "
                           "among {'auto'} or None. Got 0 instead.", "mart") == (
-        "--early-stopping must be an int in the range [1, inf); got 0")  # fmt: skip
+        "--early-stopping must be an int in the range [1, inf) or 'auto'; got 0")  # fmt: skip
 
 
 def test_a_librarys_warning_is_one_line(capsys, tmp_path):
@@ -424,7 +424,7 @@ def test_a_librarys_warning_is_one_line(capsys, tmp_path):
     assert err.startswith("ranklearn: warning: the model was trained with missing values") and err.count("\n") == 1, err
 
 
-@pytest.mark.parametrize("model, options", [("mart", ["--trees", "3"]), ("linear", []), ("ranknet", ["--epochs", "1"])])
+@pytest.mark.parametrize("model, options", [("mart", ["--n-estimators", "3"]), ("linear", []), ("ranknet", ["--n-estimators", "1"])])
 def test_rankers_that_take_any_label_train_on_negative_labels(capsys, tmp_path, model, options):
     # the metric decides what it can score, not the command: the ranker trains, NDCG is n/a on that set only
     if model == "ranknet" and not NEURAL:
@@ -446,7 +446,7 @@ def test_predict_and_export_with_part_of_the_model(capsys, tmp_path, small_files
     lightgbm = pytest.importorskip("lightgbm")
     save = tmp_path / "m.json"
     code, _, err = run(capsys, "train", "--train", small_files["train"], "--validate", small_files["vali"],
-                       "--model", "lambdamart", "--trees", "30", "--learning-rate", "0.5", "--leaves", "15",
+                       "--model", "lambdamart", "--n-estimators", "30", "--learning-rate", "0.5", "--leaves", "15",
                        "--seed", "0", "--save", save)  # fmt: skip
     assert code == 0, err
     model = load_model(save)
@@ -472,7 +472,7 @@ def test_predict_and_export_with_part_of_the_model(capsys, tmp_path, small_files
     code, _, err = run(capsys, "predict", "--model", save, "--data", small_files["test"], "--out", tmp_path / "x",
                        "--iterations", "500")  # fmt: skip
     assert_one_line_error(code, err, f"--iterations 500: {save}:", f"this model's {model.best_iteration_} trees")
-    code, _, err = run(capsys, "train", "--train", small_files["train"], "--model", "lambdamart", "--trees", "2",
+    code, _, err = run(capsys, "train", "--train", small_files["train"], "--model", "lambdamart", "--n-estimators", "2",
                        "--save", tmp_path / "plain.json")  # fmt: skip
     code, _, err = run(capsys, "predict", "--model", tmp_path / "plain.json", "--data", small_files["test"],
                        "--out", tmp_path / "x", "--best")  # fmt: skip
@@ -491,7 +491,7 @@ def test_validation_split_carves_seeded_validation_queries_from_the_training_fil
     assert list(again.query_ids) == list(train.query_ids) != list(other.query_ids)  # seeded
     save = tmp_path / "m.json"
     code, out, err = run(capsys, "train", "--train", small_files["train"], "--validation-split", "0.8", "--split-seed", "3",
-                         "--model", "lambdamart", "--trees", "5", "--seed", "0", "--save", save)  # fmt: skip
+                         "--model", "lambdamart", "--n-estimators", "5", "--seed", "0", "--save", save)  # fmt: skip
     assert code == 0, err
     model = load_model(save)
     expected = LambdaMART(n_estimators=5, random_state=0).fit(
@@ -512,7 +512,7 @@ def test_train_unbiased_reads_positions_from_a_position_file_or_the_sidecar(caps
     position = np.concatenate([np.arange(1, b - a + 1) for a, b in zip(train.ptr[:-1], train.ptr[1:])])
     pos_file = tmp_path / "shown.txt"
     pos_file.write_text("".join(f"{p}\n" for p in position))
-    opts = ["--trees", "3", "--leaves", "4", "--min-leaf-samples", "2", "--seed", "0", "--threads", "1"]
+    opts = ["--n-estimators", "3", "--leaves", "4", "--min-leaf-samples", "2", "--seed", "0", "--threads", "1"]
     code, _, err = run(capsys, "train", "--model", "lambdamart", "--train", small_files["train"], "--unbiased",
                        "pairwise", "--position-file", pos_file, "--save", tmp_path / "m.json", *opts)  # fmt: skip
     assert code == 0, err
@@ -537,6 +537,49 @@ def test_train_unbiased_reads_positions_from_a_position_file_or_the_sidecar(caps
     code, _, err = run(capsys, "train", "--model", "mart", "--train", small_files["train"], "--unbiased",
                        "pairwise", "--position-file", pos_file, *opts)  # fmt: skip
     assert_one_line_error(code, err, "debiases the pair objectives 'lambdarank' and 'ranknet', not 'squared_error'")
+    # "ipw" with its propensities, reachable now that every parameter is an option
+    code, _, err = run(capsys, "train", "--model", "lambdamart", "--train", small_files["train"], "--unbiased", "ipw",
+                       "--propensity", "1,0.6,0.4", "--position-file", pos_file, "--save", tmp_path / "ipw.json", *opts)
+    assert code == 0, err
+    ref = LambdaMART(n_estimators=3, num_leaves=4, min_samples_leaf=2, random_state=0, n_jobs=1, unbiased="ipw",
+                     propensity=[1, 0.6, 0.4]).fit(train.X, train.y, qid=train.qid, position=position)  # fmt: skip
+    np.testing.assert_array_equal(load_model(tmp_path / "ipw.json").predict(train.X), ref.predict(train.X))
+
+
+def test_every_parameter_of_every_ranker_is_an_option_of_train():
+    """Generated from the rankers' constraints (docs/DESIGN.md "Vocabulary"): each parameter but
+    verbose and warm_start has one flag, offered for every ranker that takes it."""
+    from ranklearn.cli._train import merged_options
+    from ranklearn.registry import NOT_OPTIONS, REGISTRY, option_flag
+
+    merged = merged_options()
+    for spec in REGISTRY.values():
+        try:
+            cls = spec.load_class()
+        except ImportError:
+            continue
+        for param in set(cls._get_param_names()) - set(NOT_OPTIONS):
+            option, models = merged[option_flag(param)]
+            assert option.param == param and spec.name in models, (spec.name, param)
+
+
+def test_generated_options_reach_the_ranker_with_the_python_sides_errors(capsys, small_files, tmp_path):  # noqa: F811
+    from ranklearn.cli._train import option_message
+
+    model = tmp_path / "m.json"
+    code, _, err = run(capsys, "train", "--train", small_files["train"], "--validate", small_files["vali"],
+                       "--model", "lambdamart", "--n-estimators", "3", "--bagging-fraction", "0.5",
+                       "--lambda-norm", "pairs", "--early-stopping", "auto", "--lambda-distance-weight",
+                       "--seed", "0", "--save", model)  # fmt: skip
+    assert code == 0, err
+    params = load_model(model).get_params()
+    assert (params["bagging_fraction"], params["lambda_normalization"], params["early_stopping_rounds"],
+            params["lambda_distance_weight"]) == (0.5, "pairs", "auto", True)  # fmt: skip
+    with pytest.raises(ValueError) as python_side:
+        LambdaMART(bagging_fraction=2.0).check_params()
+    code, _, err = run(capsys, "train", "--train", small_files["train"], "--model", "lambdamart", "--bagging-fraction", "2")
+    assert err == f"ranklearn: error: {option_message(str(python_side.value), 'lambdamart')}\n"
+    assert "--bagging-fraction must be a float in the range (0.0, 1.0]; got 2.0" in err
 
 
 def test_train_normalize_saves_the_normalizer_that_predict_and_export_apply(capsys, tmp_path, small_files):  # noqa: F811
@@ -545,7 +588,7 @@ def test_train_normalize_saves_the_normalizer_that_predict_and_export_apply(caps
     from ranklearn.data import Normalizer
 
     save = tmp_path / "z.json"
-    code, _, err = run(capsys, "train", "--train", small_files["train"], "--model", "lambdamart", "--trees", "5",
+    code, _, err = run(capsys, "train", "--train", small_files["train"], "--model", "lambdamart", "--n-estimators", "5",
                        "--seed", "0", "--normalize", "zscore", "--save", save)  # fmt: skip
     assert code == 0, err
     model = load_model(save)
@@ -602,7 +645,7 @@ def test_train_features_file_trains_on_those_columns(capsys, tmp_path, small_fil
     listed = tmp_path / "features.txt"
     listed.write_text("# RankLib's layout: an id a line, text after a tab\n5\tbm25\n\n2\n# 3\n1 # tf\n")
     save = tmp_path / "f.json"
-    code, _, err = run(capsys, "train", "--train", small_files["train"], "--model", "lambdamart", "--trees", "5",
+    code, _, err = run(capsys, "train", "--train", small_files["train"], "--model", "lambdamart", "--n-estimators", "5",
                        "--seed", "0", "--features", listed, "--save", save)  # fmt: skip
     assert code == 0, err
     model = load_model(save)

@@ -76,7 +76,7 @@ def test_a_neural_rankers_query_residual_is_its_additivity_error():
     from ranklearn.models.contributions import additivity_error
 
     X, y, qid = make_ranking(20, 4, n_informative=3, random_state=2, return_X_y=True)
-    model = RankNet(hidden=(8,), epochs=2, random_state=0, n_jobs=1).fit(X, y, qid)
+    model = RankNet(hidden=(8,), n_estimators=2, random_state=0, n_jobs=1).fit(X, y, qid)
     Xq = X[qid == qid[0]]
     ex = explain.query(model, Xq, n_steps=4)
     err = additivity_error(model, Xq, model.predict_contributions(Xq, n_steps=4))

@@ -10,7 +10,7 @@ import pytest
 
 from ranklearn.foreign_names import NAMES, hint, nearest
 from ranklearn.models import LambdaMART, RandomForest
-from ranklearn.registry import REGISTRY, names_markdown_table
+from ranklearn.registry import REGISTRY, names_markdown_table, option_flag
 from _helpers import assert_one_line_error, run, small_data
 from test_cli import small_files  # noqa: F401  (fixture)
 
@@ -27,11 +27,10 @@ def test_every_name_the_table_gives_is_ranklearn_s():
         try:
             params |= set(spec.load_class()._get_param_names())
         except ImportError:  # torch missing: the neural names are not checked here
-            params |= {"hidden", "epochs"}
+            params |= {"hidden", "n_estimators"}
     fit_args = set(re.findall(r"fit\((\w+)=\)", names_markdown_table()))
-    flags = {o.flag for spec in REGISTRY.values() for o in spec.options} | {"--train", "--validate", "--test", "--save",
-                                                                          "--model", "--validation-split",
-                                                                          "--normalize", "--features"}
+    flags = {option_flag(p) for p in params} | {"--train", "--validate", "--test", "--save", "--model",
+                                                "--validation-split", "--normalize", "--features"}  # fmt: skip
     for row in NAMES:
         if not row.ours:
             assert row.note.startswith("not taken"), row
@@ -76,27 +75,49 @@ def test_fit_arguments_of_other_tools():
 
 
 def test_nearest_compares_names_without_dashes():
-    flags = ["--bags", "--loss", "--rounds", "--trees", "--test", "--threads"]
+    flags = ["--n-estimators", "--loss", "--leaves", "--test", "--threads"]
     assert nearest("--bogus", flags) == []
-    assert nearest("--tres", flags)[0] == "--trees"
-    assert hint("-tree", (), options={"n_estimators": "--trees"}) == "ranklearn calls it --trees (RankLib's -tree)"
+    assert nearest("--leafs", flags)[0] == "--leaves"
+    assert hint("-leaf", (), options={"num_leaves": "--leaves"}) == "ranklearn calls it --leaves (RankLib's -leaf)"
 
 
 @pytest.mark.parametrize(
     "typed, said",
-    [(["-tree", "5"], "No such option: -tree: ranklearn calls it --trees (RankLib's -tree)"),
+    [(["-tree", "5"], "No such option: -tree: ranklearn calls it --n-estimators (RankLib's -tree; with -ranker 8 "
+                      "(random forest) -tree is trees_per_bag)"),
+     (["--trees", "5"], "ranklearn calls it --n-estimators (earlier ranklearn's --trees; random-forest's trees per "
+                        "bag: --trees-per-bag)"),
+     (["--epochs", "5"], "ranklearn calls it --n-estimators (earlier ranklearn's epochs; the networks' epochs)"),
      (["-leaf", "5"], "ranklearn calls it --leaves (RankLib's -leaf)"),
      (["-shrinkage", "0.1"], "ranklearn calls it --learning-rate (RankLib's -shrinkage)"),
      (["-mls", "3"], "ranklearn calls it --min-leaf-samples (RankLib's -mls)"),
      (["-estop", "10"], "ranklearn calls it --early-stopping (RankLib's -estop)"),
      (["--min-child-samples", "3"], "ranklearn calls it --min-leaf-samples (LightGBM's min_child_samples)"),
      (["--num-leaves", "3"], "ranklearn calls it --leaves (LightGBM's num_leaves)"),
-     (["--bin-subsample", "3"], "ranklearn calls it the Python parameter bin_subsample"),
-     (["--colsample-bytree", "0.5"], "the Python parameter feature_fraction (no command-line option)"),
-     (["--tres", "3"], "No such option: --tres (nearest: --trees"),
+     (["--num-leaves", "3"], "ranklearn calls it --leaves (LightGBM's num_leaves)"),
+     (["--min-samples-leaf", "3"], "No such option: --min-samples-leaf: ranklearn calls it --min-leaf-samples"),
+     (["--verbose", "1"], "ranklearn calls it the Python parameter verbose (no command-line option)"),
+     (["--colsample-bytree", "0.5"], "ranklearn calls it --feature-fraction (LightGBM's and XGBoost's colsample_bytree)"),
+     (["--leafs", "3"], "No such option: --leafs (nearest: --leaves"),
      (["--bogus"], "No such option: --bogus (see 'ranklearn train --help')")],
 )  # fmt: skip
 def test_cli_unknown_options_say_ranklearn_s_name(capsys, small_files, typed, said):  # noqa: F811
     code, _, err = run(capsys, "train", "--train", small_files["train"], "--model", "lambdamart", *typed)
     assert_one_line_error(code, err, said)
-    assert "Possible options" not in err and "--bags" not in err
+    assert "Possible options" not in err
+
+
+@pytest.mark.parametrize(
+    "name, old, said",
+    [("random-forest", "n_bags", "n_estimators (earlier ranklearn's n_bags; a random forest's bags; its trees per bag "
+                                 "are trees_per_bag)"),
+     ("coordinate-ascent", "n_restarts", "n_estimators (earlier ranklearn's n_restarts; coordinate ascent's restarts)"),
+     ("coordinate-ascent", "max_iterations", "line_search_steps (earlier ranklearn's max_iterations)"),
+     ("ranknet", "epochs", "n_estimators (earlier ranklearn's epochs; the networks' epochs)")],
+)  # fmt: skip
+def test_a_name_the_vocabulary_replaced_says_today_s(name, old, said):
+    cls = REGISTRY[name].load_class()
+    with pytest.raises(TypeError, match=re.escape(f"got an unexpected keyword argument '{old}': ranklearn calls it {said}")):
+        cls(**{old: 2})
+    with pytest.raises(ValueError, match=re.escape(f"ranklearn calls it {said}")):
+        cls().set_params(**{old: 2})

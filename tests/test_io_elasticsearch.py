@@ -177,7 +177,7 @@ def test_linear_models_and_types(tmp_path):
     y = (X[:, 0] > 0.5).astype(int)
     qid = np.repeat(np.arange(6), 10)
     names = ["a", "b", "c", "d"]
-    ca = CoordinateAscent(n_restarts=1, max_iterations=5, random_state=0).fit(X, y, qid)
+    ca = CoordinateAscent(n_estimators=1, line_search_steps=5, random_state=0).fit(X, y, qid)
     body = ltr_plugin_model(ca, feature_names=names)
     check_shape(body, names)
     assert body["model"]["model"]["type"] == "model/linear"
@@ -187,7 +187,7 @@ def test_linear_models_and_types(tmp_path):
     assert body["model"]["model"]["feature_normalizers"]["a"] == {
         "min_max": {"minimum": float(norm.params_["min"][0]), "maximum": float(norm.params_["max"][0])}
     }
-    on_normalized = CoordinateAscent(n_restarts=1, max_iterations=5, random_state=0).fit(norm.transform(X), y, qid)
+    on_normalized = CoordinateAscent(n_estimators=1, line_search_steps=5, random_state=0).fit(norm.transform(X), y, qid)
     body = ltr_plugin_model(on_normalized, feature_names=names, normalizer=norm)
     assert np.max(np.abs(plugin_score(body, names, X) - on_normalized.predict(norm.transform(X)))) <= 1e-5
     # linear regression has a constant term: RankLib's linear model holds it, model/linear does not

@@ -89,7 +89,7 @@ def test_onnx_check(tmp_path):
     pytest.importorskip("onnxruntime")
     pytest.importorskip("onnxscript")
     X, y, qid = small_data()
-    model = NEURAL[0](hidden=(8,), epochs=2, random_state=0).fit(X, y, qid)
+    model = NEURAL[0](hidden=(8,), n_estimators=2, random_state=0).fit(X, y, qid)
     export_model(model, tmp_path / "m.onnx", "onnx")
     assert check_export(model, tmp_path / "m.onnx", "onnx", X).passed
 

@@ -43,7 +43,7 @@ def assert_same_scores(path, model, X):
 @pytest.mark.parametrize("cls,hidden,n_networks", CONFIGS)
 def test_onnx_scores_equal_predict_on_synthetic_data(tmp_path, cls, hidden, n_networks):
     X, y, q = queries(40, 10, 1)
-    model = cls(hidden=hidden, n_networks=n_networks, epochs=3, random_state=0).fit(X, y, q)
+    model = cls(hidden=hidden, n_networks=n_networks, n_estimators=3, random_state=0).fit(X, y, q)
     path = tmp_path / "model.onnx"
     export_onnx(model, path)
     assert_same_scores(path, model, X)
@@ -57,7 +57,7 @@ def test_onnx_graph_has_a_dynamic_row_dimension_and_metadata(tmp_path):
     import onnx
 
     X, y, q = queries(20, 6, 2)
-    model = LambdaRank(hidden=(8,), n_networks=2, epochs=1, random_state=0).fit(X, y, q)
+    model = LambdaRank(hidden=(8,), n_networks=2, n_estimators=1, random_state=0).fit(X, y, q)
     export_onnx(model, tmp_path / "m.onnx")
     proto = onnx.load(str(tmp_path / "m.onnx"))
     onnx.checker.check_model(proto)
@@ -71,7 +71,7 @@ def test_onnx_graph_has_a_dynamic_row_dimension_and_metadata(tmp_path):
 def test_onnx_export_of_unstandardized_dropout_model_and_reloaded_model(tmp_path):
     """No standardization, dropout (off in the graph), and a model read back from its file."""
     X, y, q = queries(30, 7, 3)
-    model = RankNet(hidden=(16,), n_networks=3, dropout=0.3, standardize=False, epochs=2, random_state=0)
+    model = RankNet(hidden=(16,), n_networks=3, dropout=0.3, standardize=False, n_estimators=2, random_state=0)
     model.fit(X, y, q)
     export_onnx(model, tmp_path / "a.onnx")
     assert_same_scores(tmp_path / "a.onnx", model, X)
@@ -83,7 +83,7 @@ def test_onnx_export_of_unstandardized_dropout_model_and_reloaded_model(tmp_path
 
 def test_export_leaves_the_model_unchanged(tmp_path):
     X, y, q = queries(20, 5, 4)
-    model = RankNet(hidden=(4,), n_networks=2, epochs=1, random_state=0).fit(X, y, q)
+    model = RankNet(hidden=(4,), n_networks=2, n_estimators=1, random_state=0).fit(X, y, q)
     before = model.predict(X)
     model.model_.train()  # a scorer left in training mode stays so; its copy is exported in eval mode
     export_onnx(model, tmp_path / "m.onnx")
@@ -94,7 +94,7 @@ def test_export_leaves_the_model_unchanged(tmp_path):
 
 def test_export_writes_atomically_and_names_a_bad_path(tmp_path):
     X, y, q = queries(20, 5, 5)
-    model = RankNet(hidden=(), n_networks=1, epochs=1, random_state=0).fit(X, y, q)
+    model = RankNet(hidden=(), n_networks=1, n_estimators=1, random_state=0).fit(X, y, q)
     target = tmp_path / "m.onnx"
     target.write_bytes(b"old")
     export_onnx(model, target)
@@ -123,7 +123,7 @@ def test_onnx_scores_equal_predict_on_mq2008(shared_data, tmp_path, cls, hidden,
 
     fold = shared_data / "MQ2008" / "Fold1"
     train, test = load_svmlight(fold / "train.txt"), load_svmlight(fold / "test.txt")
-    model = cls(hidden=hidden, n_networks=n_networks, epochs=1, batch_queries=64, random_state=0)
+    model = cls(hidden=hidden, n_networks=n_networks, n_estimators=1, batch_queries=64, random_state=0)
     model.fit(train.X, train.y, train.qid)
     export_onnx(model, tmp_path / "m.onnx")
     assert_same_scores(tmp_path / "m.onnx", model, test.X)

@@ -147,7 +147,7 @@ def linear_data():
 @pytest.mark.parametrize(
     "model, header",
     [
-        (CoordinateAscent(n_restarts=1, max_iterations=10, random_state=0), "## Coordinate Ascent\n## Restart = 1\n"),
+        (CoordinateAscent(n_estimators=1, line_search_steps=10, random_state=0), "## Coordinate Ascent\n## Restart = 1\n"),
         (LinearRegression(l2_regularization=0.3), "## Linear Regression\n## Lambda = 0.3\n"),
     ],
 )
@@ -214,7 +214,7 @@ def test_mq2008_coordinate_ascent_export_scores_as_predict(shared_data, tmp_path
     from ranklearn.datasets import load_letor_fold
 
     tr, _, te = load_letor_fold(shared_data / "MQ2008", 1)
-    m = CoordinateAscent(n_restarts=1, max_iterations=5, tolerance=0.01, random_state=0).fit(tr.X, tr.y, qid=tr.qid)
+    m = CoordinateAscent(n_estimators=1, line_search_steps=5, tolerance=0.01, random_state=0).fit(tr.X, tr.y, qid=tr.qid)
     export_ranklib(m, tmp_path / "ca.txt")
     X = np.asarray(te.X)
     np.testing.assert_array_equal(ranklib_linear_scores(tmp_path / "ca.txt", X), m.predict(X))

@@ -174,7 +174,7 @@ def test_linear_models(tmp_path):
     X = rng.random((60, 4)).astype(np.float32)
     y = (X[:, 0] > 0.5).astype(int)
     qid = np.repeat(np.arange(6), 10)
-    ca = CoordinateAscent(n_restarts=1, max_iterations=5, random_state=0).fit(X, y, qid)
+    ca = CoordinateAscent(n_estimators=1, line_search_steps=5, random_state=0).fit(X, y, qid)
     doc = solr_model(ca, feature_names=["a", "b", "c", "d"])
     check_shape(doc)
     assert doc["class"] == LINEAR and list(doc["params"]["weights"]) == ["a", "b", "c", "d"]
@@ -189,11 +189,11 @@ def test_random_forest_and_file(tmp_path):
     from ranklearn.models.random_forest import RandomForest
 
     X, y, qid = make_ranking(40, 10, random_state=0, return_X_y=True)
-    forest = RandomForest(n_bags=3, random_state=0).fit(X, y, qid)
+    forest = RandomForest(n_estimators=3, random_state=0).fit(X, y, qid)
     path = tmp_path / "solr.json"
     export_solr(forest, path, name="rf")  # trained without NaN: no missing-value branch to lose
     _, X_nan = nan_tree_model(n_estimators=1)
-    with_nan = RandomForest(n_bags=2, random_state=0).fit(X_nan, *make_ranking(80, 12, random_state=0, return_X_y=True)[1:])
+    with_nan = RandomForest(n_estimators=2, random_state=0).fit(X_nan, *make_ranking(80, 12, random_state=0, return_X_y=True)[1:])
     assert with_nan.trained_with_missing_
     with_nan.save(tmp_path / "rf.json")
     from ranklearn.io import load_model

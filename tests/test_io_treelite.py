@@ -66,6 +66,6 @@ def test_random_forest(tmp_path):
 
     _, X = nan_tree_model(n_estimators=2)
     _, y, qid = make_ranking(80, 12, random_state=0, return_X_y=True)
-    forest = RandomForest(n_bags=3, random_state=0).fit(X, y, qid)
+    forest = RandomForest(n_estimators=3, random_state=0).fit(X, y, qid)
     export_treelite(forest, tmp_path / "rf.tl")
     assert np.max(np.abs(score_treelite(tmp_path / "rf.tl", X) - forest.predict(X))) <= 1e-12

@@ -124,7 +124,7 @@ def test_random_forest(tmp_path):
     from ranklearn.models.random_forest import RandomForest
 
     X, y, qid = make_ranking(40, 10, random_state=0, return_X_y=True)
-    forest = RandomForest(n_bags=3, random_state=0).fit(X, y, qid)
+    forest = RandomForest(n_estimators=3, random_state=0).fit(X, y, qid)
     rows = threshold_rows(model_trees(forest, "t"), np.asarray(X, dtype=np.float32))
     tol = float32_sum_tolerance(model_trees(forest, "t"))
     assert np.max(np.abs(vespa_lightgbm_score(lightgbm_dump(forest), rows) - forest.predict(rows))) <= tol

@@ -95,7 +95,7 @@ def test_random_forest_export(tmp_path):
     from ranklearn.datasets import make_ranking
 
     _, y, qid = make_ranking(80, 12, random_state=0, return_X_y=True)
-    forest = RandomForest(n_bags=4, random_state=0).fit(X, y, qid)
+    forest = RandomForest(n_estimators=4, random_state=0).fit(X, y, qid)
     trees = model_trees(forest, "test")
     assert len(trees) == sum(len(b) for b in forest.bags_)
     rows = threshold_rows(trees, X)

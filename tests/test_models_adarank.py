@@ -109,7 +109,7 @@ def test_save_load_and_cli(data, tmp_path, capsys, small_files):  # noqa: F811
     np.testing.assert_array_equal(back.predict(X), m.predict(X))
     model = tmp_path / "cli.json"
     code, _, err = run(capsys, "train", "--train", small_files["train"], "--validate", small_files["vali"],
-                       "--model", "adarank", "--rounds", 30, "--tolerance", 0.001, "--save", model)  # fmt: skip
+                       "--model", "adarank", "--n-estimators", 30, "--tolerance", 0.001, "--save", model)  # fmt: skip
     assert code == 0, err
     assert load_model(model).tolerance == 0.001
     code, _, err = run(capsys, "predict", "--model", model, "--data", small_files["test"], "--out", tmp_path / "s")

@@ -157,7 +157,7 @@ def test_negative_labels_train_but_do_not_evaluate(name, make):
 
 # --- queries, eval sets, feature names, score, file: the core's contracts -------------------------
 TREES = dict(n_estimators=12, num_leaves=4, min_samples_leaf=3, random_state=0)
-NETS = dict(epochs=3, hidden=(4,), n_networks=1, random_state=0)
+NETS = dict(n_estimators=3, hidden=(4,), n_networks=1, random_state=0)
 
 
 @pytest.fixture(scope="module")
@@ -360,7 +360,7 @@ def test_pairwise_ranknet_trains_with_its_defaults(core_splits):
     from ranklearn.models import RankNet
 
     tr, *_ = core_splits
-    m = RankNet(mode="pairwise", epochs=1, hidden=(4,), random_state=0).fit(tr.X[:200], tr.y[:200], qid=tr.qid[:200])
+    m = RankNet(mode="pairwise", n_estimators=1, hidden=(4,), random_state=0).fit(tr.X[:200], tr.y[:200], qid=tr.qid[:200])
     assert m.model_.n_networks == 1
     with pytest.raises(ValueError, match="trains a single network"):
         RankNet(mode="pairwise", n_networks=3).fit(tr.X, tr.y, qid=tr.qid)
@@ -433,7 +433,7 @@ def test_a_query_weight_of_five_is_that_query_five_times(name):
 
     ds = make_ranking(30, 5, n_informative=3, docs_per_query=(4, 9), random_state=3)
     cls = get_model_class(name)
-    params = {"n_estimators": 8} if name != "coordinate-ascent" else {"n_restarts": 1, "random_state": 0}
+    params = {"n_estimators": 8} if name != "coordinate-ascent" else {"n_estimators": 1, "random_state": 0}
     rows = np.arange(ds.ptr[0], ds.ptr[8])  # queries 0-7, and four more copies of them at the end
     copies = 4
     X5 = np.vstack([ds.X, *[ds.X[rows]] * copies])
@@ -503,3 +503,22 @@ def test_score_above_the_models_top_grade_names_the_estimators_way(core_splits):
     assert model.score(va.X, va.y, qid=va.qid) == pytest.approx(
         get_metric("err@10", max_grade=4).mean(va.y, model.predict(va.X), va.ptr)
     )
+
+
+@pytest.mark.parametrize("cls,params", rankers())
+def test_the_vocabulary_holds_for_every_ranker(cls, params, core_splits):
+    """docs/DESIGN.md's vocabulary: every ranker takes random_state; n_estimators bounds the
+    iterations of every ranker that iterates, and early_stopping_rounds="auto" means
+    max(20, n_estimators // 10) with an evaluation set, nothing without."""
+    names = cls._get_param_names()
+    assert "random_state" in names
+    assert not {"epochs", "n_restarts", "n_bags", "max_iterations"} & set(names)
+    if "early_stopping_rounds" not in names:  # one solve: LinearRegression
+        return
+    for n, rounds in ((5, 20), (250, 25), (1000, 100)):
+        model = cls(**{**params, "n_estimators": n, "early_stopping_rounds": "auto"})
+        model.check_params()
+        assert (model._early_stopping(1), model._early_stopping(0)) == (rounds, None)
+    tr, va, _ = core_splits
+    model = cls(**params, early_stopping_rounds="auto").fit(tr.X, tr.y, qid=tr.qid, eval_set=[(va.X, va.y, va.qid)])
+    assert model.n_iter_ == model.n_estimators <= 20  # "auto" = 20 here: no early stop

@@ -97,7 +97,7 @@ def test_random_forest_and_mart_agree_with_shap_on_their_trees():
     X, y, qid = make_ranking(60, 8, n_informative=4, random_state=3, return_X_y=True)
     X = X.astype(np.float32)
     X[np.random.default_rng(1).random(X.shape) < 0.1] = np.nan
-    forest = RandomForest(n_bags=5, num_leaves=8, random_state=0, n_jobs=1).fit(X, y, qid)
+    forest = RandomForest(n_estimators=5, num_leaves=8, random_state=0, n_jobs=1).fit(X, y, qid)
     mart = MART(n_estimators=10, num_leaves=6, random_state=0, n_jobs=1).fit(X, y, qid)
     for model, trees, scale in ((forest, [t for bag in forest.bags_ for t in bag], 1 / 5), (mart, mart.trees_, 1.0)):
         phi = model.predict_contributions(X)
@@ -150,7 +150,7 @@ def test_neural_expected_gradients_are_nearly_additive():
     from ranklearn.models import RankNet
 
     X, y, qid = make_ranking(30, 5, n_informative=3, random_state=6, return_X_y=True)
-    model = RankNet(hidden=(8,), epochs=3, random_state=0, n_jobs=1).fit(X, y, qid)
+    model = RankNet(hidden=(8,), n_estimators=3, random_state=0, n_jobs=1).fit(X, y, qid)
     errors = {}
     for steps in (2, 64):
         phi = model.predict_contributions(X[:20], background=X, n_background=32, n_steps=steps)

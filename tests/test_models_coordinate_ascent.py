@@ -14,7 +14,7 @@ from ranklearn.models.coordinate_ascent import CoordinateAscent
 from test_cli import run, small_files  # noqa: F401 (fixture)
 
 
-def brute_force_restart(X, y, ptr, metric, rng, *, max_iterations=25, step_base=0.05, step_scale=2.0, tolerance=0.001):
+def brute_force_restart(X, y, ptr, metric, rng, *, line_search_steps=25, step_base=0.05, step_scale=2.0, tolerance=0.001):
     """One restart of RankLib's procedure, every candidate scored from scratch with X @ w."""
     X = X.astype(np.float64)
     n = X.shape[1]
@@ -32,7 +32,7 @@ def brute_force_restart(X, y, ptr, metric, rng, *, max_iterations=25, step_base=
                     if orig != 0 and abs(step) > 0.5 * abs(orig):
                         step = direction * step_base * abs(orig)
                     candidates, total = [], 0.0
-                    for j in range(max_iterations):
+                    for j in range(line_search_steps):
                         total += step * step_scale**j
                         candidates.append(total)
                 for delta in candidates:
@@ -65,7 +65,7 @@ def test_one_restart_equals_the_brute_force_procedure(data, spec):
     ptr = group_ptr(qid)
     metric = get_metric(spec, max_grade=float(max(1.0, y.max())))
     ref_w, ref_best = brute_force_restart(X, y, ptr, metric, check_random_state(3))
-    m = CoordinateAscent(n_restarts=1, metric=spec, random_state=3).fit(X, y, qid)
+    m = CoordinateAscent(n_estimators=1, metric=spec, random_state=3).fit(X, y, qid)
     np.testing.assert_allclose(m.coef_, ref_w, rtol=1e-9, atol=1e-12)
     assert m.score(X, y, qid=qid) == pytest.approx(ref_best, abs=1e-12)
     assert np.abs(m.coef_).sum() == pytest.approx(1.0) and m.intercept_ == 0.0
@@ -107,7 +107,7 @@ def test_finds_the_one_informative_feature():
     y = rng.integers(0, 3, qid.size).astype(float)
     X = rng.normal(size=(qid.size, 4)).astype(np.float32)
     X[:, 2] = y + 0.1 * rng.random(qid.size)  # ranks every query perfectly
-    m = CoordinateAscent(n_restarts=2, random_state=0).fit(X, y, qid)
+    m = CoordinateAscent(n_estimators=2, random_state=0).fit(X, y, qid)
     assert m.score(X, y, qid=qid) == pytest.approx(1.0)
     assert np.argmax(np.abs(m.coef_)) == 2
 
@@ -115,7 +115,7 @@ def test_finds_the_one_informative_feature():
 def test_restarts_are_driver_iterations_and_the_best_on_validation_is_kept(data):
     X, y, qid = data
     Xv, yv, qv = make_ranking(20, 5, n_informative=3, random_state=8, return_X_y=True)
-    m = CoordinateAscent(n_restarts=4, max_iterations=8, random_state=1).fit(X, y, qid, eval_set=[(Xv, yv, qv)])
+    m = CoordinateAscent(n_estimators=4, line_search_steps=8, random_state=1).fit(X, y, qid, eval_set=[(Xv, yv, qv)])
     history = m.evals_result_["valid_0"]["ndcg@10"]
     assert m.n_iter_ == 4 and len(history) == 4
     assert m.best_iteration_ == int(np.argmax(history)) + 1 and m.best_score_ == max(history)
@@ -125,7 +125,7 @@ def test_restarts_are_driver_iterations_and_the_best_on_validation_is_kept(data)
 def test_without_validation_the_best_restart_on_training_is_kept(data):
     X, y, qid = data
     # restarts draw their feature orders from one generator, as the reference's three runs do
-    three = CoordinateAscent(n_restarts=3, random_state=0).fit(X, y, qid)
+    three = CoordinateAscent(n_estimators=3, random_state=0).fit(X, y, qid)
     rng = check_random_state(0)
     ptr, metric = group_ptr(qid), get_metric("ndcg@10")
     results = [brute_force_restart(X, y, ptr, metric, rng) for _ in range(3)]
@@ -137,31 +137,31 @@ def test_without_validation_the_best_restart_on_training_is_kept(data):
 def test_regularized_stays_closer_to_uniform(data):
     X, y, qid = data
     u = np.full(X.shape[1], 1.0 / X.shape[1])
-    free = CoordinateAscent(n_restarts=1, random_state=0).fit(X, y, qid)
-    held = CoordinateAscent(n_restarts=1, random_state=0, regularized=True, slack=10.0).fit(X, y, qid)
+    free = CoordinateAscent(n_estimators=1, random_state=0).fit(X, y, qid)
+    held = CoordinateAscent(n_estimators=1, random_state=0, regularized=True, slack=10.0).fit(X, y, qid)
     assert np.linalg.norm(held.coef_ - u) < np.linalg.norm(free.coef_ - u)
 
 
 def test_bad_parameters_and_save_load(data, tmp_path):
     X, y, qid = data
-    with pytest.raises(ValueError, match="n_restarts"):
-        CoordinateAscent(n_restarts=0).fit(X, y, qid)
+    with pytest.raises(ValueError, match="n_estimators"):
+        CoordinateAscent(n_estimators=0).fit(X, y, qid)
     with pytest.raises(ValueError, match="docid"):
         CoordinateAscent(metric=get_metric("ndcg@10", ties="docid")).fit(X, y, qid)
-    m = CoordinateAscent(n_restarts=1, max_iterations=5, random_state=0).fit(X, y, qid)
+    m = CoordinateAscent(n_estimators=1, line_search_steps=5, random_state=0).fit(X, y, qid)
     m.save(tmp_path / "ca.json")
     back = load_model(tmp_path / "ca.json")
-    assert type(back) is CoordinateAscent and back.max_iterations == 5
+    assert type(back) is CoordinateAscent and back.line_search_steps == 5
     np.testing.assert_array_equal(back.predict(X), m.predict(X))
 
 
 def test_cli_train_predict_export(capsys, tmp_path, small_files):  # noqa: F811
     model = tmp_path / "ca.json"
     code, out, err = run(capsys, "train", "--train", small_files["train"], "--validate", small_files["vali"],
-                         "--model", "coordinate-ascent", "--restarts", 2, "--iterations", 10, "--seed", 0,
+                         "--model", "coordinate-ascent", "--n-estimators", 2, "--line-search-steps", 10, "--seed", 0,
                          "--save", model)  # fmt: skip
     assert code == 0, err
-    assert load_model(model).n_restarts == 2
+    assert (load_model(model).n_estimators, load_model(model).line_search_steps) == (2, 10)
     code, _, err = run(capsys, "predict", "--model", model, "--data", small_files["test"], "--out", tmp_path / "s")
     assert code == 0, err
     code, _, err = run(capsys, "export", "--model", model, "--format", "ranklib", "--out", tmp_path / "ca.txt")
@@ -189,9 +189,9 @@ def test_small_data_fits_on_one_thread_whatever_n_jobs(data, monkeypatch):
         assert cls(n_jobs=2)._fit_threads(PARALLEL_MIN_DOCS - 1) == 1
         assert cls(n_jobs=2)._fit_threads(PARALLEL_MIN_DOCS) == 2
     X, y, qid = data
-    serial = CoordinateAscent(n_restarts=2, max_iterations=6, random_state=0, n_jobs=2).fit(X, y, qid)
+    serial = CoordinateAscent(n_estimators=2, line_search_steps=6, random_state=0, n_jobs=2).fit(X, y, qid)
     monkeypatch.setattr("ranklearn.models._linear.PARALLEL_MIN_DOCS", 0)  # now on n_jobs threads (where the machine has them)
-    parallel = CoordinateAscent(n_restarts=2, max_iterations=6, random_state=0, n_jobs=2).fit(X, y, qid)
+    parallel = CoordinateAscent(n_estimators=2, line_search_steps=6, random_state=0, n_jobs=2).fit(X, y, qid)
     np.testing.assert_array_equal(parallel.coef_, serial.coef_)
 
 

@@ -18,14 +18,14 @@ SPLITS = make_ranking_splits((40, 15, 15), n_features=6, n_informative=4, docs_p
 RANKERS = {
     "lambdamart": dict(n_estimators=25, num_leaves=7, learning_rate=0.3, random_state=0, n_jobs=1),
     "mart": dict(n_estimators=25, num_leaves=7, learning_rate=0.3, random_state=0, n_jobs=1),
-    "random-forest": dict(n_bags=6, n_estimators=3, random_state=0, n_jobs=1),
+    "random-forest": dict(n_estimators=6, trees_per_bag=3, random_state=0, n_jobs=1),
     "rankboost": dict(n_estimators=15),
     "adarank": dict(n_estimators=10),
-    "coordinate-ascent": dict(n_restarts=3, max_iterations=3, random_state=0),
+    "coordinate-ascent": dict(n_estimators=3, line_search_steps=3, random_state=0),
     "linear": dict(),
-    "ranknet": dict(hidden=(8,), epochs=8, learning_rate=3e-2, random_state=0),
-    "lambdarank": dict(hidden=(8,), epochs=8, learning_rate=3e-2, random_state=0),
-    "listnet": dict(hidden=(8,), epochs=8, learning_rate=3e-2, random_state=0),
+    "ranknet": dict(hidden=(8,), n_estimators=8, learning_rate=3e-2, random_state=0),
+    "lambdarank": dict(hidden=(8,), n_estimators=8, learning_rate=3e-2, random_state=0),
+    "listnet": dict(hidden=(8,), n_estimators=8, learning_rate=3e-2, random_state=0),
 }
 NEEDS_TORCH = {"ranknet", "lambdarank", "listnet"}
 ADDITIVE = {"lambdamart": "trees_", "mart": "trees_", "random-forest": "bags_", "rankboost": "rankers_"}

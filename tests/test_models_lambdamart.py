@@ -394,3 +394,27 @@ def test_an_objective_without_side_still_trains_with_positions():
         with_pos = LambdaMART(objective=Old(), n_estimators=2, num_leaves=3).fit(X, row, qid, position=position)
     without = LambdaMART(objective=Old(), n_estimators=2, num_leaves=3).fit(X, row, qid)
     np.testing.assert_array_equal(with_pos.predict(X), without.predict(X))
+
+
+@pytest.mark.parametrize("normalization", ["docs", "pairs"])
+def test_a_query_normalization_is_the_per_query_weight_it_names(normalization):
+    """lambda_normalization="docs"/"pairs" (the networks' values, docs/DESIGN.md "Vocabulary")
+    trains the model of lambda_normalization="none" with every row weighted by 1 / (documents or
+    pairs with different labels of its query), counted by brute force here."""
+    from ranklearn.datasets import make_ranking
+
+    X, y, qid = make_ranking(30, 5, n_informative=3, random_state=4, return_X_y=True)
+    counts = {}
+    for q in np.unique(qid):
+        labels = y[qid == q]
+        pairs = sum(labels[i] != labels[j] for i in range(len(labels)) for j in range(i + 1, len(labels)))
+        counts[q] = len(labels) if normalization == "docs" else max(pairs, 1)
+    weight = np.array([1.0 / counts[q] for q in qid])
+    kw = dict(n_estimators=5, num_leaves=4, min_samples_leaf=2, random_state=0)
+    normalized = LambdaMART(**kw, lambda_normalization=normalization).fit(X, y, qid=qid)
+    weighted = LambdaMART(**kw, lambda_normalization="none").fit(X, y, qid=qid, sample_weight=weight)
+    np.testing.assert_array_equal(normalized.predict(X), weighted.predict(X))
+    plain = LambdaMART(**kw, lambda_normalization="none").fit(X, y, qid=qid)
+    assert not np.array_equal(normalized.predict(X), plain.predict(X))
+    assert normalized.objective_["query_normalization"] == normalization
+    assert "query_normalization" not in plain.objective_  # the other normalizations save what they did

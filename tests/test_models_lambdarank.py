@@ -20,9 +20,9 @@ def test_lambdarank_refuses_labels_that_overflow_its_gain():
     y[5] = 2000.0
     qid = np.repeat(np.arange(6), 10)
     with pytest.raises(ValueError, match="overflows"):
-        LambdaRank(hidden=(4,), epochs=2, random_state=0).fit(X, y, qid=qid)
+        LambdaRank(hidden=(4,), n_estimators=2, random_state=0).fit(X, y, qid=qid)
     # RankNet only compares labels: it trains and predicts finite scores
-    assert np.isfinite(RankNet(hidden=(4,), epochs=2, random_state=0).fit(X, y, qid=qid).predict(X)).all()
+    assert np.isfinite(RankNet(hidden=(4,), n_estimators=2, random_state=0).fit(X, y, qid=qid).predict(X)).all()
 
 
 def test_lambdarank_gains_fit_float32_and_err_takes_the_training_grades():
@@ -36,15 +36,15 @@ def test_lambdarank_gains_fit_float32_and_err_takes_the_training_grades():
     # documents of grade 127 summed to an infinite ideal DCG (their query gave no gradient)
     for loss in ("lambdarank", "approxndcg", "neuralndcg"):
         with pytest.raises(ValueError, match="float32: labels up to 100"):
-            LambdaRank(hidden=(4,), epochs=1, loss=loss, random_state=0).fit(X, np.where(y > 1, 127.0, y), qid=qid)
-        top = LambdaRank(hidden=(4,), epochs=2, loss=loss, random_state=0).fit(X, np.where(y > 1, 100.0, y), qid=qid)
+            LambdaRank(hidden=(4,), n_estimators=1, loss=loss, random_state=0).fit(X, np.where(y > 1, 127.0, y), qid=qid)
+        top = LambdaRank(hidden=(4,), n_estimators=2, loss=loss, random_state=0).fit(X, np.where(y > 1, 100.0, y), qid=qid)
         assert np.isfinite(top.train_loss_).all() and top.train_loss_[0] != 0
     # ERR's top grade of the lambdas is the training labels': an evaluation set's higher grade
     # (which max_grade_, the metric's, takes) does not change the model
     Xv, qv = rng.normal(size=(12, 4)).astype(np.float32), np.repeat(np.arange(2), 6)
     yv = np.array([4.0, 1, 2, 0, 1, 2] * 2)
-    kw = dict(hidden=(8,), epochs=3, lambda_metric="err", random_state=0, n_networks=1, early_stopping_rounds=None)
+    kw = dict(hidden=(8,), n_estimators=3, lambda_metric="err", random_state=0, n_networks=1, early_stopping_rounds=None)
     with_vali = LambdaRank(**kw).fit(X, y, qid=qid, eval_set=[(Xv, yv, qv)])
-    alone = LambdaRank(**{**kw, "epochs": with_vali.best_iteration_}).fit(X, y, qid=qid)  # the epochs it kept
+    alone = LambdaRank(**{**kw, "n_estimators": with_vali.best_iteration_}).fit(X, y, qid=qid)  # the epochs it kept
     assert with_vali.max_grade_ == 4.0 and alone.max_grade_ == 2.0
     np.testing.assert_array_equal(with_vali.predict(X), alone.predict(X))

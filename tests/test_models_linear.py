@@ -70,8 +70,8 @@ def test_cli_train_predict_export(capsys, tmp_path, small_files):  # noqa: F811
     assert code == 0, err
     expected = load_model(model).predict(load_svmlight(small_files["test"]).X)
     assert [float(v) for v in scores.read_text().split()] == expected.tolist()
-    code, _, err = run(capsys, "train", "--train", small_files["train"], "--model", "linear", "--trees", 3)
-    assert code == 2 and "--trees does not apply to linear" in err
+    code, _, err = run(capsys, "train", "--train", small_files["train"], "--model", "linear", "--leaves", 3)
+    assert code == 2 and "--leaves does not apply to linear" in err
 
 
 @pytest.mark.slow

@@ -106,7 +106,7 @@ def test_leaf_order_reaches_trees_model_file_and_cli(data, capsys, tmp_path, sma
     np.testing.assert_array_equal(back.predict(X), ranklib.predict(X))
     with pytest.raises(ValueError, match="leaf_order"):
         MART(leaf_order="variance").fit(X, y, qid)
-    code, _, err = run(capsys, "train", "--train", small_files["train"], "--model", "mart", "--trees", 3,
+    code, _, err = run(capsys, "train", "--train", small_files["train"], "--model", "mart", "--n-estimators", 3,
                        "--leaf-order", "deviance", "--save", tmp_path / "cli.json")  # fmt: skip
     assert code == 0, err
     assert load_model(tmp_path / "cli.json").leaf_order == "deviance"
@@ -117,7 +117,7 @@ def test_leaf_order_reaches_trees_model_file_and_cli(data, capsys, tmp_path, sma
 def test_cli_train_predict_export(capsys, tmp_path, small_files):  # noqa: F811
     model = tmp_path / "mart.json"
     code, out, err = run(capsys, "train", "--train", small_files["train"], "--validate", small_files["vali"],
-                         "--model", "mart", "--trees", 6, "--leaves", 4, "--min-leaf-samples", 3,
+                         "--model", "mart", "--n-estimators", 6, "--leaves", 4, "--min-leaf-samples", 3,
                          "--early-stopping", 3, "--seed", 0, "--save", model)  # fmt: skip
     assert code == 0, err
     assert type(load_model(model)) is MART

@@ -54,7 +54,7 @@ def test_neural_loss_receives_positions_of_its_rows(name):
     Recording = _recording_loss()
     Recording.seen.clear()
     X, y, qid, position = shuffled_clicks()
-    model = REGISTRY[name].load_class()(hidden=(4,), epochs=2, random_state=0, loss=Recording())
+    model = REGISTRY[name].load_class()(hidden=(4,), n_estimators=2, random_state=0, loss=Recording())
     model.fit(X, y, qid, position=position)
     seen = np.concatenate(Recording.seen)
     assert np.array_equal(seen[:, 0], seen[:, 1] % 3)  # every position arrived beside its own row's label
@@ -65,7 +65,7 @@ def test_neural_loss_receives_positions_of_its_rows(name):
 def test_loss_that_reads_positions_needs_them():
     Recording = _recording_loss()
     X, y, qid, _ = shuffled_clicks()
-    model = REGISTRY["listnet"].load_class()(hidden=(4,), epochs=1, loss=Recording())
+    model = REGISTRY["listnet"].load_class()(hidden=(4,), n_estimators=1, loss=Recording())
     with pytest.raises(ValueError, match=r"ListNet\(loss='listnet'\) needs position=: the 1-based rank"):
         model.fit(X, y, qid)  # before training
 
@@ -77,7 +77,7 @@ def test_positions_from_a_file_reach_the_loss(tmp_path):
     X, y, qid, position = shuffled_clicks()
     save_svmlight(from_arrays(X, y, qid, position=position, regroup=True), tmp_path / "clicks.txt")
     ds = load_svmlight(tmp_path / "clicks.txt")  # the sidecar comes back beside its rows
-    REGISTRY["listnet"].load_class()(hidden=(4,), epochs=1, random_state=0, loss=Recording()).fit(
+    REGISTRY["listnet"].load_class()(hidden=(4,), n_estimators=1, random_state=0, loss=Recording()).fit(
         ds.X, ds.y, ds.qid, position=ds.position
     )
     seen = np.concatenate(Recording.seen)
@@ -86,12 +86,12 @@ def test_positions_from_a_file_reach_the_loss(tmp_path):
 
 NO_SIDE = {
     "linear": {},
-    "coordinate-ascent": dict(n_restarts=1, max_iterations=3, random_state=0),
+    "coordinate-ascent": dict(n_estimators=1, line_search_steps=3, random_state=0),
     "adarank": dict(n_estimators=3),
     "rankboost": dict(n_estimators=3),
     "lambdamart": dict(n_estimators=3, random_state=0),
     "mart": dict(n_estimators=3, random_state=0),
-    "random-forest": dict(n_bags=2, n_estimators=2, random_state=0),
+    "random-forest": dict(n_estimators=2, trees_per_bag=2, random_state=0),
 }
 
 
@@ -121,7 +121,7 @@ def test_cross_validate_gives_each_fold_its_positions():
     Recording = _recording_loss()
     Recording.seen.clear()
     X, y, qid, position = shuffled_clicks()
-    model = REGISTRY["listnet"].load_class()(hidden=(4,), epochs=1, random_state=0, loss=Recording())
+    model = REGISTRY["listnet"].load_class()(hidden=(4,), n_estimators=1, random_state=0, loss=Recording())
     cross_validate(model, X, y, qid=qid, cv=2, position=position)
     seen = np.concatenate(Recording.seen)
     assert np.array_equal(seen[:, 0], seen[:, 1] % 3)

@@ -37,7 +37,7 @@ def _bags_by_hand(ds, n_bags, seed, subsample=1.0, **extra):
 
 def test_the_forest_is_the_mean_of_its_bags(rf_splits):
     tr, _, te = rf_splits
-    forest = RandomForest(n_bags=4, random_state=3, **SMALL).fit(tr.X, tr.y, qid=tr.qid)
+    forest = RandomForest(n_estimators=4, random_state=3, **SMALL).fit(tr.X, tr.y, qid=tr.qid)
     bags = _bags_by_hand(tr, 4, 3)
     expected = np.mean([b.predict(te.X) for b in bags], axis=0)
     np.testing.assert_allclose(forest.predict(te.X), expected, rtol=1e-12, atol=1e-15)
@@ -55,17 +55,17 @@ def test_the_forest_is_the_mean_of_its_bags(rf_splits):
 
 def test_leaf_order_reaches_every_bag(rf_splits):
     tr, _, te = rf_splits
-    forest = RandomForest(n_bags=3, random_state=5, leaf_order="deviance", **SMALL).fit(tr.X, tr.y, qid=tr.qid)
+    forest = RandomForest(n_estimators=3, random_state=5, leaf_order="deviance", **SMALL).fit(tr.X, tr.y, qid=tr.qid)
     bags = _bags_by_hand(tr, 3, 5, leaf_order="deviance")
     expected = np.mean([b.predict(te.X) for b in bags], axis=0)
     np.testing.assert_allclose(forest.predict(te.X), expected, rtol=1e-12, atol=1e-15)
-    gain_order = RandomForest(n_bags=3, random_state=5, **SMALL).fit(tr.X, tr.y, qid=tr.qid)
+    gain_order = RandomForest(n_estimators=3, random_state=5, **SMALL).fit(tr.X, tr.y, qid=tr.qid)
     assert not np.allclose(forest.predict(te.X), gain_order.predict(te.X))
 
 
 def test_eval_sets_early_stopping_and_file_round_trip(rf_splits, tmp_path):
     tr, va, te = rf_splits
-    forest = RandomForest(n_bags=12, early_stopping_rounds=3, random_state=0, **SMALL).fit(
+    forest = RandomForest(n_estimators=12, early_stopping_rounds=3, random_state=0, **SMALL).fit(
         tr.X, tr.y, qid=tr.qid, eval_set=[(va.X, va.y, va.qid)]
     )
     assert len(forest.bags_) == forest.best_iteration_ <= forest.n_iter_
@@ -88,7 +88,7 @@ def test_command_line(capsys, tmp_path, rf_splits):
         save_svmlight(ds, paths[name])
     model, scores = tmp_path / "rf.json", tmp_path / "rf.scores"
     for args in (["train", "--train", paths["train"], "--validate", paths["vali"], "--model", "random-forest",
-                  "--bags", "5", "--leaves", "8", "--seed", "0", "--save", model],
+                  "--n-estimators", "5", "--leaves", "8", "--seed", "0", "--save", model],
                  ["predict", "--model", model, "--data", paths["test"], "--out", scores]):  # fmt: skip
         with pytest.raises(SystemExit) as info:
             main([str(a) for a in args])
@@ -100,7 +100,7 @@ def test_bags_binned_from_the_forest_are_the_bags_fitted_alone(rf_splits):
     # the forest bins each bag from values sorted once (SampleBinner): the trees must be those
     # of a LambdaMART fitted on the bag's own copy of the rows, split for split
     tr, _, _ = rf_splits
-    forest = RandomForest(n_bags=5, random_state=4, **SMALL).fit(tr.X, tr.y, qid=tr.qid)
+    forest = RandomForest(n_estimators=5, random_state=4, **SMALL).fit(tr.X, tr.y, qid=tr.qid)
     for tree, bag in zip((b[0] for b in forest.bags_), _bags_by_hand(tr, 5, 4)):
         assert tree.to_dict() == bag.trees_[0].to_dict()
 
@@ -143,7 +143,7 @@ def test_the_forest_sorts_its_data_only_when_a_bag_bins_on_all_its_rows(rf_split
 
     monkeypatch.setattr(random_forest, "SampleBinner", binner)
     monkeypatch.setattr(RandomForest, "_bag_model", bag_model)
-    forest = RandomForest(n_bags=3, random_state=0, **SMALL).fit(tr.X, tr.y, qid=tr.qid)
+    forest = RandomForest(n_estimators=3, random_state=0, **SMALL).fit(tr.X, tr.y, qid=tr.qid)
     assert len(made) == (1 if bag_subsample > tr.X.shape[0] * 2 else 0)
     assert np.isfinite(forest.predict(te.X)).all()
 
@@ -164,7 +164,7 @@ def test_each_bag_gives_its_objective_the_positions_of_its_drawn_queries(monkeyp
     rng = np.random.default_rng(1)
     qid = rng.permutation(np.repeat(np.arange(10), 5))
     X, row, position = rng.normal(size=(50, 3)), np.arange(50, dtype=float), rng.integers(1, 9, 50)
-    RandomForest(n_bags=3, num_leaves=3, random_state=0).fit(X, row, qid, position=position)
+    RandomForest(n_estimators=3, num_leaves=3, random_state=0).fit(X, row, qid, position=position)
     assert len(calls) == 3  # one tree a bag
     for y, ptr, side in calls:
         ids = y.astype(int)  # the bag's rows: whole queries, drawn with replacement

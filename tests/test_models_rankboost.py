@@ -96,7 +96,7 @@ def test_no_pair_warns_and_scores_zero():
 def test_cli_train_predict(capsys, tmp_path, small_files):  # noqa: F811
     model = tmp_path / "rb.json"
     code, _, err = run(capsys, "train", "--train", small_files["train"], "--validate", small_files["vali"],
-                       "--model", "rankboost", "--rounds", 20, "--thresholds", 5, "--save", model)  # fmt: skip
+                       "--model", "rankboost", "--n-estimators", 20, "--thresholds", 5, "--save", model)  # fmt: skip
     assert code == 0, err
     assert load_model(model).n_thresholds == 5
     code, _, err = run(capsys, "predict", "--model", model, "--data", small_files["test"], "--out", tmp_path / "s")

@@ -26,8 +26,8 @@ def test_neural_models_reject_nan_clearly(cls):
     bad = X.copy()
     bad[4, 2] = np.nan
     with pytest.raises(ValueError, match=r"NaN at row 4 \(from 0\), feature 3 \(from 1.*LambdaMART"):
-        cls(hidden=(4,), epochs=1).fit(bad, y, qid=qid)
-    model = cls(hidden=(4,), epochs=1, random_state=0).fit(X, y, qid=qid)
+        cls(hidden=(4,), n_estimators=1).fit(bad, y, qid=qid)
+    model = cls(hidden=(4,), n_estimators=1, random_state=0).fit(X, y, qid=qid)
     with pytest.raises(ValueError, match=r"NaN at row 4 \(from 0\), feature 3 \(from 1"):
         model.predict(bad)
 
@@ -37,8 +37,8 @@ def test_neural_models_reject_nan_clearly(cls):
 @pytest.mark.parametrize(
     "params,fragment",
     [
-        ({"epochs": 0}, "epochs"),
-        ({"epochs": -1}, "epochs"),
+        ({"n_estimators": 0}, "n_estimators"),
+        ({"n_estimators": -1}, "n_estimators"),
         ({"batch_queries": 0}, "batch_queries"),
         ({"learning_rate": -1.0}, "learning_rate"),
         ({"sigma": 0.0}, "sigma"),
@@ -54,7 +54,7 @@ def test_neural_models_reject_nan_clearly(cls):
 def test_neural_bad_parameters(cls, params, fragment):
     X, y, qid = small_data()
     with pytest.raises(ValueError, match=fragment):
-        cls(**{"hidden": (4,), "epochs": 1, **params}).fit(X, y, qid=qid)
+        cls(**{"hidden": (4,), "n_estimators": 1, **params}).fit(X, y, qid=qid)
 
 
 """Tests of the neural rankers (RankNet, LambdaRank): lambdas, training, persistence, API."""
@@ -65,7 +65,7 @@ def test_fit_on_queries_without_pairs_does_not_move_or_nan():
     y = np.array([1, 0, 0, 0, 2, 2, 2], dtype=float)
     qid = np.array([0, 1, 1, 1, 2, 2, 2])  # one document; all zero; a single label
     for cls in (RankNet, LambdaRank):
-        m = cls(hidden=(4,), epochs=3, random_state=0, warm_start=True).fit(X, y, qid)
+        m = cls(hidden=(4,), n_estimators=3, random_state=0, warm_start=True).fit(X, y, qid)
         before = {k: v.clone() for k, v in m.model_.state_dict().items()}
         m.fit(X, y, qid)
         for key, val in m.model_.state_dict().items():
@@ -95,7 +95,7 @@ def _linear_at(m, w0, w):
 def _seed_update(lambda_normalization):
     """One factorized SGD update of the seed's linear scorer from w = (0, -1, 1); returns (dw, model)."""
     m = RankNet(
-        hidden=(), n_networks=1, standardize=False, optimizer="sgd", learning_rate=0.1, sigma=0.1, epochs=1,
+        hidden=(), n_networks=1, standardize=False, optimizer="sgd", learning_rate=0.1, sigma=0.1, n_estimators=1,
         batch_queries=1, early_stopping_rounds=None, warm_start=True, random_state=0,
         lambda_normalization=lambda_normalization,
     )
@@ -131,7 +131,7 @@ def test_pairwise_mode_is_one_update_per_pair():
     X, y, q = SEED_X[:2], SEED_Y[:2], SEED_QID[:2]
     preds = []
     for mode in ("pairwise", "factorized"):
-        m = RankNet(hidden=(), n_networks=1, standardize=False, optimizer="sgd", learning_rate=0.1, sigma=0.1, epochs=1,
+        m = RankNet(hidden=(), n_networks=1, standardize=False, optimizer="sgd", learning_rate=0.1, sigma=0.1, n_estimators=1,
                     mode=mode, early_stopping_rounds=None, warm_start=True, random_state=0, lambda_normalization="none")
         m.fit(X, y, q)
         _linear_at(m, 0.0, [-1.0, 1.0])
@@ -139,7 +139,7 @@ def test_pairwise_mode_is_one_update_per_pair():
         preds.append(m.predict(SEED_X))
     np.testing.assert_allclose(preds[0], preds[1], atol=1e-6)
     # three pairs: three sequential updates, each from the pair's own gradient
-    m = RankNet(hidden=(), n_networks=1, standardize=False, optimizer="sgd", learning_rate=0.1, sigma=0.1, epochs=1,
+    m = RankNet(hidden=(), n_networks=1, standardize=False, optimizer="sgd", learning_rate=0.1, sigma=0.1, n_estimators=1,
                 mode="pairwise", early_stopping_rounds=None, warm_start=True, random_state=0, lambda_normalization="none")
     m.fit(SEED_X, SEED_Y, SEED_QID)
     lin = _linear_at(m, 0.0, [-1.0, 1.0])
@@ -156,7 +156,7 @@ def test_pairwise_mode_is_one_update_per_pair():
 def test_training_learns_and_lambdarank_runs():
     X, y, q = make_queries(n_queries=40, seed=1)
     Xv, yv, qv = make_queries(n_queries=20, seed=2)
-    for m in (RankNet(epochs=15, random_state=0), LambdaRank(epochs=15, random_state=0, lambda_metric="err@5", truncation_level=5)):
+    for m in (RankNet(n_estimators=15, random_state=0), LambdaRank(n_estimators=15, random_state=0, lambda_metric="err@5", truncation_level=5)):
         m.fit(X, y, q, eval_set=[(Xv, yv, qv)])
         assert m.score(Xv, yv, qid=qv) > 0.8
         assert m.train_loss_[-1] < m.train_loss_[0]
@@ -166,7 +166,7 @@ def test_training_learns_and_lambdarank_runs():
 
 def test_determinism_for_fixed_seed():
     X, y, q = make_queries(seed=4)
-    kw = dict(hidden=(8, 4), dropout=0.2, epochs=4, random_state=11)
+    kw = dict(hidden=(8, 4), dropout=0.2, n_estimators=4, random_state=11)
     a = LambdaRank(**kw).fit(X, y, q).predict(X)
     b = LambdaRank(**kw).fit(X, y, q).predict(X)
     c = LambdaRank(**{**kw, "random_state": 12}).fit(X, y, q).predict(X)
@@ -177,7 +177,7 @@ def test_determinism_for_fixed_seed():
 def test_fit_leaves_global_torch_rng_alone():
     X, y, q = make_queries(n_queries=5, seed=4)
     state = torch.random.get_rng_state()
-    RankNet(epochs=1, random_state=0).fit(X, y, q)
+    RankNet(n_estimators=1, random_state=0).fit(X, y, q)
     assert torch.equal(state, torch.random.get_rng_state())
 
 
@@ -192,7 +192,7 @@ def test_fit_trains_on_one_thread_unless_n_jobs_says_otherwise():
     for n_jobs, expected in ((None, 1), (2, resolve_n_jobs(2))):
         seen = []
         record = lambda *_: seen.append((torch.get_num_threads(), numba.get_num_threads()))  # noqa: E731
-        RankNet(hidden=(4,), epochs=2, n_networks=1, n_jobs=n_jobs, random_state=0).fit(
+        RankNet(hidden=(4,), n_estimators=2, n_networks=1, n_jobs=n_jobs, random_state=0).fit(
             X, y, q, eval_set=[(X, y, q)], callbacks=[record]
         )
         assert set(seen) == {(expected, expected)}
@@ -205,7 +205,7 @@ def test_predict_uses_every_cpu_unless_n_jobs_says_otherwise(monkeypatch):
 
     X, y, q = make_queries(n_queries=8, seed=4)
     for n_jobs in (None, 1):
-        model = RankNet(hidden=(4,), epochs=1, n_networks=1, n_jobs=n_jobs, random_state=0).fit(X, y, q)
+        model = RankNet(hidden=(4,), n_estimators=1, n_networks=1, n_jobs=n_jobs, random_state=0).fit(X, y, q)
         seen, predict_raw = [], model._predict_raw
         monkeypatch.setattr(model, "_predict_raw", lambda Xc: (seen.append(torch.get_num_threads()), predict_raw(Xc))[1])
         model.predict(X)
@@ -216,7 +216,7 @@ def test_predict_uses_every_cpu_unless_n_jobs_says_otherwise(monkeypatch):
 def test_fused_adam_gives_the_per_parameter_loop_s_weights(monkeypatch, weight_decay):
     """Adam (AdamW) steps all the parameters in one fused kernel: the weights of one parameter at a time."""
     X, y, q = make_queries(n_queries=12, seed=4)
-    kw = dict(hidden=(8, 4), n_networks=3, epochs=3, weight_decay=weight_decay, random_state=0)
+    kw = dict(hidden=(8, 4), n_networks=3, n_estimators=3, weight_decay=weight_decay, random_state=0)
     fast = RankNet(**kw).fit(X, y, q)
     for name in ("Adam", "AdamW"):
         cls = getattr(torch.optim, name)
@@ -227,13 +227,13 @@ def test_fused_adam_gives_the_per_parameter_loop_s_weights(monkeypatch, weight_d
 
 
 def _retrain(cls, kw, n_epochs, X, y, q):
-    return cls(**{**kw, "epochs": n_epochs, "early_stopping_rounds": None}).fit(X, y, q).predict(X)
+    return cls(**{**kw, "n_estimators": n_epochs, "early_stopping_rounds": None}).fit(X, y, q).predict(X)
 
 
 def test_early_stopping_restores_best_epoch():
     X, y, q = make_queries(n_queries=30, seed=5)
     Xv, yv, qv = make_queries(n_queries=20, seed=6, flip=True)  # validation prefers the opposite order
-    kw = dict(hidden=(8,), learning_rate=0.01, epochs=40, early_stopping_rounds=3, random_state=0)
+    kw = dict(hidden=(8,), learning_rate=0.01, n_estimators=40, early_stopping_rounds=3, random_state=0)
     seen = []
     m = RankNet(**kw).fit(X, y, q, eval_set=[(Xv, yv, qv)], eval_names=["vali"],
                           callbacks=[lambda it, total, res: seen.append((it, total, res))])
@@ -252,7 +252,7 @@ def test_without_early_stopping_the_best_epoch_is_kept_too():
     # one rule for every ranker: a watched set chooses the model, with or without early stopping
     X, y, q = make_queries(n_queries=30, seed=5)
     Xv, yv, qv = make_queries(n_queries=20, seed=6, flip=True)
-    kw = dict(hidden=(8,), learning_rate=0.01, epochs=6, early_stopping_rounds=None, random_state=0)
+    kw = dict(hidden=(8,), learning_rate=0.01, n_estimators=6, early_stopping_rounds=None, random_state=0)
     m = RankNet(**kw).fit(X, y, q, eval_set=[(Xv, yv, qv)])
     hist = m.evals_result_["valid_0"]["ndcg@10"]
     assert m.n_epochs_ == 6 and hist[m.best_iteration_ - 1] == max(hist) and m.best_iteration_ < 6
@@ -263,7 +263,7 @@ def test_without_early_stopping_the_best_epoch_is_kept_too():
 def test_keyboard_interrupt_keeps_best_so_far():
     X, y, q = make_queries(n_queries=30, seed=5)
     Xv, yv, qv = make_queries(n_queries=20, seed=6, flip=True)
-    kw = dict(hidden=(8,), learning_rate=0.01, epochs=40, early_stopping_rounds=30, random_state=0)
+    kw = dict(hidden=(8,), learning_rate=0.01, n_estimators=40, early_stopping_rounds=30, random_state=0)
 
     def stop_at_5(it, total, res):
         if it == 5:
@@ -282,7 +282,7 @@ def test_keyboard_interrupt_keeps_best_so_far():
 @pytest.mark.parametrize("mode", ["factorized", "pairwise"])
 def test_sample_weight_scales_lambdas(mode):
     X, y, q = make_queries(n_queries=6, seed=8)
-    kw = dict(hidden=(), n_networks=1, standardize=False, optimizer="sgd", epochs=1, batch_queries=6, random_state=0,
+    kw = dict(hidden=(), n_networks=1, standardize=False, optimizer="sgd", n_estimators=1, batch_queries=6, random_state=0,
               mode=mode)
     a = RankNet(learning_rate=0.02, **kw).fit(X, y, q, sample_weight=np.full(len(y), 2.0)).predict(X)
     b = RankNet(learning_rate=0.04, **kw).fit(X, y, q).predict(X)
@@ -302,7 +302,7 @@ def test_predict_numpy_in_numpy_out_and_input_checks():
     import scipy.sparse as sp
 
     X, y, q = make_queries(n_queries=8, seed=9)
-    m = RankNet(hidden=(4,), epochs=2, random_state=0).fit(X.tolist(), list(y), list(q))
+    m = RankNet(hidden=(4,), n_estimators=2, random_state=0).fit(X.tolist(), list(y), list(q))
     p = m.predict(X)
     assert isinstance(p, np.ndarray) and p.dtype == np.float64 and p.shape == (len(y),)
     assert np.array_equal(m.predict(X.tolist()), p)
@@ -310,7 +310,7 @@ def test_predict_numpy_in_numpy_out_and_input_checks():
     Xn = X.copy()
     Xn[3, 1] = np.nan
     with pytest.raises(ValueError, match="NaN"):
-        RankNet(epochs=1).fit(Xn, y, q)
+        RankNet(n_estimators=1).fit(Xn, y, q)
     with pytest.raises(ValueError, match="NaN"):
         m.predict(Xn)
     with pytest.raises(ValueError, match="features"):
@@ -346,7 +346,7 @@ def test_predict_numpy_in_numpy_out_and_input_checks():
 @pytest.mark.parametrize("cls, mode", [(RankNet, "factorized"), (RankNet, "pairwise"), (LambdaRank, "factorized")])
 def test_divergence_is_a_clear_error(cls, mode):
     X, y, q = make_queries(n_queries=20, seed=0)
-    model = cls(optimizer="sgd", learning_rate=1e8, epochs=5, mode=mode, hidden=(8,), n_networks=1, random_state=0)
+    model = cls(optimizer="sgd", learning_rate=1e8, n_estimators=5, mode=mode, hidden=(8,), n_networks=1, random_state=0)
     # before the check, the NaN weights surfaced as "scores contain NaN" from the evaluation
     with pytest.raises(TrainingDivergedError, match=r"diverged in epoch \d.*learning_rate=100000000\.0"):
         model.fit(X, y, q, eval_set=[(X, y, q)])
@@ -355,7 +355,7 @@ def test_divergence_is_a_clear_error(cls, mode):
 def test_unsorted_qids_are_regrouped():
     X, y, q = make_queries(n_queries=6, seed=10)
     perm = np.random.default_rng(0).permutation(len(y))
-    kw = dict(hidden=(), epochs=2, random_state=0, batch_queries=100)
+    kw = dict(hidden=(), n_estimators=2, random_state=0, batch_queries=100)
     a = RankNet(**kw).fit(X, y, q)
     b = RankNet(**kw).fit(X[perm], y[perm], q[perm])
     # same queries (same pairs); only the order of rows inside a query differs
@@ -378,14 +378,14 @@ def test_sklearn_estimator_protocol():
 
 def test_verbose_progress_bar(capfd):
     X, y, q = make_queries(n_queries=5, seed=4)
-    RankNet(epochs=2, verbose=1, random_state=0).fit(X, y, q, eval_set=[(X, y, q)])
+    RankNet(n_estimators=2, verbose=1, random_state=0).fit(X, y, q, eval_set=[(X, y, q)])
     out, err = capfd.readouterr()
     assert "RankNet" in err and "ndcg@10" in err and out == ""
 
 
 def test_ensemble_scores_are_the_mean_of_its_networks():
     X, y, q = make_queries(n_queries=20, seed=22)
-    m = LambdaRank(hidden=(8,), n_networks=4, epochs=3, random_state=0).fit(X, y, q)
+    m = LambdaRank(hidden=(8,), n_networks=4, n_estimators=3, random_state=0).fit(X, y, q)
     with torch.no_grad():
         per_net = m.model_.member_scores(torch.as_tensor(X)).numpy()
     assert per_net.shape == (len(y), 4)
@@ -403,7 +403,7 @@ def test_version_1_model_files_still_load(tmp_path):
     from ranklearn.io.model_file import read_model_file, write_model_file
 
     X, y, q = make_queries(n_queries=10, seed=23)
-    m = RankNet(hidden=(6,), n_networks=1, epochs=2, random_state=0).fit(X, y, q)
+    m = RankNet(hidden=(6,), n_networks=1, n_estimators=2, random_state=0).fit(X, y, q)
     m.save(tmp_path / "v2.json")
     model_type, payload = read_model_file(tmp_path / "v2.json")
     state = st_load(base64.b64decode(payload["weights"]["data"]))
@@ -422,7 +422,7 @@ def test_version_1_model_files_still_load(tmp_path):
 def test_auto_network_count(cls, kw, expected):
     """n_networks="auto": RankNet 3, LambdaRank and ListNet 5 (benchmarks/neural_defaults.md), pairwise 1."""
     X, y, q = make_queries(n_queries=6, seed=24)
-    m = cls(hidden=(4,), epochs=1, random_state=0, **kw).fit(X, y, q)
+    m = cls(hidden=(4,), n_estimators=1, random_state=0, **kw).fit(X, y, q)
     assert m.n_networks == "auto" and m.model_.n_networks == expected
     with torch.no_grad():
         assert m.model_.member_scores(torch.as_tensor(X)).shape == (len(y), expected)
@@ -440,23 +440,23 @@ def _rewrite_payload(src, dst, version: int, **params) -> None:
 def test_version_3_ranknet_files_load_the_five_networks_auto_trained_then(tmp_path):
     """Before payload version 4 RankNet's "auto" meant 5 networks: such a file loads as n_networks=5."""
     X, y, q = make_queries(n_queries=10, seed=25)
-    m = RankNet(hidden=(6,), n_networks=5, epochs=2, random_state=0).fit(X, y, q)
+    m = RankNet(hidden=(6,), n_networks=5, n_estimators=2, random_state=0).fit(X, y, q)
     m.save(tmp_path / "five.json")
     _rewrite_payload(tmp_path / "five.json", tmp_path / "v3.json", 3, n_networks="auto")
     r = RankNet.load(tmp_path / "v3.json")
     assert r.n_networks == 5 and r.model_.n_networks == 5
     assert np.array_equal(r.predict(X), m.predict(X))
     # a pairwise "auto" was one network, as today; LambdaRank's "auto" is still 5
-    p = RankNet(hidden=(6,), mode="pairwise", epochs=1, random_state=0).fit(X, y, q)
+    p = RankNet(hidden=(6,), mode="pairwise", n_estimators=1, random_state=0).fit(X, y, q)
     p.save(tmp_path / "pairwise.json")
     _rewrite_payload(tmp_path / "pairwise.json", tmp_path / "pairwise3.json", 3)
     assert RankNet.load(tmp_path / "pairwise3.json").n_networks == "auto"
-    lr = LambdaRank(hidden=(6,), epochs=1, random_state=0).fit(X, y, q)
+    lr = LambdaRank(hidden=(6,), n_estimators=1, random_state=0).fit(X, y, q)
     lr.save(tmp_path / "lr.json")
     loaded = LambdaRank.load(tmp_path / "lr.json")
     assert loaded.n_networks == "auto" and loaded.model_.n_networks == 5
     # today's RankNet file with "auto" holds and loads 3 networks
-    d = RankNet(hidden=(6,), epochs=1, random_state=0).fit(X, y, q)
+    d = RankNet(hidden=(6,), n_estimators=1, random_state=0).fit(X, y, q)
     d.save(tmp_path / "auto.json")
     loaded = RankNet.load(tmp_path / "auto.json")
     assert loaded.n_networks == "auto" and loaded.model_.n_networks == 3
@@ -470,7 +470,7 @@ def test_save_load_identical_scores(tmp_path, cls, kw):
     from ranklearn.io.model_file import read_model_file
 
     X, y, q = make_queries(n_queries=12, seed=12)
-    m = cls(epochs=3, random_state=0, **kw).fit(X, y, q, eval_set=[(X, y, q)], eval_names=["train"])
+    m = cls(n_estimators=3, random_state=0, **kw).fit(X, y, q, eval_set=[(X, y, q)], eval_names=["train"])
     path = tmp_path / "model.json"
     m.save(path)
     r = cls.load(path)
@@ -490,7 +490,7 @@ def test_load_rejects_bad_files(tmp_path):
     import json
 
     X, y, q = make_queries(n_queries=5, seed=12)
-    m = RankNet(epochs=1, random_state=0).fit(X, y, q)
+    m = RankNet(n_estimators=1, random_state=0).fit(X, y, q)
     path = tmp_path / "m.json"
     m.save(path)
     with pytest.raises(ModelFormatError):
@@ -516,7 +516,7 @@ def test_import_without_torch():
         "sys.meta_path.insert(0, Block())\n"
         "import ranklearn\n"
         "from ranklearn.models.ranknet import RankNet\n"
-        "m = RankNet(epochs=1)\n"
+        "m = RankNet(n_estimators=1)\n"
         "try:\n"
         "    m.fit([[0.0], [1.0]], [0, 1], [1, 1])\n"
         "except ImportError as e:\n"
@@ -534,7 +534,7 @@ def test_predict_refuses_giant_sparse_input():
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(40, 3))
-    model = RankNet(hidden=(4,), epochs=1, random_state=0).fit(X, rng.integers(0, 2, 40), qid=np.repeat(np.arange(4), 10))
+    model = RankNet(hidden=(4,), n_estimators=1, random_state=0).fit(X, rng.integers(0, 2, 40), qid=np.repeat(np.arange(4), 10))
     giant = sp.csr_matrix((np.ones(3), ([0, 1, 2], [0, 1, 2])), shape=(40, 10**9))
     with pytest.raises(ValueError, match="columns"):
         model.predict(giant)
@@ -544,12 +544,12 @@ def test_predict_refuses_giant_sparse_input():
 @pytest.mark.parametrize(
     "cls,kw",
     [(RankNet, {}), (LambdaRank, {"lambda_metric": "err@5", "truncation_level": 6, "dropout": 0.2}),
-     (RankNet, {"mode": "pairwise", "n_networks": 1, "hidden": (4,), "epochs": 1})],
+     (RankNet, {"mode": "pairwise", "n_networks": 1, "hidden": (4,), "n_estimators": 1})],
 )
 def test_cuda_fit_predict_save_load(tmp_path, cls, kw):
     X, y, q = make_queries(n_queries=30, seed=31)
     Xv, yv, qv = make_queries(n_queries=10, seed=32)
-    params = {"epochs": 5, "random_state": 0, **kw}
+    params = {"n_estimators": 5, "random_state": 0, **kw}
     m = cls(device="cuda", **params).fit(X, y, q, eval_set=[(Xv, yv, qv)])
     assert all(p.device.type == "cuda" for p in m.model_.parameters())
     p = m.predict(X)
@@ -577,7 +577,7 @@ def test_cuda_training_follows_cpu_training(cls):
     by one constant changes no ranking.
     """
     X, y, q = make_queries(n_queries=30, seed=33)
-    kw = dict(hidden=(8,), n_networks=2, epochs=3, batch_queries=4, random_state=5)
+    kw = dict(hidden=(8,), n_networks=2, n_estimators=3, batch_queries=4, random_state=5)
     cpu = cls(device="cpu", **kw).fit(X, y, q).predict(X)
     gpu = cls(device="cuda", **kw).fit(X, y, q).predict(X)
     np.testing.assert_allclose(gpu - gpu.mean(), cpu - cpu.mean(), rtol=0, atol=1e-4)

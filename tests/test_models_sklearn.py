@@ -34,15 +34,15 @@ class QueriesOfTen:
 #: small settings of each registered ranker (a new ranker must be added here)
 SMALL = {
     "lambdamart": dict(n_estimators=5, min_samples_leaf=1, random_state=0),
-    "ranknet": dict(epochs=2, hidden=(4,), n_networks=1, random_state=0),
-    "lambdarank": dict(epochs=2, hidden=(4,), n_networks=1, random_state=0),
-    "listnet": dict(epochs=2, hidden=(4,), n_networks=1, random_state=0),
+    "ranknet": dict(n_estimators=2, hidden=(4,), n_networks=1, random_state=0),
+    "lambdarank": dict(n_estimators=2, hidden=(4,), n_networks=1, random_state=0),
+    "listnet": dict(n_estimators=2, hidden=(4,), n_networks=1, random_state=0),
     "mart": dict(n_estimators=5, min_samples_leaf=1, random_state=0),
     "linear": dict(),
-    "coordinate-ascent": dict(n_restarts=1, max_iterations=2, random_state=0),
+    "coordinate-ascent": dict(n_estimators=1, line_search_steps=2, random_state=0),
     "adarank": dict(n_estimators=5),
     "rankboost": dict(n_estimators=5),
-    "random-forest": dict(n_bags=3, num_leaves=4, random_state=0),
+    "random-forest": dict(n_estimators=3, num_leaves=4, random_state=0),
 }
 
 

@@ -491,7 +491,7 @@ def test_ipw_neural_rankers_beat_the_naive_ones_on_true_labels():
     ndcg = get_metric("ndcg@10")
     propensity = tuple(theta_base(10))
     for cls, base in ((ListNet, "listnet"), (RankNet, "ranknet")):
-        settings = dict(hidden=(), epochs=5, random_state=0)
+        settings = dict(hidden=(), n_estimators=5, random_state=0)
         with pytest.warns(UserWarning, match="ignores position="):
             naive = cls(**settings).fit(rows.X, rows.y, qid=rows.qid, position=rows.position)
         ipw = cls(**settings, loss=IPWLoss(propensity=propensity, base=base))

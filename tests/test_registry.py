@@ -18,7 +18,7 @@ from sklearn.utils._param_validation import Interval
 from ranklearn.cli.main import main
 from ranklearn.exceptions import ModelFormatError
 from ranklearn.io import load_model
-from ranklearn.models.base import BaseRanker
+from ranklearn.models.base import EARLY_STOPPING, BaseRanker
 from ranklearn.registry import (
     REGISTRY, ModelSpec, Option, get_model_class, get_spec, markdown_table, model_names, register, unregister,
 )  # fmt: skip
@@ -29,18 +29,18 @@ class ToyRanker(BaseRanker):
 
     _model_name = "toy"
     _display_name = "Toy"
-    _total_param = "steps"
     _parameter_constraints: ClassVar[dict] = {
-        "steps": [Interval(Integral, 1, None, closed="left")],
+        "n_estimators": [Interval(Integral, 1, None, closed="left")],
         "learning_rate": [Interval(Real, 0, np.inf, closed="neither")],
         "metric": [str],
-        "early_stopping_rounds": [Interval(Integral, 1, None, closed="left"), None],
+        "early_stopping_rounds": EARLY_STOPPING,
         "n_jobs": [Interval(Integral, 1, None, closed="left"), None],
         "verbose": ["verbose"],
     }
 
-    def __init__(self, steps=20, learning_rate=0.1, metric="ndcg@10", early_stopping_rounds=None, n_jobs=None, verbose=0):
-        self.steps = steps
+    def __init__(self, n_estimators=20, learning_rate=0.1, metric="ndcg@10", early_stopping_rounds=None, n_jobs=None,
+                 verbose=0):  # fmt: skip
+        self.n_estimators = n_estimators
         self.learning_rate = learning_rate
         self.metric = metric
         self.early_stopping_rounds = early_stopping_rounds
@@ -82,11 +82,9 @@ TOY = ModelSpec(
     "toy",
     f"{__name__}:ToyRanker",
     "A linear toy, registered by a test.",
-    (Option("--steps", "steps", int, "Gradient steps."),
-     Option("--learning-rate", "learning_rate", float, "Shrinkage (trees) or step size (neural)."),
-     Option("--early-stopping", "early_stopping_rounds", int, "Stop after this many rounds without improvement on --validate.")),
+    (),  # every parameter is an option of train, generated from the constraints
     payload_version=1,
-    demo=dict(steps=5),
+    demo=dict(n_estimators=5),
 )  # fmt: skip
 
 
@@ -121,7 +119,7 @@ def test_toy_model_through_python_api(toy, tmp_path):
 
     tr, va, te = make_ranking_splits(n_queries=(60, 20, 20), n_features=6, n_informative=4, random_state=3)
     assert get_model_class("toy") is ToyRanker
-    m = ToyRanker(steps=30, early_stopping_rounds=5).fit(tr.X, tr.y, qid=tr.qid, eval_set=[(va.X, va.y, va.qid)])
+    m = ToyRanker(n_estimators=30, early_stopping_rounds=5).fit(tr.X, tr.y, qid=tr.qid, eval_set=[(va.X, va.y, va.qid)])
     assert 1 <= m.best_iteration_ <= m.n_iter_ <= 30
     assert m.best_score_ == max(m.evals_result_["valid_0"]["ndcg@10"])
     m.save(tmp_path / "toy.json")
@@ -134,7 +132,7 @@ def test_toy_model_through_python_api(toy, tmp_path):
 def test_toy_model_through_the_command_line(toy, capsys, files, tmp_path):
     model, scores = tmp_path / "toy.json", tmp_path / "toy.scores"
     code, out, err = run(capsys, "train", "--train", files["train"], "--validate", files["vali"], "--model", "toy",
-                         "--steps", "7", "--save", model)  # fmt: skip
+                         "--n-estimators", "7", "--save", model)  # fmt: skip
     assert code == 0, err
     assert "toy: saved to" in out
     code, _, err = run(capsys, "predict", "--model", model, "--data", files["test"], "--out", scores)
@@ -144,10 +142,10 @@ def test_toy_model_through_the_command_line(toy, capsys, files, tmp_path):
     expected = load_model(model).predict(load_svmlight(files["test"]).X)
     np.testing.assert_array_equal(np.loadtxt(scores), expected)
     # its own option is checked in its own words, others' options are refused
-    code, _, err = run(capsys, "train", "--train", files["train"], "--model", "toy", "--steps", "0")
-    assert code == 2 and "--steps must be" in err
-    code, _, err = run(capsys, "train", "--train", files["train"], "--model", "toy", "--trees", "3")
-    assert code == 2 and "--trees does not apply to toy" in err
+    code, _, err = run(capsys, "train", "--train", files["train"], "--model", "toy", "--n-estimators", "0")
+    assert code == 2 and "--n-estimators must be" in err
+    code, _, err = run(capsys, "train", "--train", files["train"], "--model", "toy", "--leaves", "3")
+    assert code == 2 and "--leaves does not apply to toy" in err
 
 
 def test_unknown_names_and_conflicting_options():
@@ -155,8 +153,8 @@ def test_unknown_names_and_conflicting_options():
         get_spec("nope")
     with pytest.raises(ValueError, match="registered already"):
         register(REGISTRY["lambdamart"])
-    clash = dataclasses.replace(TOY, name="clash", options=(Option("--trees", "steps", int, "x"),))
-    with pytest.raises(ValueError, match="--trees of clash conflicts with lambdamart"):
+    clash = dataclasses.replace(TOY, name="clash", options=(Option("--leaves", "steps", int, "x"),))
+    with pytest.raises(ValueError, match="--leaves of clash conflicts with lambdamart"):
         register(clash)
     assert "clash" not in REGISTRY
 
@@ -165,7 +163,7 @@ def test_model_file_of_an_unregistered_type(toy, tmp_path):
     from ranklearn.datasets import make_ranking
 
     X, y, qid = make_ranking(n_queries=10, n_features=3, n_informative=2, random_state=0, return_X_y=True)
-    ToyRanker(steps=2).fit(X, y, qid=qid).save(tmp_path / "toy.json")
+    ToyRanker(n_estimators=2).fit(X, y, qid=qid).save(tmp_path / "toy.json")
     unregister("toy")
     with pytest.raises(ModelFormatError, match="unknown model type 'toy'"):
         load_model(tmp_path / "toy.json")
@@ -178,7 +176,7 @@ def test_newer_payloads_and_unknown_parameters_are_refused(toy, tmp_path):
     from ranklearn.io.model_file import read_model_file, write_model_file
 
     X, y, qid = make_ranking(n_queries=10, n_features=3, n_informative=2, random_state=0, return_X_y=True)
-    ToyRanker(steps=2).fit(X, y, qid=qid).save(tmp_path / "toy.json")
+    ToyRanker(n_estimators=2).fit(X, y, qid=qid).save(tmp_path / "toy.json")
     _, payload = read_model_file(tmp_path / "toy.json")
     write_model_file(tmp_path / "newer.json", "toy", {**payload, "payload_version": 2})
     with pytest.raises(ModelFormatError, match="payload version 2 is newer than this ranklearn reads"):

@@ -168,7 +168,7 @@ def test_a_bad_partition_names_itself_and_a_partition_without_training_rows_trai
 def test_cli_train_on_spark_saves_the_one_machine_model(spark, capsys, tmp_path, shared_data):
     src = shared_data / "MQ2008" / "Fold1" / "vali.txt"  # small: the Spark job's start dominates
     held = shared_data / "MQ2008" / "Fold1" / "test.txt"
-    opts = ["--model", "lambdamart", "--trees", "8", "--leaves", "7", "--seed", "0", "--train", src,
+    opts = ["--model", "lambdamart", "--n-estimators", "8", "--leaves", "7", "--seed", "0", "--train", src,
             "--validate", held, "--early-stopping", "2"]  # fmt: skip
     code, out, err = run(capsys, "train", *opts, "--spark", "local[2]", "--save", tmp_path / "spark.json")
     assert code == 0, err

@@ -75,7 +75,7 @@ def test_a_fit_and_its_metrics_run_on_the_fits_threads(name):
 
     if name == "ranknet":
         torch = pytest.importorskip("torch")
-        params = dict(epochs=2, hidden=(4,), n_networks=1)
+        params = dict(n_estimators=2, hidden=(4,), n_networks=1)
     else:
         torch = sys.modules.get("torch")
         params = dict(n_estimators=2, num_leaves=4)
@@ -177,7 +177,7 @@ def test_a_neural_fit_on_spinning_torch_threads_warns_once(monkeypatch):
     monkeypatch.setattr(_threads, "_torch_loaded_first", True)
     monkeypatch.setattr(_threads, "_torch_warned", False)
     X, y, q = make_ranking(10, 4, n_informative=2, random_state=0, return_X_y=True)
-    params = dict(epochs=1, hidden=(4,), n_networks=1)
+    params = dict(n_estimators=1, hidden=(4,), n_networks=1)
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
         RankNet(**params, n_jobs=1).fit(X, y, q)

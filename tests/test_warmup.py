@@ -68,7 +68,7 @@ def test_after_warm_up_the_common_path_compiles_nothing(tmp_path):
     # the command line's common paths too: no "compiling" note in a pipe
     model, scores = tmp_path / "m.json", tmp_path / "s.txt"
     data.write_text("".join(f"{(i * 7) % 3} qid:{i // 6} 1:{i % 5} 2:{(i * 3) % 7} # docid = d{i}\n" for i in range(60)))
-    for args in (["train", "--train", data, "--validate", data, "--model", "lambdamart", "--trees", "3", "--save", model],
+    for args in (["train", "--train", data, "--validate", data, "--model", "lambdamart", "--n-estimators", "3", "--save", model],
                  ["predict", "--model", model, "--data", data, "--out", scores],
                  ["evaluate", "--data", data, "--scores", scores, "--metric", "ndcg@10", "--metric", "err@10"]):
         out = subprocess.run([sys.executable, "-c", CLI, *map(str, args)], env=env, capture_output=True, text=True,

@@ -19,9 +19,31 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["NAMES", "ForeignName", "hint", "lookup", "markdown_table", "naming_other_tools", "nearest"]
+__all__ = [
+    "NAMES", "RENAMED", "OLD_AUTO_EARLY_STOPPING", "ForeignName", "hint", "lookup", "markdown_table",
+    "naming_other_tools", "nearest",
+]  # fmt: skip
 
 LIGHTGBM, XGBOOST, RANKLIB = "LightGBM", "XGBoost", "RankLib"
+#: ranklearn's own names before issue 30's vocabulary (docs/DESIGN.md, "Vocabulary")
+EARLIER = "earlier ranklearn"
+TOOLS = (LIGHTGBM, XGBOOST, RANKLIB, EARLIER)
+
+#: the parameters issue 30's vocabulary renamed, per model name (old -> new, applied at once: a random
+#: forest's old ``n_estimators`` is its ``trees_per_bag`` and its old ``n_bags`` its ``n_estimators``).
+#: Read by the model-file upgrade (``BaseRanker._from_payload``) and, as NAMES rows, by every
+#: "ranklearn calls it ..." message.
+RENAMED: dict[str, dict[str, str]] = {
+    **{name: {"epochs": "n_estimators"} for name in ("ranknet", "lambdarank", "listnet")},
+    "coordinate-ascent": {"n_restarts": "n_estimators", "max_iterations": "line_search_steps"},
+    "random-forest": {"n_bags": "n_estimators", "n_estimators": "trees_per_bag"},
+}
+#: what ``early_stopping_rounds="auto"`` meant before the vocabulary, per model name (None: never
+#: stop early, keep the best iteration); read by the model-file upgrade
+OLD_AUTO_EARLY_STOPPING: dict[str, int | None] = {
+    "mart": 100, "ranknet": 20, "lambdarank": 20, "listnet": 20, "coordinate-ascent": None, "adarank": None,
+    "rankboost": None,
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -82,19 +104,28 @@ NAMES: tuple[ForeignName, ...] = (
         ("-train", "--train"), ("-validate", "--validate"), ("-test", "--test"), ("-save", "--save"),
         ("-ranker", "--model", "the numbers are in the Rankers table"), ("-metric2t", "metric"),
         ("-metric2T", "evaluate --metric"), ("-load", "predict --model"), ("-rank", "predict --data"),
-        ("-kcv", "cv --folds"), ("-kcvmd", "cv --save-models"), ("-tvs", "--validation-split"), ("-tree", "n_estimators"), ("-leaf", "num_leaves"), ("-shrinkage", "learning_rate"),
+        ("-kcv", "cv --folds"), ("-kcvmd", "cv --save-models"), ("-tvs", "--validation-split"), ("-tree", "n_estimators", "with -ranker 8 (random forest) -tree is trees_per_bag"), ("-leaf", "num_leaves"), ("-shrinkage", "learning_rate"),
         ("-mls", "min_samples_leaf"), ("-estop", "early_stopping_rounds"), ("-tc", "max_bins", "RankLib's -1: every value"),
-        ("-epoch", "epochs"), ("-layer", "hidden", "--hidden 10,10 is -layer 2 -node 10"), ("-node", "hidden"),
-        ("-lr", "learning_rate"), ("-round", "n_estimators"), ("-r", "n_restarts"), ("-i", "max_iterations"),
-        ("-tolerance", "tolerance"), ("-reg", "regularized"), ("-bag", "n_bags"), ("-srate", "subsample"),
+        ("-epoch", "n_estimators", "the networks' epochs"), ("-layer", "hidden", "--hidden 10,10 is -layer 2 -node 10"), ("-node", "hidden"),
+        ("-lr", "learning_rate"), ("-round", "n_estimators"), ("-r", "n_estimators", "coordinate ascent's restarts"), ("-i", "line_search_steps"),
+        ("-tolerance", "tolerance"), ("-reg", "regularized"), ("-bag", "n_estimators", "a random forest's bags"), ("-srate", "subsample"),
         ("-frate", "feature_fraction"), ("-max", "max_selections"), ("-noeq", "enqueue", "-noeq is enqueue=False"),
         ("-gmax", "metric", "get_metric('err@10', max_grade=G)"), ("-norm", "--normalize", "normalize= in Python; RankLib's per-query normalization is query-zscore, query-sum, query-linear"),
         ("-feature", "--features", "a file of feature ids; features= in Python takes 0-based columns"),
     ]),  # fmt: skip
+    *_rows(EARLIER, [
+        ("epochs", "n_estimators", "the networks' epochs"), ("n_restarts", "n_estimators", "coordinate ascent's restarts"),
+        ("n_bags", "n_estimators", "a random forest's bags; its trees per bag are trees_per_bag"),
+        ("max_iterations", "line_search_steps"),
+        # the command line's old flags
+        ("--trees", "--n-estimators", "random-forest's trees per bag: --trees-per-bag"),
+        ("--rounds", "--n-estimators"), ("--restarts", "--n-estimators"), ("--bags", "--n-estimators"),
+        ("--iterations", "--line-search-steps"),
+    ]),  # fmt: skip
 )
 
 
-def lookup(name: str, tools: Iterable[str] = (LIGHTGBM, XGBOOST, RANKLIB)) -> list[ForeignName]:
+def lookup(name: str, tools: Iterable[str] = TOOLS) -> list[ForeignName]:
     """The rows whose other-tool name is ``name`` (``-tree``; ``min_child_samples``, also as
     ``--min-child-samples``), from the given tools."""
     wanted = {name, name.lstrip("-").replace("-", "_")} if name.startswith("--") else {name}
@@ -102,7 +133,7 @@ def lookup(name: str, tools: Iterable[str] = (LIGHTGBM, XGBOOST, RANKLIB)) -> li
 
 
 def hint(name: str, known: Iterable[str], options: Mapping[str, str] | None = None,
-         tools: Iterable[str] = (LIGHTGBM, XGBOOST, RANKLIB)) -> str | None:  # fmt: skip
+         tools: Iterable[str] = TOOLS) -> str | None:  # fmt: skip
     """``"ranklearn calls it min_samples_leaf (LightGBM's min_child_samples)"`` for another tool's
     ``name``, or None. ``known`` are the names the caller takes (a ranker's parameters); with
     ``options`` (parameter -> command-line option) the option is named instead of the parameter.
@@ -137,17 +168,18 @@ def nearest(name: str, candidates: Iterable[str], n: int = 3) -> list[str]:
 def markdown_table(parameters: Mapping[str, str]) -> str:
     """The README's mapping table: one row per ranklearn parameter or fit argument (``parameters``:
     name -> its command-line option or ""), with LightGBM's, XGBoost's and RankLib's names."""
-    rows = ["| ranklearn | command line | LightGBM | XGBoost | RankLib | note |", "|---|---|---|---|---|---|"]
+    rows = ["| ranklearn | command line | LightGBM | XGBoost | RankLib | earlier ranklearn | note |",
+            "|---|---|---|---|---|---|---|"]  # fmt: skip
     ours = list(parameters) + sorted({r.ours for r in NAMES if r.ours and r.ours not in parameters})
     for name in ours:
         cells = []
-        for tool in (LIGHTGBM, XGBOOST, RANKLIB):
+        for tool in TOOLS:
             cells.append(", ".join(f"`{r.name}`" for r in NAMES if r.tool == tool and r.ours == name) or "")
         notes = "; ".join(dict.fromkeys(r.note for r in NAMES if r.ours == name and r.note))
         option = parameters.get(name, "")
         rows.append(f"| `{name}` | {f'`{option}`' if option else ''} | {' | '.join(cells)} | {notes} |")
     missing = sorted({f"{r.tool} `{r.name}`" for r in NAMES if not r.ours})
-    rows.append(f"| (none) | | | | | not taken: {', '.join(missing)} |")
+    rows.append(f"| (none) | | | | | | not taken: {', '.join(missing)} |")
     return "\n".join(rows)
 
 

@@ -20,20 +20,23 @@ from typing import Any
 
 __all__ = [
     "Option", "ModelSpec", "REGISTRY", "register", "unregister", "get_spec", "get_model_class", "model_names",
-    "markdown_table",
+    "markdown_table", "parse_auto_or_count", "option_flag", "NOT_OPTIONS",
 ]  # fmt: skip
 
 
 @dataclass(frozen=True)
 class Option:
-    """A command-line option of ``ranklearn train`` and the estimator parameter it sets.
+    """A command-line option of ``ranklearn train`` and the estimator parameter it sets: its
+    short flag and help, where the generated ``--name-with-dashes`` and the docstring's first
+    line would not do (every parameter is an option: ``cli._train.model_options`` generates the
+    others from the rankers' ``_parameter_constraints``, which also give the type and choices).
 
     Parameters
     ----------
     flag : str
-        The option as typed, e.g. ``"--trees"``.
+        The option as typed, e.g. ``"--leaves"``.
     param : str
-        The estimator parameter, e.g. ``"n_estimators"``.
+        The estimator parameter, e.g. ``"num_leaves"``.
     type : type
         ``int``, ``float`` or ``str`` (what the command line parses).
     help : str
@@ -170,6 +173,25 @@ def markdown_table() -> str:
     return "\n".join(rows)
 
 
+#: ranker parameters that are no option of ``ranklearn train``, and why
+NOT_OPTIONS: dict[str, str] = {
+    "verbose": "the command draws its own progress bar",
+    "warm_start": "every command fits a new estimator",
+}
+
+
+def option_flag(param: str) -> str | None:
+    """The command-line flag of a ranker parameter: its :class:`Option`'s (one flag per parameter,
+    whichever rankers take it), else ``--name-with-dashes``; None for :data:`NOT_OPTIONS`."""
+    if param in NOT_OPTIONS:
+        return None
+    for spec in REGISTRY.values():
+        for option in spec.options:
+            if option.param == param:
+                return option.flag
+    return "--" + param.replace("_", "-")
+
+
 def names_markdown_table() -> str:
     """The README's table of other tools' names (:mod:`ranklearn.foreign_names`) for every ranker
     parameter (imports the rankers; a ranker whose extra is missing is left out) and fit argument."""
@@ -179,15 +201,12 @@ def names_markdown_table() -> str:
 
     parameters: dict[str, str] = {}
     for spec in REGISTRY.values():
-        for option in spec.options:
-            parameters.setdefault(option.param, option.flag)
-    for spec in REGISTRY.values():
         try:
             cls = spec.load_class()
         except ImportError:
             continue
         for name in cls._get_param_names():
-            parameters.setdefault(name, "")
+            parameters.setdefault(name, option_flag(name) or "")
         fit = [p for p in inspect.signature(cls.fit).parameters if p not in ("self", "X", "y")]
     for name in fit:
         parameters.setdefault(f"fit({name}=)", "")
@@ -195,6 +214,20 @@ def names_markdown_table() -> str:
 
 
 # ------------------------------------------------------------------------------ the rankers
+def parse_auto_or_count(value: str) -> int | str:
+    """``"20"`` -> 20; any other word is passed on as typed (``"auto"``; the ranker's check names a wrong one)."""
+    text = str(value).strip()
+    return int(text) if text.isascii() and text.isdigit() else text
+
+
+def _parse_floats(value: str) -> tuple[float, ...]:
+    """``"1,0.6,0.4"`` -> ``(1.0, 0.6, 0.4)``."""
+    try:
+        return tuple(float(p) for p in str(value).split(","))
+    except ValueError:
+        raise ValueError(f"--propensity must be comma-separated numbers such as 1,0.6,0.4; got {value!r}") from None
+
+
 def _parse_hidden(value: str) -> tuple[int, ...]:
     """``"64,32"`` -> ``(64, 32)``; an empty string gives a linear scorer ``()``."""
     text = str(value).strip()
@@ -205,9 +238,12 @@ def _parse_hidden(value: str) -> tuple[int, ...]:
 
 
 # Options several models share are defined once.
-_LEARNING_RATE = Option("--learning-rate", "learning_rate", float, "Shrinkage (trees) or step size (neural).")
+_LEARNING_RATE = Option("--learning-rate", "learning_rate", float,
+                        "Step of each update: each tree's leaf values times it (trees), the optimizer's step (networks).")
 _METRIC = Option("--metric", "metric", str, "Metric watched on --validate, e.g. ndcg@10, err@10, map.")
-_EARLY = Option("--early-stopping", "early_stopping_rounds", int, "Stop after this many rounds without improvement on --validate.")
+_EARLY = Option("--early-stopping", "early_stopping_rounds", str,
+                "Stop after this many iterations without improvement on --validate; auto: max(20, n_estimators / 10).",
+                parse=parse_auto_or_count)  # fmt: skip
 _SEED = Option("--seed", "random_state", int, "Random seed.")
 _SIGMA = Option("--sigma", "sigma", float, "Steepness of the pairwise sigmoid.")
 _THREADS = Option(
@@ -216,7 +252,6 @@ _THREADS = Option(
     int,
     "Threads (default: every CPU this process may use; the neural rankers train on one and predict on every CPU).",
 )
-_TREES = Option("--trees", "n_estimators", int, "Number of trees (at most).")
 _LEAVES = Option("--leaves", "num_leaves", int, "Leaves per tree.")
 _MIN_LEAF = Option("--min-leaf-samples", "min_samples_leaf", int, "Minimum documents per leaf.")
 _MAX_BINS = Option("--max-bins", "max_bins", int, "Histogram bins per feature.")
@@ -224,21 +259,26 @@ _LEAF_ORDER = Option("--leaf-order", "leaf_order", str,
                      "Which leaf is split next: the best split's gain (LightGBM) or the leaf's deviance (RankLib).",
                      choices=("gain", "deviance"))  # fmt: skip
 #: what every ranker of boosted trees takes
-_TREE_GROWTH = (_TREES, _LEAVES, _LEARNING_RATE, _MIN_LEAF, _LEAF_ORDER, _MAX_BINS, _METRIC, _EARLY, _THREADS, _SEED)
+_TREE_GROWTH = (_LEAVES, _LEARNING_RATE, _MIN_LEAF, _LEAF_ORDER, _MAX_BINS, _METRIC, _EARLY, _THREADS, _SEED)
 _UNBIASED = Option(
     "--unbiased", "unbiased", str,
     "Learn from clicks: debias by the rows' positions (--position-file or the FILE.position sidecar); "
     "lambdarank/ranknet objectives.",
-    choices=("pairwise", "position_factors"),
+    choices=("pairwise", "position_factors", "ipw"),
 )  # fmt: skip
 _TREE_OPTIONS = (
     *_TREE_GROWTH,
     _UNBIASED,
+    Option("--propensity", "propensity", str, "--unbiased ipw: examination propensity per rank from 1, e.g. 1,0.6,0.4.",
+           parse=_parse_floats),
     _SIGMA,
     Option("--objective", "objective", str, "Tree objective: lambdarank, ranknet, squared_error or xendcg."),
 )
 _TREE_DEMO = dict(n_estimators=150, learning_rate=0.1, num_leaves=15, min_samples_leaf=10,
                   early_stopping_rounds=20, random_state=0)  # fmt: skip
+_LAMBDA_NORM = Option("--lambda-norm", "lambda_normalization", str,
+                      "Each query's lambdas times log2(1+S)/S (lightgbm), or divided by its documents or pairs.",
+                      choices=("docs", "lightgbm", "none", "pairs"))  # fmt: skip
 _NEURAL_OPTIONS = (
     _LEARNING_RATE,
     _METRIC,
@@ -248,19 +288,19 @@ _NEURAL_OPTIONS = (
     _SIGMA,
     Option("--hidden", "hidden", str, "Hidden layer sizes, e.g. 64,32 (empty: linear).", parse=_parse_hidden),
     Option("--networks", "n_networks", int, "Networks trained side by side and averaged."),
-    Option("--epochs", "epochs", int, "Epochs (at most)."),
     Option("--optimizer", "optimizer", str, "Optimizer.", choices=("adam", "sgd")),
     Option("--batch-queries", "batch_queries", int, "Queries per update."),
     Option("--dropout", "dropout", float, "Dropout after each hidden layer."),
-    Option("--lambda-norm", "lambda_normalization", str, "Divide each query's lambdas by its documents or pairs.",
-           choices=("docs", "pairs", "none")),
+    _LAMBDA_NORM,
     Option("--device", "device", str, "torch device: cpu, cuda or cuda:N."),
     Option("--loss", "loss", str, "Loss of the network.",
            choices=("ranknet", "lambdarank", "listnet", "listmle", "approxndcg", "neuralndcg")),
 )  # fmt: skip
+_L2 = Option("--l2", "l2_regularization", float,
+             "L2 penalty lambda * sum(w^2) on leaf values (trees) or on the weights (linear: X'X's diagonal).")
 _TOLERANCE = Option("--tolerance", "tolerance", float,
                     "Least gain of a sweep (coordinate-ascent) or round (adarank) that goes on.")  # fmt: skip
-_NEURAL_DEMO = dict(hidden=(32,), epochs=20, learning_rate=3e-3, early_stopping_rounds=10, random_state=0)
+_NEURAL_DEMO = dict(hidden=(32,), n_estimators=20, learning_rate=3e-3, early_stopping_rounds=10, random_state=0)
 
 register(
     ModelSpec(
@@ -268,8 +308,9 @@ register(
         "ranklearn.models.lambdamart:LambdaMART",
         "Gradient-boosted trees on LambdaRank gradients, Newton leaves, best-first growth.",
         _TREE_OPTIONS,
-        # 3: unbiased= and its parameters, position_bias (files of versions 1 and 2 load unchanged)
-        payload_version=3,
+        # 3: unbiased= and its parameters, position_bias (files of versions 1 and 2 load unchanged);
+        # 4: issue 30's vocabulary (early_stopping_rounds="auto" means max(20, n_estimators // 10))
+        payload_version=4,
         demo=_TREE_DEMO,
         ranklib=6,
     )
@@ -280,7 +321,7 @@ register(
         "ranklearn.models.mart:MART",
         "Gradient-boosted regression trees fitted to the labels by squared error (pointwise).",
         _TREE_OPTIONS,
-        payload_version=3,  # as LambdaMART's 3
+        payload_version=4,  # as LambdaMART's 4
         demo=_TREE_DEMO,
         ranklib=0,
     )
@@ -291,7 +332,7 @@ register(
         "ranklearn.models.ranknet:RankNet",
         "Neural scorer trained on pairwise cross-entropy, factorized per query.",
         _NEURAL_OPTIONS,
-        payload_version=4,
+        payload_version=5,  # 5: n_estimators (was epochs)
         demo=_NEURAL_DEMO,
         extra="neural",
         ranklib=1,
@@ -303,7 +344,7 @@ register(
         "ranklearn.models.lambdarank:LambdaRank",
         "RankNet with each pair's gradient scaled by the NDCG change of swapping it.",
         _NEURAL_OPTIONS,
-        payload_version=3,
+        payload_version=4,  # 4: n_estimators (was epochs)
         demo=_NEURAL_DEMO,
         extra="neural",
     )
@@ -314,7 +355,7 @@ register(
         "ranklearn.models.listnet:ListNet",
         "Neural scorer trained on each query's top-one probability cross-entropy (listwise).",
         _NEURAL_OPTIONS,
-        payload_version=3,
+        payload_version=4,  # 4: n_estimators (was epochs)
         demo=_NEURAL_DEMO,
         extra="neural",
         ranklib=7,
@@ -325,7 +366,8 @@ register(
         "linear",
         "ranklearn.models.linear:LinearRegression",
         "Linear regression on the labels: least squares with an L2 penalty, closed form.",
-        (Option("--l2", "l2_regularization", float, "L2 penalty added to X'X's diagonal."), _METRIC, _THREADS),
+        (_L2, _METRIC, _THREADS, _SEED),
+        payload_version=2,  # 2: random_state
         demo=dict(),
         ranklib=9,
     )
@@ -335,16 +377,9 @@ register(
         "coordinate-ascent",
         "ranklearn.models.coordinate_ascent:CoordinateAscent",
         "Linear weights searched feature by feature for the metric, random restarts, L1-normalized.",
-        (
-            Option("--restarts", "n_restarts", int, "Random restarts (each is one iteration)."),
-            Option("--iterations", "max_iterations", int, "Line-search steps per direction."),
-            _TOLERANCE,
-            _METRIC,
-            _EARLY,
-            _THREADS,
-            _SEED,
-        ),
-        demo=dict(n_restarts=2, max_iterations=15, random_state=0),
+        (_TOLERANCE, _METRIC, _EARLY, _THREADS, _SEED),
+        payload_version=2,  # 2: n_estimators, line_search_steps (were n_restarts, max_iterations)
+        demo=dict(n_estimators=2, line_search_steps=15, random_state=0),
         ranklib=4,
     )
 )
@@ -353,13 +388,8 @@ register(
         "adarank",
         "ranklearn.models.adarank:AdaRank",
         "Boosting single features by the query-level metric, RankLib's safeguards.",
-        (
-            Option("--rounds", "n_estimators", int, "Boosting rounds (at most)."),
-            _TOLERANCE,
-            _METRIC,
-            _EARLY,
-            _THREADS,
-        ),
+        (_TOLERANCE, _METRIC, _EARLY, _THREADS, _SEED),
+        payload_version=2,  # 2: random_state; early_stopping_rounds=None (was "auto")
         demo=dict(n_estimators=100),
         ranklib=3,
     )
@@ -369,13 +399,8 @@ register(
         "rankboost",
         "ranklearn.models.rankboost:RankBoost",
         "Boosting feature thresholds on the document pairs of each query.",
-        (
-            Option("--rounds", "n_estimators", int, "Boosting rounds (at most)."),
-            Option("--thresholds", "n_thresholds", int, "Candidate thresholds per feature."),
-            _METRIC,
-            _EARLY,
-            _THREADS,
-        ),
+        (Option("--thresholds", "n_thresholds", int, "Candidate thresholds per feature."), _METRIC, _EARLY, _THREADS, _SEED),
+        payload_version=2,  # 2: random_state; early_stopping_rounds=None (was "auto")
         demo=dict(n_estimators=100),
         ranklib=2,
     )
@@ -385,11 +410,9 @@ register(
         "random-forest",
         "ranklearn.models.random_forest:RandomForest",
         "Bags of boosted trees over queries drawn with replacement and a fraction of the features.",
-        (
-            Option("--bags", "n_bags", int, "Bags (each one iteration)."),
-            *_TREE_GROWTH,
-        ),
-        demo=dict(n_bags=50, random_state=0),
+        _TREE_GROWTH,
+        payload_version=2,  # 2: n_estimators = bags, trees_per_bag (were n_bags, n_estimators)
+        demo=dict(n_estimators=50, random_state=0),
         ranklib=8,
     )
 )

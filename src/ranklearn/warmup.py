@@ -34,7 +34,7 @@ import numpy as np
 #: the rankers of the tree group; every other ranker without an extra goes to the other group
 TREE_MODELS = ("lambdamart", "mart", "random-forest")
 #: iteration parameters cut down to a few: the warm-up needs every code path, not a good model
-_SHORT = {"n_estimators": 3, "n_bags": 2, "n_restarts": 1, "max_iterations": 3, "early_stopping_rounds": 2, "epochs": 2}
+_SHORT = {"n_estimators": 3, "line_search_steps": 3, "early_stopping_rounds": 2}
 METRICS = ("ndcg@10", "dcg@10", "err@10", "map", "p@10", "rr@10")
 
 

@@ -1,7 +1,8 @@
 """Body of ``ranklearn cv``: k-fold cross-validation on one file, or over LETOR FoldN folders.
 
-Model options are the ``train`` command's (from the model registry), given after the cv
-options as ``--trees 100 --leaves 15 ...``; each value takes the option's type.
+Model options are the ``train`` command's (every ranker parameter), given after the cv
+options as ``--n-estimators 100 --leaves 15 ...``; each value takes the option's type, and
+a flag (``--standardize``, ``--no-standardize``) takes none.
 """
 
 from __future__ import annotations
@@ -25,9 +26,10 @@ from ranklearn.cli._train import (
 )
 
 
-def parse_model_options(model: str, args: Sequence[str]) -> dict[str, Any]:
-    """``["--trees", "100", "--hidden", "64,32"]`` -> estimator parameters for ``model``;
-    ``--normalize METHOD`` (train's, RankLib's ``-norm``) gives every ranker's ``normalize``.
+def parse_model_options(model: str, args: Sequence[str], train_metric: str | None = None) -> dict[str, Any]:
+    """``["--n-estimators", "100", "--hidden", "64,32"]`` -> estimator parameters for ``model``;
+    ``--normalize METHOD`` (train's, RankLib's ``-norm``) gives every ranker's ``normalize``, and
+    ``train_metric`` (cv's ``--train-metric``) sets the ranker's ``metric``.
 
     Raises
     ------
@@ -40,8 +42,12 @@ def parse_model_options(model: str, args: Sequence[str]) -> dict[str, Any]:
     given: dict[str, Any] = {}
     normalize = None
     items = list(args)
+    flags = {f"--no-{flag[2:]}": flag for flag, (opt, _) in merged.items() if opt.type is bool}
     while items:
         flag = items.pop(0)
+        if flag in flags or (flag in merged and merged[flag][0].type is bool):
+            given[flags.get(flag, flag)] = flag not in flags
+            continue
         if flag not in merged and flag != "--normalize":
             raise ValueError(f"unknown option {flag!r} (model options: {', '.join([*merged, '--normalize'])})")
         if not items:
@@ -50,6 +56,8 @@ def parse_model_options(model: str, args: Sequence[str]) -> dict[str, Any]:
             normalize = checked_normalize(items.pop(0))
         else:
             given[flag] = _coerce(flag, items.pop(0), merged[flag][0].type)
+    if train_metric is not None:
+        given["--metric"] = train_metric
     params = estimator_params(model, given)
     if normalize is not None:
         params["normalize"] = normalize

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import math
 import re
 from collections.abc import Callable
 from enum import Enum
+from numbers import Integral
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,14 +31,100 @@ _FIXED = (
 )  # fmt: skip
 
 
-def merged_options() -> dict[str, tuple[Option, list[str]]]:
-    """Every registered model option by flag, with the models it applies to."""
+def _docstring_line(cls: type, param: str) -> str:
+    """The first sentence of ``param``'s entry in the numpy-style docstring of ``cls`` (or of a base)."""
+    for klass in cls.__mro__:
+        match = re.search(rf"^    {re.escape(param)} : .*\n((?:        .*\n?)+)", klass.__doc__ or "", re.M)
+        if match:
+            text = re.sub(r":\w+:`~?([^`]+)`", r"\1", " ".join(match.group(1).split())).replace("``", "")
+            return re.split(r"(?<=\.)\s", text, maxsplit=1)[0].rstrip(".") + "."
+    return param.replace("_", " ").capitalize() + "."
+
+
+def _derived_option(cls: type, param: str, flag: str, given: Option | None) -> Option:
+    """The option of ``param`` typed from the ranker's ``_parameter_constraints``: an interval is an
+    int or float, ``StrOptions`` give the choices, ``"boolean"`` a ``--x/--no-x`` flag, a number
+    or a word (``"auto"``) a string parsed by :func:`~ranklearn.registry.parse_auto_or_count`;
+    ``given`` (the registry's) keeps its help and parse, and types what the constraints cannot
+    (``hidden``: array-like)."""
+    from sklearn.utils._param_validation import Hidden, Interval, Options, StrOptions
+
+    from ranklearn.registry import parse_auto_or_count
+
+    if given is not None and given.parse is not None:  # the registry's parse types it (hidden: array-like)
+        return given
+    numbers: set[type] = set()
+    choices: set[str] = set()
+    words = boolean = False
+    for c in cls._parameter_constraints[param]:
+        if isinstance(c, Hidden):
+            continue
+        if c == "boolean":
+            boolean = True
+        elif c == "random_state":
+            numbers.add(int)
+        elif isinstance(c, Interval):
+            numbers.add(int if c.type is Integral else float)
+        elif isinstance(c, StrOptions):
+            choices |= set(c.options)
+        elif isinstance(c, Options) and c.type is Integral:
+            numbers.add(int)
+        elif c is str:
+            words = True
+    help_ = given.help if given is not None else _docstring_line(cls, param)
+    if boolean:
+        return Option(flag, param, bool, help_)
+    if numbers and (choices or words):  # "auto" or a count: typed as a word, parsed into a number
+        return Option(flag, param, str, help_, parse=parse_auto_or_count)
+    if numbers:
+        return Option(flag, param, float if float in numbers else int, help_)
+    if choices and not words:
+        return Option(flag, param, str, help_, choices=tuple(sorted(choices)))
+    return Option(flag, param, str, help_, choices=given.choices if given is not None else None)
+
+
+def model_options(model: str) -> dict[str, Option]:
+    """Every option of ``model`` by parameter: one for each parameter in its ``_parameter_constraints``
+    (but :data:`~ranklearn.registry.NOT_OPTIONS`), flagged by :func:`~ranklearn.registry.option_flag`."""
+    from ranklearn.registry import get_spec, option_flag
+
+    spec = get_spec(model)
+    cls = spec.load_class()
+    given = {o.param: o for s in _specs() for o in s.options}
+    options = {}
+    for param in cls._parameter_constraints:
+        flag = option_flag(param)
+        if flag is not None:
+            options[param] = _derived_option(cls, param, flag, given.get(param))
+    return options
+
+
+def _specs() -> list[Any]:
     from ranklearn.registry import REGISTRY
 
+    return list(REGISTRY.values())
+
+
+def merged_options() -> dict[str, tuple[Option, list[str]]]:
+    """Every option of every available model by flag, with the models it applies to (the choices of
+    a flag several models share are all of theirs; each ranker checks its own)."""
     merged: dict[str, tuple[Option, list[str]]] = {}
-    for spec in REGISTRY.values():
-        for opt in spec.options:
-            merged.setdefault(opt.flag, (opt, []))[1].append(spec.name)
+    for spec in _specs():
+        try:
+            options = model_options(spec.name)
+        except ImportError:  # a model whose module cannot load has no options
+            continue
+        for opt in options.values():
+            if opt.flag in merged:
+                first, models = merged[opt.flag]
+                if (first.param, first.type) != (opt.param, opt.type):
+                    raise TypeError(f"{opt.flag}: {spec.name}'s {opt.param} ({opt.type.__name__}) differs from "
+                                    f"{models[0]}'s {first.param} ({first.type.__name__})")  # fmt: skip
+                if first.choices and opt.choices:
+                    first = dataclasses.replace(first, choices=tuple(dict.fromkeys((*first.choices, *opt.choices))))
+                merged[opt.flag] = (first, [*models, spec.name])
+            else:
+                merged[opt.flag] = (opt, [spec.name])
     return merged
 
 
@@ -100,7 +188,8 @@ def build_train_command() -> Callable[..., None]:
             kind = Enum(name.title().replace("_", ""), [(c, c) for c in opt.choices], type=str)  # type: ignore[misc]
         tag = "" if len(models) == len(REGISTRY) else f"\\[{', '.join(models)}] "
         metavar = flag.lstrip("-").upper().replace("-", "_") if opt.type is str and not opt.choices else None
-        default = typer.Option(None, flag, help=tag + opt.help, metavar=metavar)
+        names = (f"{flag}/--no-{flag[2:]}",) if opt.type is bool else (flag,)
+        default = typer.Option(None, *names, help=tag + opt.help, metavar=metavar)
         params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=kind | None))
         annotations[name] = kind | None
 
@@ -148,17 +237,18 @@ def _constraint_items(text: str) -> list[str]:
     return [*items, text[start:]]
 
 
-def _typable(constraints: str, kind: type) -> str:
-    """The constraints a value of the option's ``kind`` (int, float, str) can meet, in the
-    command line's words ("-1", "one of 'a', 'b'"): no Python objects, no 'auto' for a number."""
-    quoted = kind is str  # a str option takes the quoted values of a set, a number option the others
+def _typable(constraints: str, kind: type | None) -> str:
+    """The constraints a value of the option's ``kind`` (int, float, str; None: a number or a
+    word) can meet, in the command line's words ("-1", "one of 'a', 'b'"): no Python objects,
+    no 'auto' for a number."""
+    quoted = None if kind is None else kind is str  # a str option takes the quoted values of a set, a number option the others
     kept = []
     for item in _constraint_items(constraints):
-        if _UNTYPABLE.match(item) or (quoted and item.startswith(("an int ", "a float "))):
+        if _UNTYPABLE.match(item) or (quoted is True and item.startswith(("an int ", "a float "))):
             continue
         among = _AMONG.match(item)
         if among:  # a set: sorted, so that the message does not change from run to run
-            values = sorted(v for v in among.group(1).split(", ") if v.startswith("'") == quoted)
+            values = sorted(v for v in among.group(1).split(", ") if quoted is None or v.startswith("'") == quoted)
             if not values:
                 continue
             item = values[0] if len(values) == 1 else f"one of {', '.join(values)}"
@@ -167,15 +257,16 @@ def _typable(constraints: str, kind: type) -> str:
 
 
 def option_message(message: str, model: str) -> str:
-    """A parameter error in the words of the command line: ``--trees must be ...; got 0``."""
-    from ranklearn.registry import get_spec
+    """A parameter error in the words of the command line: ``--leaves must be ...; got 0``."""
+    from ranklearn.registry import get_spec, parse_auto_or_count
 
-    options = {opt.param: opt for opt in get_spec(model).options}
+    options = model_options(get_spec(model).name)
     flags = {param: opt.flag for param, opt in options.items()}
     match = _SKLEARN_MESSAGE.match(message)
     if match and match.group(1) in flags:
         option = options[match.group(1)]
-        return f"{option.flag} must be {_typable(match.group(2), option.type)}; got {match.group(3)}"
+        kind = None if option.parse is parse_auto_or_count else option.type
+        return f"{option.flag} must be {_typable(match.group(2), kind)}; got {match.group(3)}"
     for param, flag in flags.items():
         if message.startswith(f"{param} "):  # our own messages name the parameter first
             message = flag + message[len(param) :]
@@ -272,7 +363,7 @@ def check_features_for_model(ds: RankingDataset, path: Path, estimator: Any) -> 
 
 def _total(estimator: Any) -> int | None:
     """Planned iterations (trees, epochs...), for the progress bar."""
-    return estimator.get_params().get(estimator._total_param)
+    return estimator.get_params().get("n_estimators")
 
 
 def run_train(

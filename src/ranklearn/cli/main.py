@@ -407,6 +407,11 @@ def cv(
         None, "--letor-folds", help="Folder of Fold1..FoldN/{train,vali,test}.txt: train, early-stop on vali, score test."
     ),
     metric: list[str] = typer.Option(["ndcg@10"], "--metric", help="Metric reported per fold (repeatable)."),
+    train_metric: str | None = typer.Option(
+        None, "--train-metric", metavar="METRIC",
+        help="The ranker's own metric (train's --metric): watched on each fold's validation queries, "
+        "and what coordinate-ascent, adarank and rankboost fit.",
+    ),  # fmt: skip
     split_seed: int = typer.Option(
         0, "--split-seed", min=0, max=2**32 - 1, help="Seed of the fold assignment of --data."
     ),
@@ -418,13 +423,14 @@ def cv(
     """Cross-validate a ranker: each fold's metrics, then mean ± std (as RankLib's -kcv).
 
     Model options are train's (see 'ranklearn train --help'), given after the others, e.g.
-    --trees 100 --leaves 15 (--metric here is the reported metric).
+    --n-estimators 100 --leaves 15 (--metric here is the reported metric; --train-metric is
+    train's --metric).
     """
     from ranklearn.cli._cv import parse_model_options, run_cv
     from ranklearn.registry import get_spec
 
     model = get_spec(model).name  # an unknown name lists the known ones
-    params = parse_model_options(model, ctx.args)
+    params = parse_model_options(model, ctx.args, train_metric)
     run_cv(model, params, metric, data=data, folds=folds, split_seed=split_seed, letor_folds=letor_folds,
            as_json=as_json, save_models=save_models)  # fmt: skip
 
@@ -584,16 +590,21 @@ def demo() -> None:
     run_demo()
 
 
-def _register_train_command() -> None:
-    """(Re)build ``train`` from the model registry, so that every registered ranker is a choice."""
-    from ranklearn.cli._train import build_train_command
+def _register_train_command(args: Sequence[str]) -> None:
+    """(Re)build ``train`` from the model registry, so that every registered ranker is a choice.
+    Its options are generated from the rankers' classes (importing scikit-learn), so only a
+    command line that names ``train`` gets them; any other has its name and help alone."""
+    from ranklearn.cli._train import TRAIN_HELP, build_train_command
 
     app.registered_commands = [c for c in app.registered_commands if c.name != "train"]
-    app.command(name="train")(build_train_command())
+    if "train" in args:
+        app.command(name="train")(build_train_command())
+    else:
+        app.command(name="train", help=TRAIN_HELP)(lambda: None)
 
 
 def _typed_value(args: list[str], opts: list[str]) -> str | None:
-    """The last value given on the command line for an option (``--trees abc``, ``--trees=abc``)."""
+    """The last value given on the command line for an option (``--leaves abc``, ``--leaves=abc``)."""
     value = None
     for i, arg in enumerate(args):
         for opt in opts:
@@ -607,20 +618,20 @@ def _typed_value(args: list[str], opts: list[str]) -> str | None:
 def _unknown_option(exc: typer.TyperException, args: list[str]) -> str:
     """"No such option", with ranklearn's name when the option is another tool's (RankLib's
     ``-tree``, LightGBM's ``--min-child-samples``), else the nearest options by their names."""
-    from ranklearn.foreign_names import hint, nearest
-    from ranklearn.registry import REGISTRY
+    from ranklearn.foreign_names import NAMES, hint, nearest
+    from ranklearn.registry import REGISTRY, option_flag
 
     typed = exc.option_name
     if not typed.startswith("--"):  # click reads RankLib's "-tree" as "-t" with "ree"
         typed = next((a for a in args if a.startswith(typed) and not a.startswith("--")), typed).split("=")[0]
     model = REGISTRY.get(str(_typed_value(args, ["--model"])))
-    specs = [model] if model is not None else list(REGISTRY.values())
-    options = {o.param: o.flag for spec in reversed(specs) for o in spec.options}
+    params = {row.ours for row in NAMES if row.ours and not row.ours.startswith(("-", "fit(")) and " " not in row.ours}
+    options = {param: flag for param in params if (flag := option_flag(param)) is not None}
     said = hint(typed, (), options=options)
     param = typed.lstrip("-").replace("-", "_")
     if said is None and model is not None and param in model.load_class()._get_param_names():
-        # the Python name as an option: --bin-subsample
-        flag = options.get(param)
+        # the Python name of a parameter with a short flag (--num-leaves), or of none (--verbose)
+        flag = option_flag(param)
         said = f"ranklearn calls it {flag}" if flag else f"ranklearn calls it the Python parameter {param} (no command-line option)"
     if said is not None:
         return f"No such option: {typed}: {said}"
@@ -666,7 +677,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     # is one line, as the command line's own, not Python's "file:line: UserWarning" and source line
     warnings.showwarning = lambda message, *_args, **_kwargs: C.warn(str(message))
     try:
-        _register_train_command()
+        _register_train_command(args)
         code = app(args=args, prog_name="ranklearn", standalone_mode=False)
     except typer.TyperException as exc:  # click's usage errors; standalone mode would print a panel
         typer.echo(f"ranklearn: error: {_usage_line(exc, args)}", err=True)

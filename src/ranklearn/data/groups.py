@@ -165,3 +165,35 @@ def take_queries(ptr: np.ndarray, query_indices: ArrayLike) -> tuple[np.ndarray,
     # Row r of the selection belongs to selected query j: original row = starts[j] + (r - new_ptr[j]).
     rows = np.arange(new_ptr[-1], dtype=np.int64) + np.repeat(starts - new_ptr[:-1], sizes)
     return rows, new_ptr
+
+
+#: the per-query normalizations that are row weights (``lambda_normalization``; "lightgbm" is
+#: computed from the lambdas themselves, each iteration)
+QUERY_NORMALIZATIONS = ("docs", "pairs")
+
+
+def pairs_per_query(y: np.ndarray, ptr: np.ndarray) -> np.ndarray:
+    """Number of document pairs with different labels, per query (int64): (n^2 - sum of the
+    squared label counts) / 2."""
+    sizes = np.diff(ptr)
+    query = np.repeat(np.arange(sizes.shape[0]), sizes)
+    groups, counts = np.unique(np.column_stack([query, np.asarray(y, dtype=np.float64)]), axis=0, return_counts=True)
+    same = np.bincount(groups[:, 0].astype(np.int64), weights=counts.astype(np.float64) ** 2, minlength=sizes.shape[0])
+    return (sizes**2 - same.astype(np.int64)) // 2
+
+
+def query_normalization_weights(y: np.ndarray, ptr: np.ndarray, normalization: str) -> np.ndarray:
+    """Per-row weights of a ``lambda_normalization`` that divides each query's lambdas (and
+    hessians) by its documents (``"docs"``) or by its pairs with different labels (``"pairs"``:
+    every query counts the same); a query without any counts 1.
+
+    Raises
+    ------
+    ValueError
+        For another normalization.
+    """
+    if normalization not in QUERY_NORMALIZATIONS:
+        raise ValueError(f"a query normalization is one of {QUERY_NORMALIZATIONS}, got {normalization!r}")
+    sizes = np.diff(ptr)
+    count = sizes if normalization == "docs" else pairs_per_query(y, ptr)
+    return np.repeat(1.0 / np.maximum(count, 1), sizes)

@@ -108,8 +108,8 @@ def ranklib_model_text(model) -> str:
             stacklevel=2,
         )
     stop = model.early_stopping_rounds
-    if stop == "auto":  # what it meant for this fit: the ranker's patience if it watched a set
-        stop = model._auto_early_stopping if getattr(model, "evals_result_", None) else None
+    if stop == "auto":  # what it meant for this fit: the rounds "auto" stands for if it watched a set
+        stop = model._early_stopping(1) if getattr(model, "evals_result_", None) else None
     lines = [
         f"## {model._display_name}",  # RankLib picks the ranker by this name
         f"## No. of trees = {len(trees)}",
@@ -138,8 +138,8 @@ def _linear_text(model) -> str:
         lines.append(f"## Lambda = {model.l2_regularization!r}")
     else:
         lines += [
-            f"## Restart = {model.n_restarts}",
-            f"## MaxIteration = {model.max_iterations}",
+            f"## Restart = {model.n_estimators}",
+            f"## MaxIteration = {model.line_search_steps}",
             f"## StepBase = {model.step_base!r}",
             f"## StepScale = {model.step_scale!r}",
             f"## Tolerance = {model.tolerance!r}",

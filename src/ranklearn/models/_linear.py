@@ -106,13 +106,11 @@ def query_weights(weight: np.ndarray | None, ptr: np.ndarray) -> np.ndarray:
 class MetricFittedRanker(LinearRanker):
     """Base of the linear rankers fitted to the metric itself (Coordinate Ascent, AdaRank).
 
-    Their ``early_stopping_rounds="auto"`` keeps, with an evaluation set, the iteration best on
-    it without stopping early (RankLib keeps the best on validation data), and their metric
+    With an evaluation set they keep the iteration best on it (RankLib keeps the best on
+    validation data; their ``early_stopping_rounds`` defaults to None, no early stop), and their metric
     cannot break ties by document id (training data has none). Below
     ``metrics._kernels.PARALLEL_MIN_DOCS`` training rows they fit on one thread.
     """
-
-    _auto_early_stopping = "all"
 
     def _fit_threads(self, n_rows: int) -> int | None:
         # an iteration runs hundreds of metric evaluations of a millisecond or less: on small

@@ -32,7 +32,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from ranklearn._threads import warn_if_torch_spins
 from ranklearn.exceptions import ModelFormatError, TrainingDivergedError
 from ranklearn.metrics import Metric
-from ranklearn.models.base import N_JOBS, BaseRanker, EvalSet, FitData
+from ranklearn.models.base import EARLY_STOPPING, N_JOBS, BaseRanker, EvalSet, FitData
 from ranklearn.models.contributions import NeuralContributions
 
 _PAYLOAD_VERSION_NETWORKS = 2  # payload 1 held one network stored as "net.*"
@@ -73,6 +73,8 @@ class NeuralRanker(NeuralContributions, BaseRanker):
         SGD, one update per document pair (slow; for fidelity and timing).
     optimizer : {"adam", "sgd"}, default="adam"
     learning_rate : float, default=1e-3
+        The optimizer's step (torch's ``lr``): the step of each update in weight space (the
+        trees' ``learning_rate`` is the step in function space; docs/DESIGN.md, "Vocabulary").
     weight_decay : float, default=0.0
         Decoupled weight decay (AdamW) with ``optimizer="adam"``, an L2 penalty with ``"sgd"``.
     loss : str, Loss or None, default=None
@@ -95,8 +97,8 @@ class NeuralRanker(NeuralContributions, BaseRanker):
         about the square of its length, so long queries dominate. None: the ranker's own
         (RankNet "docs"; LambdaRank "none", as |dNDCG| is already divided by each query's ideal
         DCG; ListNet "none", as its loss is one cross-entropy per query).
-    epochs : int, default=100
-        Passes over the training queries (fewer with early stopping).
+    n_estimators : int, default=100
+        Epochs: passes over the training queries (fewer with early stopping).
     batch_queries : int, default=16
         Queries per update in factorized mode (1 = the paper's per-query mini-batch).
     sigma : float, default=1.0
@@ -109,8 +111,9 @@ class NeuralRanker(NeuralContributions, BaseRanker):
         relevant documents count 0, stable ties; or a Metric with other conventions).
     early_stopping_rounds : int, "auto" or None, default="auto"
         Stop when the metric on the watched eval set has not improved for this many epochs,
-        and restore the best epoch's weights. "auto": 20 when an ``eval_set`` is given, off
-        otherwise. An integer needs an ``eval_set``.
+        and restore the best epoch's weights. "auto": max(20, n_estimators // 10) when an
+        ``eval_set`` is given (20 at the default 100 epochs), off otherwise. An integer needs an
+        ``eval_set``.
     standardize : bool, default=True
         Standardize features with the training mean and standard deviation (saved with the model).
     device : str, default="cpu"
@@ -152,8 +155,6 @@ class NeuralRanker(NeuralContributions, BaseRanker):
     """
 
     _unit = "epoch"
-    _total_param = "epochs"
-    _auto_early_stopping = 20
     #: what ``n_networks="auto"`` means in factorized mode
     _auto_networks: ClassVar[int] = 5
     #: the first payload version whose saved "auto" means ``_auto_networks`` (before it: 5)
@@ -172,11 +173,11 @@ class NeuralRanker(NeuralContributions, BaseRanker):
         "weight_decay": [Interval(Real, 0, np.inf, closed="left")],
         "loss": [str, HasMethods(["__call__"]), None],
         "lambda_normalization": [StrOptions({"docs", "pairs", "none"}), None],
-        "epochs": [Interval(Integral, 1, None, closed="left")],
+        "n_estimators": [Interval(Integral, 1, None, closed="left")],
         "batch_queries": [Interval(Integral, 1, None, closed="left")],
         "sigma": [Interval(Real, 0, np.inf, closed="neither")],
         "metric": [str, Metric],
-        "early_stopping_rounds": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}), None],
+        "early_stopping_rounds": EARLY_STOPPING,
         "standardize": ["boolean"],
         "device": [str],
         "n_jobs": N_JOBS,
@@ -197,7 +198,7 @@ class NeuralRanker(NeuralContributions, BaseRanker):
         weight_decay: float = 0.0,
         loss: str | Any = None,
         lambda_normalization: str | None = None,
-        epochs: int = 100,
+        n_estimators: int = 100,
         batch_queries: int = 16,
         sigma: float = 1.0,
         metric: str | Metric = "ndcg@10",
@@ -219,7 +220,7 @@ class NeuralRanker(NeuralContributions, BaseRanker):
         self.weight_decay = weight_decay
         self.loss = loss
         self.lambda_normalization = lambda_normalization
-        self.epochs = epochs
+        self.n_estimators = n_estimators
         self.batch_queries = batch_queries
         self.sigma = sigma
         self.metric = metric

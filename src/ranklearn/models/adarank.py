@@ -18,7 +18,7 @@ procedure and defaults are RankLib's ``AdaRank``:
   the training metric is dropped until the metric changes.
 
 A round is one driver iteration (after training stopped, the remaining ones leave the model as
-it is); with an evaluation set (``early_stopping_rounds="auto"``) the model is the round best
+it is); with an evaluation set the model is the round best
 on it, as RankLib keeps; an undone round makes the driver forget the best so far, as RankLib
 does (so the best is one of the rounds after the last undoing). The model is linear: ``score = sum_t alpha_t x_{f_t}``.
 Each feature's per-query metric is computed once, so a round costs one metric evaluation of
@@ -31,11 +31,11 @@ from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval
 
 from ranklearn.metrics import Metric
 from ranklearn.models._linear import MetricFittedRanker, query_weights
-from ranklearn.models.base import N_JOBS, EvalSet, FitData
+from ranklearn.models.base import EARLY_STOPPING, N_JOBS, EvalSet, FitData
 
 __all__ = ["AdaRank"]
 
@@ -59,12 +59,17 @@ class AdaRank(MetricFittedRanker):
     metric : str or Metric
         The metric boosted on the training data, watched on the evaluation sets and used by
         ``score`` (RankLib's ``-metric2t``), e.g. "ndcg@10". ``ties="docid"`` is not supported.
-    early_stopping_rounds : "auto", int or None
-        "auto": with an evaluation set, keep the round best on it since the last round that
-        the first stage undid (RankLib forgets the best there; see the module). An int stops
-        after that many rounds without a gain. None: keep the last round.
+    early_stopping_rounds : int, "auto" or None, default=None
+        Stop when the watched evaluation set's metric has not improved for this many rounds
+        (an int needs an ``eval_set``); "auto": max(20, n_estimators // 10) with an ``eval_set``,
+        none without; None: run every round. With an evaluation set the model is the round best
+        on it either way, since the last round that the first stage undid (RankLib forgets the
+        best there; see the module).
     n_jobs : int or None
         Threads of the metric and of ``predict``.
+    random_state : int or None
+        Unused: the fit is deterministic. Taken, as by every ranker, so that one setting reaches
+        any ranker (a search over rankers, a pipeline).
     verbose : int
         0: silent; 1: a progress bar.
 
@@ -80,6 +85,7 @@ class AdaRank(MetricFittedRanker):
     """
 
     _model_name = "adarank"
+    _vocabulary_since = 2  # payload 2: random_state, early_stopping_rounds=None (was "auto")
     _display_name = "AdaRank"
     _unit = "round"
     _parameter_constraints: ClassVar[dict] = {
@@ -88,8 +94,9 @@ class AdaRank(MetricFittedRanker):
         "enqueue": ["boolean"],
         "max_selections": [Interval(Integral, 1, None, closed="left")],
         "metric": [str, Metric],
-        "early_stopping_rounds": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}), None],
+        "early_stopping_rounds": EARLY_STOPPING,
         "n_jobs": N_JOBS,
+        "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
 
@@ -100,8 +107,9 @@ class AdaRank(MetricFittedRanker):
         enqueue: bool = True,
         max_selections: int = 5,
         metric: str | Metric = "ndcg@10",
-        early_stopping_rounds: int | str | None = "auto",
+        early_stopping_rounds: int | str | None = None,
         n_jobs: int | None = None,
+        random_state: int | None = None,
         verbose: int = 0,
     ) -> None:
         self.n_estimators = n_estimators
@@ -111,6 +119,7 @@ class AdaRank(MetricFittedRanker):
         self.metric = metric
         self.early_stopping_rounds = early_stopping_rounds
         self.n_jobs = n_jobs
+        self.random_state = random_state
         self.verbose = verbose
 
     def _begin_fit(self, data: FitData, evals: list[EvalSet]) -> None:

@@ -46,7 +46,7 @@ from sklearn.utils.validation import validate_data
 
 from ranklearn._threads import fit_threads, thread_limit
 from ranklearn.exceptions import ModelFormatError
-from ranklearn.foreign_names import hint, naming_other_tools
+from ranklearn.foreign_names import OLD_AUTO_EARLY_STOPPING, RENAMED, hint, naming_other_tools
 from ranklearn.metrics import Metric, get_metric, query_mean
 from ranklearn.data.groups import group_ptr, regroup_order
 from ranklearn.data.normalize import SPECS as NORMALIZE_SPECS
@@ -57,7 +57,10 @@ from ranklearn.models.driver import Callback, EvalData, run_training
 from ranklearn.models.frames import split_query_column
 from ranklearn.models.iterations import check_iteration_range, resolve_iteration_range
 
-__all__ = ["BaseRanker", "FitData", "EvalSet", "named_eval_sets", "resolve_qid", "N_JOBS", "ROUTING_RECIPE"]
+__all__ = [
+    "BaseRanker", "FitData", "EvalSet", "named_eval_sets", "resolve_qid", "N_JOBS", "EARLY_STOPPING", "ROUTING_RECIPE",
+    "auto_early_stopping_rounds",
+]  # fmt: skip
 
 
 def _n_jobs_constraint() -> list:
@@ -95,6 +98,23 @@ def _with_shared_params(init: Any) -> Any:
     added = [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=SHARED_PARAMS[n]) for n in extra]
     wrapper.__signature__ = sig.replace(parameters=[p for p in params if p not in tail] + added + tail)  # type: ignore[attr-defined]
     return wrapper
+
+
+def _early_stopping_constraint() -> list:
+    from sklearn.utils._param_validation import Interval, StrOptions
+
+    return [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}), None]
+
+
+#: the ``_parameter_constraints`` entry of ``early_stopping_rounds``, the same in every ranker
+EARLY_STOPPING = _early_stopping_constraint()
+
+
+def auto_early_stopping_rounds(n_estimators: int) -> int:
+    """What ``early_stopping_rounds="auto"`` means with an evaluation set, in every ranker
+    (docs/DESIGN.md, "Vocabulary"): stop after max(20, n_estimators // 10) iterations without a
+    gain (MART's 1000 trees: RankLib's 100; the networks' 100 epochs: 20)."""
+    return max(20, int(n_estimators) // 10)
 
 
 @dataclass
@@ -270,13 +290,9 @@ class BaseRanker(BaseEstimator):
     #: name in the registry and in model files
     _model_name: ClassVar[str] = ""
     _display_name: ClassVar[str] = ""
-    #: what one iteration is called in messages, and the parameter that bounds them
+    #: what one iteration is called in messages (``n_estimators`` bounds them in every ranker)
     _unit: ClassVar[str] = "iteration"
-    _total_param: ClassVar[str] = "n_estimators"
     _allow_nan: ClassVar[bool] = False
-    #: what ``early_stopping_rounds="auto"`` means when an evaluation set is given ("all": never
-    #: stop early but keep the best iteration, as RankLib's boosting and restarts do)
-    _auto_early_stopping: ClassVar[int | str | None] = None
     _parameter_constraints: ClassVar[dict] = {}
     # scikit-learn's metadata routing (sklearn.set_config(enable_metadata_routing=True)): the
     # queries go to fit and score by default, fold by fold, in GridSearchCV, cross_val_score...
@@ -287,6 +303,9 @@ class BaseRanker(BaseEstimator):
     #: a ranker whose training rows are elsewhere (a cluster's) names itself here: it refuses
     #: ``normalize`` and ``features``, which need the rows on this machine
     _remote_rows: ClassVar[str] = ""
+    #: the first payload version saved with issue 30's vocabulary (docs/DESIGN.md): older files'
+    #: parameters are renamed by ``foreign_names.RENAMED`` and their "auto" restated
+    _vocabulary_since: ClassVar[int] = 1
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         # LightGBM's, XGBoost's and RankLib's names given to a ranker say "ranklearn calls it ..."
@@ -400,9 +419,7 @@ class BaseRanker(BaseEstimator):
     def _early_stopping(self, n_evals: int) -> int | None:
         rounds = self.early_stopping_rounds
         if isinstance(rounds, str):  # "auto"
-            if not n_evals:
-                return None
-            return self._total() if self._auto_early_stopping == "all" else self._auto_early_stopping
+            return auto_early_stopping_rounds(self._total()) if n_evals else None
         if rounds is not None and n_evals == 0:
             raise ValueError(
                 f"early_stopping_rounds={rounds} needs an evaluation set to watch: pass eval_set=[(X, y, qid)]"
@@ -605,7 +622,7 @@ class BaseRanker(BaseEstimator):
         self.interrupted_ = outcome.interrupted
 
     def _total(self) -> int:
-        return int(getattr(self, self._total_param))
+        return int(self.n_estimators)
 
     def _check_labels(self, y: np.ndarray) -> None:
         """Refuse labels the model cannot learn from (ValueError)."""
@@ -882,6 +899,23 @@ class BaseRanker(BaseEstimator):
         return params
 
     @classmethod
+    def _upgrade_vocabulary(cls, params: dict[str, Any], version: int) -> dict[str, Any]:
+        """Parameters saved before issue 30's vocabulary under today's names (``foreign_names.RENAMED``,
+        all at once: a forest's old ``n_estimators`` is ``trees_per_bag``), with an old
+        ``early_stopping_rounds="auto"`` restated as what it trained with when today's "auto"
+        differs (``foreign_names.OLD_AUTO_EARLY_STOPPING``; None: the best kept without stopping)."""
+        if version >= cls._vocabulary_since:
+            return params
+        renamed = RENAMED.get(cls._model_name, {})
+        params = {renamed.get(name, name): value for name, value in params.items()}
+        if params.get("early_stopping_rounds") == "auto" and cls._model_name in OLD_AUTO_EARLY_STOPPING:
+            old = OLD_AUTO_EARLY_STOPPING[cls._model_name]
+            n_estimators = params.get("n_estimators", cls().n_estimators)
+            if old is None or old != auto_early_stopping_rounds(n_estimators):
+                params["early_stopping_rounds"] = old
+        return params
+
+    @classmethod
     def _from_payload(cls, payload: dict[str, Any], **load_options: Any) -> BaseRanker:
         """Rebuild a fitted model from a model-file payload.
 
@@ -905,7 +939,7 @@ class BaseRanker(BaseEstimator):
                 f"{cls._model_name} payload version {version} is newer than this ranklearn reads ({newest}); "
                 "upgrade ranklearn"
             )
-        params = cls._upgrade_params(dict(payload["params"]), version)
+        params = cls._upgrade_params(cls._upgrade_vocabulary(dict(payload["params"]), version), version)
         unknown = sorted(set(params) - set(cls._get_param_names()))
         if unknown:
             raise ModelFormatError(

@@ -7,7 +7,7 @@ Retrieval 10 (2007). The procedure and defaults are RankLib's ``CoorAscent``:
   fresh random order; for each feature it tries moving its weight up, then down, then
   setting it to 0, by steps that grow geometrically (first step 0.001, or ``step_base``
   times the weight when 0.001 is over half of it; each next step ``step_scale`` times the
-  last; ``max_iterations`` steps per direction), and keeps the best value that beats the
+  last; ``line_search_steps`` steps per direction), and keeps the best value that beats the
   best metric so far (the first direction that succeeds wins);
 * after a success the weights are divided by their L1 norm;
 * a restart ends when ``n_features - 1`` features in a row failed, or when a whole sweep
@@ -15,7 +15,7 @@ Retrieval 10 (2007). The procedure and defaults are RankLib's ``CoorAscent``:
 * ``regularized``: the metric minus ``slack`` times the distance of the L1-normalized
   weights from uniform weights.
 
-One restart is one driver iteration: with an evaluation set (``early_stopping_rounds="auto"``)
+One restart is one driver iteration: with an evaluation set
 the model is the restart best on it, as RankLib keeps the restart best on validation data;
 without one, the restart best on the training data. Unlike RankLib, the downward first step
 ``step_base * |w|`` keeps its sign (RankLib's goes up in both directions).
@@ -38,7 +38,7 @@ from typing import ClassVar
 import numpy as np
 from numba import njit, prange
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval
 
 from ranklearn.metrics import Metric
 from ranklearn.metrics._gain import discount, gain
@@ -51,7 +51,7 @@ from ranklearn.metrics._kernels import (
     _ranked_value,
 )
 from ranklearn.models._linear import MetricFittedRanker, linear_scores, query_weights
-from ranklearn.models.base import N_JOBS, EvalSet, FitData
+from ranklearn.models.base import EARLY_STOPPING, N_JOBS, EvalSet, FitData
 
 __all__ = ["CoordinateAscent"]
 
@@ -168,10 +168,10 @@ class CoordinateAscent(MetricFittedRanker):
 
     Parameters
     ----------
-    n_restarts : int
+    n_estimators : int
         Random restarts (RankLib's ``-r``, 5); each is one iteration of the driver.
-    max_iterations : int
-        Steps tried in each direction (RankLib's ``-i``, 25).
+    line_search_steps : int
+        Steps of the line search tried in each direction (RankLib's ``-i``, 25).
     step_base : float
         First step as a fraction of the weight when 0.001 is over half the weight (0.05).
     step_scale : float
@@ -185,9 +185,11 @@ class CoordinateAscent(MetricFittedRanker):
     metric : str or Metric
         The metric optimized on the training data, watched on the evaluation sets and used
         by ``score`` (RankLib's ``-metric2t``), e.g. "ndcg@10". ``ties="docid"`` is not supported.
-    early_stopping_rounds : "auto", int or None
-        "auto": with an evaluation set, keep the restart best on it (never stop early).
-        An int stops after that many restarts without a gain. None: keep the last restart.
+    early_stopping_rounds : int, "auto" or None, default=None
+        Stop when the watched evaluation set's metric has not improved for this many restarts
+        (an int needs an ``eval_set``); "auto": max(20, n_estimators // 10) with an ``eval_set``,
+        none without; None: run every restart. With an evaluation set the model is the restart
+        best on it either way, as RankLib keeps.
     n_jobs : int or None
         Threads (steps of a line search are evaluated in parallel).
     random_state : int or None
@@ -206,19 +208,19 @@ class CoordinateAscent(MetricFittedRanker):
     """
 
     _model_name = "coordinate-ascent"
+    _vocabulary_since = 2  # payload 2: n_estimators, line_search_steps (were n_restarts, max_iterations)
     _display_name = "Coordinate Ascent"
     _unit = "restart"
-    _total_param = "n_restarts"
     _parameter_constraints: ClassVar[dict] = {
-        "n_restarts": [Interval(Integral, 1, None, closed="left")],
-        "max_iterations": [Interval(Integral, 1, None, closed="left")],
+        "n_estimators": [Interval(Integral, 1, None, closed="left")],
+        "line_search_steps": [Interval(Integral, 1, None, closed="left")],
         "step_base": [Interval(Real, 0, np.inf, closed="neither")],
         "step_scale": [Interval(Real, 0, np.inf, closed="neither")],
         "tolerance": [Interval(Real, 0, np.inf, closed="left")],
         "regularized": ["boolean"],
         "slack": [Interval(Real, 0, np.inf, closed="left")],
         "metric": [str, Metric],
-        "early_stopping_rounds": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}), None],
+        "early_stopping_rounds": EARLY_STOPPING,
         "n_jobs": N_JOBS,
         "random_state": ["random_state"],
         "verbose": ["verbose"],
@@ -226,21 +228,21 @@ class CoordinateAscent(MetricFittedRanker):
 
     def __init__(
         self,
-        n_restarts: int = 5,
-        max_iterations: int = 25,
+        n_estimators: int = 5,
+        line_search_steps: int = 25,
         step_base: float = 0.05,
         step_scale: float = 2.0,
         tolerance: float = 0.001,
         regularized: bool = False,
         slack: float = 0.001,
         metric: str | Metric = "ndcg@10",
-        early_stopping_rounds: int | str | None = "auto",
+        early_stopping_rounds: int | str | None = None,
         n_jobs: int | None = None,
         random_state: int | None = None,
         verbose: int = 0,
     ) -> None:
-        self.n_restarts = n_restarts
-        self.max_iterations = max_iterations
+        self.n_estimators = n_estimators
+        self.line_search_steps = line_search_steps
         self.step_base = step_base
         self.step_scale = step_scale
         self.tolerance = tolerance
@@ -308,7 +310,7 @@ class CoordinateAscent(MetricFittedRanker):
         current = self._qweight @ values  # the weighted sum of the current weights' values
         start = best = current / total_w
         fails = 0
-        growth = np.cumsum(self.step_scale ** np.arange(self.max_iterations))
+        growth = np.cumsum(self.step_scale ** np.arange(self.line_search_steps))
         while (n_feat > 1 and fails < n_feat - 1) or (n_feat == 1 and fails == 0):
             for f in self._rng.permutation(n_feat):
                 orig, queries, column = w[f], self._queries[f], self._columns[f]

@@ -22,7 +22,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Hidden, Interval, StrOptions
 
 from ranklearn.metrics import Metric
-from ranklearn.models.base import N_JOBS, BaseRanker, EvalSet, FitData
+from ranklearn.models.base import EARLY_STOPPING, N_JOBS, BaseRanker, EvalSet, FitData
 from ranklearn.models.contributions import TreeContributions
 from ranklearn.objectives import OBJECTIVE_NAMES, UNBIASED_METHODS, Objective, get_objective, make_unbiased
 from ranklearn.tree.binning import BinMapper, has_missing
@@ -82,7 +82,8 @@ class LambdaMART(TreeContributions, TreeImportance, BaseRanker):
     n_estimators : int
         Maximum number of trees (boosting iterations).
     learning_rate : float
-        Shrinkage applied to every tree's leaf values.
+        The step of each update in function space: every tree's leaf values times it
+        (shrinkage; the networks' ``learning_rate`` is their optimizer's step).
     num_leaves : int
         Leaves per tree, grown best-first.
     min_samples_leaf : int
@@ -93,9 +94,11 @@ class LambdaMART(TreeContributions, TreeImportance, BaseRanker):
         Metric computed on the evaluation sets, used for early stopping and by ``score``,
         e.g. "ndcg@10" (the model's ``gain``, queries without relevant documents count 0,
         ties in input order), or a :class:`ranklearn.metrics.Metric` with other conventions.
-    early_stopping_rounds : int or None
-        Stop when the watched evaluation set's metric has not improved for this many trees,
-        and roll back to the best iteration. Needs an ``eval_set``.
+    early_stopping_rounds : int, "auto" or None
+        Stop when the watched evaluation set's metric has not improved for this many trees
+        (an int needs an ``eval_set``); "auto": max(20, n_estimators // 10) with an ``eval_set``,
+        none without; None: every tree. With an evaluation set the model is rolled back to its
+        best iteration either way.
     n_jobs : int or None
         Threads (None or -1: every CPU this process may use). Inputs under 10,000 rows run
         on one thread, which is faster there; results never depend on the number of threads.
@@ -121,10 +124,12 @@ class LambdaMART(TreeContributions, TreeImportance, BaseRanker):
     truncation_level : int or None
         Only pairs with a document in the current top ``truncation_level`` get lambdas
         (None: the metric's cut-off, where nothing is lost).
-    lambda_normalization : {"lightgbm", "none"}
+    lambda_normalization : {"lightgbm", "docs", "pairs", "none"}
         "lightgbm": multiply each query's lambdas and hessians by log2(1 + S) / S, S the sum
         of its pairs' 2 |lambda_ij| (LightGBM's normalization; chosen on MQ2008 validation
-        NDCG). "none": the plain sums.
+        NDCG). "docs" / "pairs": divide them by the query's documents / pairs with different
+        labels (the networks' values of the same names: per-row weights times
+        ``sample_weight``). "none": the plain sums.
     lambda_distance_weight : bool
         Divide each pair's |ΔZ| by 0.01 + |s_i - s_j|, as LightGBM's ``lambdarank_norm`` also
         does. Off by default: it lowered MQ2008 validation NDCG@10.
@@ -136,7 +141,9 @@ class LambdaMART(TreeContributions, TreeImportance, BaseRanker):
     min_sum_hessian : float
         Minimum sum of hessians in a leaf.
     l2_regularization : float
-        L2 penalty on leaf values (added to the hessian sum).
+        L2 penalty ``lambda`` on leaf values: Newton leaves ``-G / (H + lambda)``, the minimum of
+        the loss plus ``lambda / 2 * sum(w^2)`` in the hessian's half-loss convention (under squared
+        error, LinearRegression's penalty; docs/DESIGN.md, "Vocabulary").
     min_gain_to_split : float
         Minimum gain of a split.
     leaf_order : {"gain", "deviance"}
@@ -147,7 +154,7 @@ class LambdaMART(TreeContributions, TreeImportance, BaseRanker):
         RankLib, "deviance" splits its leaf even for no gain (``min_gain_to_split > 0`` still asks
         for one) and never a leaf whose gradients are all equal.
     feature_fraction : float
-        Fraction of features each tree may use, drawn per tree.
+        Fraction of features each tree may split on, drawn per tree without replacement.
     bagging_fraction : float
         Fraction of queries each tree is fitted on, drawn per tree.
     bin_subsample : int or None
@@ -197,6 +204,7 @@ class LambdaMART(TreeContributions, TreeImportance, BaseRanker):
     """
 
     _model_name = "lambdamart"
+    _vocabulary_since = 4  # payload 4: issue 30's vocabulary (MART's too)
     _display_name = "LambdaMART"
     #: what ``objective=None`` means (MART sets "squared_error")
     _default_objective: ClassVar[str] = "lambdarank"
@@ -209,7 +217,7 @@ class LambdaMART(TreeContributions, TreeImportance, BaseRanker):
         "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
         "max_bins": [Interval(Integral, 2, 255, closed="both")],
         "metric": [str, Metric],
-        "early_stopping_rounds": [Interval(Integral, 1, None, closed="left"), None],
+        "early_stopping_rounds": EARLY_STOPPING,
         "n_jobs": N_JOBS,
         "random_state": ["random_state"],
         # "custom" marks a loaded model trained with a user's objective: not an option to offer
@@ -217,7 +225,7 @@ class LambdaMART(TreeContributions, TreeImportance, BaseRanker):
         "sigma": [Interval(Real, 0, np.inf, closed="neither")],
         "lambda_metric": [str, None],
         "truncation_level": [Interval(Integral, 1, None, closed="left"), None],
-        "lambda_normalization": [StrOptions({"lightgbm", "none"})],
+        "lambda_normalization": [StrOptions({"lightgbm", "docs", "pairs", "none"})],
         "lambda_distance_weight": ["boolean"],
         "gain": [StrOptions({"exp2", "linear"})],
         "max_depth": [Interval(Integral, 1, None, closed="left"), None],
@@ -245,7 +253,7 @@ class LambdaMART(TreeContributions, TreeImportance, BaseRanker):
         min_samples_leaf: int = 20,
         max_bins: int = 255,
         metric: str | Metric = "ndcg@10",
-        early_stopping_rounds: int | None = None,
+        early_stopping_rounds: int | str | None = None,
         n_jobs: int | None = None,
         random_state: int | None = None,
         objective: str | Objective | None = None,

@@ -41,6 +41,7 @@ class LambdaRank(RankNet):
     """
 
     _model_name = "lambdarank"
+    _vocabulary_since = 4  # payload 4: n_estimators (was epochs)
     _display_name = "LambdaRank"
     _default_loss = "lambdarank"
     _default_normalization = "none"
@@ -65,7 +66,7 @@ class LambdaRank(RankNet):
         weight_decay: float = 0.0,
         loss: str | Any = None,
         lambda_normalization: str | None = None,
-        epochs: int = 100,
+        n_estimators: int = 100,
         batch_queries: int = 16,
         sigma: float = 1.0,
         metric: str | Metric = "ndcg@10",
@@ -82,7 +83,7 @@ class LambdaRank(RankNet):
         super().__init__(
             hidden=hidden, n_networks=n_networks, activation=activation, dropout=dropout, mode=mode,
             optimizer=optimizer, learning_rate=learning_rate, weight_decay=weight_decay, loss=loss,
-            lambda_normalization=lambda_normalization, epochs=epochs, batch_queries=batch_queries, sigma=sigma,
+            lambda_normalization=lambda_normalization, n_estimators=n_estimators, batch_queries=batch_queries, sigma=sigma,
             metric=metric, early_stopping_rounds=early_stopping_rounds, standardize=standardize, device=device,
             n_jobs=n_jobs, random_state=random_state, verbose=verbose, warm_start=warm_start,
         )  # fmt: skip

@@ -32,11 +32,16 @@ class LinearRegression(LinearRanker):
     ----------
     l2_regularization : float
         ``lambda`` added to the diagonal of ``X'X`` (the intercept's entry included), as
-        RankLib's ``-L2`` (default 1e-10, RankLib's).
+        RankLib's ``-L2`` (default 1e-10, RankLib's): the minimum of
+        ``sum((s - y)^2) + lambda * sum(w^2)``, the same penalty as the trees' ``l2_regularization``
+        (docs/DESIGN.md, "Vocabulary").
     metric : str or Metric
         Metric reported on the evaluation sets and by ``score``.
     n_jobs : int or None
         Threads of ``predict``.
+    random_state : int or None
+        Unused: the fit is deterministic. Taken, as by every ranker, so that one setting reaches
+        any ranker (a search over rankers, a pipeline).
     verbose : int
         0: silent; 1: a progress bar.
 
@@ -49,22 +54,25 @@ class LinearRegression(LinearRanker):
     """
 
     _model_name = "linear"
+    _vocabulary_since = 2  # payload 2: random_state
     _display_name = "Linear regression"
     _unit = "solve"
     _parameter_constraints: ClassVar[dict] = {
         "l2_regularization": [Interval(Real, 0, np.inf, closed="left")],
         "metric": [str, Metric],
         "n_jobs": N_JOBS,
+        "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
 
     def __init__(
         self, l2_regularization: float = 1e-10, metric: str | Metric = "ndcg@10", n_jobs: int | None = None,
-        verbose: int = 0,
+        random_state: int | None = None, verbose: int = 0,
     ) -> None:  # fmt: skip
         self.l2_regularization = l2_regularization
         self.metric = metric
         self.n_jobs = n_jobs
+        self.random_state = random_state
         self.verbose = verbose
 
     def _total(self) -> int:

@@ -22,6 +22,7 @@ class ListNet(NeuralRanker):
     )
 
     _model_name = "listnet"
+    _vocabulary_since = 4  # payload 4: n_estimators (was epochs)
     _display_name = "ListNet"
     _default_loss = "listnet"
     _default_normalization = "none"

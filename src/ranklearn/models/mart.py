@@ -16,10 +16,7 @@ document: a leaf of n documents gets n / (n + 10) of its mean residual), and
 
 from __future__ import annotations
 
-from numbers import Integral
-from typing import Any, ClassVar
-
-from sklearn.utils._param_validation import Interval, StrOptions
+from typing import Any
 
 from ranklearn.metrics import Metric
 from ranklearn.models.lambdamart import LambdaMART
@@ -33,18 +30,13 @@ class MART(LambdaMART):
         "MART: gradient-boosted regression trees fitted to the labels by squared error.\n"
         "\n    ``objective=None`` is \"squared_error\"; the other parameters are LambdaMART's, with other\n"
         "    defaults: ``n_estimators=1000``, ``min_samples_leaf=10``, ``l2_regularization=10.0`` and\n"
-        "    ``early_stopping_rounds=\"auto\"`` (100 with an ``eval_set``, as RankLib's MART; off without).\n"
+        "    ``early_stopping_rounds=\"auto\"`` (100 at 1000 trees with an ``eval_set``, as RankLib's MART; off without).\n"
         + LambdaMART.__doc__.split("\n", 1)[1]
     )
 
     _model_name = "mart"
     _display_name = "MART"
     _default_objective = "squared_error"
-    _auto_early_stopping = 100  # RankLib's MART: -estop 100 with -validate
-    _parameter_constraints: ClassVar[dict] = {
-        **LambdaMART._parameter_constraints,
-        "early_stopping_rounds": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}), None],
-    }
 
     def __init__(
         self,

@@ -1,9 +1,10 @@
 """Random Forests for ranking: bags of boosted trees over resampled queries (RankLib's ``-ranker 8``).
 
 Breiman, "Random Forests", Machine Learning 45 (2001), as RankLib's RFRanker applies it to
-ranking: each bag draws ``subsample`` x (number of queries) queries *with* replacement and a
-``feature_fraction`` of the features *without* replacement, trains a small boosted ensemble
-on them (RankLib's default: MART, one tree of 100 leaves, at least one document a leaf), and
+ranking: each bag draws ``subsample`` x (number of queries) queries *with* replacement,
+trains a small boosted ensemble of ``trees_per_bag`` trees on them, each tree on a
+``feature_fraction`` of the features drawn *without* replacement (RankLib's default: MART, one
+tree of 100 leaves, at least one document a leaf: the features are then drawn per bag), and
 the forest's score is the mean of the bags' scores. One bag is one iteration of the training
 driver, so evaluation sets are scored after every bag.
 
@@ -29,7 +30,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ranklearn.data.groups import take_queries
 from ranklearn.metrics import Metric
-from ranklearn.models.base import N_JOBS, BaseRanker, EvalSet, FitData
+from ranklearn.models.base import EARLY_STOPPING, N_JOBS, BaseRanker, EvalSet, FitData
 from ranklearn.models.contributions import TreeContributions
 from ranklearn.models.lambdamart import LambdaMART, TreeImportance
 from ranklearn.tree.binning import SampleBinner
@@ -45,17 +46,18 @@ class RandomForest(TreeContributions, TreeImportance, BaseRanker):
 
     Parameters
     ----------
-    n_bags : int, default=300
-        Bags (RankLib's ``-bag``).
+    n_estimators : int, default=300
+        Bags (RankLib's ``-bag``); each is one iteration.
     subsample : float, default=1.0
         Queries drawn per bag, with replacement, as a fraction of the training queries
         (RankLib's ``-srate``).
     feature_fraction : float, default=0.3
-        Features each bag may split on, drawn without replacement (``-frate``).
+        Features each tree may split on, drawn per tree without replacement, as LambdaMART's
+        (with one tree a bag, the default, per bag as RankLib's ``-frate``).
     objective : {"squared_error", "lambdarank"}, default="squared_error"
         What each bag's trees fit: MART (RankLib's default ``-rtype 0``) or LambdaMART (``6``).
-    n_estimators : int, default=1
-        Trees per bag (``-tree``).
+    trees_per_bag : int, default=1
+        Trees of each bag's boosted ensemble (RankLib's ``-tree`` of ``-ranker 8``).
     num_leaves : int, default=100
         Leaves per tree (``-leaf``).
     learning_rate : float, default=0.1
@@ -69,9 +71,11 @@ class RandomForest(TreeContributions, TreeImportance, BaseRanker):
         Histogram bins per feature (RankLib's ``-tc 256`` threshold candidates).
     metric : str or Metric, default="ndcg@10"
         Scored on the evaluation sets after every bag, and used by ``score``.
-    early_stopping_rounds : int or None, default=None
-        Stop when the watched set has not improved for this many bags and keep the best
-        number of bags (RankLib trains every bag).
+    early_stopping_rounds : int, "auto" or None, default=None
+        Stop when the watched set has not improved for this many bags (an int needs an
+        ``eval_set``); "auto": max(20, n_estimators // 10) with an ``eval_set``, none without;
+        None: every bag (as RankLib). With an evaluation set the forest keeps its best number
+        of bags either way.
     n_jobs : int or None
     random_state : int or None
     verbose : int
@@ -91,23 +95,23 @@ class RandomForest(TreeContributions, TreeImportance, BaseRanker):
     """
 
     _model_name = "random-forest"
+    _vocabulary_since = 2  # payload 2: n_estimators = bags, trees_per_bag (were n_bags, n_estimators)
     _display_name = "RandomForest"
     _unit = "bag"
-    _total_param = "n_bags"
     _allow_nan = True
     _parameter_constraints: ClassVar[dict] = {
-        "n_bags": [Interval(Integral, 1, None, closed="left")],
+        "n_estimators": [Interval(Integral, 1, None, closed="left")],
         "subsample": [Interval(Real, 0, np.inf, closed="neither")],
         "feature_fraction": [Interval(Real, 0, 1, closed="right")],
         "objective": [StrOptions({"squared_error", "lambdarank"})],
-        "n_estimators": [Interval(Integral, 1, None, closed="left")],
+        "trees_per_bag": [Interval(Integral, 1, None, closed="left")],
         "num_leaves": [Interval(Integral, 2, None, closed="left")],
         "learning_rate": [Interval(Real, 0, np.inf, closed="neither")],
         "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
         "leaf_order": [StrOptions(set(LEAF_ORDERS))],
         "max_bins": [Interval(Integral, 2, 255, closed="both")],
         "metric": [str, Metric],
-        "early_stopping_rounds": [Interval(Integral, 1, None, closed="left"), None],
+        "early_stopping_rounds": EARLY_STOPPING,
         "n_jobs": N_JOBS,
         "random_state": ["random_state"],
         "verbose": ["verbose"],
@@ -115,27 +119,27 @@ class RandomForest(TreeContributions, TreeImportance, BaseRanker):
 
     def __init__(
         self,
-        n_bags: int = 300,
+        n_estimators: int = 300,
         subsample: float = 1.0,
         feature_fraction: float = 0.3,
         objective: str = "squared_error",
-        n_estimators: int = 1,
+        trees_per_bag: int = 1,
         num_leaves: int = 100,
         learning_rate: float = 0.1,
         min_samples_leaf: int = 1,
         leaf_order: str = "gain",
         max_bins: int = 255,
         metric: str | Metric = "ndcg@10",
-        early_stopping_rounds: int | None = None,
+        early_stopping_rounds: int | str | None = None,
         n_jobs: int | None = None,
         random_state: int | None = None,
         verbose: int = 0,
     ) -> None:
-        self.n_bags = n_bags
+        self.n_estimators = n_estimators
         self.subsample = subsample
         self.feature_fraction = feature_fraction
         self.objective = objective
-        self.n_estimators = n_estimators
+        self.trees_per_bag = trees_per_bag
         self.num_leaves = num_leaves
         self.learning_rate = learning_rate
         self.min_samples_leaf = min_samples_leaf
@@ -150,7 +154,7 @@ class RandomForest(TreeContributions, TreeImportance, BaseRanker):
     # ------------------------------------------------------------------ hooks of BaseRanker
     def _bag_model(self, seed: int, n_jobs: int | None = None) -> LambdaMART:
         return _Bag(
-            n_estimators=self.n_estimators, num_leaves=self.num_leaves, learning_rate=self.learning_rate,
+            n_estimators=self.trees_per_bag, num_leaves=self.num_leaves, learning_rate=self.learning_rate,
             min_samples_leaf=self.min_samples_leaf, leaf_order=self.leaf_order, max_bins=self.max_bins,
             feature_fraction=self.feature_fraction, objective=self.objective, n_jobs=n_jobs, random_state=seed,
         )  # fmt: skip

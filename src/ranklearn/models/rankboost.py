@@ -15,7 +15,7 @@ JMLR 4 (2003). The procedure and defaults are RankLib's ``RankBoost``:
   multiplied by ``exp(alpha (h(loser) - h(winner)))``, then D is normalized.
 
 The score is ``sum_t alpha_t h_t(x)``. A round is one driver iteration; with an evaluation set
-(``early_stopping_rounds="auto"``) the model is the round best on it, as RankLib keeps.
+the model is the round best on it, as RankLib keeps.
 The pairs are stored once as index arrays, and ``r`` for every feature and threshold is one
 weighted count per round, so a round costs O(pairs + rows x features).
 """
@@ -29,11 +29,11 @@ from numbers import Integral
 from typing import Any, ClassVar
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval
 
 from ranklearn.exceptions import ModelFormatError
 from ranklearn.metrics import Metric
-from ranklearn.models.base import N_JOBS, BaseRanker, EvalSet, FitData
+from ranklearn.models.base import EARLY_STOPPING, N_JOBS, BaseRanker, EvalSet, FitData
 
 __all__ = ["RankBoost"]
 
@@ -64,11 +64,16 @@ class RankBoost(BaseRanker):
         ``benchmarks/ranker_defaults.md``).
     metric : str or Metric
         Metric watched on the evaluation sets and used by ``score``.
-    early_stopping_rounds : "auto", int or None
-        "auto": with an evaluation set, keep the round best on it. An int stops after that
-        many rounds without a gain. None: keep the last round.
+    early_stopping_rounds : int, "auto" or None, default=None
+        Stop when the watched evaluation set's metric has not improved for this many rounds
+        (an int needs an ``eval_set``); "auto": max(20, n_estimators // 10) with an ``eval_set``,
+        none without; None: run every round. With an evaluation set the model is the round best
+        on it either way, as RankLib keeps.
     n_jobs : int or None
         Threads of the metric.
+    random_state : int or None
+        Unused: the fit is deterministic. Taken, as by every ranker, so that one setting reaches
+        any ranker (a search over rankers, a pipeline).
     verbose : int
         0: silent; 1: a progress bar.
 
@@ -81,15 +86,16 @@ class RankBoost(BaseRanker):
     """
 
     _model_name = "rankboost"
+    _vocabulary_since = 2  # payload 2: random_state, early_stopping_rounds=None (was "auto")
     _display_name = "RankBoost"
     _unit = "round"
-    _auto_early_stopping = "all"
     _parameter_constraints: ClassVar[dict] = {
         "n_estimators": [Interval(Integral, 1, None, closed="left")],
         "n_thresholds": [Interval(Integral, 1, None, closed="left")],
         "metric": [str, Metric],
-        "early_stopping_rounds": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}), None],
+        "early_stopping_rounds": EARLY_STOPPING,
         "n_jobs": N_JOBS,
+        "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
 
@@ -98,8 +104,9 @@ class RankBoost(BaseRanker):
         n_estimators: int = 300,
         n_thresholds: int = 50,
         metric: str | Metric = "ndcg@10",
-        early_stopping_rounds: int | str | None = "auto",
+        early_stopping_rounds: int | str | None = None,
         n_jobs: int | None = None,
+        random_state: int | None = None,
         verbose: int = 0,
     ) -> None:
         self.n_estimators = n_estimators
@@ -107,6 +114,7 @@ class RankBoost(BaseRanker):
         self.metric = metric
         self.early_stopping_rounds = early_stopping_rounds
         self.n_jobs = n_jobs
+        self.random_state = random_state
         self.verbose = verbose
 
     def _begin_fit(self, data: FitData, evals: list[EvalSet]) -> None:

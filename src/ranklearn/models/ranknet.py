@@ -22,6 +22,7 @@ class RankNet(NeuralRanker):
     )
 
     _model_name = "ranknet"
+    _vocabulary_since = 5  # payload 5: n_estimators (was epochs)
     _display_name = "RankNet"
     # 3 networks beat 5 on the validation data of all four datasets, in 3/5 of the time
     # (benchmarks/neural_defaults.md); payload versions before 4 trained 5 for "auto"

@@ -19,6 +19,7 @@ from functools import cached_property
 import numpy as np
 import torch
 
+from ranklearn.data.groups import pairs_per_query, query_normalization_weights
 from ranklearn.neural.losses import Loss
 
 
@@ -100,8 +101,7 @@ class QuerySet:
         self.sizes = np.diff(self.ptr)
         scale = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
         if lambda_normalization != "none":
-            count = self.sizes if lambda_normalization == "docs" else self.pairs_per_query
-            per_row = np.repeat(1.0 / np.maximum(count, 1), self.sizes)
+            per_row = query_normalization_weights(self.y_np, self.ptr, lambda_normalization)
             scale = per_row if scale is None else scale * per_row
         self.scale_np = scale
         self.scale = None if scale is None else torch.as_tensor(scale, dtype=torch.float32).to(self.device)
@@ -126,13 +126,8 @@ class QuerySet:
 
     @cached_property
     def pairs_per_query(self) -> np.ndarray:
-        """Number of document pairs with different labels, per query (int64): (n^2 - sum of
-        the squared label counts) / 2."""
-        query = np.repeat(np.arange(self.n_queries), self.sizes)
-        groups, counts = np.unique(np.column_stack([query, self.y_np]), axis=0, return_counts=True)
-        squares = counts.astype(np.float64) ** 2
-        same = np.bincount(groups[:, 0].astype(np.int64), weights=squares, minlength=self.n_queries)
-        return (self.sizes**2 - same.astype(np.int64)) // 2
+        """Number of document pairs with different labels, per query (int64)."""
+        return pairs_per_query(self.y_np, self.ptr)
 
     def n_pairs(self, queries: np.ndarray | None = None) -> int:
         """Number of pairs with different labels in ``queries`` (default: all)."""

@@ -93,6 +93,7 @@ def get_objective(
         truncation=truncation_level,
         gain=gain,
         normalize=lambda_normalization == "lightgbm",
+        query_normalization=lambda_normalization if lambda_normalization in ("docs", "pairs") else None,
         distance_weight=lambda_distance_weight,
     )
     if objective == "lambdarank":

@@ -79,6 +79,13 @@ class Objective(ABC):
             ``dC/ds`` and the (approximate) second derivatives, ``>= 0``.
         """
 
+    def row_weights(self, y: np.ndarray, ptr: np.ndarray) -> np.ndarray | None:
+        """Per-row weights the objective's gradients and hessians are multiplied by, fixed for
+        the fit (a per-query normalization: ``lambda_normalization="docs"`` or ``"pairs"``), on
+        whole queries; the boosting step multiplies them into the sample weights. None (the
+        default): none."""
+        return None
+
     def bias_statistics(self, grad: np.ndarray, hess: np.ndarray) -> np.ndarray | None:
         """Sums over this process's rows that the objective's global state is updated from.
 

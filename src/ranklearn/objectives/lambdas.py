@@ -405,6 +405,9 @@ class LambdaObjective(Objective):
     normalize : bool
         Multiply each query's lambdas and hessians by ``log2(1 + S) / S``, S the sum over
         pairs of ``2 |lambda_ij|`` (damps queries with many pairs).
+    query_normalization : {"docs", "pairs"} or None
+        Divide each query's lambdas and hessians by its documents or its pairs with different
+        labels (:meth:`row_weights`; the networks' ``lambda_normalization`` of the same names).
     distance_weight : bool
         Divide each pair's |ΔZ| by ``0.01 + |s_i - s_j|`` unless all of the query's scores are
         equal. LightGBM's ``lambdarank_norm`` is ``normalize`` and ``distance_weight`` together.
@@ -420,8 +423,14 @@ class LambdaObjective(Objective):
         max_grade: float | None = None,
         normalize: bool = False,
         distance_weight: bool = False,
+        query_normalization: str | None = None,
     ) -> None:
+        from ranklearn.data.groups import QUERY_NORMALIZATIONS
         from ranklearn.metrics._gain import gain_code
+
+        if query_normalization is not None and (normalize or query_normalization not in QUERY_NORMALIZATIONS):
+            raise ValueError(f"query_normalization must be one of {QUERY_NORMALIZATIONS} without normalize, "
+                             f"got {query_normalization!r}")  # fmt: skip
 
         if z not in Z_KINDS:
             raise ValueError(f"lambda metric must be one of {sorted(Z_KINDS)}, got {z!r}")
@@ -441,6 +450,7 @@ class LambdaObjective(Objective):
         self.max_grade = max_grade
         self.normalize = bool(normalize)
         self.distance_weight = bool(distance_weight)
+        self.query_normalization = query_normalization
 
     @property
     def name(self) -> str:
@@ -480,7 +490,14 @@ class LambdaObjective(Objective):
             "max_grade": self.max_grade,
             "normalize": self.normalize,
             "distance_weight": self.distance_weight,
+            # only when set: the saved objective_ of the other normalizations stays as it was
+            **({"query_normalization": self.query_normalization} if self.query_normalization else {}),
         }
+
+    def row_weights(self, y: np.ndarray, ptr: np.ndarray) -> np.ndarray | None:
+        from ranklearn.data.groups import query_normalization_weights
+
+        return None if self.query_normalization is None else query_normalization_weights(y, ptr, self.query_normalization)
 
     def gradients(
         self,

@@ -108,6 +108,9 @@ class DebiasedObjective(Objective):
     def prepare(self, y: np.ndarray, ptr: np.ndarray) -> None:
         self.lambdas.prepare(y, ptr)
 
+    def row_weights(self, y: np.ndarray, ptr: np.ndarray) -> np.ndarray | None:
+        return self.lambdas.row_weights(y, ptr)
+
     def position_bias(self) -> dict[str, np.ndarray]:
         """The bias per tracked rank (from rank 1), by name."""
         raise NotImplementedError

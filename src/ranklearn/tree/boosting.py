@@ -79,7 +79,8 @@ class BoostingState:
         then, when it has one, ``bias_statistics(grad, hess)``: a vector (summed over the processes when ``comm``
         is given) passed to ``update_bias``, or None.
     weight : float64 (n_samples,), optional
-        Sample weights: multiply every gradient and hessian.
+        Sample weights: multiply every gradient and hessian, times the objective's
+        ``row_weights(y, ptr)`` when it has them (a per-query normalization, on whole queries).
     side : mapping of str to arrays (n_samples,), optional
         Per-row side data for the objective (``{"position": int64}``), aligned with the rows.
     binned_rows : uint8 (n_samples, n_features), optional
@@ -127,6 +128,10 @@ class BoostingState:
     ) -> None:
         n = binned.shape[1]
         self.binned, self.n_bins, self.y, self.ptr = binned, n_bins, y, ptr
+        row_weights = getattr(objective, "row_weights", None)  # an Objective's; duck-typed ones have none
+        scale = None if row_weights is None else row_weights(y, ptr)
+        if scale is not None:
+            weight = scale if weight is None else weight * scale
         self.objective, self.weight, self.side = objective, weight, side
         # small nodes' histograms read the rows row-major (n x F bytes more for the fit)
         self.binned_rows = np.ascontiguousarray(binned.T) if binned_rows is None else binned_rows

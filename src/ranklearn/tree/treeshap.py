@@ -262,7 +262,7 @@ def _depth(tree: Tree) -> int:
 
 class TreeExplainer:
     """The trees of an ensemble packed for TreeSHAP, leaf values times ``scale`` (a forest's
-    ``1 / n_bags``), with each node's cover (:attr:`Tree.count`).
+    ``1 / n_estimators``), with each node's cover (:attr:`Tree.count`).
 
     Raises
     ------
