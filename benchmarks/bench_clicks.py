@@ -134,7 +134,7 @@ OURS = {
 
 #: the neural rows' network and training, fixed before any run (benchmarks/ranker_defaults.md, "Neural
 #: click estimators"): one small network, early stopping on the validation clicks' NDCG@10
-NEURAL = dict(hidden=(32,), n_networks=1, epochs=40, batch_queries=64, learning_rate=1e-3, early_stopping_rounds=5)
+NEURAL = dict(hidden=(32,), n_networks=1, n_estimators=40, batch_queries=64, learning_rate=1e-3, early_stopping_rounds=5)
 
 
 def _neural(loss_for):

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import typer
 
 from ranklearn.data import from_arrays, load_svmlight, save_svmlight
 from ranklearn.io import load_model
@@ -552,13 +553,21 @@ def test_every_parameter_of_every_ranker_is_an_option_of_train():
     from ranklearn.cli._train import merged_options
     from ranklearn.registry import NOT_OPTIONS, REGISTRY, option_flag
 
+    from ranklearn.cli._train import build_train_command
+    from ranklearn.models.base import SHARED_PARAMS
+
     merged = merged_options()
+    # the parameters every ranker shares are train's own options (--features takes a file of ids)
+    train = typer.Typer()
+    train.command(name="train")(build_train_command())
+    train_flags = {o for p in typer.main.get_command(train).params for o in p.opts}
+    assert {option_flag(p) for p in SHARED_PARAMS} <= train_flags
     for spec in REGISTRY.values():
         try:
             cls = spec.load_class()
         except ImportError:
             continue
-        for param in set(cls._get_param_names()) - set(NOT_OPTIONS):
+        for param in set(cls._get_param_names()) - set(NOT_OPTIONS) - set(SHARED_PARAMS):
             option, models = merged[option_flag(param)]
             assert option.param == param and spec.name in models, (spec.name, param)
 

@@ -184,9 +184,9 @@ def test_onnx_holds_the_normalizer(tmp_path):
     pytest.importorskip("onnxruntime")
     pytest.importorskip("onnxscript")
     X, y, qid = _normalized_data()
-    model = NEURAL[0](hidden=(8,), epochs=2, random_state=0, normalize="zscore").fit(X, y, qid)
+    model = NEURAL[0](hidden=(8,), n_estimators=2, random_state=0, normalize="zscore").fit(X, y, qid)
     export_model(model, tmp_path / "m.onnx", "onnx")
     assert check_export(model, tmp_path / "m.onnx", "onnx", np.vstack([X, _normalized_data(seed=1)[0]])).passed
-    per_query = NEURAL[0](hidden=(8,), epochs=1, random_state=0, normalize="query-sum").fit(X, y, qid)
+    per_query = NEURAL[0](hidden=(8,), n_estimators=1, random_state=0, normalize="query-sum").fit(X, y, qid)
     with pytest.raises(ValueError, match="ONNX scores each document alone"):
         export_model(per_query, tmp_path / "q.onnx", "onnx")

@@ -16,13 +16,13 @@ OTHERS = [0, 3, 5]
 SMALL = {
     "lambdamart": dict(n_estimators=5, num_leaves=4, min_samples_leaf=3),
     "mart": dict(n_estimators=5, num_leaves=4, min_samples_leaf=3),
-    "random-forest": dict(n_bags=3, n_estimators=2, num_leaves=4, min_samples_leaf=3),
-    "coordinate-ascent": dict(n_restarts=1, max_iterations=3),
+    "random-forest": dict(n_estimators=3, trees_per_bag=2, num_leaves=4, min_samples_leaf=3),
+    "coordinate-ascent": dict(n_estimators=1, line_search_steps=3),
     "adarank": dict(n_estimators=5),
     "rankboost": dict(n_estimators=5),
-    "ranknet": dict(epochs=2, hidden=(4,)),
-    "lambdarank": dict(epochs=2, hidden=(4,)),
-    "listnet": dict(epochs=2, hidden=(4,)),
+    "ranknet": dict(n_estimators=2, hidden=(4,)),
+    "lambdarank": dict(n_estimators=2, hidden=(4,)),
+    "listnet": dict(n_estimators=2, hidden=(4,)),
 }
 NAMES = [n for n in REGISTRY if REGISTRY[n].extra != "neural" or NEURAL]
 

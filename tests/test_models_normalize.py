@@ -81,7 +81,7 @@ def test_tree_model_is_the_plain_model_on_normalized_features(spec):
 
 def test_global_normalizer_is_learned_on_the_training_rows_only():
     X, y, qid = data()
-    model = RandomForest(n_bags=3, normalize="zscore", random_state=0, n_estimators=2).fit(X, y, qid)
+    model = RandomForest(n_estimators=3, normalize="zscore", random_state=0, trees_per_bag=2).fit(X, y, qid)
     X32 = X.astype(np.float32).astype(np.float64)
     np.testing.assert_allclose(model.normalizer_.params_["mean"], X32.mean(axis=0), rtol=1e-12)
     np.testing.assert_allclose(model.normalizer_.params_["std"], X32.std(axis=0, ddof=1), rtol=1e-12)
@@ -185,7 +185,7 @@ def test_spark_fit_refuses_normalize():
 def test_neural_ranker_normalizes_too():
     X, y, qid = data()
     cls = NEURAL[0]
-    model = cls(hidden=(4,), epochs=2, random_state=0, normalize="linear").fit(X, y, qid)
+    model = cls(hidden=(4,), n_estimators=2, random_state=0, normalize="linear").fit(X, y, qid)
     Z = model.normalizer_.transform(X.astype(np.float32))
-    plain = cls(hidden=(4,), epochs=2, random_state=0).fit(Z, y, qid)
+    plain = cls(hidden=(4,), n_estimators=2, random_state=0).fit(Z, y, qid)
     np.testing.assert_allclose(model.predict(X), plain.predict(Z), rtol=1e-6, atol=1e-6)

@@ -517,7 +517,7 @@ def click_data():
     return rows, test, get_metric("ndcg@10").mean(test.y, naive.predict(test.X), test.ptr)
 
 
-CLICK_FIT = dict(hidden=(), epochs=8, random_state=0)
+CLICK_FIT = dict(hidden=(), n_estimators=8, random_state=0)
 
 
 def _click_rows(n_sessions=4000):
