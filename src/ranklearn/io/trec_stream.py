@@ -15,10 +15,12 @@ codes; ranking (score descending, docid descending in byte order), grade lookup,
 from __future__ import annotations
 
 import math
+import os
 import sys
 from dataclasses import dataclass
 from os import PathLike
 
+import numba
 import numpy as np
 from numba import njit, prange
 
@@ -124,13 +126,14 @@ def _find(buf, a, b, h, slots, hashes, offsets, store) -> tuple[int, int]:
 
 
 @njit(cache=True, inline="always")
-def _intern(buf, a, b, slots, hashes, offsets, store, n) -> tuple[int, int]:
-    """(code of ``buf[a:b]``, codes in the table): the table's code, or a new one appended
-    (the caller leaves room: see :meth:`_Ids.room`)."""
-    h = _hash(buf, a, b)
+def _intern(buf, a, b, h, slots, hashes, offsets, store, n) -> tuple[int, int]:
+    """(code of ``buf[a:b]`` (hash ``h``), codes in the table): the table's code, a new one
+    appended, or -1 when the table lacks room for it (the caller grows it and asks again)."""
     code, slot = _find(buf, a, b, h, slots, hashes, offsets, store)
     if code >= 0:
         return code, n
+    if 2 * (n + 1) > slots.shape[0] or n + 1 >= hashes.shape[0] or offsets[n] + b - a > store.shape[0]:
+        return -1, n
     store[offsets[n] : offsets[n] + b - a] = buf[a:b]
     offsets[n + 1] = offsets[n] + b - a
     hashes[n] = h
@@ -138,92 +141,124 @@ def _intern(buf, a, b, slots, hashes, offsets, store, n) -> tuple[int, int]:
     return n, n + 1
 
 
-@njit(cache=True, inline="always")
-def _full(slots, hashes, offsets, store, n, length) -> bool:
-    """Whether the table lacks room for one more id of ``length`` bytes (load at most 1/2)."""
-    return 2 * (n + 1) > slots.shape[0] or n + 1 >= hashes.shape[0] or offsets[n] + length > store.shape[0]
+@njit(cache=True, parallel=True)
+def _split(buf, start, end, n_chunks, fields, min_fields, max_fields, number_bytes, powers, spans, doc_hashes, values):
+    """The whole lines ``buf[start:end]`` split in ``n_chunks`` parallel chunks of lines: per
+    content line the bounds of its query, document and number fields (``spans``), its
+    document's FNV-1a hash and its number (NaN where the fast conversion is not exact). Chunk
+    ``k`` writes its rows from ``first[k]`` (room for a line of every 2 fields' bytes).
 
-
-@njit(cache=True)
-def _scan(buf, start, end, fields, min_fields, max_fields, number_bytes, powers,
-          q_slots, q_hashes, q_offsets, q_store, n_q, d_slots, d_hashes, d_offsets, d_store, n_d,
-          out_q, out_d, out_v, rows, slow):  # fmt: skip
-    """One pass over the whole lines ``buf[start:end]``: each content line's query and
-    document codes (interned into the two tables), its number (NaN where the fast conversion
-    is not exact: listed in ``slow`` as (row, line, start, end) for Python's parser).
-
-    Returns where it stopped (``end``, or the start of a line whose id does not fit a table:
-    ``grow`` 1 queries, 2 documents, ``need`` its length; the caller grows it and goes on from there), rows, lines
-    and ids so far, slow numbers, the first bad line (line index, field count or -1 for a bad
-    number, the number's bounds) and the last row's tag bounds. No array is reallocated here:
-    numba then keeps the loop free of reference counting.
+    Returns ``first``, rows and lines per chunk, per chunk its first bad line (line index in
+    the chunk, -1 none; field count or -1 for a bad number; the number's bounds) and its last
+    row's tag bounds.
     """
+    bounds = np.empty(n_chunks + 1, dtype=np.int64)
+    bounds[0], bounds[n_chunks] = start, end
+    for k in range(1, n_chunks):
+        p = max(start + (end - start) * k // n_chunks, bounds[k - 1])
+        while start < p < end and buf[p - 1] != 10:
+            p += 1
+        bounds[k] = p
+    first = np.zeros(n_chunks + 1, dtype=np.int64)
+    for k in range(n_chunks):
+        first[k + 1] = first[k] + (bounds[k + 1] - bounds[k]) // (2 * min_fields) + 1
+    rows = np.zeros(n_chunks, dtype=np.int64)
+    lines = np.zeros(n_chunks, dtype=np.int64)
+    bad = np.full((n_chunks, 4), -1, dtype=np.int64)
+    tags = np.zeros((n_chunks, 2), dtype=np.int64)
     top = 0
     for f in fields:
         top = max(top, f + 1)
-    f_start = np.zeros(top, dtype=np.int64)
-    f_end = np.zeros(top, dtype=np.int64)
-    n_slow = 0
-    grow, need, bad_line, bad_count, bad_a, bad_b = 0, 0, -1, 0, 0, 0
-    tag_a, tag_b = 0, 0
-    prev_a, prev_b, prev_code = 0, -1, -1
-    line = 0
-    i = start
-    while i < end:
-        line_start = i
-        field = 0
-        while buf[i] != 10:
-            c = buf[i]
-            if c == 32 or 9 <= c <= 13:
-                i += 1
-                continue
-            if field == 0 and c == 35:  # '#': a comment line
-                while buf[i] != 10:
+    # scratch made outside the parallel loop, a row per chunk: never shared between threads
+    starts = np.zeros((n_chunks, top), dtype=np.int64)
+    ends = np.zeros((n_chunks, top), dtype=np.int64)
+    for k in prange(n_chunks):
+        f_start = starts[k]
+        f_end = ends[k]
+        row = first[k]
+        line = 0
+        i = bounds[k]
+        while i < bounds[k + 1]:
+            field = 0
+            while buf[i] != 10:
+                c = buf[i]
+                if c == 32 or 9 <= c <= 13:
                     i += 1
-                break
-            a = i
-            while not (buf[i] == 32 or 9 <= buf[i] <= 13):  # a newline (10) is a blank
-                i += 1
-            if field < top:
-                f_start[field] = a
-                f_end[field] = i
-            field += 1
-        if field:
-            if field < min_fields or field > max_fields:
-                bad_line, bad_count = line, field
-                break
-            qa, qb = f_start[fields[0]], f_end[fields[0]]
-            da, db = f_start[fields[1]], f_end[fields[1]]
-            if _full(q_slots, q_hashes, q_offsets, q_store, n_q, qb - qa):
-                grow, need, i = 1, qb - qa, line_start
-                break
-            if _full(d_slots, d_hashes, d_offsets, d_store, n_d, db - da):
-                grow, need, i = 2, db - da, line_start
-                break
-            a, b = f_start[fields[2]], f_end[fields[2]]
-            ok = True
-            for j in range(a, b):
-                ok = ok and number_bytes[buf[j]]
-            if not ok:
-                bad_line, bad_count, bad_a, bad_b = line, -1, a, b
-                break
-            value = _parse_number(buf, a, b, powers)
-            if math.isnan(value):
-                slow[n_slow, 0], slow[n_slow, 1], slow[n_slow, 2], slow[n_slow, 3] = rows, line, a, b
-                n_slow += 1
-            out_v[rows] = value
+                    continue
+                if field == 0 and c == 35:  # '#': a comment line
+                    while buf[i] != 10:
+                        i += 1
+                    break
+                a = i
+                while not (buf[i] == 32 or 9 <= buf[i] <= 13):  # a newline (10) is a blank
+                    i += 1
+                if field < top:
+                    f_start[field] = a
+                    f_end[field] = i
+                field += 1
+            if field:
+                if field < min_fields or field > max_fields:
+                    bad[k, 0], bad[k, 1] = line, field
+                    break
+                a, b = f_start[fields[2]], f_end[fields[2]]
+                ok = True
+                for j in range(a, b):
+                    ok = ok and number_bytes[buf[j]]
+                if not ok:
+                    bad[k, 0], bad[k, 1], bad[k, 2], bad[k, 3] = line, -1, a, b
+                    break
+                values[row] = _parse_number(buf, a, b, powers)
+                spans[row, 4], spans[row, 5] = a, b
+                spans[row, 0], spans[row, 1] = f_start[fields[0]], f_end[fields[0]]
+                a, b = f_start[fields[1]], f_end[fields[1]]
+                spans[row, 2], spans[row, 3] = a, b
+                doc_hashes[row] = _hash(buf, a, b)
+                if fields[3] >= 0:
+                    tags[k, 0], tags[k, 1] = f_start[fields[3]], f_end[fields[3]]
+                row += 1
+            line += 1
+            i += 1
+        rows[k] = row - first[k]
+        lines[k] = line
+    return first, rows, lines, bad, tags
+
+
+@njit(cache=True)
+def _intern_rows(buf, spans, doc_hashes, values, first, rows, k, r, q_slots, q_hashes, q_offsets, q_store, n_q,
+                 d_slots, d_hashes, d_offsets, d_store, n_d, out_q, out_d, out_v, n_out, slow, n_slow):  # fmt: skip
+    """Each split row (chunk ``k``'s row ``r`` on) as its query and document codes (interned
+    into the two tables) and its number; rows whose number is NaN listed in ``slow``.
+
+    Returns where it stopped (chunk, row: the end, or a row whose id does not fit a table:
+    ``grow`` 1 queries, 2 documents, ``need`` its length; the caller grows it and goes on from
+    there), rows out, ids and slow rows so far. No array is reallocated here: numba then keeps
+    the loop free of reference counting.
+    """
+    prev_a, prev_b, prev_code = 0, -1, -1
+    while k < rows.shape[0]:
+        while r < rows[k]:
+            s = first[k] + r
+            qa, qb, da, db = spans[s, 0], spans[s, 1], spans[s, 2], spans[s, 3]
             # the query: most lines repeat the previous line's
             if qb - qa != prev_b - prev_a or _compare(buf, qa, qb, buf, prev_a, prev_b) != 0:
-                prev_code, n_q = _intern(buf, qa, qb, q_slots, q_hashes, q_offsets, q_store, n_q)
+                prev_code, n_q = _intern(buf, qa, qb, _hash(buf, qa, qb), q_slots, q_hashes, q_offsets, q_store, n_q)
+                if prev_code < 0:
+                    return k, r, 1, qb - qa, n_out, n_q, n_d, n_slow
                 prev_a, prev_b = qa, qb
-            out_q[rows] = prev_code
-            out_d[rows], n_d = _intern(buf, da, db, d_slots, d_hashes, d_offsets, d_store, n_d)
-            if fields[3] >= 0:
-                tag_a, tag_b = f_start[fields[3]], f_end[fields[3]]
-            rows += 1
-        line += 1
-        i += 1
-    return min(i, end), grow, need, rows, line, n_q, n_d, n_slow, bad_line, bad_count, bad_a, bad_b, tag_a, tag_b
+            code, n_d = _intern(buf, da, db, doc_hashes[s], d_slots, d_hashes, d_offsets, d_store, n_d)
+            if code < 0:
+                return k, r, 2, db - da, n_out, n_q, n_d, n_slow
+            out_d[n_out] = code
+            out_q[n_out] = prev_code
+            out_v[n_out] = values[s]
+            if math.isnan(values[s]):
+                slow[n_slow, 0], slow[n_slow, 1], slow[n_slow, 2] = n_out, spans[s, 4], spans[s, 5]
+                n_slow += 1
+            n_out += 1
+            r += 1
+        k += 1
+        r = 0
+    return k, r, 0, 0, n_out, n_q, n_d, n_slow
 
 
 @njit(cache=True)
@@ -292,20 +327,31 @@ def _read(path: str | PathLike[str], *, run: bool) -> _Table:
     what = "score" if run else "grade"
     queries, docs = _Ids(), _Ids()
     capacity = 1 << 16
-    out_q, out_d, out_v = np.empty(capacity, np.int64), np.empty(capacity, np.int64), np.empty(capacity)
+    out_q, out_d, out_v = np.empty(capacity, np.int32), np.empty(capacity, np.int32), np.empty(capacity)
     rows = 0
     last_tag = ""
     line_base = 0
     buf = np.empty(BLOCK + 1, dtype=np.uint8)  # + 1: room for a last newline
+    n_chunks = 4 * numba.get_num_threads()
+    # the split lines of a block (pages only touched where rows are)
+    most = buf.size // (2 * min_fields) + n_chunks
+    spans, doc_hashes, values = np.empty((most, 6), np.int64), np.empty(most, np.uint64), np.empty(most)
+    slow = np.empty((most, 3), dtype=np.int64)
     filled = 0
     start = -1  # unknown until the first bytes are seen (a byte-order mark is skipped)
     stream = sys.stdin.buffer if str(path) == "-" else open(path, "rb")
+    read_bytes = 0
     try:
+        size = 0 if stream is sys.stdin.buffer else os.fstat(stream.fileno()).st_size
         eof = False
         while not eof:
             if filled == buf.size - 1:  # a line longer than the buffer
                 buf = np.concatenate([buf, np.empty(buf.size, dtype=np.uint8)])
+                most = buf.size // (2 * min_fields) + n_chunks
+                spans, doc_hashes, values = np.empty((most, 6), np.int64), np.empty(most, np.uint64), np.empty(most)
+                slow = np.empty((most, 3), dtype=np.int64)
             got = stream.readinto(memoryview(buf)[filled : buf.size - 1])
+            read_bytes += got
             eof = not got
             filled += got
             if start < 0:
@@ -321,35 +367,40 @@ def _read(path: str | PathLike[str], *, run: bool) -> _Table:
                 end = _last_newline(buf, start, filled)
             if end == start:
                 continue
-            most = (end - start) // (2 * min_fields) + 1  # a line of k fields takes 2k bytes
-            if rows + most > capacity:
-                capacity = max(rows + most, 2 * capacity)
+            first, n_rows, n_lines, bad, tags = _split(buf, start, end, n_chunks, fields, min_fields, max_fields,
+                                                       _NUMBER_BYTES, _EXACT_POWERS, spans, doc_hashes, values)  # fmt: skip
+            for k in np.flatnonzero(bad[:, 0] >= 0)[:1].tolist():
+                bad_line, bad_count, bad_a, bad_b = bad[k].tolist()
+                line = line_base + int(n_lines[:k].sum()) + bad_line + 1
+                if bad_count >= 0:
+                    expected = "6 columns 'qid Q0 docid rank score tag'" if run else "4 columns 'qid iter docid grade'"
+                    raise DataFormatError(f"expected {expected}, got {bad_count}", path=path, line=line)
+                token = bytes(buf[bad_a:bad_b]).decode("utf-8", "replace")
+                raise DataFormatError(f"{what} must be a finite number", path=path, line=line, token=token)
+            if rows + int(n_rows.sum()) > capacity:
+                # the first block's rows per byte times the file's size (one copy, not log n doublings)
+                guess = int(1.05 * (rows + int(n_rows.sum())) * size / max(read_bytes, 1))
+                capacity = max(rows + int(n_rows.sum()), 2 * capacity, guess)
                 out_q, out_d, out_v = (_grown(a, rows, capacity) for a in (out_q, out_d, out_v))
-            slow = np.empty((most, 4), dtype=np.int64)
-            at = start
-            while at < end:
-                (at, grow, need, rows, n_lines, queries.n, docs.n, n_slow, bad_line, bad_count, bad_a, bad_b, tag_a,
-                 tag_b) = _scan(buf, at, end, fields, min_fields, max_fields, _NUMBER_BYTES, _EXACT_POWERS,
-                                *queries.state(), *docs.state(), out_q, out_d, out_v, rows, slow)  # fmt: skip
-                if bad_line >= 0:
-                    line = line_base + bad_line + 1
-                    if bad_count >= 0:
-                        expected = "6 columns 'qid Q0 docid rank score tag'" if run else "4 columns 'qid iter docid grade'"
-                        raise DataFormatError(f"expected {expected}, got {bad_count}", path=path, line=line)
-                    token = bytes(buf[bad_a:bad_b]).decode("utf-8", "replace")
+            k = r = n_slow = 0
+            while True:
+                k, r, grow, need, rows, queries.n, docs.n, n_slow = _intern_rows(
+                    buf, spans, doc_hashes, values, first, n_rows, k, r, *queries.state(), *docs.state(), out_q,
+                    out_d, out_v, rows, slow, n_slow)  # fmt: skip
+                if not grow:
+                    break
+                (queries if grow == 1 else docs).grow(need)
+            for row, a, b in slow[:n_slow].tolist():
+                value = _float_or_nan(bytes(buf[a:b]))
+                if not math.isfinite(value):
+                    token = bytes(buf[a:b]).decode("ascii", "replace")
+                    line = line_base + int(np.count_nonzero(buf[start:a] == 10)) + 1
                     raise DataFormatError(f"{what} must be a finite number", path=path, line=line, token=token)
-                for row, line, a, b in slow[:n_slow].tolist():
-                    value = _float_or_nan(bytes(buf[a:b]))
-                    if not math.isfinite(value):
-                        token = bytes(buf[a:b]).decode("ascii", "replace")
-                        raise DataFormatError(f"{what} must be a finite number", path=path,
-                                              line=line_base + line + 1, token=token)  # fmt: skip
-                    out_v[row] = value
-                if run and tag_b > tag_a:
-                    last_tag = bytes(buf[tag_a:tag_b]).decode("utf-8", "replace")
-                line_base += n_lines
-                if grow:
-                    (queries if grow == 1 else docs).grow(need)
+                out_v[row] = value
+            last = np.flatnonzero(n_rows)
+            if run and last.size:
+                last_tag = bytes(buf[tags[last[-1], 0] : tags[last[-1], 1]]).decode("utf-8", "replace")
+            line_base += int(n_lines.sum())
             buf[: filled - end] = buf[end:filled]
             filled -= end
             start = 0
@@ -478,10 +529,12 @@ def _judge(pick_run, pick_qrels, r_order, r_ptr, r_doc, scores, d_store, d_offse
     counts = np.zeros(n, dtype=np.int64)
     duplicate = np.full(n, -1, dtype=np.int64)
     levels = np.zeros((n, top + 1), dtype=np.int64)
+    # scratch made outside the parallel loop, a row per chunk: never shared between threads
+    seen_by = np.full((n_chunks, n_docs), -1, dtype=np.int64)  # query that retrieved the document last
+    judged_by = np.full((n_chunks, n_docs), -1, dtype=np.int64)  # query that judged it last
+    grades_by = np.empty((n_chunks, n_docs), dtype=np.int64)
     for chunk in prange(n_chunks):
-        seen = np.full(n_docs, -1, dtype=np.int64)  # query that retrieved the document last
-        judged = np.full(n_docs, -1, dtype=np.int64)  # query that judged it last
-        grade = np.empty(n_docs, dtype=np.int64)
+        seen, judged, grade = seen_by[chunk], judged_by[chunk], grades_by[chunk]
         for q in range(chunk * n // n_chunks, (chunk + 1) * n // n_chunks):
             for k in range(j_ptr[pick_qrels[q]], j_ptr[pick_qrels[q] + 1]):
                 g = grades[j_order[k]]
@@ -510,11 +563,21 @@ def _judge(pick_run, pick_qrels, r_order, r_ptr, r_doc, scores, d_store, d_offse
                 out[ptr[q] + m] = rel
                 m += 1
             counts[q] = m
-    kept = np.zeros(n + 1, dtype=np.int64)
-    for q in range(n):
-        out[kept[q] : kept[q] + counts[q]] = out[ptr[q] : ptr[q] + counts[q]]
-        kept[q + 1] = kept[q] + counts[q]
+    kept = _compacted(out, ptr, counts)
     return out[: kept[n]], kept, levels, duplicate
+
+
+@njit(cache=True)
+def _compacted(out, ptr, counts):
+    """Query q's first ``counts[q]`` values moved from ``ptr[q]`` to just after query q-1's;
+    their new bounds. One element at a time, front to back: a parallel slice copy (what numba
+    makes of a slice assignment in a parallel function) would race over the overlap."""
+    kept = np.zeros(ptr.shape[0], dtype=np.int64)
+    for q in range(ptr.shape[0] - 1):
+        for j in range(counts[q]):
+            out[kept[q] + j] = out[ptr[q] + j]
+        kept[q + 1] = kept[q] + counts[q]
+    return kept
 
 
 def read_judged_rankings(
@@ -539,8 +602,6 @@ def read_judged_rankings(
     DataFormatError
         A malformed line (named), a document listed twice for a query or judged twice.
     """
-    import numba
-
     qrels = _read(qrels_path, run=False)
     run = _read(run_path, run=True)
     grades = qrels.values.astype(np.int64)  # trec_eval's atol: 2.7 is 2
