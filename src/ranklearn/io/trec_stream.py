@@ -1,11 +1,11 @@
 """Streaming readers of TREC runs and qrels straight into trec_eval's judgement lists
 (:class:`ranklearn.metrics.trec.ranking.JudgedRankings`), for ``ranklearn trec-eval``.
 
-A run of any size is read in blocks of :data:`BLOCK` bytes into one reused buffer: one numba
-pass over each block splits the lines, converts the numbers and interns the query and
-document ids into integer codes (a hash table per file holding each distinct id's bytes
-once), so only 16 bytes a line are kept, never the text, and no Python object is made per
-line. The rules are :mod:`ranklearn.io.trec`'s (blank and ``#`` lines skipped, a run's
+A run of any size is read in blocks of :data:`BLOCK` bytes into one reused buffer: a parallel
+numba pass over each block splits the lines, converts the numbers and hashes the document ids,
+a serial one interns the query and document ids into integer codes (a hash table per file
+holding each distinct id's bytes once), so only 16 bytes a line are kept, never the text, and
+no Python object is made per line. The rules are :mod:`ranklearn.io.trec`'s (blank and ``#`` lines skipped, a run's
 columns past the sixth ignored, qrels of exactly 4 columns, scores and grades plain finite
 numbers, a document listed twice for a query refused). The qrels join the run by their
 codes; ranking (score descending, docid descending in byte order), grade lookup, ``-M`` and
@@ -288,8 +288,8 @@ class _Ids:
     found through the open-addressing ``slots``)."""
 
     def __init__(self) -> None:
-        self.slots = np.full(1024, -1, dtype=np.int64)
         self.hashes = np.empty(512, dtype=np.uint64)
+        self.slots = _rehashed(self.hashes, 0, 1024)  # (compiled on every path: warm-up covers growth)
         self.offsets = np.zeros(513, dtype=np.int64)
         self.store = np.empty(8192, dtype=np.uint8)
         self.n = 0
@@ -367,8 +367,9 @@ def _read(path: str | PathLike[str], *, run: bool) -> _Table:
                 end = _last_newline(buf, start, filled)
             if end == start:
                 continue
-            first, n_rows, n_lines, bad, tags = _split(buf, start, end, n_chunks, fields, min_fields, max_fields,
-                                                       _NUMBER_BYTES, _EXACT_POWERS, spans, doc_hashes, values)  # fmt: skip
+            first, n_rows, n_lines, bad, tags = _split(
+                buf, start, end, n_chunks, fields, min_fields, max_fields, _NUMBER_BYTES, _EXACT_POWERS, spans,
+                doc_hashes, values)  # fmt: skip
             for k in np.flatnonzero(bad[:, 0] >= 0)[:1].tolist():
                 bad_line, bad_count, bad_a, bad_b = bad[k].tolist()
                 line = line_base + int(n_lines[:k].sum()) + bad_line + 1
