@@ -531,8 +531,8 @@ def _judge(pick_run, pick_qrels, r_order, r_ptr, r_doc, scores, d_store, d_offse
     duplicate = np.full(n, -1, dtype=np.int64)
     levels = np.zeros((n, top + 1), dtype=np.int64)
     # scratch made outside the parallel loop, a row per chunk: never shared between threads
-    seen_by = np.full((n_chunks, n_docs), -1, dtype=np.int64)  # query that retrieved the document last
-    judged_by = np.full((n_chunks, n_docs), -1, dtype=np.int64)  # query that judged it last
+    seen_by = np.full((n_chunks, n_docs), -1, dtype=np.int32)  # query that retrieved the document last
+    judged_by = np.full((n_chunks, n_docs), -1, dtype=np.int32)  # query that judged it last
     grades_by = np.empty((n_chunks, n_docs), dtype=np.int64)
     for chunk in prange(n_chunks):
         seen, judged, grade = seen_by[chunk], judged_by[chunk], grades_by[chunk]
