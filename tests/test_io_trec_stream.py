@@ -55,3 +55,32 @@ def test_errors_name_the_line(tmp_path, qrels, run, fragments):
         read_judged_rankings(q, r)
     for fragment in fragments:
         assert fragment in str(info.value), (fragment, str(info.value))
+
+
+def reference_rels(qrels: dict, run: dict, judged_only: bool, max_docs: int | None) -> dict:
+    """trec_eval's judgement lists by its rules, one query at a time in plain Python."""
+    out = {}
+    for q in sorted(set(qrels) & set(run)):
+        ranked = sorted(run[q].items(), key=lambda item: (item[1], item[0].encode()), reverse=True)[:max_docs]
+        rels = [-1 if d not in qrels[q] else -2 if qrels[q][d] < 0 else qrels[q][d] for d, _ in ranked]
+        out[q] = [g for g in rels if not (judged_only and g < 0)]
+    return out
+
+
+@pytest.mark.parametrize("judged_only, max_docs", [(False, None), (True, None), (True, 7), (False, 3)])
+def test_many_queries_equal_a_plain_reference(tmp_path, judged_only, max_docs):
+    # queries across the parallel chunks with long lists, shared document ids, score ties,
+    # unjudged and negative grades: -J moves every list (the move once raced between threads)
+    rng = np.random.default_rng(3)
+    qrels, run = {}, {}
+    for q in range(24):
+        docs = [f"d{d}" for d in rng.choice(3000, size=2000, replace=False)]
+        qrels[f"q{q}"] = {d: int(rng.integers(-2, 3)) for d in docs[:1200]}
+        run[f"q{q}"] = {d: float(rng.integers(0, 50)) / 2 for d in docs[300:]}
+    q, r = files(tmp_path, "".join(f"{k} 0 {d} {g}\n" for k, judged in qrels.items() for d, g in judged.items()),
+                 "".join(f"{k} Q0 {d} 1 {s} t\n" for k, ranked in run.items() for d, s in ranked.items()))  # fmt: skip
+    got, _, _ = read_judged_rankings(q, r, judged_only=judged_only, max_docs=max_docs)
+    want = reference_rels(qrels, run, judged_only, max_docs)
+    assert got.query_ids == list(want)
+    for i, k in enumerate(got.query_ids):
+        assert got.rels[got.ptr[i] : got.ptr[i + 1]].tolist() == want[k], k

@@ -1,25 +1,29 @@
 """Streaming readers of TREC runs and qrels straight into trec_eval's judgement lists
 (:class:`ranklearn.metrics.trec.ranking.JudgedRankings`), for ``ranklearn trec-eval``.
 
-A run of any size is read in blocks of :data:`BLOCK` bytes: only the parsed values are kept
-(per line: its query, score and document id bytes; about 30 bytes a line), never the text.
-The rules are :mod:`ranklearn.io.trec`'s (blank and ``#`` lines skipped, a run's columns
-past the sixth ignored, qrels of exactly 4 columns, scores and grades plain finite numbers, a
-document listed twice for a query refused); ranking (score descending, docid descending in
-byte order), grade lookup, ``-M`` and ``-J`` run in parallel numba kernels over the queries.
+A run of any size is read in blocks of :data:`BLOCK` bytes into one reused buffer: a parallel
+numba pass over each block splits the lines, converts the numbers and hashes the document ids,
+a serial one interns the query and document ids into integer codes (a hash table per file
+holding each distinct id's bytes once), so only 16 bytes a line are kept, never the text, and
+no Python object is made per line. The rules are :mod:`ranklearn.io.trec`'s (blank and ``#`` lines skipped, a run's
+columns past the sixth ignored, qrels of exactly 4 columns, scores and grades plain finite
+numbers, a document listed twice for a query refused). The qrels join the run by their
+codes; ranking (score descending, docid descending in byte order), grade lookup, ``-M`` and
+``-J`` run in a parallel numba kernel over the queries.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import sys
 from dataclasses import dataclass
 from os import PathLike
 
+import numba
 import numpy as np
 from numba import njit, prange
 
-from ranklearn._text import strip_bom
 from ranklearn.exceptions import DataFormatError
 from ranklearn.metrics.trec.counts import NONPOOL, UNJUDGED
 from ranklearn.metrics.trec.ranking import JudgedRankings
@@ -28,11 +32,9 @@ from ranklearn.metrics.trec.ranking import JudgedRankings
 BLOCK = 1 << 25
 _NUMBER_BYTES = np.zeros(256, dtype=np.bool_)
 _NUMBER_BYTES[np.frombuffer(b"0123456789+-.eE", dtype=np.uint8)] = True
-
-
-@njit(cache=True)
-def _is_blank(c: int) -> bool:
-    return c == 32 or 9 <= c <= 13
+_BOM = np.frombuffer(b"\xef\xbb\xbf", dtype=np.uint8)
+_RUN_FIELDS = (0, 2, 4, 5)  # query, document, score, tag
+_QRELS_FIELDS = (0, 2, 3, -1)  # query, document, grade
 
 
 _EXACT_POWERS = np.array([10.0**e for e in range(23)])  # exact in float64
@@ -90,214 +92,7 @@ def _parse_number(buf: np.ndarray, a: int, b: int, powers: np.ndarray) -> float:
     return -value if negative else value
 
 
-@njit(cache=True)
-def _split(buf: np.ndarray, wanted: np.ndarray, min_fields: int, max_fields: int, number_field: int,
-           number_bytes: np.ndarray, powers: np.ndarray):  # fmt: skip
-    """Field bounds of every content line of ``buf`` (whole lines): ``starts``/``ends`` of the
-    ``wanted`` fields, the number field's value (NaN: not converted here), and (line index,
-    field count or -1 for a bad number) of the first bad line."""
-    n = buf.shape[0]
-    n_lines = 0
-    for i in range(n):
-        if buf[i] == 10:
-            n_lines += 1
-    starts = np.empty((n_lines + 1, wanted.shape[0]), dtype=np.int64)
-    ends = np.empty((n_lines + 1, wanted.shape[0]), dtype=np.int64)
-    numbers = np.empty(n_lines + 1)
-    top = 0
-    for w in range(wanted.shape[0]):
-        top = max(top, wanted[w] + 1)
-    top = max(top, number_field + 1)
-    line_starts = np.empty(top, dtype=np.int64)
-    line_ends = np.empty(top, dtype=np.int64)
-    rows = 0
-    line = 0
-    i = 0
-    while i < n:
-        field = 0
-        while i < n and buf[i] != 10:
-            c = buf[i]
-            if c == 32 or 9 <= c <= 13:
-                i += 1
-                continue
-            if field == 0 and c == 35:  # '#': a comment line
-                while i < n and buf[i] != 10:
-                    i += 1
-                break
-            a = i
-            while i < n and not (buf[i] == 32 or 9 <= buf[i] <= 13):  # a newline (10) is a blank
-                i += 1
-            if field < top:
-                line_starts[field] = a
-                line_ends[field] = i
-            field += 1
-        if field:
-            if field < min_fields or field > max_fields:
-                return starts[:rows], ends[:rows], numbers[:rows], line, field
-            a, b = line_starts[number_field], line_ends[number_field]
-            for j in range(a, b):
-                if not number_bytes[buf[j]]:
-                    return starts[:rows], ends[:rows], numbers[:rows], line, -1
-            numbers[rows] = _parse_number(buf, a, b, powers)
-            for w in range(wanted.shape[0]):
-                starts[rows, w] = line_starts[wanted[w]]
-                ends[rows, w] = line_ends[wanted[w]]
-            rows += 1
-        line += 1
-        i += 1
-    return starts[:rows], ends[:rows], numbers[:rows], -1, 0
-
-
-@njit(cache=True)
-def _gather(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The byte strings ``buf[starts[i]:ends[i]]`` concatenated, and their offsets."""
-    offsets = np.empty(starts.shape[0] + 1, dtype=np.int64)
-    offsets[0] = 0
-    for i in range(starts.shape[0]):
-        offsets[i + 1] = offsets[i] + ends[i] - starts[i]
-    out = np.empty(offsets[-1], dtype=np.uint8)
-    for i in range(starts.shape[0]):
-        out[offsets[i] : offsets[i + 1]] = buf[starts[i] : ends[i]]
-    return out, offsets
-
-
-@njit(cache=True)
-def _fixed_width(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """The fields as rows of a zero-padded byte matrix (numpy's ``S`` strings)."""
-    width = 1
-    for i in range(starts.shape[0]):
-        width = max(width, ends[i] - starts[i])
-    out = np.zeros((starts.shape[0], width), dtype=np.uint8)
-    for i in range(starts.shape[0]):
-        out[i, : ends[i] - starts[i]] = buf[starts[i] : ends[i]]
-    return out
-
-
-@njit(cache=True)
-def _blocks(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """Index of the first row of each run of rows with the same field bytes."""
-    firsts = [0]
-    for i in range(1, starts.shape[0]):
-        a, b = starts[i - 1], starts[i]
-        la, lb = ends[i - 1] - a, ends[i] - b
-        same = la == lb
-        j = 0
-        while same and j < la:
-            same = buf[a + j] == buf[b + j]
-            j += 1
-        if not same:
-            firsts.append(i)
-    return np.array(firsts, dtype=np.int64)
-
-
-@dataclass
-class _Table:
-    """Parsed lines: query index per row, numbers, and the document ids' bytes."""
-
-    query: np.ndarray
-    values: np.ndarray
-    doc_bytes: np.ndarray
-    doc_offsets: np.ndarray
-    query_ids: list[str]
-    last_tag: str
-
-
-def _read(path: str | PathLike[str], *, run: bool) -> _Table:
-    wanted = np.array([0, 2, 4, 5] if run else [0, 2, 3], dtype=np.int64)
-    min_fields, max_fields = (6, 1 << 30) if run else (4, 4)
-    what = "score" if run else "grade"
-    names: dict[str, int] = {}
-    queries, values, docs, offsets = [], [], [], []
-    last_tag = ""
-    line_base = 0
-    rest = b""
-    stream = sys.stdin.buffer if str(path) == "-" else open(path, "rb")
-    try:
-        first = True
-        while True:
-            block = stream.read(BLOCK)
-            data = rest + block
-            if first:
-                data, first = strip_bom(data), False
-            cut = len(data) if not block else data.rfind(b"\n") + 1
-            rest, data = data[cut:], data[:cut]
-            if not data:
-                if not block:
-                    break
-                continue
-            if not data.endswith(b"\n"):
-                data += b"\n"
-            buf = np.frombuffer(data, dtype=np.uint8)
-            starts, ends, parsed, bad, count = _split(
-                buf, wanted, min_fields, max_fields, int(wanted[2]), _NUMBER_BYTES, _EXACT_POWERS
-            )
-            if bad >= 0:
-                line = line_base + bad + 1
-                if count >= 0:
-                    expected = "6 columns 'qid Q0 docid rank score tag'" if run else "4 columns 'qid iter docid grade'"
-                    raise DataFormatError(f"expected {expected}, got {count}", path=path, line=line)
-                token = data.split(b"\n")[bad].split()[wanted[2]].decode("utf-8", "replace")
-                raise DataFormatError(f"{what} must be a finite number", path=path, line=line, token=token)
-            if starts.shape[0]:
-                numbers = _numbers(buf, starts[:, 2], ends[:, 2], parsed, path, line_base, data, what)
-                firsts = _blocks(buf, starts[:, 0], ends[:, 0])
-                lengths = np.diff(np.append(firsts, starts.shape[0]))
-                ids = [data[starts[f, 0] : ends[f, 0]].decode("utf-8", "replace") for f in firsts]
-                codes = np.array([names.setdefault(q, len(names)) for q in ids], dtype=np.int64)
-                queries.append(np.repeat(codes, lengths))
-                values.append(numbers)
-                chunk_docs, chunk_offsets = _gather(buf, starts[:, 1], ends[:, 1])
-                docs.append(chunk_docs)
-                offsets.append(chunk_offsets[1:] + sum(d.size for d in docs[:-1]))
-                if run:
-                    last_tag = data[starts[-1, 3] : ends[-1, 3]].decode("utf-8", "replace")
-            line_base += data.count(b"\n")
-            if not block:
-                break
-    finally:
-        if stream is not sys.stdin.buffer:
-            stream.close()
-    doc_offsets = np.concatenate([np.zeros(1, dtype=np.int64), *offsets])
-    return _Table(
-        np.concatenate(queries) if queries else np.zeros(0, dtype=np.int64),
-        np.concatenate(values) if values else np.zeros(0),
-        np.concatenate(docs) if docs else np.zeros(0, dtype=np.uint8),
-        doc_offsets,
-        list(names),
-        last_tag,
-    )
-
-
-def _numbers(buf, starts, ends, parsed, path, line_base, data, what) -> np.ndarray:
-    """The number fields as float64: ``parsed`` where the fast conversion was exact, numpy's
-    parser (correctly rounded, as C's strtod) for the others."""
-    slow = np.flatnonzero(np.isnan(parsed))
-    if not slow.size:
-        return parsed
-    width = int((ends[slow] - starts[slow]).max())
-    text = _fixed_width(buf, starts[slow], ends[slow]).view(f"S{width}").ravel()
-    numbers = parsed.copy()
-    numbers[slow] = [_float_or_nan(t) for t in text]
-    bad = np.flatnonzero(~np.isfinite(numbers[slow]))
-    if bad.size:
-        token = text[bad[0]].decode("ascii", "replace")
-        line = _line_of(data, starts[slow[bad[0]]]) + line_base
-        raise DataFormatError(f"{what} must be a finite number", path=path, line=line, token=token)
-    return numbers
-
-
-def _float_or_nan(text: bytes) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        return math.nan
-
-
-def _line_of(data: bytes, offset: int) -> int:
-    return data.count(b"\n", 0, offset) + 1
-
-
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _hash(store: np.ndarray, a: int, b: int) -> np.uint64:
     """FNV-1a of ``store[a:b]``."""
     h = np.uint64(14695981039346656037)
@@ -316,48 +111,379 @@ def _compare(store_a, a0, a1, store_b, b0, b1) -> int:
     return (a1 - a0) - (b1 - b0)
 
 
-@njit(cache=True)
-def _sorted_by_hash(store, offsets, rows):
-    hashes = np.empty(rows.shape[0], dtype=np.uint64)
-    for i in range(rows.shape[0]):
-        hashes[i] = _hash(store, offsets[rows[i]], offsets[rows[i] + 1])
-    order = np.argsort(hashes)
-    return rows[order], hashes[order]
+@njit(cache=True, inline="always")
+def _find(buf, a, b, h, slots, hashes, offsets, store) -> tuple[int, int]:
+    """(code of ``buf[a:b]`` or -1, the slot where it is or would go) in an open-addressing table."""
+    mask = slots.shape[0] - 1
+    i = np.int64(h & np.uint64(mask))
+    while True:
+        c = slots[i]
+        if c < 0:
+            return -1, i
+        if hashes[c] == h and _compare(buf, a, b, store, offsets[c], offsets[c + 1]) == 0:
+            return c, i
+        i = (i + 1) & mask
+
+
+@njit(cache=True, inline="always")
+def _intern(buf, a, b, h, slots, hashes, offsets, store, n) -> tuple[int, int]:
+    """(code of ``buf[a:b]`` (hash ``h``), codes in the table): the table's code, a new one
+    appended, or -1 when the table lacks room for it (the caller grows it and asks again)."""
+    code, slot = _find(buf, a, b, h, slots, hashes, offsets, store)
+    if code >= 0:
+        return code, n
+    if 2 * (n + 1) > slots.shape[0] or n + 1 >= hashes.shape[0] or offsets[n] + b - a > store.shape[0]:
+        return -1, n
+    store[offsets[n] : offsets[n] + b - a] = buf[a:b]
+    offsets[n + 1] = offsets[n] + b - a
+    hashes[n] = h
+    slots[slot] = n
+    return n, n + 1
+
+
+@njit(cache=True, parallel=True)
+def _split(buf, start, end, n_chunks, fields, min_fields, max_fields, number_bytes, powers, spans, doc_hashes, values):
+    """The whole lines ``buf[start:end]`` split in ``n_chunks`` parallel chunks of lines: per
+    content line the bounds of its query, document and number fields (``spans``), its
+    document's FNV-1a hash and its number (NaN where the fast conversion is not exact). Chunk
+    ``k`` writes its rows from ``first[k]`` (room for a line of every 2 fields' bytes).
+
+    Returns ``first``, rows and lines per chunk, per chunk its first bad line (line index in
+    the chunk, -1 none; field count or -1 for a bad number; the number's bounds) and its last
+    row's tag bounds.
+    """
+    bounds = np.empty(n_chunks + 1, dtype=np.int64)
+    bounds[0], bounds[n_chunks] = start, end
+    for k in range(1, n_chunks):
+        p = max(start + (end - start) * k // n_chunks, bounds[k - 1])
+        while start < p < end and buf[p - 1] != 10:
+            p += 1
+        bounds[k] = p
+    first = np.zeros(n_chunks + 1, dtype=np.int64)
+    for k in range(n_chunks):
+        first[k + 1] = first[k] + (bounds[k + 1] - bounds[k]) // (2 * min_fields) + 1
+    rows = np.zeros(n_chunks, dtype=np.int64)
+    lines = np.zeros(n_chunks, dtype=np.int64)
+    bad = np.full((n_chunks, 4), -1, dtype=np.int64)
+    tags = np.zeros((n_chunks, 2), dtype=np.int64)
+    top = 0
+    for f in fields:
+        top = max(top, f + 1)
+    # scratch made outside the parallel loop, a row per chunk: never shared between threads
+    starts = np.zeros((n_chunks, top), dtype=np.int64)
+    ends = np.zeros((n_chunks, top), dtype=np.int64)
+    for k in prange(n_chunks):
+        f_start = starts[k]
+        f_end = ends[k]
+        row = first[k]
+        line = 0
+        i = bounds[k]
+        while i < bounds[k + 1]:
+            field = 0
+            while buf[i] != 10:
+                c = buf[i]
+                if c == 32 or 9 <= c <= 13:
+                    i += 1
+                    continue
+                if field == 0 and c == 35:  # '#': a comment line
+                    while buf[i] != 10:
+                        i += 1
+                    break
+                a = i
+                while not (buf[i] == 32 or 9 <= buf[i] <= 13):  # a newline (10) is a blank
+                    i += 1
+                if field < top:
+                    f_start[field] = a
+                    f_end[field] = i
+                field += 1
+            if field:
+                if field < min_fields or field > max_fields:
+                    bad[k, 0], bad[k, 1] = line, field
+                    break
+                a, b = f_start[fields[2]], f_end[fields[2]]
+                ok = True
+                for j in range(a, b):
+                    ok = ok and number_bytes[buf[j]]
+                if not ok:
+                    bad[k, 0], bad[k, 1], bad[k, 2], bad[k, 3] = line, -1, a, b
+                    break
+                values[row] = _parse_number(buf, a, b, powers)
+                spans[row, 4], spans[row, 5] = a, b
+                spans[row, 0], spans[row, 1] = f_start[fields[0]], f_end[fields[0]]
+                a, b = f_start[fields[1]], f_end[fields[1]]
+                spans[row, 2], spans[row, 3] = a, b
+                doc_hashes[row] = _hash(buf, a, b)
+                if fields[3] >= 0:
+                    tags[k, 0], tags[k, 1] = f_start[fields[3]], f_end[fields[3]]
+                row += 1
+            line += 1
+            i += 1
+        rows[k] = row - first[k]
+        lines[k] = line
+    return first, rows, lines, bad, tags
 
 
 @njit(cache=True)
-def _duplicate(store, offsets, rows, hashes) -> int:
-    """A row whose document id an earlier row (same hash run) repeats, else -1."""
-    for i in range(1, rows.shape[0]):
-        j = i - 1
-        while j >= 0 and hashes[j] == hashes[i]:
-            a, b = rows[j], rows[i]
-            if _compare(store, offsets[a], offsets[a + 1], store, offsets[b], offsets[b + 1]) == 0:
-                return b
-            j -= 1
-    return -1
+def _intern_rows(buf, spans, doc_hashes, values, first, rows, k, r, q_slots, q_hashes, q_offsets, q_store, n_q,
+                 d_slots, d_hashes, d_offsets, d_store, n_d, out_q, out_d, out_v, n_out, slow, n_slow):  # fmt: skip
+    """Each split row (chunk ``k``'s row ``r`` on) as its query and document codes (interned
+    into the two tables) and its number; rows whose number is NaN listed in ``slow``.
+
+    Returns where it stopped (chunk, row: the end, or a row whose id does not fit a table:
+    ``grow`` 1 queries, 2 documents, ``need`` its length; the caller grows it and goes on from
+    there), rows out, ids and slow rows so far. No array is reallocated here: numba then keeps
+    the loop free of reference counting.
+    """
+    prev_a, prev_b, prev_code = 0, -1, -1
+    while k < rows.shape[0]:
+        while r < rows[k]:
+            s = first[k] + r
+            qa, qb, da, db = spans[s, 0], spans[s, 1], spans[s, 2], spans[s, 3]
+            # the query: most lines repeat the previous line's
+            if qb - qa != prev_b - prev_a or _compare(buf, qa, qb, buf, prev_a, prev_b) != 0:
+                prev_code, n_q = _intern(buf, qa, qb, _hash(buf, qa, qb), q_slots, q_hashes, q_offsets, q_store, n_q)
+                if prev_code < 0:
+                    return k, r, 1, qb - qa, n_out, n_q, n_d, n_slow
+                prev_a, prev_b = qa, qb
+            code, n_d = _intern(buf, da, db, doc_hashes[s], d_slots, d_hashes, d_offsets, d_store, n_d)
+            if code < 0:
+                return k, r, 2, db - da, n_out, n_q, n_d, n_slow
+            out_d[n_out] = code
+            out_q[n_out] = prev_code
+            out_v[n_out] = values[s]
+            if math.isnan(values[s]):
+                slow[n_slow, 0], slow[n_slow, 1], slow[n_slow, 2] = n_out, spans[s, 4], spans[s, 5]
+                n_slow += 1
+            n_out += 1
+            r += 1
+        k += 1
+        r = 0
+    return k, r, 0, 0, n_out, n_q, n_d, n_slow
 
 
 @njit(cache=True)
-def _rank(rows, scores, store, offsets):
-    """``rows`` in trec_eval's order: score descending, then docid descending (each group of
-    equal scores merge-sorted by its ids)."""
-    n = rows.shape[0]
-    by_score = rows[np.argsort(-scores[rows])]
+def _last_newline(buf: np.ndarray, start: int, end: int) -> int:
+    """Index after the last newline of ``buf[start:end]``, ``start`` if none."""
+    for i in range(end - 1, start - 1, -1):
+        if buf[i] == 10:
+            return i + 1
+    return start
+
+
+@njit(cache=True)
+def _rehashed(hashes, n, size):
+    """Open-addressing slots of ``size`` (a power of two) for the codes ``0..n-1``."""
+    slots = np.full(size, -1, dtype=np.int64)
+    mask = size - 1
+    for c in range(n):
+        i = np.int64(hashes[c] & np.uint64(mask))
+        while slots[i] >= 0:
+            i = (i + 1) & mask
+        slots[i] = c
+    return slots
+
+
+class _Ids:
+    """Interned ids: code ``c`` is ``store[offsets[c]:offsets[c+1]]`` (FNV-1a ``hashes[c]``,
+    found through the open-addressing ``slots``)."""
+
+    def __init__(self) -> None:
+        self.hashes = np.empty(512, dtype=np.uint64)
+        self.slots = _rehashed(self.hashes, 0, 1024)  # (compiled on every path: warm-up covers growth)
+        self.offsets = np.zeros(513, dtype=np.int64)
+        self.store = np.empty(8192, dtype=np.uint8)
+        self.n = 0
+
+    def state(self) -> tuple:
+        return self.slots, self.hashes, self.offsets, self.store, self.n
+
+    def grow(self, length: int) -> None:
+        """Twice the room (and at least room for an id of ``length`` bytes)."""
+        size = 2 * self.hashes.size
+        self.hashes = _grown(self.hashes, self.n, size)
+        self.offsets = _grown(self.offsets, self.n + 1, size + 1)
+        self.store = _grown(self.store, self.offsets[self.n], max(2 * self.store.size, self.store.size + length))
+        self.slots = _rehashed(self.hashes, self.n, 2 * size)
+
+    def text(self, code: int) -> str:
+        return bytes(self.store[self.offsets[code] : self.offsets[code + 1]]).decode("utf-8", "replace")
+
+
+@dataclass
+class _Table:
+    """Parsed lines: query and document codes per row (into ``queries`` and ``docs``), numbers."""
+
+    query: np.ndarray
+    doc: np.ndarray
+    values: np.ndarray
+    queries: _Ids
+    docs: _Ids
+    last_tag: str
+
+
+def _read(path: str | PathLike[str], *, run: bool) -> _Table:
+    fields = np.array(_RUN_FIELDS if run else _QRELS_FIELDS, dtype=np.int64)
+    min_fields, max_fields = (6, 1 << 30) if run else (4, 4)
+    what = "score" if run else "grade"
+    queries, docs = _Ids(), _Ids()
+    capacity = 1 << 16
+    out_q, out_d, out_v = np.empty(capacity, np.int32), np.empty(capacity, np.int32), np.empty(capacity)
+    rows = 0
+    last_tag = ""
+    line_base = 0
+    buf = np.empty(BLOCK + 1, dtype=np.uint8)  # + 1: room for a last newline
+    n_chunks = 4 * numba.get_num_threads()
+    # the split lines of a block (pages only touched where rows are)
+    most = buf.size // (2 * min_fields) + n_chunks
+    spans, doc_hashes, values = np.empty((most, 6), np.int64), np.empty(most, np.uint64), np.empty(most)
+    slow = np.empty((most, 3), dtype=np.int64)
+    filled = 0
+    start = -1  # unknown until the first bytes are seen (a byte-order mark is skipped)
+    stream = sys.stdin.buffer if str(path) == "-" else open(path, "rb")
+    read_bytes = 0
+    try:
+        size = 0 if stream is sys.stdin.buffer else os.fstat(stream.fileno()).st_size
+        eof = False
+        while not eof:
+            if filled == buf.size - 1:  # a line longer than the buffer
+                buf = np.concatenate([buf, np.empty(buf.size, dtype=np.uint8)])
+                most = buf.size // (2 * min_fields) + n_chunks
+                spans, doc_hashes, values = np.empty((most, 6), np.int64), np.empty(most, np.uint64), np.empty(most)
+                slow = np.empty((most, 3), dtype=np.int64)
+            got = stream.readinto(memoryview(buf)[filled : buf.size - 1])
+            read_bytes += got
+            eof = not got
+            filled += got
+            if start < 0:
+                if filled < 3 and not eof:
+                    continue
+                start = 3 if filled >= 3 and (buf[:3] == _BOM).all() else 0
+            if eof:
+                if filled > start and buf[filled - 1] != 10:
+                    buf[filled] = 10
+                    filled += 1
+                end = filled
+            else:
+                end = _last_newline(buf, start, filled)
+            if end == start:
+                continue
+            first, n_rows, n_lines, bad, tags = _split(
+                buf, start, end, n_chunks, fields, min_fields, max_fields, _NUMBER_BYTES, _EXACT_POWERS, spans,
+                doc_hashes, values)  # fmt: skip
+            for k in np.flatnonzero(bad[:, 0] >= 0)[:1].tolist():
+                bad_line, bad_count, bad_a, bad_b = bad[k].tolist()
+                line = line_base + int(n_lines[:k].sum()) + bad_line + 1
+                if bad_count >= 0:
+                    expected = "6 columns 'qid Q0 docid rank score tag'" if run else "4 columns 'qid iter docid grade'"
+                    raise DataFormatError(f"expected {expected}, got {bad_count}", path=path, line=line)
+                token = bytes(buf[bad_a:bad_b]).decode("utf-8", "replace")
+                raise DataFormatError(f"{what} must be a finite number", path=path, line=line, token=token)
+            if rows + int(n_rows.sum()) > capacity:
+                # the first block's rows per byte times the file's size (one copy, not log n doublings)
+                guess = int(1.05 * (rows + int(n_rows.sum())) * size / max(read_bytes, 1))
+                capacity = max(rows + int(n_rows.sum()), 2 * capacity, guess)
+                out_q, out_d, out_v = (_grown(a, rows, capacity) for a in (out_q, out_d, out_v))
+            k = r = n_slow = 0
+            while True:
+                k, r, grow, need, rows, queries.n, docs.n, n_slow = _intern_rows(
+                    buf, spans, doc_hashes, values, first, n_rows, k, r, *queries.state(), *docs.state(), out_q,
+                    out_d, out_v, rows, slow, n_slow)  # fmt: skip
+                if not grow:
+                    break
+                (queries if grow == 1 else docs).grow(need)
+            for row, a, b in slow[:n_slow].tolist():
+                value = _float_or_nan(bytes(buf[a:b]))
+                if not math.isfinite(value):
+                    token = bytes(buf[a:b]).decode("ascii", "replace")
+                    line = line_base + int(np.count_nonzero(buf[start:a] == 10)) + 1
+                    raise DataFormatError(f"{what} must be a finite number", path=path, line=line, token=token)
+                out_v[row] = value
+            last = np.flatnonzero(n_rows)
+            if run and last.size:
+                last_tag = bytes(buf[tags[last[-1], 0] : tags[last[-1], 1]]).decode("utf-8", "replace")
+            line_base += int(n_lines.sum())
+            buf[: filled - end] = buf[end:filled]
+            filled -= end
+            start = 0
+    finally:
+        if stream is not sys.stdin.buffer:
+            stream.close()
+    return _Table(out_q[:rows], out_d[:rows], out_v[:rows], queries, docs, last_tag)
+
+
+def _grown(array: np.ndarray, used: int, size: int) -> np.ndarray:
+    """``array[:used]`` in a new array of ``size`` items (the rest left unset: not touched, not committed)."""
+    out = np.empty(size, dtype=array.dtype)
+    out[:used] = array[:used]
+    return out
+
+
+def _float_or_nan(text: bytes) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        return math.nan
+
+
+@njit(cache=True)
+def _grouped(codes: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
+    """Rows grouped by code, in file order within a group (a counting sort), and the groups' bounds."""
+    ptr = np.zeros(n_groups + 1, dtype=np.int64)
+    for c in codes:
+        ptr[c + 1] += 1
+    for g in range(n_groups):
+        ptr[g + 1] += ptr[g]
+    at = ptr[:-1].copy()
+    order = np.empty(codes.shape[0], dtype=np.int64)
+    for i in range(codes.shape[0]):
+        order[at[codes[i]]] = i
+        at[codes[i]] += 1
+    return order, ptr
+
+
+@njit(cache=True)
+def _translated(store, offsets, hashes, n, slots, t_hashes, t_offsets, t_store):
+    """Each of the ``n`` ids of one table (``store``, ``offsets``, ``hashes``) as its code in
+    another (``slots``, ``t_hashes``, ``t_offsets``, ``t_store``), -1 where it is absent."""
+    out = np.empty(n, dtype=np.int64)
+    for c in range(n):
+        out[c] = _find(store, offsets[c], offsets[c + 1], hashes[c], slots, t_hashes, t_offsets, t_store)[0]
+    return out
+
+
+@njit(cache=True)
+def _judged_twice(order, ptr, doc, n_docs) -> tuple[int, int]:
+    """(group, document code) of the first document listed twice in a group, (-1, -1) if none."""
+    seen = np.full(n_docs, -1, dtype=np.int64)
+    for g in range(ptr.shape[0] - 1):
+        for k in range(ptr[g], ptr[g + 1]):
+            d = doc[order[k]]
+            if seen[d] == g:
+                return g, d
+            seen[d] = g
+    return -1, -1
+
+
+@njit(cache=True)
+def _rank(scores, codes, store, offsets):
+    """Positions of a query's rows in trec_eval's order: score descending, then docid
+    descending (each group of equal scores merge-sorted by its ids)."""
+    n = scores.shape[0]
+    by_score = np.argsort(-scores)
     a = 0
     while a < n:
         b = a + 1
         while b < n and scores[by_score[b]] == scores[by_score[a]]:
             b += 1
         if b - a > 1:
-            _sort_ids_descending(by_score[a:b], store, offsets)
+            _sort_ids_descending(by_score[a:b], codes, store, offsets)
         a = b
     return by_score
 
 
 @njit(cache=True)
-def _sort_ids_descending(rows, store, offsets):
-    """Sort ``rows`` in place by document id, descending (bottom-up merge sort)."""
+def _sort_ids_descending(rows, codes, store, offsets):
+    """Sort ``rows`` in place by document id (``codes[row]``'s bytes), descending (bottom-up merge sort)."""
     n = rows.shape[0]
     a = rows.copy()
     b = np.empty_like(a)
@@ -368,12 +494,12 @@ def _sort_ids_descending(rows, store, offsets):
             hi = min(lo + 2 * width, n)
             i, j, k = lo, mid, lo
             while i < mid and j < hi:
-                x, y = a[i], a[j]
+                x, y = codes[a[i]], codes[a[j]]
                 if _compare(store, offsets[x], offsets[x + 1], store, offsets[y], offsets[y + 1]) >= 0:
-                    b[k] = x
+                    b[k] = a[i]
                     i += 1
                 else:
-                    b[k] = y
+                    b[k] = a[j]
                     j += 1
                 k += 1
             while i < mid:
@@ -390,53 +516,69 @@ def _sort_ids_descending(rows, store, offsets):
 
 
 @njit(cache=True, parallel=True)
-def _judge(run_ptr, run_rows, scores, run_store, run_offsets, qrels_ptr, qrels_rows, qrels_hashes, grades, qrels_store,
-           qrels_offsets, max_docs, judged_only):  # fmt: skip
-    """Judgement lists of every query (query ``q``: run rows ``run_rows[run_ptr[q]:...]``, its qrels
-    rows sorted by hash), their lengths, and per query a duplicated run row (-1: none)."""
-    n_queries = run_ptr.shape[0] - 1
-    out = np.empty(run_rows.shape[0], dtype=np.int64)
-    counts = np.zeros(n_queries, dtype=np.int64)
-    duplicate = np.full(n_queries, -1, dtype=np.int64)
-    for q in prange(n_queries):
-        rows = run_rows[run_ptr[q] : run_ptr[q + 1]]
-        by_hash, hashes = _sorted_by_hash(run_store, run_offsets, rows)
-        duplicate[q] = _duplicate(run_store, run_offsets, by_hash, hashes)
-        if duplicate[q] >= 0:
-            continue
-        ranked = _rank(rows, scores, run_store, run_offsets)[: min(max_docs, rows.shape[0])]
-        j_rows = qrels_rows[qrels_ptr[q] : qrels_ptr[q + 1]]
-        j_hashes = qrels_hashes[qrels_ptr[q] : qrels_ptr[q + 1]]
-        n = 0
-        for r in ranked:
-            h = _hash(run_store, run_offsets[r], run_offsets[r + 1])
-            at = np.searchsorted(j_hashes, h)
-            rel = NONPOOL
-            while at < j_hashes.shape[0] and j_hashes[at] == h:
-                t = j_rows[at]
-                if _compare(run_store, run_offsets[r], run_offsets[r + 1], qrels_store, qrels_offsets[t],
-                            qrels_offsets[t + 1]) == 0:  # fmt: skip
-                    rel = UNJUDGED if grades[t] < 0 else grades[t]
+def _judge(pick_run, pick_qrels, r_order, r_ptr, r_doc, scores, d_store, d_offsets, n_docs, j_order, j_ptr, j_doc,
+           grades, top, max_docs, judged_only, n_chunks):  # fmt: skip
+    """Judgement lists of the queries ``pick_run`` (run groups) / ``pick_qrels`` (qrels
+    groups; ``j_doc``: their documents' run codes, -1 not retrieved at all), their bounds, the
+    grade counts, and per query a document code listed twice (-1: none). Each chunk of queries
+    marks its documents in arrays over the run's document codes (no hashing, no sorting)."""
+    n = pick_run.shape[0]
+    ptr = np.zeros(n + 1, dtype=np.int64)
+    for q in range(n):
+        ptr[q + 1] = ptr[q] + r_ptr[pick_run[q] + 1] - r_ptr[pick_run[q]]
+    out = np.empty(ptr[n], dtype=np.int64)
+    counts = np.zeros(n, dtype=np.int64)
+    duplicate = np.full(n, -1, dtype=np.int64)
+    levels = np.zeros((n, top + 1), dtype=np.int64)
+    # scratch made outside the parallel loop, a row per chunk: never shared between threads
+    seen_by = np.full((n_chunks, n_docs), -1, dtype=np.int32)  # query that retrieved the document last
+    judged_by = np.full((n_chunks, n_docs), -1, dtype=np.int32)  # query that judged it last
+    grades_by = np.empty((n_chunks, n_docs), dtype=np.int64)
+    for chunk in prange(n_chunks):
+        seen, judged, grade = seen_by[chunk], judged_by[chunk], grades_by[chunk]
+        for q in range(chunk * n // n_chunks, (chunk + 1) * n // n_chunks):
+            for k in range(j_ptr[pick_qrels[q]], j_ptr[pick_qrels[q] + 1]):
+                g = grades[j_order[k]]
+                if g >= 0:
+                    levels[q, g] += 1
+                d = j_doc[j_order[k]]
+                if d >= 0:
+                    judged[d] = q
+                    grade[d] = UNJUDGED if g < 0 else g
+            rows = r_order[r_ptr[pick_run[q]] : r_ptr[pick_run[q] + 1]]
+            codes = r_doc[rows]
+            for d in codes:
+                if seen[d] == q:
+                    duplicate[q] = d
                     break
-                at += 1
-            if judged_only and rel < 0:
+                seen[d] = q
+            if duplicate[q] >= 0:
                 continue
-            out[run_ptr[q] + n] = rel
-            n += 1
-        counts[q] = n
-    return out, counts, duplicate
+            ranked = _rank(scores[rows], codes, d_store, d_offsets)
+            m = 0
+            for r in ranked[: min(max_docs, ranked.shape[0])]:
+                d = codes[r]
+                rel = grade[d] if judged[d] == q else NONPOOL
+                if judged_only and rel < 0:
+                    continue
+                out[ptr[q] + m] = rel
+                m += 1
+            counts[q] = m
+    kept = _compacted(out, ptr, counts)
+    return out[: kept[n]], kept, levels, duplicate
 
 
-def _text(raw: np.ndarray) -> str:
-    return bytes(raw).decode("utf-8", "replace")
-
-
-def _grouped(query: np.ndarray, n_queries: int) -> tuple[np.ndarray, np.ndarray]:
-    """Rows grouped by query (stable) and the groups' boundaries."""
-    order = np.argsort(query, kind="stable")
-    ptr = np.zeros(n_queries + 1, dtype=np.int64)
-    np.cumsum(np.bincount(query, minlength=n_queries), out=ptr[1:])
-    return order, ptr
+@njit(cache=True)
+def _compacted(out, ptr, counts):
+    """Query q's first ``counts[q]`` values moved from ``ptr[q]`` to just after query q-1's;
+    their new bounds. One element at a time, front to back: a parallel slice copy (what numba
+    makes of a slice assignment in a parallel function) would race over the overlap."""
+    kept = np.zeros(ptr.shape[0], dtype=np.int64)
+    for q in range(ptr.shape[0] - 1):
+        for j in range(counts[q]):
+            out[kept[q] + j] = out[ptr[q] + j]
+        kept[q + 1] = kept[q] + counts[q]
+    return kept
 
 
 def read_judged_rankings(
@@ -464,49 +606,30 @@ def read_judged_rankings(
     qrels = _read(qrels_path, run=False)
     run = _read(run_path, run=True)
     grades = qrels.values.astype(np.int64)  # trec_eval's atol: 2.7 is 2
-    q_order, q_ptr = _grouped(qrels.query, len(qrels.query_ids))
-    q_rows = np.empty_like(q_order)
-    q_hashes = np.empty(q_order.size, dtype=np.uint64)
-    for q in range(len(qrels.query_ids)):
-        rows, hashes = _sorted_by_hash(qrels.doc_bytes, qrels.doc_offsets, q_order[q_ptr[q] : q_ptr[q + 1]])
-        q_rows[q_ptr[q] : q_ptr[q + 1]], q_hashes[q_ptr[q] : q_ptr[q + 1]] = rows, hashes
-        twice = _duplicate(qrels.doc_bytes, qrels.doc_offsets, rows, hashes)
-        if twice >= 0:
-            doc = _text(qrels.doc_bytes[qrels.doc_offsets[twice] : qrels.doc_offsets[twice + 1]])
-            raise DataFormatError(f"document {doc!r} is judged twice for query {qrels.query_ids[q]!r}", path=qrels_path)
-    judged_index = {q: i for i, q in enumerate(qrels.query_ids)}
-    ids = sorted(q for q in run.query_ids if q in judged_index)
+    j_order, j_ptr = _grouped(qrels.query, qrels.queries.n)
+    g, d = _judged_twice(j_order, j_ptr, qrels.doc, qrels.docs.n)
+    if g >= 0:
+        raise DataFormatError(f"document {qrels.docs.text(d)!r} is judged twice for query {qrels.queries.text(g)!r}",
+                              path=qrels_path)  # fmt: skip
+    rq, qq = run.queries, qrels.queries
+    in_qrels = _translated(rq.store, rq.offsets, rq.hashes, rq.n, qq.slots, qq.hashes, qq.offsets, qq.store)
+    ids = sorted((rq.text(c), c) for c in np.flatnonzero(in_qrels >= 0).tolist())
     if not ids:
         raise ValueError(f"no queries with both results and relevance info ({qrels_path}, {run_path})")
-    r_order, r_ptr = _grouped(run.query, len(run.query_ids))
-    run_index = {q: i for i, q in enumerate(run.query_ids)}
-    pick_run = np.array([run_index[q] for q in ids], dtype=np.int64)
-    pick_qrels = np.array([judged_index[q] for q in ids], dtype=np.int64)
-    sizes = r_ptr[pick_run + 1] - r_ptr[pick_run]
-    ptr = np.zeros(len(ids) + 1, dtype=np.int64)
-    np.cumsum(sizes, out=ptr[1:])
-    rows = np.concatenate([r_order[r_ptr[i] : r_ptr[i + 1]] for i in pick_run])
-    j_sizes = q_ptr[pick_qrels + 1] - q_ptr[pick_qrels]
-    j_ptr = np.zeros(len(ids) + 1, dtype=np.int64)
-    np.cumsum(j_sizes, out=j_ptr[1:])
-    j_rows = np.concatenate([q_rows[q_ptr[i] : q_ptr[i + 1]] for i in pick_qrels])
-    j_hashes = np.concatenate([q_hashes[q_ptr[i] : q_ptr[i + 1]] for i in pick_qrels])
+    pick_run = np.array([c for _, c in ids], dtype=np.int64)
+    pick_qrels = in_qrels[pick_run]
+    rd, qd = run.docs, qrels.docs
+    j_doc = _translated(qd.store, qd.offsets, qd.hashes, qd.n, rd.slots, rd.hashes, rd.offsets, rd.store)[qrels.doc]
+    r_order, r_ptr = _grouped(run.query, rq.n)
     limit = np.iinfo(np.int64).max if max_docs is None else int(max_docs)
-    rels, counts, duplicate = _judge(ptr, rows, run.values, run.doc_bytes, run.doc_offsets, j_ptr, j_rows, j_hashes,
-                                     grades, qrels.doc_bytes, qrels.doc_offsets, limit, judged_only)  # fmt: skip
+    top = max(int(grades.max(initial=0)), 0)
+    n_chunks = max(1, min(numba.get_num_threads(), len(ids)))
+    rels, ptr, levels, duplicate = _judge(pick_run, pick_qrels, r_order, r_ptr, run.doc, run.values, rd.store,
+                                          rd.offsets, rd.n, j_order, j_ptr, j_doc, grades, top, limit, judged_only,
+                                          n_chunks)  # fmt: skip
     twice = np.flatnonzero(duplicate >= 0)
     if twice.size:
-        r = duplicate[twice[0]]
-        doc = _text(run.doc_bytes[run.doc_offsets[r] : run.doc_offsets[r + 1]])
-        raise DataFormatError(f"document {doc!r} is listed twice for query {ids[twice[0]]!r}", path=run_path)
-    positions = np.arange(rels.size) - np.repeat(ptr[:-1], sizes)
-    keep = positions < np.repeat(counts, sizes)
-    out_ptr = np.zeros(len(ids) + 1, dtype=np.int64)
-    np.cumsum(counts, out=out_ptr[1:])
-    top = int(grades.max(initial=0))
-    levels = np.zeros((len(ids), max(top, 0) + 1), dtype=np.int64)
-    owner = np.repeat(np.arange(len(ids)), j_sizes)
-    positive = grades[j_rows] >= 0
-    np.add.at(levels, (owner[positive], grades[j_rows][positive]), 1)
-    by_query = {q: grades[q_order[q_ptr[i] : q_ptr[i + 1]]] for q, i in judged_index.items()}
-    return JudgedRankings(ids, rels[keep], out_ptr, levels), run.last_tag, by_query
+        doc = rd.text(duplicate[twice[0]])
+        raise DataFormatError(f"document {doc!r} is listed twice for query {ids[twice[0]][0]!r}", path=run_path)
+    by_query = {qq.text(c): grades[j_order[j_ptr[c] : j_ptr[c + 1]]] for c in range(qq.n)}
+    return JudgedRankings([q for q, _ in ids], rels, ptr, levels), run.last_tag, by_query
