@@ -16,6 +16,7 @@ import pytest
 from ranklearn.data import load_svmlight, save_svmlight
 from ranklearn.io import load_model
 from ranklearn.models import LambdaMART
+from ranklearn.registry import REGISTRY
 from _helpers import NEURAL, RANKLEARN, assert_one_line_error, needs_torch, run
 from test_cli import small_files  # noqa: F401  (fixture)
 
@@ -302,7 +303,7 @@ def test_export_names_the_formats_and_extras_in_one_line(capsys, tmp_path, small
     model = tmp_path / "m.json"
     assert run(capsys, "train", "--train", small_files["train"], "--model", "adarank", "--save", model)[0] == 0
     code, _, err = run(capsys, "export", "--model", model, "--format", "ranklib", "--out", tmp_path / "m.txt")
-    assert_one_line_error(code, err, "RankLib's format holds lambdamart, mart, coordinate-ascent, linear", "adarank")
+    assert_one_line_error(code, err, "RankLib's format holds lambdamart, mart, linear, coordinate-ascent", "adarank")
     neural = tmp_path / "n.json"
     assert run(capsys, "train", "--train", small_files["train"], "--model", "listnet", "--epochs", "1",
                "--save", neural)[0] == 0  # fmt: skip
@@ -537,3 +538,41 @@ def test_train_unbiased_reads_positions_from_a_position_file_or_the_sidecar(caps
     code, _, err = run(capsys, "train", "--model", "mart", "--train", small_files["train"], "--unbiased",
                        "pairwise", "--position-file", pos_file, *opts)  # fmt: skip
     assert_one_line_error(code, err, "debiases the pair objectives 'lambdarank' and 'ranknet', not 'squared_error'")
+
+
+# --- every registered ranker --------------------------------------------------------------------------
+def cli_options(spec) -> list[str]:
+    """``spec.test`` (its test settings) as ``ranklearn train`` options, by the spec's own options."""
+    flags = {option.param: option.flag for option in spec.options}
+    args = []
+    for param, value in spec.test.items():
+        assert param in flags, f"{spec.name}'s test setting {param} has no train option"
+        args += [flags[param], ",".join(map(str, value)) if isinstance(value, tuple) else str(value)]
+    return args
+
+
+def check_train_and_predict(spec, capsys, files, tmp_path) -> None:
+    """``train`` with ``spec``'s test settings, early stopping watched on a validation file, saves a
+    model equal to the Python fit of the same settings; ``predict`` writes its scores."""
+    try:
+        cls = spec.load_class()
+    except ImportError as exc:
+        pytest.skip(f"{spec.name}: {exc}")
+    model, scores = tmp_path / f"{spec.name}.json", tmp_path / f"{spec.name}.scores"
+    code, out, err = run(capsys, "train", "--train", files["train"], "--validate", files["vali"], "--model", spec.name,
+                         *cli_options(spec), "--save", model)  # fmt: skip
+    assert code == 0, err
+    assert f"{spec.name}: saved to {model}" in out
+    train, vali, test = (load_svmlight(files[name]) for name in ("train", "vali", "test"))
+    saved = load_model(model)
+    assert type(saved) is cls and saved.get_params() == {**saved.get_params(), **spec.test}
+    reference = cls(**spec.test).fit(train.X, train.y, qid=train.qid, eval_set=[(vali.X, vali.y, vali.qid)])
+    np.testing.assert_array_equal(saved.predict(test.X), reference.predict(test.X))
+    code, _, err = run(capsys, "predict", "--model", model, "--data", files["test"], "--out", scores)
+    assert code == 0, err
+    np.testing.assert_array_equal(np.loadtxt(scores), saved.predict(test.X))
+
+
+@pytest.mark.parametrize("name", list(REGISTRY))
+def test_every_registered_ranker_trains_and_predicts_from_the_command_line(name, capsys, small_files, tmp_path):
+    check_train_and_predict(REGISTRY[name], capsys, small_files, tmp_path)

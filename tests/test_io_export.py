@@ -11,6 +11,7 @@ from _helpers import NEURAL, nan_tree_model, needs_torch, small_data, threshold_
 
 from ranklearn.io import check_export, export_model
 from ranklearn.io.export import CHECKED_FORMATS, FORMATS, format_options
+from ranklearn.registry import REGISTRY
 
 pytest.importorskip("xgboost")
 pytest.importorskip("treelite")
@@ -103,3 +104,37 @@ def test_an_unfitted_model_is_refused(tmp_path):
     with pytest.raises(ValueError, match="needs a fitted model"):
         export_model(CoordinateAscent(), tmp_path / "m.json", "solr")
     assert not (tmp_path / "m.json").exists()
+
+
+def check_declared_exports(spec, tmp_path) -> None:
+    """``spec``'s ranker, fitted with its test settings, exports to every format its spec declares
+    (``ModelSpec.exports``) and is refused, writing nothing, by every other one (Solr may refuse a
+    linear model's nonzero intercept, not its kind)."""
+    try:
+        cls = spec.load_class()
+    except ImportError as exc:
+        pytest.skip(f"{spec.name}: {exc}")
+    X, y, qid = small_data(n_queries=10, docs=12)
+    model = cls(**spec.test).fit(X, y, qid=qid)
+    for fmt in FORMATS:
+        path = tmp_path / f"{spec.name}.{fmt}"
+        if fmt in spec.exports:
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # e.g. RankLib sends NaN right
+                    export_model(model, path, fmt)
+            except ImportError:  # the onnx extra
+                continue
+            except ValueError as exc:  # Solr's linear model has no constant: linear regression's intercept
+                assert fmt == "solr" and "intercept" in str(exc), (fmt, exc)
+                continue
+            assert path.stat().st_size > 0, fmt
+        else:
+            with pytest.raises((TypeError, ValueError)):
+                export_model(model, path, fmt)
+            assert not path.exists(), fmt
+
+
+@pytest.mark.parametrize("name", list(REGISTRY))
+def test_every_registered_ranker_exports_to_the_formats_it_declares_and_no_other(name, tmp_path):
+    check_declared_exports(REGISTRY[name], tmp_path)

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
-    "Option", "ModelSpec", "REGISTRY", "register", "unregister", "get_spec", "get_model_class", "model_names",
-    "markdown_table",
+    "Option", "ModelSpec", "REGISTRY", "STRUCTURES", "WARMUP_GROUPS", "register", "unregister", "get_spec",
+    "get_model_class", "model_names", "spec_of", "markdown_table",
 ]  # fmt: skip
 
 
@@ -76,6 +76,21 @@ class ModelSpec:
         The pip extra the model needs (``"neural"`` for torch), named in errors.
     ranklib : int or None
         RankLib's ``-ranker`` number of the same method.
+    structure : str or None
+        What the model is made of, as the exports read it (:data:`STRUCTURES`): ``"trees"``
+        (``trees_``, summed), ``"forest"`` (``bags_`` of trees, averaged), ``"linear"``
+        (``intercept_ + coef_ . x``), ``"network"`` (a torch scorer, ``model_``); None: none of these.
+    exports : tuple of str
+        The formats of :func:`ranklearn.io.export_model` that hold it.
+    contributions : bool
+        It has ``predict_contributions`` (feature contributions, :mod:`ranklearn.explain`).
+    positions : bool
+        Its ``fit`` reads the rows' display positions (``position=``, learning from clicks).
+    warmup : str or None
+        The ``ranklearn warm-up`` group that fits it (:data:`WARMUP_GROUPS`); None: not warmed up.
+    test : dict
+        Estimator parameters of the shared tests (scikit-learn's checks, the command line, model
+        files, the warm-up): a fit of a few iterations on tiny data.
     """
 
     name: str
@@ -86,6 +101,12 @@ class ModelSpec:
     demo: dict[str, Any] = field(default_factory=dict)
     extra: str | None = None
     ranklib: int | None = None
+    structure: str | None = None
+    exports: tuple[str, ...] = ()
+    contributions: bool = False
+    positions: bool = False
+    warmup: str | None = None
+    test: dict[str, Any] = field(default_factory=dict)
 
     def load_class(self) -> type:
         """Import and return the estimator class.
@@ -105,6 +126,10 @@ class ModelSpec:
 
 
 REGISTRY: dict[str, ModelSpec] = {}
+#: what a model can be made of, as the exports read it (``ModelSpec.structure``)
+STRUCTURES = ("trees", "forest", "linear", "network")
+#: the groups of ``ranklearn warm-up``, each run in a process of its own (``ModelSpec.warmup``)
+WARMUP_GROUPS = ("trees", "rest")
 
 
 def register(spec: ModelSpec) -> ModelSpec:
@@ -118,6 +143,10 @@ def register(spec: ModelSpec) -> ModelSpec:
     """
     if spec.name in REGISTRY:
         raise ValueError(f"a model named {spec.name!r} is registered already")
+    if spec.structure is not None and spec.structure not in STRUCTURES:
+        raise ValueError(f"structure of {spec.name} must be one of {', '.join(STRUCTURES)} or None, got {spec.structure!r}")
+    if spec.warmup is not None and spec.warmup not in WARMUP_GROUPS:
+        raise ValueError(f"warmup of {spec.name} must be one of {', '.join(WARMUP_GROUPS)} or None, got {spec.warmup!r}")
     for other in REGISTRY.values():
         for a in spec.options:
             for b in other.options:
@@ -152,6 +181,19 @@ def get_spec(name: str) -> ModelSpec:
     if spec is None:
         raise ValueError(f"unknown model {name!r}; choose one of {', '.join(REGISTRY)}")
     return spec
+
+
+def spec_of(model: Any) -> ModelSpec | None:
+    """The spec of an estimator (or class): the first class of its method resolution order that a
+    spec names as its target (a subclass of a registered ranker is that ranker); None for another
+    object. Imports nothing."""
+    targets = {spec.target: spec for spec in REGISTRY.values()}
+    cls = model if isinstance(model, type) else type(model)
+    for base in cls.__mro__:
+        spec = targets.get(f"{base.__module__}:{base.__qualname__}")
+        if spec is not None:
+            return spec
+    return None
 
 
 def get_model_class(name: str) -> type:
@@ -261,6 +303,17 @@ _NEURAL_OPTIONS = (
 _TOLERANCE = Option("--tolerance", "tolerance", float,
                     "Least gain of a sweep (coordinate-ascent) or round (adarank) that goes on.")  # fmt: skip
 _NEURAL_DEMO = dict(hidden=(32,), epochs=20, learning_rate=3e-3, early_stopping_rounds=10, random_state=0)
+#: the formats that hold a model's trees summed (every tree engine), its linear weights (RankLib's
+#: own linear rankers are one more), or its network
+_TREE_EXPORTS = ("xgboost", "xgboost-dump", "elasticsearch", "opensearch", "solr", "vespa", "treelite")
+_LAMBDAMART_EXPORTS = ("ranklib", "lightgbm", *_TREE_EXPORTS)
+_LINEAR_EXPORTS = ("elasticsearch", "opensearch", "solr")
+_TREE_TEST = dict(n_estimators=5, min_samples_leaf=1, random_state=0)
+_NEURAL_TEST = dict(epochs=2, hidden=(4,), n_networks=1, random_state=0)
+_TREES = dict(structure="trees", exports=_LAMBDAMART_EXPORTS, contributions=True, positions=True, warmup="trees",
+              test=_TREE_TEST)  # fmt: skip
+_NETWORK = dict(structure="network", exports=("onnx",), contributions=True, positions=True, warmup="rest",
+                test=_NEURAL_TEST)  # fmt: skip
 
 register(
     ModelSpec(
@@ -272,6 +325,7 @@ register(
         payload_version=3,
         demo=_TREE_DEMO,
         ranklib=6,
+        **_TREES,
     )
 )  # fmt: skip
 register(
@@ -283,6 +337,7 @@ register(
         payload_version=3,  # as LambdaMART's 3
         demo=_TREE_DEMO,
         ranklib=0,
+        **_TREES,
     )
 )
 register(
@@ -295,6 +350,7 @@ register(
         demo=_NEURAL_DEMO,
         extra="neural",
         ranklib=1,
+        **_NETWORK,
     )
 )
 register(
@@ -306,6 +362,7 @@ register(
         payload_version=3,
         demo=_NEURAL_DEMO,
         extra="neural",
+        **_NETWORK,
     )
 )
 register(
@@ -318,6 +375,7 @@ register(
         demo=_NEURAL_DEMO,
         extra="neural",
         ranklib=7,
+        **_NETWORK,
     )
 )
 register(
@@ -328,6 +386,10 @@ register(
         (Option("--l2", "l2_regularization", float, "L2 penalty added to X'X's diagonal."), _METRIC, _THREADS),
         demo=dict(),
         ranklib=9,
+        structure="linear",
+        exports=("ranklib", *_LINEAR_EXPORTS),
+        contributions=True,
+        warmup="rest",
     )
 )
 register(
@@ -346,6 +408,11 @@ register(
         ),
         demo=dict(n_restarts=2, max_iterations=15, random_state=0),
         ranklib=4,
+        structure="linear",
+        exports=("ranklib", *_LINEAR_EXPORTS),
+        contributions=True,
+        warmup="rest",
+        test=dict(n_restarts=1, max_iterations=2, random_state=0),
     )
 )
 register(
@@ -362,6 +429,11 @@ register(
         ),
         demo=dict(n_estimators=100),
         ranklib=3,
+        structure="linear",
+        exports=_LINEAR_EXPORTS,
+        contributions=True,
+        warmup="rest",
+        test=dict(n_estimators=5),
     )
 )
 register(
@@ -378,6 +450,8 @@ register(
         ),
         demo=dict(n_estimators=100),
         ranklib=2,
+        warmup="rest",
+        test=dict(n_estimators=5),
     )
 )
 register(
@@ -391,5 +465,10 @@ register(
         ),
         demo=dict(n_bags=50, random_state=0),
         ranklib=8,
+        structure="forest",
+        exports=_TREE_EXPORTS,
+        contributions=True,
+        warmup="trees",
+        test=dict(n_bags=3, num_leaves=4, random_state=0),
     )
 )

@@ -56,8 +56,7 @@ from ranklearn.collective import Link, PeerError, PeerTimeoutError, StarComm, ac
 from ranklearn.exceptions import ModelFormatError
 from ranklearn.io.model_file import model_file_bytes
 from ranklearn.data.positions import check_position
-from ranklearn.models._base import as_dense_features, check_ranking_data, in_context
-from ranklearn.models.base import _check_weight
+from ranklearn.models.checks import as_dense_features, check_ranking_data, check_weight, in_context
 from ranklearn.models.driver import Callback, EvalData
 from ranklearn.models.lambdamart import LambdaMART
 from ranklearn.tree.binning import BinMapper, has_missing, sample_rows
@@ -203,7 +202,7 @@ class _TaskRows:
                 q = qid[t] if order is None else qid[t][order]
                 self.heads = q[self.ptr[:-1]]
                 if plan.weight:
-                    self.weight = _check_weight(table["w"].to_numpy(zero_copy_only=False)[t], self.X.shape[0], order)
+                    self.weight = check_weight(table["w"].to_numpy(zero_copy_only=False)[t], self.X.shape[0], order)
                 if plan.position:
                     self.position = check_position(table["p"].to_numpy(zero_copy_only=False)[t], self.X.shape[0], order)
             if valid.any():

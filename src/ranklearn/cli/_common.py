@@ -21,7 +21,7 @@ from ranklearn.exceptions import DataFormatError
 if TYPE_CHECKING:  # importing the metrics loads numba; keep `--help` fast
     from ranklearn.data import RankingDataset
     from ranklearn.metrics import Metric
-    from ranklearn.models._base import FeatureValueError
+    from ranklearn.exceptions import FeatureValueError
 
 # soft_wrap: a message is one line whatever the width (off a terminal rich assumes 80 columns, and logs are grepped)
 console = Console(soft_wrap=True)
@@ -292,6 +292,34 @@ def results_table(rows: dict[str, dict[str, float]], metric_names: Sequence[str]
     for label, values in rows.items():
         table.add_row(label, *(_fmt(values[name]) for name in metric_names))
     return table
+
+
+#: what the final tables of ``train`` (local or on a cluster) and ``demo`` report, besides the training metric
+REPORT_METRIC = "ndcg@10"
+
+
+def print_results(title: str, rows: dict[str, dict[str, float]], metric_names: list[str], console: Console) -> None:
+    """``title``, the table of ``rows`` (set -> metric -> value) and the metrics' conventions."""
+    from ranklearn.metrics import get_metric
+
+    console.print(title)
+    console.print(results_table(rows, metric_names))
+    console.print(conventions_line([get_metric(m) for m in metric_names]))
+
+
+def planned_iterations(estimator: Any) -> int | None:
+    """Planned iterations (trees, epochs...), for the progress bar."""
+    return estimator.get_params().get(estimator._total_param)
+
+
+def save_interrupted(estimator: Any, save: Path | None) -> str:
+    """Save the best model so far of an interrupted fit (with ``save``); what was kept, in words."""
+    if not estimator.__sklearn_is_fitted__():
+        return "interrupted before the first iteration finished; nothing trained, nothing saved"
+    if save is None:
+        return "interrupted; nothing saved (no --save given)"
+    estimator.save(save)
+    return f"interrupted; saved the best model so far to {save}"
 
 
 def _fmt(value: float) -> str:

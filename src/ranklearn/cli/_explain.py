@@ -137,7 +137,7 @@ def run_explain(model_path: Path, data: Path, qid: str, *, pair: list[str] | Non
     """Load, explain, print or write (see the ``explain`` command)."""
     from ranklearn import explain
     from ranklearn.io import load_model
-    from ranklearn.models._base import FeatureValueError
+    from ranklearn.exceptions import FeatureValueError
 
     if top < 1 or n_features < 1:
         raise ValueError(f"--top and --features must be >= 1, got {top} and {n_features}")

@@ -95,7 +95,7 @@ def build_report(
     """
     from ranklearn import plot
     from ranklearn.io import load_model
-    from ranklearn.models._base import FeatureValueError
+    from ranklearn.exceptions import FeatureValueError
 
     model = load_model(model_path)
     n = model.n_features_in_

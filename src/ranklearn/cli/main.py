@@ -450,7 +450,7 @@ def predict(
     Trailing features left out of the file (all zero) count as zeros up to the model's feature count.
     """
     from ranklearn.io import load_model
-    from ranklearn.models._base import FeatureValueError
+    from ranklearn.exceptions import FeatureValueError
 
     if fmt is PredictFormat.trec and re.fullmatch(r"\S+", run_tag) is None:  # checked before any work
         raise ValueError(f"--run-tag must be one word without blanks, got {run_tag!r}")

@@ -24,29 +24,28 @@ import numpy as np
 
 from ranklearn.tree.tree import Tree
 
-#: models made of LambdaMART's trees (MART is LambdaMART with another objective)
-TREE_MODELS = ("lambdamart", "mart")
-#: models whose trees an export writes: LambdaMART's, and a random forest's (each bag's trees
-#: with their leaf values divided by the number of bags, as the forest's predictor holds them)
-EXPORTED_TREE_MODELS = (*TREE_MODELS, "random-forest")
-#: models that are ``intercept + coef . x``
-LINEAR_MODELS = ("linear", "coordinate-ascent", "adarank")
+def _spec(model: Any) -> Any:
+    from ranklearn.registry import spec_of
+
+    return spec_of(model)
 
 
-def require_fitted_lambdamart(model: Any, target: str) -> None:
-    """Refuse anything but a fitted LambdaMART or MART for an export to ``target`` (e.g. "RankLib").
-
-    Raises
-    ------
-    ValueError
-        Naming the target format.
-    """
-    if getattr(model, "_model_name", None) not in TREE_MODELS or not model.__sklearn_is_fitted__():
-        raise ValueError(f"export to {target} needs a fitted LambdaMART or MART model")
+def _structure(model: Any) -> str | None:
+    """What the model is made of (``ModelSpec.structure``: "trees", "forest", "linear", "network"), None if unregistered."""
+    spec = _spec(model)
+    return None if spec is None else spec.structure
 
 
 def _kind(model: Any) -> str:
-    return getattr(model, "_model_name", None) or type(model).__name__
+    spec = _spec(model)
+    return type(model).__name__ if spec is None else spec.name
+
+
+def _holding(structures: tuple[str, ...]) -> str:
+    """The registered models of ``structures``, for a message."""
+    from ranklearn.registry import REGISTRY
+
+    return ", ".join(name for name, spec in REGISTRY.items() if spec.structure in structures)
 
 
 def _require_fitted(model: Any, target: str) -> None:
@@ -54,27 +53,40 @@ def _require_fitted(model: Any, target: str) -> None:
         raise ValueError(f"export to {target} needs a fitted model; this {type(model).__name__} is not fitted")
 
 
+def require_fitted_lambdamart(model: Any, target: str) -> None:
+    """Refuse anything but a fitted model of summed trees (LambdaMART, MART) for an export to
+    ``target`` (e.g. "RankLib").
+
+    Raises
+    ------
+    ValueError
+        Naming the target format.
+    """
+    if _structure(model) != "trees" or not model.__sklearn_is_fitted__():
+        raise ValueError(f"export to {target} needs a fitted {_holding(('trees',))} model")
+
+
 def is_tree_model(model: Any) -> bool:
-    """True for the models :func:`model_trees` exports."""
-    return getattr(model, "_model_name", None) in EXPORTED_TREE_MODELS
+    """True for the models :func:`model_trees` exports (structure "trees" or "forest")."""
+    return _structure(model) in ("trees", "forest")
 
 
 def is_linear_model(model: Any) -> bool:
-    """True for the models :func:`linear_weights` exports."""
-    return getattr(model, "_model_name", None) in LINEAR_MODELS
+    """True for the models :func:`linear_weights` exports (structure "linear")."""
+    return _structure(model) == "linear"
 
 
 def require_fitted_tree_or_linear(model: Any, target: str) -> None:
     """Refuse, naming ``target``, a model that is neither a tree model nor a linear one, or not fitted."""
     if not (is_tree_model(model) or is_linear_model(model)):
-        kinds = ", ".join((*EXPORTED_TREE_MODELS, *LINEAR_MODELS))
-        raise ValueError(f"{target} holds {kinds} models; this model is {_kind(model)}")
+        raise ValueError(f"{target} holds {_holding(('trees', 'forest', 'linear'))} models; this model is {_kind(model)}")
     _require_fitted(model, target)
 
 
 def model_trees(model: Any, target: str) -> list[Tree]:
-    """The trees whose leaf values summed in order are ``model.predict`` (LambdaMART, MART, a
-    RankLib import, RandomForest).
+    """The trees whose leaf values summed in order are ``model.predict``: a model's ``trees_``
+    (LambdaMART, MART, a RankLib import), or each of a forest's ``bags_`` with its leaf values
+    divided by the number of bags, as the forest's own predictor holds them.
 
     Raises
     ------
@@ -82,11 +94,9 @@ def model_trees(model: Any, target: str) -> list[Tree]:
         Naming ``target``, for another model or one not fitted.
     """
     if not is_tree_model(model):
-        raise ValueError(
-            f"{target} holds tree models ({', '.join(EXPORTED_TREE_MODELS)}); this model is {_kind(model)}"
-        )
+        raise ValueError(f"{target} holds tree models ({_holding(('trees', 'forest'))}); this model is {_kind(model)}")
     _require_fitted(model, target)
-    if model._model_name != "random-forest":
+    if _structure(model) == "trees":
         return list(model.trees_)
     trees = []
     for bag in model.bags_:
@@ -98,7 +108,7 @@ def model_trees(model: Any, target: str) -> list[Tree]:
 
 
 def linear_weights(model: Any, target: str) -> tuple[np.ndarray, float]:
-    """``(coef, intercept)`` of a fitted linear model (linear, coordinate-ascent, AdaRank).
+    """``(coef, intercept)`` of a fitted linear model (structure "linear").
 
     Raises
     ------
@@ -106,7 +116,7 @@ def linear_weights(model: Any, target: str) -> tuple[np.ndarray, float]:
         Naming ``target``, for another model or one not fitted.
     """
     if not is_linear_model(model):
-        raise ValueError(f"{target} holds linear models ({', '.join(LINEAR_MODELS)}); this model is {_kind(model)}")
+        raise ValueError(f"{target} holds linear models ({_holding(('linear',))}); this model is {_kind(model)}")
     _require_fitted(model, target)
     return np.asarray(model.coef_, dtype=np.float64), float(model.intercept_)
 

@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit, prange
 
 from ranklearn.exceptions import ModelFormatError
-from ranklearn.metrics._kernels import PARALLEL_MIN_DOCS
+from ranklearn.metrics.kernels import PARALLEL_MIN_DOCS
 from ranklearn.models.base import BaseRanker, EvalSet, FitData
 from ranklearn.models.contributions import LinearContributions
 
@@ -104,7 +104,7 @@ class MetricFittedRanker(LinearRanker):
     Their ``early_stopping_rounds="auto"`` keeps, with an evaluation set, the iteration best on
     it without stopping early (RankLib keeps the best on validation data), and their metric
     cannot break ties by document id (training data has none). Below
-    ``metrics._kernels.PARALLEL_MIN_DOCS`` training rows they fit on one thread.
+    ``metrics.kernels.PARALLEL_MIN_DOCS`` training rows they fit on one thread.
     """
 
     _auto_early_stopping = "all"

@@ -47,7 +47,7 @@ from ranklearn.exceptions import ModelFormatError
 from ranklearn.foreign_names import hint, naming_other_tools
 from ranklearn.metrics import Metric, get_metric, query_mean
 from ranklearn.data.positions import check_position
-from ranklearn.models._base import as_dense_features, check_feature_values, check_ranking_data, in_context
+from ranklearn.models.checks import as_dense_features, check_feature_values, check_ranking_data, check_weight, in_context
 from ranklearn.models.driver import Callback, EvalData, run_training
 from ranklearn.models.frames import split_query_column
 from ranklearn.models.iterations import check_iteration_range, resolve_iteration_range
@@ -173,17 +173,6 @@ def named_eval_sets(
             )
         out.append((name, item[0], item[1], qid, grp))
     return out
-
-
-def _check_weight(sample_weight: ArrayLike | None, n: int, order: np.ndarray | None) -> np.ndarray | None:
-    if sample_weight is None:
-        return None
-    w = np.asarray(sample_weight, dtype=np.float64).ravel()
-    if w.shape[0] != n:
-        raise ValueError(f"sample_weight has {w.shape[0]} values for {n} rows")
-    if not np.all(np.isfinite(w)) or (w < 0).any():
-        raise ValueError("sample_weight must be finite and non-negative")
-    return w if order is None else w[order]
 
 
 def _finite_or_none(v: float) -> float | None:
@@ -410,7 +399,7 @@ class BaseRanker(BaseEstimator):
         q = resolve_qid(qid, group, _n_rows(X))
         Xc, yc, ptr, order = check_ranking_data(X, y, q, allow_nan=self._allow_nan)
         data = FitData(
-            Xc, yc, ptr, _check_weight(sample_weight, Xc.shape[0], order), check_position(position, Xc.shape[0], order)
+            Xc, yc, ptr, check_weight(sample_weight, Xc.shape[0], order), check_position(position, Xc.shape[0], order)
         )
         self._check_required_side(data.side() or {})
         self._warn_unread_side(data.side())
@@ -682,7 +671,7 @@ class BaseRanker(BaseEstimator):
                 f'metric=get_metric("{self.metric}", max_grade=<top grade>) (set_params: no refit needed)'
             )
         values = metric.per_query(yc, scores, ptr)
-        weight = _check_weight(sample_weight, yc.shape[0], order)
+        weight = check_weight(sample_weight, yc.shape[0], order)
         if weight is None:
             return query_mean(values)
         qw = np.add.reduceat(weight, ptr[:-1]) / np.diff(ptr)

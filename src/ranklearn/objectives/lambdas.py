@@ -21,7 +21,7 @@ from collections.abc import Mapping
 import numpy as np
 from numba import njit, prange
 
-from ranklearn.metrics._gain import GAIN_EXP2, discount, gain
+from ranklearn.metrics.gain import GAIN_EXP2, discount, gain
 from ranklearn.objectives.base import Objective, output_arrays
 
 Z_NDCG = 0
@@ -421,7 +421,7 @@ class LambdaObjective(Objective):
         normalize: bool = False,
         distance_weight: bool = False,
     ) -> None:
-        from ranklearn.metrics._gain import gain_code
+        from ranklearn.metrics.gain import gain_code
 
         if z not in Z_KINDS:
             raise ValueError(f"lambda metric must be one of {sorted(Z_KINDS)}, got {z!r}")
