@@ -123,8 +123,12 @@ def check_labels_nonnegative(ds: RankingDataset, path: Path, why: str = "") -> N
         )
 
 
-def feature_value_error(exc: FeatureValueError, ds: RankingDataset, path: Path, model: str) -> DataFormatError:
-    """A value ``model`` cannot take, named by the file's line and the feature id."""
+def feature_value_error(exc: FeatureValueError, ds: RankingDataset, path: Path, estimator: Any) -> DataFormatError:
+    """A value ``estimator`` cannot take, named by the file's line and the feature id."""
+    from ranklearn.registry import spec_of
+
+    spec = spec_of(estimator)
+    model = type(estimator).__name__ if spec is None else spec.name
     if exc.kind == "inf":
         reason = f"feature {exc.feature + 1} is infinite; no model takes inf (a missing value is NaN)"
     else:
@@ -274,13 +278,10 @@ def read_scores(path: Path, n_rows: int, data_path: Path) -> np.ndarray:
 
 
 def conventions_line(metrics: Sequence[Metric]) -> str:
-    """One line stating the conventions of every metric, grouping metrics that share them."""
-    groups: dict[str, list[str]] = {}
-    for m in metrics:
-        groups.setdefault(m.conventions, []).append(m.name)
-    if len(groups) == 1:
-        return f"conventions: {next(iter(groups))}"
-    return "conventions: " + "; ".join(f"{', '.join(names)}: {text}" for text, names in groups.items())
+    """:func:`ranklearn.metrics.conventions_line` (imported when the metrics are)."""
+    from ranklearn.metrics import conventions_line as line
+
+    return line(metrics)
 
 
 def results_table(rows: dict[str, dict[str, float]], metric_names: Sequence[str]) -> Table:

@@ -263,7 +263,7 @@ def check_features_for_model(ds: RankingDataset, path: Path, estimator: Any) -> 
     try:
         check_feature_values(ds.X, allow_nan=estimator._allow_nan)
     except FeatureValueError as exc:
-        raise C.feature_value_error(exc, ds, path, estimator._model_name) from None
+        raise C.feature_value_error(exc, ds, path, estimator) from None
 
 
 def run_train(

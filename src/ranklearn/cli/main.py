@@ -466,7 +466,7 @@ def predict(
     try:
         scores = estimator.predict(ds.X)
     except FeatureValueError as exc:  # e.g. NaN for a neural model: name the file's line
-        raise C.feature_value_error(exc, ds, data, estimator._model_name) from None
+        raise C.feature_value_error(exc, ds, data, estimator) from None
     except ValueError as exc:
         raise DataFormatError(str(exc), path=C.shown(data)) from None
     if fmt is PredictFormat.trec:  # in the loader's query order, which a run does not depend on

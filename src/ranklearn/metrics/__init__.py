@@ -29,7 +29,7 @@ mean over random orderings (computed with subset-product means, O(m * min(m, k))
 per distinct grade of a tied group of m documents).
 """
 
-from ranklearn.metrics._api import DEFAULT_MAX_GRADE, MAX_EXP2_LABEL, Metric, query_mean
+from ranklearn.metrics._api import DEFAULT_MAX_GRADE, MAX_EXP2_LABEL, Metric, conventions_line, means_scope, query_mean
 from ranklearn.metrics.lookup import (
     dcg_score,
     err_score,
@@ -48,11 +48,13 @@ __all__ = [
     "MAX_EXP2_LABEL",
     "Metric",
     "PRESETS",
+    "conventions_line",
     "dcg_score",
     "err_score",
     "evaluate",
     "get_metric",
     "map_score",
+    "means_scope",
     "ndcg_score",
     "precision_score",
     "query_mean",

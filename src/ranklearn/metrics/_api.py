@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -270,6 +270,26 @@ def query_mean(values: np.ndarray) -> float:
     """Mean of per-query values with skipped (NaN) queries left out; NaN if none is left."""
     kept = values[~np.isnan(values)]
     return float(kept.mean()) if kept.size else float("nan")
+
+
+def means_scope(values: dict[str, dict[str, np.ndarray]], n_queries: int) -> str:
+    """Which queries the means cover: those the first metric scored for each system (``empty="skip"``
+    leaves some out, and so does a run that lacks a judged query)."""
+    counts = {name: int((~np.isnan(next(iter(by_metric.values())))).sum()) for name, by_metric in values.items()}
+    if len(set(counts.values())) == 1:
+        return f"mean over {next(iter(counts.values()))} of {n_queries} queries"
+    each = ", ".join(f"{name} {n}" for name, n in counts.items())
+    return f"means over each system's scored queries ({each}) of {n_queries} queries"
+
+
+def conventions_line(metrics: Sequence[Metric]) -> str:
+    """One line stating the conventions of every metric, grouping metrics that share them (the tables' footnote)."""
+    groups: dict[str, list[str]] = {}
+    for m in metrics:
+        groups.setdefault(m.conventions, []).append(m.name)
+    if len(groups) == 1:
+        return f"conventions: {next(iter(groups))}"
+    return "conventions: " + "; ".join(f"{', '.join(names)}: {text}" for text, names in groups.items())
 
 
 def check_inputs(
