@@ -17,7 +17,7 @@ from ranklearn.data import load_svmlight, save_svmlight
 from ranklearn.io import load_model
 from ranklearn.models import LambdaMART
 from ranklearn.registry import REGISTRY
-from _helpers import NEURAL, RANKLEARN, assert_one_line_error, needs_torch, run
+from _helpers import NEURAL, RANKLEARN, assert_one_line_error, needs_torch, ranker_class, run
 from test_cli import small_files  # noqa: F401  (fixture)
 
 
@@ -554,10 +554,7 @@ def cli_options(spec) -> list[str]:
 def check_train_and_predict(spec, capsys, files, tmp_path) -> None:
     """``train`` with ``spec``'s test settings, early stopping watched on a validation file, saves a
     model equal to the Python fit of the same settings; ``predict`` writes its scores."""
-    try:
-        cls = spec.load_class()
-    except ImportError as exc:
-        pytest.skip(f"{spec.name}: {exc}")
+    cls = ranker_class(spec)
     model, scores = tmp_path / f"{spec.name}.json", tmp_path / f"{spec.name}.scores"
     code, out, err = run(capsys, "train", "--train", files["train"], "--validate", files["vali"], "--model", spec.name,
                          *cli_options(spec), "--save", model)  # fmt: skip

@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
-from _helpers import NEURAL, nan_tree_model, needs_torch, small_data, threshold_rows
+from _helpers import NEURAL, fitted_with_test_settings, nan_tree_model, needs_torch, small_data, threshold_rows
 
 from ranklearn.io import check_export, export_model
 from ranklearn.io.export import CHECKED_FORMATS, FORMATS, format_options
@@ -39,7 +39,7 @@ def test_check_fails_when_the_file_scores_otherwise(nan_model, tmp_path):
     from ranklearn import LambdaMART
 
     model, X = nan_model
-    fewer = LambdaMART._from_trees(model.trees_[:-1], model.n_features_in_)
+    fewer = LambdaMART.from_trees(model.trees_[:-1], model.n_features_in_)
     export_model(fewer, tmp_path / "m.json", "xgboost")
     result = check_export(model, tmp_path / "m.json", "xgboost", X)
     assert not result.passed and result.max_difference > result.tolerance
@@ -110,12 +110,7 @@ def check_declared_exports(spec, tmp_path) -> None:
     """``spec``'s ranker, fitted with its test settings, exports to every format its spec declares
     (``ModelSpec.exports``) and is refused, writing nothing, by every other one (Solr may refuse a
     linear model's nonzero intercept, not its kind)."""
-    try:
-        cls = spec.load_class()
-    except ImportError as exc:
-        pytest.skip(f"{spec.name}: {exc}")
-    X, y, qid = small_data(n_queries=10, docs=12)
-    model = cls(**spec.test).fit(X, y, qid=qid)
+    model, *_ = fitted_with_test_settings(spec)
     for fmt in FORMATS:
         path = tmp_path / f"{spec.name}.{fmt}"
         if fmt in spec.exports:

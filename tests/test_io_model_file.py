@@ -14,7 +14,7 @@ from ranklearn.io import load_model
 from ranklearn.io import model_file as MF
 from ranklearn.models import LambdaMART
 from ranklearn.registry import REGISTRY
-from _helpers import NEURAL, assert_one_line_error, run, small_data
+from _helpers import NEURAL, assert_one_line_error, fitted_with_test_settings, run, small_data
 
 
 def _corrupt(path: Path, target: Path, how: str) -> Path:
@@ -174,17 +174,12 @@ def check_save_and_load(spec, tmp_path) -> None:
     """``spec``'s ranker, fitted with its test settings, comes back from its file as the same class
     with the same parameters and the same scores bit for bit; the file says its type, and the
     file cut short is refused naming it."""
-    try:
-        cls = spec.load_class()
-    except ImportError as exc:
-        pytest.skip(f"{spec.name}: {exc}")
-    X, y, qid = small_data(n_queries=10, docs=12)
-    model = cls(**spec.test).fit(X, y, qid=qid)
+    model, X, y, qid = fitted_with_test_settings(spec)
     path = tmp_path / f"{spec.name}.json"
     model.save(path)
     assert json.loads(path.read_bytes())["model_type"] == spec.name
     back = load_model(path)
-    assert type(back) is cls and back.get_params() == model.get_params()
+    assert type(back) is type(model) and back.get_params() == model.get_params()
     np.testing.assert_array_equal(back.predict(X), model.predict(X))
     assert back.score(X, y, qid=qid) == model.score(X, y, qid=qid)
     path.write_bytes(path.read_bytes()[:-20])

@@ -596,7 +596,7 @@ class DaskLambdaMART(LambdaMART):
         return sorted([*LambdaMART._get_param_names(), "client", "worker_timeout"])
 
     def _check_params(self) -> None:
-        objective = self._objective_param()
+        objective = self.effective_objective()
         # a user's object runs on every worker on that worker's queries (it must compute query by query)
         if isinstance(objective, str) and objective not in _LOCAL_OBJECTIVES:
             raise ValueError(
@@ -743,7 +743,7 @@ class DaskLambdaMART(LambdaMART):
     def to_local(self) -> LambdaMART:
         """The plain ``LambdaMART`` with the same trees and fitted attributes (through the
         model file's payload: what ``save`` would write)."""
-        return LambdaMART._from_payload(self._to_payload())
+        return LambdaMART.from_payload(self._to_payload())
 
 
 def _predict_block(block: np.ndarray, model: LambdaMART) -> np.ndarray:

@@ -469,7 +469,7 @@ class _SparkFit(LambdaMART):
         return sorted([*LambdaMART._get_param_names(), "task_timeout"])
 
     def _check_params(self) -> None:
-        objective = self._objective_param()
+        objective = self.effective_objective()
         if not (isinstance(objective, str) and objective in _LOCAL_OBJECTIVES):
             raise ValueError(
                 f"objective={objective!r} is not supported by SparkLambdaMART; use one of "
@@ -589,7 +589,7 @@ class _SparkFit(LambdaMART):
 
     def to_local(self) -> LambdaMART:
         """The plain ``LambdaMART`` with the same trees and fitted attributes."""
-        return LambdaMART._from_payload(self._to_payload())
+        return LambdaMART.from_payload(self._to_payload())
 
 
 def _split_sorted(global_sorted: np.ndarray, starts: np.ndarray) -> list[np.ndarray]:

@@ -36,7 +36,8 @@ def _structure(model: Any) -> str | None:
     return None if spec is None else spec.structure
 
 
-def _kind(model: Any) -> str:
+def model_kind(model: Any) -> str:
+    """The model's registry name, or its class's name when it is not a registered ranker (for messages)."""
     spec = _spec(model)
     return type(model).__name__ if spec is None else spec.name
 
@@ -63,7 +64,7 @@ def require_fitted_lambdamart(model: Any, target: str) -> None:
         Naming the target format.
     """
     if _structure(model) != "trees" or not model.__sklearn_is_fitted__():
-        raise ValueError(f"export to {target} needs a fitted {_holding(('trees',))} model")
+        raise ValueError(f"export to {target} needs a fitted {_holding(('trees',)).replace(', ', ' or ')} model")
 
 
 def is_tree_model(model: Any) -> bool:
@@ -79,7 +80,7 @@ def is_linear_model(model: Any) -> bool:
 def require_fitted_tree_or_linear(model: Any, target: str) -> None:
     """Refuse, naming ``target``, a model that is neither a tree model nor a linear one, or not fitted."""
     if not (is_tree_model(model) or is_linear_model(model)):
-        raise ValueError(f"{target} holds {_holding(('trees', 'forest', 'linear'))} models; this model is {_kind(model)}")
+        raise ValueError(f"{target} holds {_holding(('trees', 'forest', 'linear'))} models; this model is {model_kind(model)}")
     _require_fitted(model, target)
 
 
@@ -94,7 +95,7 @@ def model_trees(model: Any, target: str) -> list[Tree]:
         Naming ``target``, for another model or one not fitted.
     """
     if not is_tree_model(model):
-        raise ValueError(f"{target} holds tree models ({_holding(('trees', 'forest'))}); this model is {_kind(model)}")
+        raise ValueError(f"{target} holds tree models ({_holding(('trees', 'forest'))}); this model is {model_kind(model)}")
     _require_fitted(model, target)
     if _structure(model) == "trees":
         return list(model.trees_)
@@ -116,7 +117,7 @@ def linear_weights(model: Any, target: str) -> tuple[np.ndarray, float]:
         Naming ``target``, for another model or one not fitted.
     """
     if not is_linear_model(model):
-        raise ValueError(f"{target} holds linear models ({_holding(('linear',))}); this model is {_kind(model)}")
+        raise ValueError(f"{target} holds linear models ({_holding(('linear',))}); this model is {model_kind(model)}")
     _require_fitted(model, target)
     return np.asarray(model.coef_, dtype=np.float64), float(model.intercept_)
 
@@ -267,6 +268,6 @@ def fold_normalizer(model: Any, normalizer: Any, target: str) -> Any:
         raw = Tree.from_dict(tree.to_dict())
         raw.threshold[nodes] = _ordered(lo).astype(np.int32).view(np.float32)
         folded.append(raw)
-    out = get_model_class("lambdamart")._from_trees(folded, n)
+    out = get_model_class("lambdamart").from_trees(folded, n)
     out.trained_with_missing_ = getattr(model, "trained_with_missing_", True)
     return out

@@ -50,7 +50,7 @@ import numpy as np
 from ranklearn._files import write_output
 from ranklearn._text import plain_float
 from ranklearn.exceptions import ModelFormatError
-from ranklearn.io._trees import learned_missing_branch, require_fitted_lambdamart
+from ranklearn.io._trees import learned_missing_branch, model_kind, require_fitted_lambdamart
 
 
 def _fmt32(x: float) -> str:
@@ -111,7 +111,7 @@ def ranklib_model_text(model) -> str:
         from ranklearn.registry import REGISTRY
 
         kinds = ", ".join(name for name, other in REGISTRY.items() if "ranklib" in other.exports)
-        raise ValueError(f"RankLib's format holds {kinds} models; this model is {type(model).__name__}")
+        raise ValueError(f"RankLib's format holds {kinds} models; this model is {model_kind(model)}")
     if spec.structure == "linear":
         return _linear_text(model, spec.ranklib)
     require_fitted_lambdamart(model, "RankLib")
@@ -123,7 +123,7 @@ def ranklib_model_text(model) -> str:
         )
     stop = model.early_stopping_rounds
     if stop == "auto":  # what it meant for this fit: the ranker's patience if it watched a set
-        stop = model._auto_early_stopping if getattr(model, "evals_result_", None) else None
+        stop = model.early_stopping_patience(len(getattr(model, "evals_result_", None) or {}))
     lines = [
         f"## {_TREES[spec.ranklib]}",  # RankLib picks the ranker by this name
         f"## No. of trees = {len(model.trees_)}",
@@ -267,7 +267,7 @@ def import_ranklib(path: str | PathLike[str], n_features: int | None = None):
         raise ModelFormatError("the ensemble holds no trees", path=p)
     if n_features is not None and n_features < max_feature:
         raise ValueError(f"n_features={n_features} but the model uses feature {max_feature}")
-    return get_model_class("lambdamart")._from_trees(trees, n_features or max_feature)
+    return get_model_class("lambdamart").from_trees(trees, n_features or max_feature)
 
 
 def _import_linear(ranker: int, text: str, n_features: int | None, path: Path):
@@ -293,7 +293,7 @@ def _import_linear(ranker: int, text: str, n_features: int | None, path: Path):
     for fid_int, weight in weights.items():
         if fid_int > 0:
             coef[fid_int - 1] = weight
-    return _spec_of_ranker(ranker).load_class()._from_weights(coef, weights.get(0, 0.0))
+    return _spec_of_ranker(ranker).load_class().from_weights(coef, weights.get(0, 0.0))
 
 
 def _float32(text: str) -> float:

@@ -68,7 +68,7 @@ class LinearRanker(LinearContributions, BaseRanker):
         return linear_scores(X, self.coef_, self.intercept_)
 
     @classmethod
-    def _from_weights(cls, coef: np.ndarray, intercept: float) -> LinearRanker:
+    def from_weights(cls, coef: np.ndarray, intercept: float) -> LinearRanker:
         """A model that predicts with given weights (read from another tool); it predicts,
         saves and exports like a fitted one."""
         model = cls()

@@ -323,7 +323,15 @@ class BaseRanker(BaseEstimator):
         """Conventions of a metric given by name that follow the estimator's parameters."""
         return {}
 
-    def _early_stopping(self, n_evals: int) -> int | None:
+    def early_stopping_patience(self, n_evals: int) -> int | None:
+        """The rounds without improvement after which a fit watching ``n_evals`` evaluation sets
+        stops (``early_stopping_rounds``, ``"auto"`` resolved for this ranker), None for never.
+
+        Raises
+        ------
+        ValueError
+            For rounds given with no evaluation set to watch.
+        """
         rounds = self.early_stopping_rounds
         if isinstance(rounds, str):  # "auto"
             if not n_evals:
@@ -424,7 +432,7 @@ class BaseRanker(BaseEstimator):
         """Run the checked training data (``data`` and ``evals`` as ``_begin_fit`` takes them;
         an evaluation set has ``name``, ``y`` and ``ptr``) through the driver; set the fitted
         attributes. Shared by ``fit`` and fits whose rows live elsewhere (:mod:`ranklearn.dask`)."""
-        rounds = self._early_stopping(len(evals))
+        rounds = self.early_stopping_patience(len(evals))
         watch = self._watched(evals, early_stopping_set)
         self.max_grade_ = float(max(1.0, max_label))
         metric = self._metric()
@@ -722,7 +730,7 @@ class BaseRanker(BaseEstimator):
         return params
 
     @classmethod
-    def _from_payload(cls, payload: dict[str, Any], **load_options: Any) -> BaseRanker:
+    def from_payload(cls, payload: dict[str, Any], **load_options: Any) -> BaseRanker:
         """Rebuild a fitted model from a model-file payload.
 
         Unknown saved parameters are refused (a file from a newer ranklearn), and so is a
