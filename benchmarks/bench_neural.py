@@ -47,7 +47,7 @@ def synthetic(n_queries: int, docs: int, n_features: int = 46, seed: int = 0):
 def time_epochs(X, y, qid, *, pairs_budget: int, factorized_repeats: int = 3, seed: int = 0):
     import torch
 
-    from ranklearn.models._base import check_ranking_data
+    from ranklearn.models.checks import check_ranking_data
     from ranklearn.neural.scorer import MLPScorer, standardization_stats
     from ranklearn.neural.losses import LambdaLoss
     from ranklearn.neural.pairwise import pairwise_epoch

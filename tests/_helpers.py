@@ -58,6 +58,21 @@ MODELS = all_models()
 MODEL_IDS = [name for name, _ in MODELS]
 
 
+def ranker_class(spec) -> type:
+    """The class of a registered ranker; the test is skipped when its extra (torch) is missing."""
+    try:
+        return spec.load_class()
+    except ImportError as exc:
+        pytest.skip(f"{spec.name}: {exc}")
+
+
+def fitted_with_test_settings(spec):
+    """``(model, X, y, qid)``: a registered ranker fitted on small data with its test settings
+    (``ModelSpec.test``); the test is skipped when its extra is missing."""
+    X, y, qid = small_data(n_queries=10, docs=12)
+    return ranker_class(spec)(**spec.test).fit(X, y, qid=qid), X, y, qid
+
+
 def run(capsys, *args) -> tuple[int, str, str]:
     """Run ``ranklearn ARGS`` in-process; return (exit status, stdout, stderr)."""
     with pytest.raises(SystemExit) as info:

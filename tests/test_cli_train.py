@@ -17,7 +17,8 @@ import typer
 from ranklearn.data import from_arrays, load_svmlight, save_svmlight
 from ranklearn.io import load_model
 from ranklearn.models import LambdaMART
-from _helpers import NEURAL, RANKLEARN, assert_one_line_error, needs_torch, run
+from ranklearn.registry import REGISTRY
+from _helpers import NEURAL, RANKLEARN, assert_one_line_error, needs_torch, ranker_class, run
 from test_cli import small_files  # noqa: F401  (fixture)
 
 
@@ -303,7 +304,7 @@ def test_export_names_the_formats_and_extras_in_one_line(capsys, tmp_path, small
     model = tmp_path / "m.json"
     assert run(capsys, "train", "--train", small_files["train"], "--model", "adarank", "--save", model)[0] == 0
     code, _, err = run(capsys, "export", "--model", model, "--format", "ranklib", "--out", tmp_path / "m.txt")
-    assert_one_line_error(code, err, "RankLib's format holds lambdamart, mart, coordinate-ascent, linear", "adarank")
+    assert_one_line_error(code, err, "RankLib's format holds lambdamart, mart, linear, coordinate-ascent", "adarank")
     neural = tmp_path / "n.json"
     assert run(capsys, "train", "--train", small_files["train"], "--model", "listnet", "--n-estimators", "1",
                "--save", neural)[0] == 0  # fmt: skip
@@ -700,3 +701,43 @@ def test_train_features_and_normalize_refused_for_a_cluster_fit(capsys, tmp_path
     code, _, err = run(capsys, "train", "--train", small_files["train"], "--model", "lambdamart", "--features", listed,
                        "--scheduler", "tcp://127.0.0.1:1")  # fmt: skip
     assert_one_line_error(code, err, "--features applies to a fit on this machine")
+
+
+# --- every registered ranker --------------------------------------------------------------------------
+def cli_options(spec) -> list[str]:
+    """``spec.test`` (its test settings) as ``ranklearn train`` options, by the spec's own options."""
+    from ranklearn.registry import option_flag
+
+    args = []
+    for param, value in spec.test.items():
+        flag = option_flag(param)
+        assert flag is not None, f"{spec.name}'s test setting {param} has no train option"
+        if isinstance(value, bool):
+            args.append(flag if value else f"--no-{flag[2:]}")
+        else:
+            args += [flag, ",".join(map(str, value)) if isinstance(value, tuple) else str(value)]
+    return args
+
+
+def check_train_and_predict(spec, capsys, files, tmp_path) -> None:
+    """``train`` with ``spec``'s test settings, early stopping watched on a validation file, saves a
+    model equal to the Python fit of the same settings; ``predict`` writes its scores."""
+    cls = ranker_class(spec)
+    model, scores = tmp_path / f"{spec.name}.json", tmp_path / f"{spec.name}.scores"
+    code, out, err = run(capsys, "train", "--train", files["train"], "--validate", files["vali"], "--model", spec.name,
+                         *cli_options(spec), "--save", model)  # fmt: skip
+    assert code == 0, err
+    assert f"{spec.name}: saved to {model}" in out
+    train, vali, test = (load_svmlight(files[name]) for name in ("train", "vali", "test"))
+    saved = load_model(model)
+    assert type(saved) is cls and saved.get_params() == {**saved.get_params(), **spec.test}
+    reference = cls(**spec.test).fit(train.X, train.y, qid=train.qid, eval_set=[(vali.X, vali.y, vali.qid)])
+    np.testing.assert_array_equal(saved.predict(test.X), reference.predict(test.X))
+    code, _, err = run(capsys, "predict", "--model", model, "--data", files["test"], "--out", scores)
+    assert code == 0, err
+    np.testing.assert_array_equal(np.loadtxt(scores), saved.predict(test.X))
+
+
+@pytest.mark.parametrize("name", list(REGISTRY))
+def test_every_registered_ranker_trains_and_predicts_from_the_command_line(name, capsys, small_files, tmp_path):
+    check_train_and_predict(REGISTRY[name], capsys, small_files, tmp_path)

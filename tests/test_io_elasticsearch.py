@@ -140,7 +140,7 @@ def test_mq2008_with_a_standard_normalizer(shared_data, tmp_path):
         got = plugin_score(body, names, rows)
         assert np.max(np.abs(got - model.predict(norm.transform(rows)))) <= float32_sum_tolerance(model.trees_)
     # the plugin's own float32 normalization would send some documents across a split
-    spec = ltr_plugin_model(LambdaMART._from_trees(raw_trees, model.n_features_in_), feature_names=names)
+    spec = ltr_plugin_model(LambdaMART.from_trees(raw_trees, model.n_features_in_), feature_names=names)
     spec["model"]["model"]["feature_normalizers"] = {
         n: {"standard": {"mean": float(m), "standard_deviation": float(s)}}
         for n, m, s in zip(names, norm.params_["mean"], norm.params_["std"]) if s > 0

@@ -7,10 +7,11 @@ import warnings
 
 import numpy as np
 import pytest
-from _helpers import NEURAL, nan_tree_model, needs_torch, small_data, threshold_rows
+from _helpers import NEURAL, fitted_with_test_settings, nan_tree_model, needs_torch, small_data, threshold_rows
 
 from ranklearn.io import check_export, export_model
 from ranklearn.io.export import CHECKED_FORMATS, FORMATS, format_options
+from ranklearn.registry import REGISTRY
 
 pytest.importorskip("xgboost")
 pytest.importorskip("treelite")
@@ -38,7 +39,7 @@ def test_check_fails_when_the_file_scores_otherwise(nan_model, tmp_path):
     from ranklearn import LambdaMART
 
     model, X = nan_model
-    fewer = LambdaMART._from_trees(model.trees_[:-1], model.n_features_in_)
+    fewer = LambdaMART.from_trees(model.trees_[:-1], model.n_features_in_)
     export_model(fewer, tmp_path / "m.json", "xgboost")
     result = check_export(model, tmp_path / "m.json", "xgboost", X)
     assert not result.passed and result.max_difference > result.tolerance
@@ -190,3 +191,30 @@ def test_onnx_holds_the_normalizer(tmp_path):
     per_query = NEURAL[0](hidden=(8,), n_estimators=1, random_state=0, normalize="query-sum").fit(X, y, qid)
     with pytest.raises(ValueError, match="ONNX scores each document alone"):
         export_model(per_query, tmp_path / "q.onnx", "onnx")
+def check_declared_exports(spec, tmp_path) -> None:
+    """``spec``'s ranker, fitted with its test settings, exports to every format its spec declares
+    (``ModelSpec.exports``) and is refused, writing nothing, by every other one (Solr may refuse a
+    linear model's nonzero intercept, not its kind)."""
+    model, *_ = fitted_with_test_settings(spec)
+    for fmt in FORMATS:
+        path = tmp_path / f"{spec.name}.{fmt}"
+        if fmt in spec.exports:
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # e.g. RankLib sends NaN right
+                    export_model(model, path, fmt)
+            except ImportError:  # the onnx extra
+                continue
+            except ValueError as exc:  # Solr's linear model has no constant: linear regression's intercept
+                assert fmt == "solr" and "intercept" in str(exc), (fmt, exc)
+                continue
+            assert path.stat().st_size > 0, fmt
+        else:
+            with pytest.raises((TypeError, ValueError)):
+                export_model(model, path, fmt)
+            assert not path.exists(), fmt
+
+
+@pytest.mark.parametrize("name", list(REGISTRY))
+def test_every_registered_ranker_exports_to_the_formats_it_declares_and_no_other(name, tmp_path):
+    check_declared_exports(REGISTRY[name], tmp_path)

@@ -139,12 +139,12 @@ def test_single_leaf_trees(nan_model, tmp_path):
         gain=np.zeros(1),
         count=np.array([10], np.int64),
     )
-    with_leaf = LambdaMART._from_trees([*model.trees_[:3], leaf, *model.trees_[3:]], model.n_features_in_)
+    with_leaf = LambdaMART.from_trees([*model.trees_[:3], leaf, *model.trees_[3:]], model.n_features_in_)
     with_leaf.set_params(learning_rate=model.learning_rate)
     got = _booster(with_leaf, tmp_path).predict(X)
     assert np.max(np.abs(got - with_leaf.predict(X))) <= TOL
     # a model made only of a single leaf scores every row with its value
-    only = LambdaMART._from_trees([leaf], model.n_features_in_)
+    only = LambdaMART.from_trees([leaf], model.n_features_in_)
     assert np.all(lgb.Booster(model_str=lightgbm_model_string(only)).predict(X) == 0.375)
 
 
@@ -188,7 +188,7 @@ def test_hand_written_tree_text():
         gain=np.array([4.0, 0, 2.0, 0, 0]),
         count=np.array([100, 60, 40, 15, 25], np.int64),
     )
-    model = LambdaMART._from_trees([tree], 3).set_params(learning_rate=0.25)
+    model = LambdaMART.from_trees([tree], 3).set_params(learning_rate=0.25)
     text = lightgbm_model_string(model)
     block = text[text.index("Tree=0\n") : text.index("end of trees")]
     assert block.splitlines()[:13] == [
@@ -221,7 +221,7 @@ def test_feature_importances_match_lightgbm(nan_model):
 
 
 def test_unfitted_model_rejected(tmp_path):
-    with pytest.raises(ValueError, match="fitted LambdaMART"):
+    with pytest.raises(ValueError, match="export to LightGBM needs a fitted lambdamart or mart model"):
         export_lightgbm(LambdaMART(), tmp_path / "m.txt")
     assert not (tmp_path / "m.txt").exists()
 
@@ -240,7 +240,7 @@ def test_documented_difference_tiny_values_count_as_zero_in_lightgbm():
         gain=np.zeros(3),
         count=np.zeros(3, np.int64),
     )
-    model = LambdaMART._from_trees([tree], 1)
+    model = LambdaMART.from_trees([tree], 1)
     X = np.array([[1e-36], [0.0], [1e-30]], np.float32)
     np.testing.assert_array_equal(model.predict(X), [1.0, -1.0, 1.0])
     np.testing.assert_array_equal(lgb.Booster(model_str=lightgbm_model_string(model)).predict(X), [-1.0, -1.0, 1.0])

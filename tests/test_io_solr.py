@@ -144,7 +144,7 @@ def test_an_unreachable_threshold_warns_and_keeps_the_left_side(nan_model):
     tree = Tree.from_dict(model.trees_[0].to_dict())  # a copy: the fixture's tree stays as it is
     node = int(np.flatnonzero(tree.feature >= 0)[0])
     tree.threshold[node] = 3.1707266e-06
-    small = LambdaMART._from_trees([tree], model.n_features_in_)
+    small = LambdaMART.from_trees([tree], model.n_features_in_)
     with pytest.warns(UserWarning, match="1 split"):
         doc = solr_model(small)
     check_shape(doc)

@@ -183,7 +183,7 @@ def test_single_leaf_trees_and_a_ranklib_import(nan_model, tmp_path):
     leaf = Tree(feature=-one.astype(np.int32), bin_threshold=np.zeros(1, np.int32), threshold=np.zeros(1),
                 missing_left=np.zeros(1, bool), left=-one.astype(np.int32), right=-one.astype(np.int32),
                 value=one * 0.375, gain=np.zeros(1), count=np.ones(1, np.int64))  # fmt: skip
-    with_leaf = LambdaMART._from_trees([*model.trees_[:2], leaf], model.n_features_in_)
+    with_leaf = LambdaMART.from_trees([*model.trees_[:2], leaf], model.n_features_in_)
     assert np.max(np.abs(_xgb_scores(with_leaf, tmp_path, X) - with_leaf.predict(X))) <= float32_sum_tolerance(with_leaf.trees_)
     with pytest.warns(UserWarning):
         export_ranklib(model, tmp_path / "m.txt")
@@ -206,4 +206,4 @@ def test_breadth_first_keeps_the_tree():
     assert bfs.value.tolist() == [0, 0, 3.0, 1.0, 2.0] and bfs.missing_left.tolist() == [True, False, False, False, False]
     bfs.validate(2)
     X = np.array([[0.1, 0.1], [0.1, 0.3], [0.7, 0.0], [np.nan, 0.3]], np.float32)
-    assert np.array_equal(LambdaMART._from_trees([bfs], 2).predict(X), LambdaMART._from_trees([tree], 2).predict(X))
+    assert np.array_equal(LambdaMART.from_trees([bfs], 2).predict(X), LambdaMART.from_trees([tree], 2).predict(X))

@@ -1,4 +1,12 @@
-"""The package layout: no import cycles between ranklearn's parts, counting imports inside functions too."""
+"""The package layout, over every module of ``src/ranklearn`` (the root package included), counting
+imports inside functions too (an import under ``if TYPE_CHECKING:`` never runs and is not counted):
+
+* no import cycle between modules;
+* no private name imported across packages: a private module (``ranklearn.models._neural``) is
+  imported only inside its package (``ranklearn.models`` and its subpackages; the root's
+  ``ranklearn._files`` by the whole library), a private attribute (``ranklearn.models.base._x``)
+  only by the modules of its module's own package (``ranklearn.models``).
+"""
 
 from __future__ import annotations
 
@@ -8,30 +16,77 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parents[1] / "src" / "ranklearn"
 
 
-def _part(module: str) -> str:
-    """The part a module belongs to: ``ranklearn.io.model_file`` -> ``io``, ``ranklearn._files`` -> ``_files``."""
-    pieces = module.split(".")
-    return pieces[1] if len(pieces) > 1 else "ranklearn"
+def _modules(src: Path = SRC) -> dict[str, Path]:
+    """Dotted module name -> file, for every module of the package at ``src`` (a package is its ``__init__``)."""
+    out = {}
+    for path in sorted(src.rglob("*.py")):
+        rel = path.relative_to(src.parent).with_suffix("")
+        out[".".join(rel.parts[:-1] if rel.name == "__init__" else rel.parts)] = path
+    return out
 
 
-def _graph() -> dict[str, set[str]]:
+def _package(module: str, modules: dict[str, Path]) -> str:
+    """The package a module is in (a package's ``__init__`` is in that package)."""
+    return module if modules[module].name == "__init__.py" else module.rpartition(".")[0]
+
+
+def _type_checking_only(tree: ast.AST) -> set[int]:
+    """Ids of the import nodes under ``if TYPE_CHECKING:``."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            out |= {id(n) for stmt in node.body for n in ast.walk(stmt)}
+    return out
+
+
+def imports(modules: dict[str, Path]) -> list[tuple[str, str, str | None]]:
+    """(importer, imported module, imported attribute or None) of every ranklearn import that runs."""
+    out = []
+    for module, path in modules.items():
+        tree = ast.parse(path.read_text())
+        skip = _type_checking_only(tree)
+        for node in ast.walk(tree):
+            if id(node) in skip:
+                continue
+            if isinstance(node, ast.Import):
+                out += [(module, a.name, None) for a in node.names if a.name.split(".")[0] == "ranklearn"]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = _package(module, modules).split(".")
+                    base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
+                if base.split(".")[0] != "ranklearn":
+                    continue
+                for a in node.names:
+                    sub = f"{base}.{a.name}"
+                    out.append((module, sub, None) if sub in modules else (module, base, a.name))
+    return out
+
+
+def import_graph(modules: dict[str, Path]) -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {}
-    for path in SRC.rglob("*.py"):
-        rel = path.relative_to(SRC.parent).with_suffix("")
-        module = ".".join(rel.parts[:-1] if rel.name == "__init__" else rel.parts)
-        here = _part(module)
-        if here == "ranklearn":  # the package's lazy re-exports are its public face, not a part
-            continue
-        for node in ast.walk(ast.parse(path.read_text())):
-            targets = []
-            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                targets = [node.module]
-            elif isinstance(node, ast.Import):
-                targets = [a.name for a in node.names]
-            for target in targets:
-                if target.startswith("ranklearn.") and _part(target) != here:
-                    graph.setdefault(here, set()).add(_part(target))
+    for importer, target, _ in imports(modules):
+        if target in modules and target != importer:
+            graph.setdefault(importer, set()).add(target)
     return graph
+
+
+def private_imports(modules: dict[str, Path]) -> list[str]:
+    """``importer: name`` of every private name imported from outside where it may be."""
+    bad = []
+    for importer, target, attribute in imports(modules):
+        parts = target.split(".")
+        for i, part in enumerate(parts):
+            if part.startswith("_") and not part.startswith("__"):  # a private module: inside its parent
+                owner = ".".join(parts[:i])
+                if not (importer == owner or importer.startswith(owner + ".")):
+                    bad.append(f"{importer}: {target}" + (f".{attribute}" if attribute else ""))
+                break
+        else:
+            if attribute is not None and attribute.startswith("_") and not attribute.startswith("__"):
+                if _package(importer, modules) != _package(target, modules):  # a private attribute: its package
+                    bad.append(f"{importer}: {target}.{attribute}")
+    return bad
 
 
 def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -56,12 +111,44 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
-def test_no_import_cycles_between_parts():
-    graph = _graph()
-    assert "models" in graph and "io" in graph  # the scan saw the package
-    assert _cycle(graph) is None, " -> ".join(_cycle(graph))
+#: the one import left to another change: ``io.model_file`` reads the version string from the root
+#: package, which imports the models lazily (the ``startup`` branch replaces it; delete this then)
+LEFT_TO_STARTUP = ("ranklearn.io.model_file", "ranklearn")
 
 
-def test_the_cycle_finder_finds_cycles():
+def test_no_import_cycles_between_modules():
+    modules = _modules()
+    graph = import_graph(modules)
+    graph[LEFT_TO_STARTUP[0]].discard(LEFT_TO_STARTUP[1])
+    assert "ranklearn" in modules and "ranklearn.cli._train" in graph  # the scan saw the whole package
+    assert "ranklearn.registry" in graph["ranklearn.models"]
+    cycle = _cycle(graph)
+    assert cycle is None, " -> ".join(cycle)
+
+
+def test_no_private_name_is_imported_across_packages():
+    assert private_imports(_modules()) == []
+
+
+def test_the_checks_find_what_they_look_for(tmp_path):
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set()}) is None
+    root = tmp_path / "ranklearn"
+    (root / "sub").mkdir(parents=True)
+    (root / "__init__.py").write_text("")
+    (root / "_files.py").write_text("def write(): ...\n")
+    (root / "top.py").write_text("from ranklearn.sub.mod import _hidden\nfrom ranklearn.sub import _impl\n")
+    (root / "sub" / "__init__.py").write_text("")
+    (root / "sub" / "_impl.py").write_text("from ranklearn._files import write\nfrom . import mod\n")
+    (root / "sub" / "mod.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ranklearn import top\n"
+        "def f():\n    from ranklearn.sub._impl import write\n_hidden = 1\n"
+    )
+    modules = _modules(root)
+    assert sorted(private_imports(modules)) == ["ranklearn.top: ranklearn.sub._impl", "ranklearn.top: ranklearn.sub.mod._hidden"]
+    # the root's private module from a subpackage, a private module from its own package: allowed
+    assert private_imports({k: v for k, v in modules.items() if k != "ranklearn.top"}) == []
+    graph = import_graph(modules)
+    assert graph["ranklearn.sub._impl"] == {"ranklearn._files", "ranklearn.sub.mod"}
+    assert graph["ranklearn.sub.mod"] == {"ranklearn.sub._impl"}  # the TYPE_CHECKING import is not counted
+    assert _cycle(graph) == ["ranklearn.sub._impl", "ranklearn.sub.mod", "ranklearn.sub._impl"]

@@ -410,12 +410,12 @@ def test_large_inputs_use_threads_and_agree_with_small_calls():
     """Above PARALLEL_MIN_DOCS the kernel runs on all threads; values equal those of small calls."""
     import numba
 
-    from ranklearn.metrics import _kernels
+    from ranklearn.metrics import kernels
 
     rng = np.random.default_rng(5)
     sizes = rng.integers(1, 60, size=2500)
     ptr = np.concatenate([[0], np.cumsum(sizes)])
-    assert ptr[-1] >= _kernels.PARALLEL_MIN_DOCS
+    assert ptr[-1] >= kernels.PARALLEL_MIN_DOCS
     y = rng.integers(0, 4, size=ptr[-1]).astype(float)
     s = rng.normal(size=ptr[-1])
     before = numba.get_num_threads()

@@ -25,9 +25,8 @@ import pytest
 from ranklearn.datasets import make_ranking_splits
 from ranklearn.metrics import get_metric
 from ranklearn.models import LambdaMART
-from ranklearn.models._base import FeatureValueError
+from ranklearn.exceptions import FeatureValueError
 from ranklearn.registry import REGISTRY, get_model_class
-from test_models_sklearn import SMALL
 from _helpers import MODEL_IDS, MODELS, TINY_TREES, small_data
 
 
@@ -166,14 +165,14 @@ def core_splits():
 
 
 def rankers():
-    """One small instance of every registered ranker that can be imported here."""
+    """Every registered ranker that can be imported here, with its test settings (``ModelSpec.test``)."""
     out = []
     for name, spec in REGISTRY.items():
         try:
             cls = spec.load_class()
         except ImportError:
             continue
-        out.append(pytest.param(cls, {**SMALL, "lambdamart": TREES, "mart": TREES}.get(name, NETS), id=name))
+        out.append(pytest.param(cls, spec.test, id=name))
     return out
 
 
@@ -414,7 +413,8 @@ def test_a_feature_value_error_crosses_processes_whole():
     import copy
     import pickle
 
-    from ranklearn.models._base import FeatureValueError, check_feature_values
+    from ranklearn.exceptions import FeatureValueError
+    from ranklearn.models.checks import check_feature_values
 
     X = np.zeros((3, 2))
     X[2, 1] = np.inf

@@ -182,7 +182,7 @@ def test_mq2008_fold1_near_ranklib(shared_data):
 def test_small_data_fits_on_one_thread_whatever_n_jobs(data, monkeypatch):
     # metric-fitted rankers (Coordinate Ascent, AdaRank) run hundreds of short parallel loops:
     # below PARALLEL_MIN_DOCS rows they fit on one thread, with the same weights
-    from ranklearn.metrics._kernels import PARALLEL_MIN_DOCS
+    from ranklearn.metrics.kernels import PARALLEL_MIN_DOCS
     from ranklearn.models.adarank import AdaRank
 
     for cls in (CoordinateAscent, AdaRank):

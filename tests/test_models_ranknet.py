@@ -482,7 +482,7 @@ def test_save_load_identical_scores(tmp_path, cls, kw):
     model_type, payload = read_model_file(path)
     assert model_type == cls._model_name
     assert payload["n_features"] == 5
-    assert np.array_equal(cls._from_payload(payload).predict(X), m.predict(X))
+    assert np.array_equal(cls.from_payload(payload).predict(X), m.predict(X))
     assert np.array_equal(RankNet.load(path).predict(X), m.predict(X))  # the base class loads both
 
 
@@ -501,9 +501,9 @@ def test_load_rejects_bad_files(tmp_path):
     with pytest.raises(ModelFormatError, match="checksum"):
         RankNet.load(path)
     with pytest.raises(ModelFormatError):
-        RankNet._from_payload({**env["payload"], "weights": {"format": "safetensors", "encoding": "base64", "data": "AAAA"}})
+        RankNet.from_payload({**env["payload"], "weights": {"format": "safetensors", "encoding": "base64", "data": "AAAA"}})
     with pytest.raises(ModelFormatError):
-        LambdaMART._from_payload(env["payload"])  # a RankNet payload is no LambdaMART
+        LambdaMART.from_payload(env["payload"])  # a RankNet payload is no LambdaMART
 
 
 def test_import_without_torch():

@@ -148,7 +148,7 @@ def test_save_load_keeps_the_bias_and_old_files_still_load(clicks, tmp_path):
         del payload["params"][key]
     del payload["position_bias"]
     payload["payload_version"] = 2
-    old = LambdaMART._from_payload(payload)
+    old = LambdaMART.from_payload(payload)
     assert old.position_bias_ is None and old.unbiased is None
     np.testing.assert_array_equal(old.predict(test.X), plain.predict(test.X))
 

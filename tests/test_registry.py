@@ -2,7 +2,9 @@
 
 A new ranker is one module and one registry entry: ``ToyRanker`` below is defined and
 registered here, and fit, predict, save, load, ``ranklearn train`` and ``ranklearn predict``
-work for it without any other file knowing about it.
+work for it without any other file knowing about it; it passes the shared tests every
+registered ranker passes (scikit-learn's checks, the command line, model files, the exports it
+declares, the warm-up), run here on it since they are parametrized before this test registers it.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from ranklearn.exceptions import ModelFormatError
 from ranklearn.io import load_model
 from ranklearn.models.base import EARLY_STOPPING, BaseRanker
 from ranklearn.registry import (
-    REGISTRY, ModelSpec, Option, get_model_class, get_spec, markdown_table, model_names, register, unregister,
+    REGISTRY, ModelSpec, Option, get_model_class, get_spec, markdown_table, model_names, register, spec_of,
+    unregister,
 )  # fmt: skip
 
 
@@ -85,6 +88,8 @@ TOY = ModelSpec(
     (),  # every parameter is an option of train, generated from the constraints
     payload_version=1,
     demo=dict(n_estimators=5),
+    warmup="rest",
+    test=dict(n_estimators=5, learning_rate=0.05),
 )  # fmt: skip
 
 
@@ -203,3 +208,55 @@ def test_every_registered_class_imports_from_ranklearn_models():
     for name in model_names():
         cls = get_model_class(name)
         assert getattr(models, cls.__name__) is cls and cls.__name__ in models.__all__
+
+
+# --- the shared tests, on a ranker registered here ---------------------------------------------------
+def test_the_toy_passes_scikit_learns_checks(toy):
+    from sklearn.utils.estimator_checks import check_estimator
+    from test_models_sklearn import adapted
+
+    check_estimator(adapted(toy))
+
+
+def test_the_toy_trains_and_predicts_from_the_command_line(toy, capsys, files, tmp_path):
+    from test_cli_train import check_train_and_predict
+
+    check_train_and_predict(toy, capsys, files, tmp_path)
+
+
+def test_the_toy_saves_and_loads_exactly(toy, tmp_path):
+    from test_io_model_file import check_save_and_load
+
+    check_save_and_load(toy, tmp_path)
+
+
+def test_the_toy_exports_to_no_format(toy, tmp_path):
+    from test_io_export import check_declared_exports
+
+    check_declared_exports(toy, tmp_path)
+
+
+def test_the_toy_is_warmed_up(toy, monkeypatch):
+    from test_warmup import check_warmed_up
+
+    check_warmed_up(toy, monkeypatch)
+
+
+def test_declared_capabilities_match_the_classes():
+    from ranklearn.registry import STRUCTURES
+
+    for spec in REGISTRY.values():
+        try:
+            cls = spec.load_class()
+        except ImportError:
+            continue
+        assert spec_of(cls) is spec and spec_of(cls()) is spec
+        assert spec.contributions == hasattr(cls, "predict_contributions"), spec.name
+        assert spec.structure in (*STRUCTURES, None)
+        cls(**spec.test).check_params()  # the test settings are valid parameters
+    assert spec_of(object()) is None and spec_of(ToyRanker) is None  # the toy is not registered here
+    with pytest.raises(ValueError, match="structure of bad must be one of trees, forest, linear, network or None"):
+        register(dataclasses.replace(TOY, name="bad", structure="graph"))
+    with pytest.raises(ValueError, match="warmup of bad must be one of trees, rest or None"):
+        register(dataclasses.replace(TOY, name="bad", warmup="later"))
+    assert "bad" not in REGISTRY

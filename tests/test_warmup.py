@@ -9,6 +9,7 @@ import sys
 import pytest
 from _helpers import assert_one_line_error, run
 
+from ranklearn.registry import REGISTRY
 from ranklearn.warmup import warm_up
 
 CLI = "import sys; from ranklearn.cli.main import main; main(sys.argv[1:])"
@@ -109,3 +110,29 @@ def test_a_warm_cache_is_not_called_compiling(monkeypatch):
     assert not any("compiling" in line for line in lines), lines
     assert lines[-1].startswith("ranklearn: kernels ready in ") and lines[-1].endswith("(all from the cache, nothing compiled)")
     assert lines[1:-1] == [f"  {name}: all from the cache (0.2 s)" for name in W.GROUPS]
+
+
+def check_warmed_up(spec, monkeypatch) -> None:
+    """``spec``'s ranker is fitted and predicts in its warm-up group (``ModelSpec.warmup``)."""
+    import importlib.util
+
+    import ranklearn.warmup as W
+    from ranklearn.registry import WARMUP_GROUPS
+
+    assert spec.warmup in WARMUP_GROUPS, f"{spec.name} is in no warm-up group"
+    if spec.extra == "neural" and importlib.util.find_spec("torch") is None:
+        assert spec.name not in W.group_models(spec.warmup)  # the warm-up without torch leaves it out
+        pytest.skip(f"{spec.name} needs torch")
+    assert spec.name in W.group_models(spec.warmup)
+    cls = spec.load_class()
+    calls = []
+    fit, predict = cls.fit, cls.predict
+    monkeypatch.setattr(cls, "fit", lambda self, *a, **k: calls.append("fit") or fit(self, *a, **k))
+    monkeypatch.setattr(cls, "predict", lambda self, *a, **k: calls.append("predict") or predict(self, *a, **k))
+    W.fit_models([spec.name])
+    assert calls == ["fit", "predict", "predict"]
+
+
+@pytest.mark.parametrize("name", list(REGISTRY))
+def test_every_registered_ranker_is_warmed_up(name, monkeypatch):
+    check_warmed_up(REGISTRY[name], monkeypatch)

@@ -47,8 +47,8 @@ from ranklearn._threads import numba_threads
 from ranklearn.collective import PeerError, PeerTimeoutError, StarComm, open_listener
 from ranklearn.data.positions import check_position, sidecar_path
 from ranklearn.exceptions import DataFormatError
-from ranklearn.models._base import check_feature_values, check_ranking_data, in_context
-from ranklearn.models.base import _check_weight, named_eval_sets, resolve_qid
+from ranklearn.models.base import named_eval_sets, resolve_qid
+from ranklearn.models.checks import check_feature_values, check_ranking_data, check_weight, in_context
 from ranklearn.models.driver import Callback
 from ranklearn.models.lambdamart import LambdaMART
 from ranklearn.objectives import Objective
@@ -112,7 +112,7 @@ class _Shard:
             raise in_context(exc, where) from None
         q = np.asarray(qid).ravel() if order is None else np.asarray(qid).ravel()[order]
         self.heads = q[self.ptr[:-1]]
-        self.weight = _check_weight(weight, self.X.shape[0], order)
+        self.weight = check_weight(weight, self.X.shape[0], order)
 
     def describe(self) -> dict[str, Any]:
         """Sizes, the query ids in order, and the label range."""
@@ -598,7 +598,7 @@ class DaskLambdaMART(LambdaMART):
     _remote_rows = "DaskLambdaMART"
 
     def _check_params(self) -> None:
-        objective = self._objective_param()
+        objective = self.effective_objective()
         # a user's object runs on every worker on that worker's queries (it must compute query by query)
         if isinstance(objective, str) and objective not in _LOCAL_OBJECTIVES:
             raise ValueError(
@@ -746,7 +746,7 @@ class DaskLambdaMART(LambdaMART):
     def to_local(self) -> LambdaMART:
         """The plain ``LambdaMART`` with the same trees and fitted attributes (through the
         model file's payload: what ``save`` would write)."""
-        return LambdaMART._from_payload(self._to_payload())
+        return LambdaMART.from_payload(self._to_payload())
 
 
 def _predict_block(block: np.ndarray, model: LambdaMART) -> np.ndarray:

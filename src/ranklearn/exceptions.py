@@ -76,3 +76,17 @@ class ModelFormatError(RanklearnError, ValueError):
 
 class TrainingDivergedError(RanklearnError, FloatingPointError):
     """Training produced non-finite losses or weights (usually a learning rate that is too high)."""
+
+
+class FeatureValueError(RanklearnError, ValueError):
+    """A value a model cannot take: ``row`` and ``feature`` (both 0-based) of the first one, and
+    ``kind``, "inf" or "NaN"."""
+
+    def __init__(self, message: str, row: int, feature: int, kind: str) -> None:
+        super().__init__(message)
+        self.row = row
+        self.feature = feature
+        self.kind = kind
+
+    def __reduce__(self) -> tuple:  # pickled across processes (joblib, Dask) with its fields
+        return type(self), (str(self), self.row, self.feature, self.kind)

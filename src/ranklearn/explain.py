@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-__all__ = ["PairExplanation", "QueryExplanation", "feature_names", "pair", "query"]
+__all__ = ["PairExplanation", "QueryExplanation", "document_ids", "feature_names", "method", "pair", "query", "shares_text"]
 
 
 def feature_names(model: Any, n_features: int | None = None) -> list[str]:
@@ -29,6 +29,39 @@ def feature_names(model: Any, n_features: int | None = None) -> list[str]:
     if names is not None:
         return [str(n) for n in names]
     return [f"f{j + 1}" for j in range(model.n_features_in_ if n_features is None else n_features)]
+
+
+def method(model: Any) -> str:
+    """What the model's contributions are, in words."""
+    from ranklearn.models.contributions import LinearContributions, NeuralContributions
+
+    if isinstance(model, NeuralContributions):
+        return "expected gradients (an approximation: contributions sum to the score only up to a residual)"
+    if isinstance(model, LinearContributions):
+        return "exact Shapley values of a linear score: coef * (x - the mean of the rows explained)"
+    return "exact Shapley values (path-dependent TreeSHAP on the training cover)"
+
+
+def document_ids(ds: Any, rows: slice, docid_field: str = "docid") -> list[str]:
+    """The ids of the documents of ``rows`` of a :class:`ranklearn.data.RankingDataset`: their
+    ``# <docid_field> = ...`` comments when every row has one, else their line numbers in the file
+    (``line 12``), else their rows (``row 1``: a dataset made from arrays)."""
+    from ranklearn.exceptions import DataFormatError
+    from ranklearn.io.trec import docids_from_comments
+
+    if ds.comments is not None:
+        try:
+            return [str(d) for d in docids_from_comments(ds.comments[rows], docid_field)]
+        except DataFormatError:
+            pass  # not every row names its document: lines, which always exist
+    if ds.lines is None:
+        return [f"row {i + 1}" for i in range(rows.stop - rows.start)]
+    return [f"line {int(n)}" for n in ds.lines[rows]]
+
+
+def shares_text(items: list[tuple[str, float]]) -> str:
+    """``[("bm25", 0.51), ("pagerank", -0.2)]`` -> ``"bm25 +0.51, pagerank -0.2"`` (the tables' cells)."""
+    return ", ".join(f"{k} {v:+.3g}" for k, v in items)
 
 
 def _largest(values: np.ndarray, names: list[str], n: int) -> list[tuple[str, float]]:

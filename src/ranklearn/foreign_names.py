@@ -31,7 +31,7 @@ TOOLS = (LIGHTGBM, XGBOOST, RANKLIB, EARLIER)
 
 #: the parameters issue 30's vocabulary renamed, per model name (old -> new, applied at once: a random
 #: forest's old ``n_estimators`` is its ``trees_per_bag`` and its old ``n_bags`` its ``n_estimators``).
-#: Read by the model-file upgrade (``BaseRanker._from_payload``) and, as NAMES rows, by every
+#: Read by the model-file upgrade (``BaseRanker.from_payload``) and, as NAMES rows, by every
 #: "ranklearn calls it ..." message.
 RENAMED: dict[str, dict[str, str]] = {
     **{name: {"epochs": "n_estimators"} for name in ("ranknet", "lambdarank", "listnet")},

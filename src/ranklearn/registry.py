@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
-    "Option", "ModelSpec", "REGISTRY", "register", "unregister", "get_spec", "get_model_class", "model_names",
-    "markdown_table", "parse_auto_or_count", "option_flag", "NOT_OPTIONS",
+    "Option", "ModelSpec", "REGISTRY", "STRUCTURES", "WARMUP_GROUPS", "register", "unregister", "get_spec",
+    "get_model_class", "model_names", "spec_of", "markdown_table", "parse_auto_or_count", "option_flag", "NOT_OPTIONS",
 ]  # fmt: skip
 
 
@@ -79,6 +79,21 @@ class ModelSpec:
         The pip extra the model needs (``"neural"`` for torch), named in errors.
     ranklib : int or None
         RankLib's ``-ranker`` number of the same method.
+    structure : str or None
+        What the model is made of, as the exports read it (:data:`STRUCTURES`): ``"trees"``
+        (``trees_``, summed), ``"forest"`` (``bags_`` of trees, averaged), ``"linear"``
+        (``intercept_ + coef_ . x``), ``"network"`` (a torch scorer, ``model_``); None: none of these.
+    exports : tuple of str
+        The formats of :func:`ranklearn.io.export_model` that hold it.
+    contributions : bool
+        It has ``predict_contributions`` (feature contributions, :mod:`ranklearn.explain`).
+    positions : bool
+        Its ``fit`` reads the rows' display positions (``position=``, learning from clicks).
+    warmup : str or None
+        The ``ranklearn warm-up`` group that fits it (:data:`WARMUP_GROUPS`); None: not warmed up.
+    test : dict
+        Estimator parameters of the shared tests (scikit-learn's checks, the command line, model
+        files, the warm-up): a fit of a few iterations on tiny data.
     """
 
     name: str
@@ -89,6 +104,12 @@ class ModelSpec:
     demo: dict[str, Any] = field(default_factory=dict)
     extra: str | None = None
     ranklib: int | None = None
+    structure: str | None = None
+    exports: tuple[str, ...] = ()
+    contributions: bool = False
+    positions: bool = False
+    warmup: str | None = None
+    test: dict[str, Any] = field(default_factory=dict)
 
     def load_class(self) -> type:
         """Import and return the estimator class.
@@ -108,6 +129,10 @@ class ModelSpec:
 
 
 REGISTRY: dict[str, ModelSpec] = {}
+#: what a model can be made of, as the exports read it (``ModelSpec.structure``)
+STRUCTURES = ("trees", "forest", "linear", "network")
+#: the groups of ``ranklearn warm-up``, each run in a process of its own (``ModelSpec.warmup``)
+WARMUP_GROUPS = ("trees", "rest")
 
 
 def register(spec: ModelSpec) -> ModelSpec:
@@ -121,6 +146,10 @@ def register(spec: ModelSpec) -> ModelSpec:
     """
     if spec.name in REGISTRY:
         raise ValueError(f"a model named {spec.name!r} is registered already")
+    if spec.structure is not None and spec.structure not in STRUCTURES:
+        raise ValueError(f"structure of {spec.name} must be one of {', '.join(STRUCTURES)} or None, got {spec.structure!r}")
+    if spec.warmup is not None and spec.warmup not in WARMUP_GROUPS:
+        raise ValueError(f"warmup of {spec.name} must be one of {', '.join(WARMUP_GROUPS)} or None, got {spec.warmup!r}")
     for other in REGISTRY.values():
         for a in spec.options:
             for b in other.options:
@@ -155,6 +184,19 @@ def get_spec(name: str) -> ModelSpec:
     if spec is None:
         raise ValueError(f"unknown model {name!r}; choose one of {', '.join(REGISTRY)}")
     return spec
+
+
+def spec_of(model: Any) -> ModelSpec | None:
+    """The spec of an estimator (or class): the first class of its method resolution order that a
+    spec names as its target (a subclass of a registered ranker is that ranker); None for another
+    object. Imports nothing."""
+    targets = {spec.target: spec for spec in REGISTRY.values()}
+    cls = model if isinstance(model, type) else type(model)
+    for base in cls.__mro__:
+        spec = targets.get(f"{base.__module__}:{base.__qualname__}")
+        if spec is not None:
+            return spec
+    return None
 
 
 def get_model_class(name: str) -> type:
@@ -301,6 +343,17 @@ _L2 = Option("--l2", "l2_regularization", float,
 _TOLERANCE = Option("--tolerance", "tolerance", float,
                     "Least gain of a sweep (coordinate-ascent) or round (adarank) that goes on.")  # fmt: skip
 _NEURAL_DEMO = dict(hidden=(32,), n_estimators=20, learning_rate=3e-3, early_stopping_rounds=10, random_state=0)
+#: the formats that hold a model's trees summed (every tree engine), its linear weights (RankLib's
+#: own linear rankers are one more), or its network
+_TREE_EXPORTS = ("xgboost", "xgboost-dump", "elasticsearch", "opensearch", "solr", "vespa", "treelite")
+_LAMBDAMART_EXPORTS = ("ranklib", "lightgbm", *_TREE_EXPORTS)
+_LINEAR_EXPORTS = ("elasticsearch", "opensearch", "solr")
+_TREE_TEST = dict(n_estimators=5, min_samples_leaf=1, random_state=0)
+_NEURAL_TEST = dict(n_estimators=2, hidden=(4,), n_networks=1, random_state=0)
+_TREES = dict(structure="trees", exports=_LAMBDAMART_EXPORTS, contributions=True, positions=True, warmup="trees",
+              test=_TREE_TEST)  # fmt: skip
+_NETWORK = dict(structure="network", exports=("onnx",), contributions=True, positions=True, warmup="rest",
+                test=_NEURAL_TEST)  # fmt: skip
 
 register(
     ModelSpec(
@@ -313,6 +366,7 @@ register(
         payload_version=4,
         demo=_TREE_DEMO,
         ranklib=6,
+        **_TREES,
     )
 )  # fmt: skip
 register(
@@ -324,6 +378,7 @@ register(
         payload_version=4,  # as LambdaMART's 4
         demo=_TREE_DEMO,
         ranklib=0,
+        **_TREES,
     )
 )
 register(
@@ -336,6 +391,7 @@ register(
         demo=_NEURAL_DEMO,
         extra="neural",
         ranklib=1,
+        **_NETWORK,
     )
 )
 register(
@@ -347,6 +403,7 @@ register(
         payload_version=4,  # 4: n_estimators (was epochs)
         demo=_NEURAL_DEMO,
         extra="neural",
+        **_NETWORK,
     )
 )
 register(
@@ -359,6 +416,7 @@ register(
         demo=_NEURAL_DEMO,
         extra="neural",
         ranklib=7,
+        **_NETWORK,
     )
 )
 register(
@@ -370,6 +428,10 @@ register(
         payload_version=2,  # 2: random_state
         demo=dict(),
         ranklib=9,
+        structure="linear",
+        exports=("ranklib", *_LINEAR_EXPORTS),
+        contributions=True,
+        warmup="rest",
     )
 )
 register(
@@ -381,6 +443,11 @@ register(
         payload_version=2,  # 2: n_estimators, line_search_steps (were n_restarts, max_iterations)
         demo=dict(n_estimators=2, line_search_steps=15, random_state=0),
         ranklib=4,
+        structure="linear",
+        exports=("ranklib", *_LINEAR_EXPORTS),
+        contributions=True,
+        warmup="rest",
+        test=dict(n_estimators=1, line_search_steps=2, random_state=0),
     )
 )
 register(
@@ -392,6 +459,11 @@ register(
         payload_version=2,  # 2: random_state; early_stopping_rounds=None (was "auto")
         demo=dict(n_estimators=100),
         ranklib=3,
+        structure="linear",
+        exports=_LINEAR_EXPORTS,
+        contributions=True,
+        warmup="rest",
+        test=dict(n_estimators=5),
     )
 )
 register(
@@ -403,6 +475,8 @@ register(
         payload_version=2,  # 2: random_state; early_stopping_rounds=None (was "auto")
         demo=dict(n_estimators=100),
         ranklib=2,
+        warmup="rest",
+        test=dict(n_estimators=5),
     )
 )
 register(
@@ -414,5 +488,10 @@ register(
         payload_version=2,  # 2: n_estimators = bags, trees_per_bag (were n_bags, n_estimators)
         demo=dict(n_estimators=50, random_state=0),
         ranklib=8,
+        structure="forest",
+        exports=_TREE_EXPORTS,
+        contributions=True,
+        warmup="trees",
+        test=dict(n_estimators=3, num_leaves=4, random_state=0),
     )
 )

@@ -56,8 +56,7 @@ from ranklearn.collective import Link, PeerError, PeerTimeoutError, StarComm, ac
 from ranklearn.exceptions import ModelFormatError
 from ranklearn.io.model_file import model_file_bytes
 from ranklearn.data.positions import check_position
-from ranklearn.models._base import as_dense_features, check_ranking_data, in_context
-from ranklearn.models.base import _check_weight
+from ranklearn.models.checks import as_dense_features, check_ranking_data, check_weight, in_context
 from ranklearn.models.driver import Callback, EvalData
 from ranklearn.models.lambdamart import LambdaMART
 from ranklearn.tree.binning import BinMapper, has_missing, sample_rows
@@ -203,7 +202,7 @@ class _TaskRows:
                 q = qid[t] if order is None else qid[t][order]
                 self.heads = q[self.ptr[:-1]]
                 if plan.weight:
-                    self.weight = _check_weight(table["w"].to_numpy(zero_copy_only=False)[t], self.X.shape[0], order)
+                    self.weight = check_weight(table["w"].to_numpy(zero_copy_only=False)[t], self.X.shape[0], order)
                 if plan.position:
                     self.position = check_position(table["p"].to_numpy(zero_copy_only=False)[t], self.X.shape[0], order)
             if valid.any():
@@ -471,7 +470,7 @@ class _SparkFit(LambdaMART):
         return sorted([*LambdaMART._get_param_names(), "task_timeout"])
 
     def _check_params(self) -> None:
-        objective = self._objective_param()
+        objective = self.effective_objective()
         if not (isinstance(objective, str) and objective in _LOCAL_OBJECTIVES):
             raise ValueError(
                 f"objective={objective!r} is not supported by SparkLambdaMART; use one of "
@@ -591,7 +590,7 @@ class _SparkFit(LambdaMART):
 
     def to_local(self) -> LambdaMART:
         """The plain ``LambdaMART`` with the same trees and fitted attributes."""
-        return LambdaMART._from_payload(self._to_payload())
+        return LambdaMART.from_payload(self._to_payload())
 
 
 def _split_sorted(global_sorted: np.ndarray, starts: np.ndarray) -> list[np.ndarray]:

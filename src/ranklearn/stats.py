@@ -9,6 +9,7 @@ adjusted p-values — what RankLib's Analyzer and ranx's ``compare`` report, plu
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 
@@ -229,6 +230,48 @@ class Comparison:
             "tests": [asdict(r) for r in self.results],
         }
 
+    def table(self, metric: str) -> tuple[list[str], list[list[str]]]:
+        """The cells of the table of one metric (``ranklearn compare``'s, the report's): (column names,
+        rows), the baseline first.
+
+        With several systems the p-values are the Holm-Bonferroni adjusted ones.
+        """
+        rows = [r for r in self.results if r.metric == metric]
+        holm = len(rows) > 1
+        level = f"{100 * self.confidence:g}%"
+        columns = ["system", "mean", "diff", f"{level} CI", "p(t)", "p(W)", "p(rand)", "W/T/L"]
+        cells = [[f"{self.baseline} (base)", f"{self.means[metric][self.baseline]:.4f}", *[""] * 6]]
+        for r in rows:
+            p = (r.t_p_holm, r.wilcoxon_p_holm, r.randomization_p_holm) if holm else (r.t_p, r.wilcoxon_p, r.randomization_p)
+            cells.append([
+                r.system, f"{r.mean:.4f}", f"{r.difference:+.4f}",
+                "n/a" if math.isnan(r.ci_low) else f"{r.ci_low:+.3f},{r.ci_high:+.3f}",
+                *(_p(v) for v in p), f"{r.wins}/{r.ties}/{r.losses}",
+            ])  # fmt: skip
+        return columns, cells
+
+    def title(self, metric: str, n_queries: int) -> str:
+        """Title of one metric's table: the metric and how many queries its tests used."""
+        n_used = next(r.n_queries for r in self.results if r.metric == metric)
+        return f"{metric} ({n_used} of {n_queries} queries)"
+
+    def note(self, seed: int) -> str:
+        """The line under ``compare``'s tables saying what each column is."""
+        holm = "; p-values Holm-Bonferroni adjusted over each metric's comparisons" if len(self.systems) > 2 else ""
+        sampled = f"{self.n_permutations:,} random sign flips, seed {seed}, p = (b+1)/(N+1)"
+        exact = sorted({r.metric for r in self.results if r.randomization_exact})
+        if self.randomization_exact:
+            flips = "every sign assignment, exact"
+        elif exact:  # metrics comparing few queries are exact, the others sampled
+            flips = f"every sign assignment, exact, for {', '.join(exact)}; {sampled} for the others"
+        else:
+            flips = sampled
+        return (
+            f"two-sided paired tests against {self.baseline}: t = paired t-test, W = Wilcoxon signed-rank "
+            f"(zero differences dropped), rand = randomization ({flips}); CI = percentile bootstrap "
+            f"of the difference (n/a below 2 queries); W/T/L = queries won/tied/lost{holm}"
+        )
+
 
 def compare(
     per_query: Mapping[str, Mapping[str, ArrayLike]],
@@ -339,3 +382,8 @@ def compare(
                 )
             )  # fmt: skip
     return Comparison(systems, base, means, results, confidence, n_permutations, all(exact_by_metric.values()))
+
+
+def _p(value: float) -> str:
+    """A p-value as the tables show it."""
+    return "n/a" if math.isnan(value) else ("<0.001" if value < 1e-3 else f"{value:.3f}")

@@ -31,8 +31,6 @@ from pathlib import Path
 
 import numpy as np
 
-#: the rankers of the tree group; every other ranker without an extra goes to the other group
-TREE_MODELS = ("lambdamart", "mart", "random-forest")
 #: iteration parameters cut down to a few: the warm-up needs every code path, not a good model
 _SHORT = {"n_estimators": 3, "line_search_steps": 3, "early_stopping_rounds": 2}
 METRICS = ("ndcg@10", "dcg@10", "err@10", "map", "p@10", "rr@10")
@@ -45,7 +43,18 @@ def _data() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return make_ranking(30, 8, random_state=0, return_X_y=True)
 
 
-def _fit_models(names: list[str]) -> None:
+def group_models(group: str) -> list[str]:
+    """The registered rankers the warm-up ``group`` fits (``ModelSpec.warmup``): those that need no
+    extra, and the neural ones when torch is installed (make demo's extra)."""
+    from ranklearn.registry import REGISTRY
+
+    extras = {None} | ({"neural"} if importlib.util.find_spec("torch") is not None else set())
+    return [name for name, spec in REGISTRY.items() if spec.warmup == group and spec.extra in extras]
+
+
+def fit_models(names: list[str]) -> None:
+    """Fit each ranker of ``names`` on tiny data with an evaluation set (its demo settings, its
+    iterations cut short) and predict with it: a batch and a few rows."""
     from ranklearn.registry import get_spec
 
     X, y, qid = _data()
@@ -67,7 +76,7 @@ def _trees() -> None:
     X, y, qid = _data()
     model = LambdaMART(n_estimators=2).fit(X, y, qid)  # no eval set: the metrics are the other group's
     model.predict(X)
-    _fit_models(list(TREE_MODELS))
+    fit_models(group_models("trees"))
     # a Dask worker's tree (ranklearn.dask): the builder that sums over workers, here one
     binned, n_bins = model.bin_mapper_.transform(X), model.bin_mapper_.n_bins_
     g, h = np.linspace(-1.0, 1.0, len(y)), np.ones(len(y))
@@ -78,7 +87,6 @@ def _data_metrics_linear() -> None:
     from ranklearn.data import load_svmlight
     from ranklearn.data.groups import group_ptr
     from ranklearn.metrics import evaluate
-    from ranklearn.registry import REGISTRY
 
     X, y, qid = _data()
     evaluate(y, X[:, 0].astype(np.float64), group_ptr(qid), list(METRICS))
@@ -88,9 +96,7 @@ def _data_metrics_linear() -> None:
         load_svmlight(path)
         _clicks(X, y, qid, Path(tmp) / "clicks.tsv")
         _trec_eval(Path(tmp))
-    # the neural rankers too when torch is installed (make demo's extra): RankNet's pair loop is numba
-    extras = {None} | ({"neural"} if importlib.util.find_spec("torch") is not None else set())
-    _fit_models([n for n, spec in REGISTRY.items() if spec.extra in extras and n not in TREE_MODELS])
+    fit_models(group_models("rest"))  # the neural rankers' too: RankNet's pair loop is numba
 
 
 def _clicks(X: np.ndarray, y: np.ndarray, qid: np.ndarray, path: Path) -> None:
@@ -142,7 +148,7 @@ def _run_group(name: str) -> tuple[int, float]:
 
 def cache_location() -> str:
     """Where numba keeps ranklearn's compiled kernels (the folder of one of them)."""
-    from ranklearn.metrics._kernels import per_query_values
+    from ranklearn.metrics.kernels import per_query_values
 
     return str(Path(per_query_values._cache._cache_path))
 

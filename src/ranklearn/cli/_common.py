@@ -21,7 +21,7 @@ from ranklearn.exceptions import DataFormatError
 if TYPE_CHECKING:  # importing the metrics loads numba; keep `--help` fast
     from ranklearn.data import RankingDataset
     from ranklearn.metrics import Metric
-    from ranklearn.models._base import FeatureValueError
+    from ranklearn.exceptions import FeatureValueError
 
 # soft_wrap: a message is one line whatever the width (off a terminal rich assumes 80 columns, and logs are grepped)
 console = Console(soft_wrap=True)
@@ -123,8 +123,12 @@ def check_labels_nonnegative(ds: RankingDataset, path: Path, why: str = "") -> N
         )
 
 
-def feature_value_error(exc: FeatureValueError, ds: RankingDataset, path: Path, model: str) -> DataFormatError:
-    """A value ``model`` cannot take, named by the file's line and the feature id."""
+def feature_value_error(exc: FeatureValueError, ds: RankingDataset, path: Path, estimator: Any) -> DataFormatError:
+    """A value ``estimator`` cannot take, named by the file's line and the feature id."""
+    from ranklearn.registry import spec_of
+
+    spec = spec_of(estimator)
+    model = type(estimator).__name__ if spec is None else spec.name
     if exc.kind == "inf":
         reason = f"feature {exc.feature + 1} is infinite; no model takes inf (a missing value is NaN)"
     else:
@@ -274,13 +278,10 @@ def read_scores(path: Path, n_rows: int, data_path: Path) -> np.ndarray:
 
 
 def conventions_line(metrics: Sequence[Metric]) -> str:
-    """One line stating the conventions of every metric, grouping metrics that share them."""
-    groups: dict[str, list[str]] = {}
-    for m in metrics:
-        groups.setdefault(m.conventions, []).append(m.name)
-    if len(groups) == 1:
-        return f"conventions: {next(iter(groups))}"
-    return "conventions: " + "; ".join(f"{', '.join(names)}: {text}" for text, names in groups.items())
+    """:func:`ranklearn.metrics.conventions_line` (imported when the metrics are)."""
+    from ranklearn.metrics import conventions_line as line
+
+    return line(metrics)
 
 
 def results_table(rows: dict[str, dict[str, float]], metric_names: Sequence[str]) -> Table:
@@ -292,6 +293,34 @@ def results_table(rows: dict[str, dict[str, float]], metric_names: Sequence[str]
     for label, values in rows.items():
         table.add_row(label, *(_fmt(values[name]) for name in metric_names))
     return table
+
+
+#: what the final tables of ``train`` (local or on a cluster) and ``demo`` report, besides the training metric
+REPORT_METRIC = "ndcg@10"
+
+
+def print_results(title: str, rows: dict[str, dict[str, float]], metric_names: list[str], console: Console) -> None:
+    """``title``, the table of ``rows`` (set -> metric -> value) and the metrics' conventions."""
+    from ranklearn.metrics import get_metric
+
+    console.print(title)
+    console.print(results_table(rows, metric_names))
+    console.print(conventions_line([get_metric(m) for m in metric_names]))
+
+
+def planned_iterations(estimator: Any) -> int | None:
+    """Planned iterations (trees, epochs...), for the progress bar."""
+    return estimator.get_params().get("n_estimators")
+
+
+def save_interrupted(estimator: Any, save: Path | None) -> str:
+    """Save the best model so far of an interrupted fit (with ``save``); what was kept, in words."""
+    if not estimator.__sklearn_is_fitted__():
+        return "interrupted before the first iteration finished; nothing trained, nothing saved"
+    if save is None:
+        return "interrupted; nothing saved (no --save given)"
+    estimator.save(save)
+    return f"interrupted; saved the best model so far to {save}"
 
 
 def _fmt(value: float) -> str:

@@ -148,12 +148,12 @@ def run_cv(
         from sklearn.base import clone
 
         from ranklearn.datasets import load_letor_fold
-        from ranklearn.datasets._letor import _SPLIT_FILES
+        from ranklearn.datasets import SPLIT_FILES
         from ranklearn.model_selection import fit_with_progress
 
         for n in _letor_folds(letor_folds):
             train, vali, test = load_letor_fold(letor_folds, n)
-            for part, name in zip((train, vali, test), _SPLIT_FILES, strict=True):  # before this fold is fitted
+            for part, name in zip((train, vali, test), SPLIT_FILES, strict=True):  # before this fold is fitted
                 _check(part, letor_folds / f"Fold{n}" / name, estimator, scored=part is not train)
             try:
                 fitted = fit_with_progress(

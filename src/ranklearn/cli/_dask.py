@@ -14,7 +14,6 @@ import numpy as np
 
 from ranklearn._files import writes_stdout
 from ranklearn.cli import _common as C
-from ranklearn.cli._train import REPORT_METRIC, _print_results, _save_interrupted, _total, checked_estimator
 from ranklearn.data.groups import group_ptr
 from ranklearn.exceptions import DataFormatError
 
@@ -66,26 +65,17 @@ def _read(read_svmlight: Any, path: Path, client: Any, width: int | None = None)
         raise C.beyond_width(exc, f"the training file's features ({width}): the model could not use it") from None
 
 
-def run_train_dask(
-    model: str,
-    params: dict[str, Any],
-    train: Path,
-    validate: Path | None,
-    test: Path | None,
-    save: Path | None,
-    scheduler: str | None,
-    workers: int | None,
-    worker_timeout: float | None = None,
-) -> None:
-    """``run_train`` on a Dask cluster: the files (or globs) are read on the workers, the
-    model is a :class:`ranklearn.dask.DaskLambdaMART`; the same progress bar, model file and
-    final table as on one machine (scores and labels of each set come to the client for it).
-    ``worker_timeout`` (seconds; None: the estimator's default) bounds every wait for the
-    workers; a worker lost or silent that long ends the command with one line and status 1."""
-    import typer
+def dask_estimator(
+    model: str, params: dict[str, Any], scheduler: str | None, workers: int | None, worker_timeout: float | None
+) -> Any:
+    """The :class:`ranklearn.dask.DaskLambdaMART` of ``train --scheduler/--workers`` (its parameters
+    not yet checked), after the checks of those options.
 
-    from ranklearn._progress import TrainingProgress
-
+    Raises
+    ------
+    ValueError
+        For another model, both or bad cluster options, or the dask extra missing.
+    """
     if model != "lambdamart":
         raise ValueError(f"--scheduler/--workers train --model lambdamart only, not {model}")
     if scheduler is not None and workers is not None:
@@ -93,11 +83,32 @@ def run_train_dask(
     if worker_timeout is not None and not worker_timeout > 0:
         raise ValueError(f"--worker-timeout must be a positive number of seconds, got {worker_timeout:g}")
     try:
-        from ranklearn.dask import DaskLambdaMART, QueryStraddleError, WorkerLostError, read_svmlight, svmlight_paths
+        from ranklearn.dask import DaskLambdaMART
     except ImportError as exc:
         raise ValueError(f"--scheduler/--workers need the dask extra: pip install 'ranklearn[dask]' ({exc})") from None
-    estimator = DaskLambdaMART(**params, **({} if worker_timeout is None else {"worker_timeout": worker_timeout}))
-    checked_estimator(estimator, model)
+    return DaskLambdaMART(**params, **({} if worker_timeout is None else {"worker_timeout": worker_timeout}))
+
+
+def run_train_dask(
+    estimator: Any,
+    model: str,
+    train: Path,
+    validate: Path | None,
+    test: Path | None,
+    save: Path | None,
+    scheduler: str | None,
+    workers: int | None,
+) -> None:
+    """``run_train`` on a Dask cluster: the files (or globs) are read on the workers, the
+    model is ``estimator``, a checked :func:`dask_estimator`; the same progress bar, model file and
+    final table as on one machine (scores and labels of each set come to the client for it).
+    Its ``worker_timeout`` bounds every wait for the workers; a worker lost or silent that long
+    ends the command with one line and status 1."""
+    import typer
+
+    from ranklearn._progress import TrainingProgress
+    from ranklearn.dask import QueryStraddleError, WorkerLostError, read_svmlight, svmlight_paths
+
     with _client(scheduler, workers) as client:
         estimator.client = client
         sets = {"train": _read(read_svmlight, train, client)}
@@ -107,13 +118,13 @@ def run_train_dask(
                 sets[name] = _read(read_svmlight, path, client, width)
         eval_set = [sets["validate"]] if validate is not None else None
         try:
-            with TrainingProgress(_total(estimator), description=model) as progress:
+            with TrainingProgress(C.planned_iterations(estimator), description=model) as progress:
                 estimator.fit(
                     *sets["train"], eval_set=eval_set,
                     eval_names=["validate"] if eval_set else None, callbacks=[progress],
                 )  # fmt: skip
         except KeyboardInterrupt:
-            raise C.Interrupted(_save_interrupted(estimator, save)) from None
+            raise C.Interrupted(C.save_interrupted(estimator, save)) from None
         except QueryStraddleError as exc:  # partitions are files here: name them
             option, path = ("--train", train) if exc.what == "X" else ("--validate", validate)
             files = svmlight_paths(str(path))
@@ -130,7 +141,7 @@ def run_train_dask(
             local.save(save)
         from ranklearn.metrics import get_metric
 
-        metric_names = list(dict.fromkeys([REPORT_METRIC, estimator.get_params()["metric"]]))
+        metric_names = list(dict.fromkeys([C.REPORT_METRIC, estimator.get_params()["metric"]]))
         metrics = [get_metric(m) for m in metric_names]
         rows = {}
         for name, (X, y, q) in sets.items():
@@ -139,4 +150,4 @@ def run_train_dask(
             rows[name] = {m.name: m.mean(labels, scores, ptr) for m in metrics}
     saved = f"saved to {save}" if save is not None else "not saved (no --save)"
     console = C.err_console if save is not None and writes_stdout(save) else C.console
-    _print_results(f"{model} on dask: {saved}; metrics on each set", rows, metric_names, console)
+    C.print_results(f"{model} on dask: {saved}; metrics on each set", rows, metric_names, console)

@@ -7,7 +7,6 @@ same queries, which ``evaluate`` prints and ``compare`` tests.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -165,6 +164,8 @@ def print_evaluation(
     With one system the JSON is ``{"<metric>": mean, ...}`` (plus ``"per_query"``); with
     several it is ``{"<system>": {...}, ...}``.
     """
+    from ranklearn.metrics import means_scope
+
     summary = {m.name: m.summarize for m in metrics}  # the mean; geometric for gm_map, gm_bpref
     means = {name: {m: summary[m](v) for m, v in by_metric.items()} for name, by_metric in values.items()}
     names = [m.name for m in metrics]
@@ -189,16 +190,6 @@ def print_evaluation(
     C.console.print(f"{source}: {means_scope(values, len(query_ids))}")
     C.console.print(C.results_table(means, names))
     C.console.print(C.conventions_line(metrics))
-
-
-def means_scope(values: dict[str, dict[str, np.ndarray]], n_queries: int) -> str:
-    """Which queries the means cover: those the first metric scored for each system (``empty="skip"``
-    leaves some out, and so does a run that lacks a judged query)."""
-    counts = {name: int((~np.isnan(next(iter(by_metric.values())))).sum()) for name, by_metric in values.items()}
-    if len(set(counts.values())) == 1:
-        return f"mean over {next(iter(counts.values()))} of {n_queries} queries"
-    each = ", ".join(f"{name} {n}" for name, n in counts.items())
-    return f"means over each system's scored queries ({each}) of {n_queries} queries"
 
 
 def run_compare(
@@ -229,7 +220,15 @@ def run_compare(
     for metric in metrics:
         C.console.print(_compare_table(result, metric.name, len(query_ids)))
     C.console.print(C.conventions_line(metrics))
-    C.console.print(compare_note(result, seed))
+    C.console.print(result.note(seed))
+
+
+def check_compare_options(permutations: int, confidence: float) -> None:
+    """Refuse ``--permutations`` below 1 and a ``--confidence`` outside (0, 1), naming the option."""
+    if permutations < 1:
+        raise ValueError(f"--permutations must be >= 1, got {permutations}")
+    if not 0 < confidence < 1:
+        raise ValueError(f"--confidence must be between 0 and 1, got {confidence}")
 
 
 def comparison(
@@ -240,72 +239,21 @@ def comparison(
 
     if len(values) < 2:
         raise ValueError("compare needs at least two systems (give --scores or --run twice or more)")
-    if permutations < 1:
-        raise ValueError(f"--permutations must be >= 1, got {permutations}")
-    if not 0 < confidence < 1:
-        raise ValueError(f"--confidence must be between 0 and 1, got {confidence}")
+    check_compare_options(permutations, confidence)
     by_metric = {m.name: {system: values[system][m.name] for system in values} for m in metrics}
     return compare(by_metric, n_permutations=permutations, n_resamples=permutations, confidence=confidence, seed=seed)
 
 
-def compare_rows(result: Comparison, metric: str) -> tuple[list[str], list[list[str]]]:
-    """The cells of ``compare``'s table of one metric: (column names, rows), the baseline first.
-
-    With several systems the p-values are the Holm-Bonferroni adjusted ones.
-    """
-    rows = [r for r in result.results if r.metric == metric]
-    holm = len(rows) > 1
-    level = f"{100 * result.confidence:g}%"
-    columns = ["system", "mean", "diff", f"{level} CI", "p(t)", "p(W)", "p(rand)", "W/T/L"]
-    cells = [[f"{result.baseline} (base)", f"{result.means[metric][result.baseline]:.4f}", *[""] * 6]]
-    for r in rows:
-        p = (r.t_p_holm, r.wilcoxon_p_holm, r.randomization_p_holm) if holm else (r.t_p, r.wilcoxon_p, r.randomization_p)
-        cells.append([
-            r.system, f"{r.mean:.4f}", f"{r.difference:+.4f}",
-            "n/a" if math.isnan(r.ci_low) else f"{r.ci_low:+.3f},{r.ci_high:+.3f}",
-            *(_p(v) for v in p), f"{r.wins}/{r.ties}/{r.losses}",
-        ])  # fmt: skip
-    return columns, cells
-
-
-def compare_title(result: Comparison, metric: str, n_queries: int) -> str:
-    """Title of one metric's table: the metric and how many queries its tests used."""
-    n_used = next(r.n_queries for r in result.results if r.metric == metric)
-    return f"{metric} ({n_used} of {n_queries} queries)"
-
-
-def compare_note(result: Comparison, seed: int) -> str:
-    """The line under ``compare``'s tables saying what each column is."""
-    holm = "; p-values Holm-Bonferroni adjusted over each metric's comparisons" if len(result.systems) > 2 else ""
-    sampled = f"{result.n_permutations:,} random sign flips, seed {seed}, p = (b+1)/(N+1)"
-    exact = sorted({r.metric for r in result.results if r.randomization_exact})
-    if result.randomization_exact:
-        flips = "every sign assignment, exact"
-    elif exact:  # metrics comparing few queries are exact, the others sampled
-        flips = f"every sign assignment, exact, for {', '.join(exact)}; {sampled} for the others"
-    else:
-        flips = sampled
-    return (
-        f"two-sided paired tests against {result.baseline}: t = paired t-test, W = Wilcoxon signed-rank "
-        f"(zero differences dropped), rand = randomization ({flips}); CI = percentile bootstrap "
-        f"of the difference (n/a below 2 queries); W/T/L = queries won/tied/lost{holm}"
-    )
-
-
 def _compare_table(result: Comparison, metric: str, n_queries: int) -> Table:
-    columns, cells = compare_rows(result, metric)
+    columns, cells = result.table(metric)
     # blank rules between columns, no padding: the table fits 80 columns
-    table = Table(title=compare_title(result, metric, n_queries), box=box.SIMPLE_HEAD, padding=0, show_edge=False)
+    table = Table(title=result.title(metric, n_queries), box=box.SIMPLE_HEAD, padding=0, show_edge=False)
     table.add_column(columns[0], min_width=min(24, max(len(s) for s in result.systems) + 7))
     for column in columns[1:]:
         table.add_column(column, justify="right", no_wrap=True)
     for row in cells:
         table.add_row(*row)
     return table
-
-
-def _p(value: float) -> str:
-    return "n/a" if math.isnan(value) else ("<0.001" if value < 1e-3 else f"{value:.3f}")
 
 
 def _json_safe(obj: object) -> object:

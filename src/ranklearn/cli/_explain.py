@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -10,8 +11,7 @@ import numpy as np
 from rich.table import Table
 
 from ranklearn.cli import _common as C
-from ranklearn.cli import _report as R
-from ranklearn.exceptions import DataFormatError
+from ranklearn.explain import document_ids, method, shares_text
 
 if TYPE_CHECKING:
     from ranklearn.explain import PairExplanation, QueryExplanation
@@ -32,21 +32,6 @@ def query_rows(ds, qid: str, data: Path) -> slice:
     return slice(int(ds.ptr[q]), int(ds.ptr[q + 1]))
 
 
-def document_ids(ds, rows: slice, docid_field: str) -> list[str]:
-    """The documents' ids: their ``# <docid_field> = ...`` comments when every row has one, else
-    their line numbers in the file (``line 12``)."""
-    from ranklearn.io.trec import docids_from_comments
-
-    if ds.comments is not None:
-        try:
-            return [str(d) for d in docids_from_comments(ds.comments[rows], docid_field)]
-        except DataFormatError:
-            pass  # not every row names its document: lines, which always exist
-    if ds.lines is None:
-        return [f"row {i + 1}" for i in range(rows.stop - rows.start)]
-    return [f"line {int(n)}" for n in ds.lines[rows]]
-
-
 def _pair_table(pe: PairExplanation, title: str, n: int) -> Table:
     table = Table(title=title, title_justify="left")
     table.add_column("feature")
@@ -59,10 +44,6 @@ def _pair_table(pe: PairExplanation, title: str, n: int) -> Table:
     return table
 
 
-def _features(items: list[tuple[str, float]]) -> str:
-    return ", ".join(f"{k} {v:+.3g}" for k, v in items)
-
-
 def _query_table(ex: QueryExplanation, n_docs: int, n: int) -> Table:
     table = Table(title=f"documents by score (query mean {ex.scores.mean():.6g}); features: share of score - mean",
                   title_justify="left")  # fmt: skip
@@ -72,7 +53,7 @@ def _query_table(ex: QueryExplanation, n_docs: int, n: int) -> Table:
     mean = ex.scores.mean()
     for rank, i in enumerate(ex.order[:n_docs]):
         table.add_row(str(rank + 1), ex.doc_ids[i], f"{ex.scores[i]:.6g}", f"{ex.scores[i] - mean:+.4g}",
-                      _features(ex.document(int(i), n)))  # fmt: skip
+                      shares_text(ex.document(int(i), n)))  # fmt: skip
     return table
 
 
@@ -83,53 +64,30 @@ def _pairs_table(ex: QueryExplanation, n: int) -> Table:
         table.add_column(col, justify=justify)
     for p, pe in enumerate(ex.pairs):
         table.add_row(f"{p + 1}-{p + 2}", ex.doc_ids[ex.order[p]], ex.doc_ids[ex.order[p + 1]],
-                      f"{pe.difference:+.4g}", _features(pe.top(n)))  # fmt: skip
+                      f"{pe.difference:+.4g}", shares_text(pe.top(n)))  # fmt: skip
     return table
-
-
-def method(model) -> str:
-    """What the model's contributions are, in words."""
-    from ranklearn.models.contributions import LinearContributions, NeuralContributions
-
-    if isinstance(model, NeuralContributions):
-        return "expected gradients (an approximation: contributions sum to the score only up to a residual)"
-    if isinstance(model, LinearContributions):
-        return "exact Shapley values of a linear score: coef * (x - the mean of the rows explained)"
-    return "exact Shapley values (path-dependent TreeSHAP on the training cover)"
 
 
 def _page(model_path: Path, qid: str, model, X: np.ndarray, ex: QueryExplanation, pe: PairExplanation | None,
           pair: list[str] | None, n: int) -> str:  # fmt: skip
     from ranklearn import plot
+    from ranklearn.report import figure, page, query_tables
 
     phi = model.predict_contributions(X)
     top_doc = int(ex.order[0])
     parts = [
-        f"<h1>ranklearn explain: query {R._e(qid)}</h1>",
-        f"<p>model <code>{R._e(str(model_path))}</code> ({R._e(type(model).__name__)}); "
-        f"{R._e(method(model))}; largest residual {ex.residual:.2g}.</p>",
+        f"<h1>ranklearn explain: query {html.escape(qid)}</h1>",
+        f"<p>model <code>{html.escape(str(model_path))}</code> ({html.escape(type(model).__name__)}); "
+        f"{html.escape(method(model))}; largest residual {ex.residual:.2g}.</p>",
     ]
     if pe is not None:
-        parts.append(R._figure(plot.pair(pe, top=n, labels=(pair[0], pair[1])),
+        parts.append(figure(plot.pair(pe, top=n, labels=(pair[0], pair[1])),
                                f"Why {pair[0]} scores {'above' if pe.difference >= 0 else 'below'} {pair[1]}: "
                                "each feature's share of the score difference."))  # fmt: skip
-    parts.append(R._figure(plot.waterfall(phi[top_doc], ex.names, top=n, title=f"{ex.doc_ids[top_doc]} (rank 1)"),
+    parts.append(figure(plot.waterfall(phi[top_doc], ex.names, top=n, title=f"{ex.doc_ids[top_doc]} (rank 1)"),
                           "Why this document is first: from the expected score, each feature's contribution."))
-    parts += html_tables(ex, qid, n)
-    return R._page(f"ranklearn explain: query {qid}", "\n".join(parts))
-
-
-def html_tables(ex: QueryExplanation, qid: str, n: int) -> list[str]:
-    """The query's documents and adjacent pairs as HTML tables (the page's and the report's)."""
-    rows = [[str(r + 1), ex.doc_ids[i], f"{ex.scores[i]:.6g}", _features(ex.document(int(i), n))]
-            for r, i in enumerate(ex.order[: len(ex.pairs) + 1])]  # fmt: skip
-    docs = R._table(["rank", "doc", "score", "moved by (share of score - query mean)"], rows,
-                    caption=f"Documents of query {qid} by score", text=(1, 3))  # fmt: skip
-    rows = [[f"{p + 1}-{p + 2}", ex.doc_ids[ex.order[p]], ex.doc_ids[ex.order[p + 1]], f"{q.difference:+.4g}",
-             _features(q.top(n))] for p, q in enumerate(ex.pairs)]  # fmt: skip
-    pairs = R._table(["ranks", "above", "below", "gap", "decided by"], rows, caption=f"Adjacent pairs of query {qid}",
-                     text=(1, 2, 4))  # fmt: skip
-    return [docs, pairs]
+    parts += query_tables(ex, qid, n)
+    return page(f"ranklearn explain: query {qid}", "\n".join(parts))
 
 
 def run_explain(model_path: Path, data: Path, qid: str, *, pair: list[str] | None, top: int, n_features: int,
@@ -137,7 +95,7 @@ def run_explain(model_path: Path, data: Path, qid: str, *, pair: list[str] | Non
     """Load, explain, print or write (see the ``explain`` command)."""
     from ranklearn import explain
     from ranklearn.io import load_model
-    from ranklearn.models._base import FeatureValueError
+    from ranklearn.exceptions import FeatureValueError
 
     if top < 1 or n_features < 1:
         raise ValueError(f"--top and --features must be >= 1, got {top} and {n_features}")
@@ -158,7 +116,7 @@ def run_explain(model_path: Path, data: Path, qid: str, *, pair: list[str] | Non
             a, b = (_doc_index(ids, d, qid) for d in pair)
             pe = explain.pair(model, X[a], X[b])
     except FeatureValueError as exc:
-        raise C.feature_value_error(exc, ds, data, model._model_name) from None
+        raise C.feature_value_error(exc, ds, data, model) from None
     if as_json:
         obj = {"query": qid, "method": method(model), **ex.to_dict(n_features)}
         if pe is not None:
@@ -193,4 +151,4 @@ def _doc_index(ids: list[str], doc: str, qid: str) -> int:
     return ids.index(doc)
 
 
-__all__ = ["document_ids", "html_tables", "method", "query_rows", "run_explain"]
+__all__ = ["query_rows", "run_explain"]

@@ -21,9 +21,6 @@ from ranklearn.registry import Option
 if TYPE_CHECKING:
     from ranklearn.data import RankingDataset
 
-#: what the final tables report (besides the training metric)
-REPORT_METRIC = "ndcg@10"
-
 #: options of ``train`` that are not model parameters
 _FIXED = (
     "train", "validate", "test", "model", "save", "no_regroup", "position_file", "scheduler", "workers", "spark",
@@ -334,7 +331,7 @@ def check_labels_for_metrics(ds: RankingDataset, path: Path, command: str = "tra
     import numpy as np
 
     from ranklearn.exceptions import DataFormatError
-    from ranklearn.metrics._api import MAX_EXP2_LABEL
+    from ranklearn.metrics import MAX_EXP2_LABEL
 
     C.check_labels_nonnegative(ds, path, f" for the metrics that {command} reports")
     if ds.y.max() > MAX_EXP2_LABEL:
@@ -353,17 +350,13 @@ def check_features_for_model(ds: RankingDataset, path: Path, estimator: Any) -> 
     ------
     DataFormatError
     """
-    from ranklearn.models._base import FeatureValueError, check_feature_values
+    from ranklearn.exceptions import FeatureValueError
+    from ranklearn.models.checks import check_feature_values
 
     try:
         check_feature_values(ds.X, allow_nan=estimator._allow_nan)
     except FeatureValueError as exc:
-        raise C.feature_value_error(exc, ds, path, estimator._model_name) from None
-
-
-def _total(estimator: Any) -> int | None:
-    """Planned iterations (trees, epochs...), for the progress bar."""
-    return estimator.get_params().get("n_estimators")
+        raise C.feature_value_error(exc, ds, path, estimator) from None
 
 
 def run_train(
@@ -423,12 +416,12 @@ def run_train(
     if spark is not None and (scheduler is not None or workers is not None):
         raise ValueError("give --spark (a Spark master) or --scheduler/--workers (a Dask cluster), not both")
     if scheduler is not None or workers is not None:
-        from ranklearn.cli._dask import run_train_dask
+        from ranklearn.cli._dask import dask_estimator, run_train_dask
 
         if position_file is not None:
             raise ValueError("--position-file applies to a local fit; a Dask fit reads each file's .position sidecar")
-
-        return run_train_dask(model, params, train, validate, test, save, scheduler, workers, worker_timeout)
+        estimator = checked_estimator(dask_estimator(model, params, scheduler, workers, worker_timeout), model)
+        return run_train_dask(estimator, model, train, validate, test, save, scheduler, workers)
     if worker_timeout is not None and spark is None:
         raise ValueError("--worker-timeout applies to a Dask or Spark fit only: give --scheduler, --workers or --spark")
     if spark is not None and model != "lambdamart":
@@ -464,7 +457,7 @@ def run_train(
     tr = sets["train"]
     eval_set = [(sets["validate"].X, sets["validate"].y, sets["validate"].qid)] if "validate" in sets else None
     try:
-        with TrainingProgress(_total(estimator), description=model) as progress:
+        with TrainingProgress(C.planned_iterations(estimator), description=model) as progress:
             if spark is None:
                 estimator.fit(
                     tr.X, tr.y, qid=tr.qid, position=tr.position, eval_set=eval_set,
@@ -476,17 +469,17 @@ def run_train(
                 estimator = fit_on_spark(spark, params, tr, sets.get("validate"), [progress], worker_timeout)
                 model = f"{model} on spark"
     except KeyboardInterrupt:
-        raise C.Interrupted(_save_interrupted(estimator, save)) from None
+        raise C.Interrupted(C.save_interrupted(estimator, save)) from None
     except ValueError as exc:  # labels this ranker cannot train on: name the line of the first one
         raise _training_label_error(exc, tr, train) from None
     if save is not None:
         estimator.save(save)
-    metric_names = list(dict.fromkeys([REPORT_METRIC, estimator.get_params()["metric"]]))
+    metric_names = list(dict.fromkeys([C.REPORT_METRIC, estimator.get_params()["metric"]]))
     saved = f"saved to {save}" if save is not None else "not saved (no --save)"
     console = C.err_console if save is not None and writes_stdout(save) else C.console
     notes: list[str] = []
     rows = evaluate_sets(estimator, sets, metric_names, notes)
-    _print_results(f"{model}: {saved}; metrics on each set", rows, metric_names, console)
+    C.print_results(f"{model}: {saved}; metrics on each set", rows, metric_names, console)
     for note in notes:
         console.print(note, highlight=False, markup=False)
 
@@ -595,24 +588,6 @@ def carve_validation(ds: RankingDataset, fraction: float, seed: int, path: Path)
     return ds.subset(chosen), ds.subset(~chosen)
 
 
-def _save_interrupted(estimator: Any, save: Path | None) -> str:
-    """Save the best model so far of an interrupted fit (with ``save``); what was kept, in words."""
-    if not estimator.__sklearn_is_fitted__():
-        return "interrupted before the first iteration finished; nothing trained, nothing saved"
-    if save is None:
-        return "interrupted; nothing saved (no --save given)"
-    estimator.save(save)
-    return f"interrupted; saved the best model so far to {save}"
-
-
-def _print_results(title: str, rows: dict[str, dict[str, float]], metric_names: list[str], console: Console) -> None:
-    from ranklearn.metrics import get_metric
-
-    console.print(title)
-    console.print(C.results_table(rows, metric_names))
-    console.print(C.conventions_line([get_metric(m) for m in metric_names]))
-
-
 # ------------------------------------------------------------------------------------- demo
 DEMO_METRICS = ["ndcg@1", "ndcg@5", "ndcg@10", "err@10", "map"]
 
@@ -648,7 +623,7 @@ def run_demo(console: Console | None = None) -> dict[str, dict[str, float]]:
             continue
         estimator = cls(**params)
         start = time.perf_counter()
-        with TrainingProgress(_total(estimator), description=name) as progress:
+        with TrainingProgress(C.planned_iterations(estimator), description=name) as progress:
             estimator.fit(
                 train.X, train.y, qid=train.qid, eval_set=[(valid.X, valid.y, valid.qid)],
                 eval_names=["validation"], callbacks=[progress],
@@ -656,5 +631,5 @@ def run_demo(console: Console | None = None) -> dict[str, dict[str, float]]:
         out.print(f"{name}: trained in {time.perf_counter() - start:.1f}s")
         results[name] = evaluate_sets(estimator, {"test": test}, DEMO_METRICS)["test"]
     if results:
-        _print_results("test set, every model:", results, DEMO_METRICS, out)
+        C.print_results("test set, every model:", results, DEMO_METRICS, out)
     return results

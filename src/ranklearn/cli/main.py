@@ -468,7 +468,7 @@ def predict(
     Trailing features left out of the file (all zero) count as zeros up to the model's feature count.
     """
     from ranklearn.io import load_model
-    from ranklearn.models._base import FeatureValueError
+    from ranklearn.exceptions import FeatureValueError
 
     if fmt is PredictFormat.trec and re.fullmatch(r"\S+", run_tag) is None:  # checked before any work
         raise ValueError(f"--run-tag must be one word without blanks, got {run_tag!r}")
@@ -487,7 +487,7 @@ def predict(
     try:
         scores = estimator.predict(ds.X, qid=ds.qid)
     except FeatureValueError as exc:  # e.g. NaN for a neural model: name the file's line
-        raise C.feature_value_error(exc, ds, data, estimator._model_name) from None
+        raise C.feature_value_error(exc, ds, data, estimator) from None
     except ValueError as exc:
         raise DataFormatError(str(exc), path=C.shown(data)) from None
     if fmt is PredictFormat.trec:  # in the loader's query order, which a run does not depend on

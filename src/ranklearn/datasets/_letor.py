@@ -18,7 +18,8 @@ class LetorSplits(NamedTuple):
     test: RankingDataset
 
 
-_SPLIT_FILES = ("train.txt", "vali.txt", "test.txt")
+#: the files of a LETOR fold folder, in the order train, validation, test
+SPLIT_FILES = ("train.txt", "vali.txt", "test.txt")
 
 
 def load_letor_fold(root: str | PathLike[str], fold: int | str, **load_kwargs: Any) -> LetorSplits:
@@ -53,12 +54,12 @@ def load_letor_fold(root: str | PathLike[str], fold: int | str, **load_kwargs: A
             f"no fold folder {str(folder)!r}"
             + (f"; {str(root)!r} has {found}" if found else f"; {str(root)!r} has no Fold* folders")
         )
-    paths = [folder / name for name in _SPLIT_FILES]
+    paths = [folder / name for name in SPLIT_FILES]
     missing = [p.name for p in paths if not p.is_file()]
     if missing:
         raise FileNotFoundError(
             f"fold folder {str(folder)!r} lacks {missing} (has {sorted(p.name for p in folder.iterdir())}); "
-            f"expected {list(_SPLIT_FILES)}"
+            f"expected {list(SPLIT_FILES)}"
         )
     sets = [load_svmlight(p, **load_kwargs) for p in paths]
     widest = max(d.n_features for d in sets)

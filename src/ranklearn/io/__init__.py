@@ -50,7 +50,7 @@ def _model_from(model_type: str, payload: dict[str, Any], path: str | PathLike[s
     if spec is None:
         raise ModelFormatError(f"unknown model type {model_type!r} (known: {', '.join(REGISTRY)})", path=path)
     try:
-        return spec.load_class()._from_payload(payload, **load_options)
+        return spec.load_class().from_payload(payload, **load_options)
     except ModelFormatError as exc:
         raise ModelFormatError(exc.reason, path=path) from None
     except ImportError as exc:

@@ -29,29 +29,29 @@ import numpy as np
 
 from ranklearn.tree.tree import Tree
 
-#: models made of LambdaMART's trees (MART is LambdaMART with another objective)
-TREE_MODELS = ("lambdamart", "mart")
-#: models whose trees an export writes: LambdaMART's, and a random forest's (each bag's trees
-#: with their leaf values divided by the number of bags, as the forest's predictor holds them)
-EXPORTED_TREE_MODELS = (*TREE_MODELS, "random-forest")
-#: models that are ``intercept + coef . x``
-LINEAR_MODELS = ("linear", "coordinate-ascent", "adarank")
+def _spec(model: Any) -> Any:
+    from ranklearn.registry import spec_of
+
+    return spec_of(model)
 
 
-def require_fitted_lambdamart(model: Any, target: str) -> None:
-    """Refuse anything but a fitted LambdaMART or MART for an export to ``target`` (e.g. "RankLib").
-
-    Raises
-    ------
-    ValueError
-        Naming the target format.
-    """
-    if getattr(model, "_model_name", None) not in TREE_MODELS or not model.__sklearn_is_fitted__():
-        raise ValueError(f"export to {target} needs a fitted LambdaMART or MART model")
+def _structure(model: Any) -> str | None:
+    """What the model is made of (``ModelSpec.structure``: "trees", "forest", "linear", "network"), None if unregistered."""
+    spec = _spec(model)
+    return None if spec is None else spec.structure
 
 
-def _kind(model: Any) -> str:
-    return getattr(model, "_model_name", None) or type(model).__name__
+def model_kind(model: Any) -> str:
+    """The model's registry name, or its class's name when it is not a registered ranker (for messages)."""
+    spec = _spec(model)
+    return type(model).__name__ if spec is None else spec.name
+
+
+def _holding(structures: tuple[str, ...]) -> str:
+    """The registered models of ``structures``, for a message."""
+    from ranklearn.registry import REGISTRY
+
+    return ", ".join(name for name, spec in REGISTRY.items() if spec.structure in structures)
 
 
 def _require_fitted(model: Any, target: str) -> None:
@@ -59,21 +59,33 @@ def _require_fitted(model: Any, target: str) -> None:
         raise ValueError(f"export to {target} needs a fitted model; this {type(model).__name__} is not fitted")
 
 
+def require_fitted_lambdamart(model: Any, target: str) -> None:
+    """Refuse anything but a fitted model of summed trees (LambdaMART, MART) for an export to
+    ``target`` (e.g. "RankLib").
+
+    Raises
+    ------
+    ValueError
+        Naming the target format.
+    """
+    if _structure(model) != "trees" or not model.__sklearn_is_fitted__():
+        raise ValueError(f"export to {target} needs a fitted {_holding(('trees',)).replace(', ', ' or ')} model")
+
+
 def is_tree_model(model: Any) -> bool:
-    """True for the models :func:`model_trees` exports."""
-    return getattr(model, "_model_name", None) in EXPORTED_TREE_MODELS
+    """True for the models :func:`model_trees` exports (structure "trees" or "forest")."""
+    return _structure(model) in ("trees", "forest")
 
 
 def is_linear_model(model: Any) -> bool:
-    """True for the models :func:`linear_weights` exports."""
-    return getattr(model, "_model_name", None) in LINEAR_MODELS
+    """True for the models :func:`linear_weights` exports (structure "linear")."""
+    return _structure(model) == "linear"
 
 
 def require_fitted_tree_or_linear(model: Any, target: str) -> None:
     """Refuse, naming ``target``, a model that is neither a tree model nor a linear one, or not fitted."""
     if not (is_tree_model(model) or is_linear_model(model)):
-        kinds = ", ".join((*EXPORTED_TREE_MODELS, *LINEAR_MODELS))
-        raise ValueError(f"{target} holds {kinds} models; this model is {_kind(model)}")
+        raise ValueError(f"{target} holds {_holding(('trees', 'forest', 'linear'))} models; this model is {model_kind(model)}")
     _require_fitted(model, target)
 
 
@@ -107,12 +119,10 @@ def model_trees(model: Any, target: str) -> list[Tree]:
         Naming ``target``, for another model, one not fitted, or one with a per-query normalizer.
     """
     if not is_tree_model(model):
-        raise ValueError(
-            f"{target} holds tree models ({', '.join(EXPORTED_TREE_MODELS)}); this model is {_kind(model)}"
-        )
+        raise ValueError(f"{target} holds tree models ({_holding(('trees', 'forest'))}); this model is {model_kind(model)}")
     _require_fitted(model, target)
     norm = raw_input_normalizer(model, target)
-    if model._model_name != "random-forest":
+    if _structure(model) == "trees":
         trees = list(model.trees_)
     else:
         trees = []
@@ -125,8 +135,8 @@ def model_trees(model: Any, target: str) -> list[Tree]:
 
 
 def linear_weights(model: Any, target: str) -> tuple[np.ndarray, float]:
-    """``(coef, intercept)`` of a fitted linear model (linear, coordinate-ascent, AdaRank), on raw
-    rows: a global ``normalizer_``'s ``(x - offset) * scale`` folded into them (``coef * scale``,
+    """``(coef, intercept)`` of a fitted linear model (structure "linear"), on raw rows: a global
+    ``normalizer_``'s ``(x - offset) * scale`` folded into them (``coef * scale``,
     ``intercept - sum(coef * scale * offset)``: the model's scores up to rounding).
 
     Raises
@@ -135,7 +145,7 @@ def linear_weights(model: Any, target: str) -> tuple[np.ndarray, float]:
         Naming ``target``, for another model, one not fitted, or one with a per-query normalizer.
     """
     if not is_linear_model(model):
-        raise ValueError(f"{target} holds linear models ({', '.join(LINEAR_MODELS)}); this model is {_kind(model)}")
+        raise ValueError(f"{target} holds linear models ({_holding(('linear',))}); this model is {model_kind(model)}")
     _require_fitted(model, target)
     coef, intercept = np.asarray(model.coef_, dtype=np.float64), float(model.intercept_)
     norm = raw_input_normalizer(model, target)
@@ -263,7 +273,7 @@ def fold_normalizer(model: Any, normalizer: Any, target: str) -> Any:
     from ranklearn.registry import get_model_class
 
     n = model.n_features_in_
-    out = get_model_class("lambdamart")._from_trees(_fold_trees(model_trees(model, target), normalizer, n, target), n)
+    out = get_model_class("lambdamart").from_trees(_fold_trees(model_trees(model, target), normalizer, n, target), n)
     out.trained_with_missing_ = getattr(model, "trained_with_missing_", True)
     return out
 

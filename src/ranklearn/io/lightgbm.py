@@ -112,7 +112,7 @@ _LIGHTGBM_OBJECTIVES = {"squared_error": "regression", "xendcg": "rank_xendcg"}
 
 
 def _objective(model) -> str:
-    objective = model._objective_param()
+    objective = model.effective_objective()
     return _LIGHTGBM_OBJECTIVES.get(objective, "lambdarank") if isinstance(objective, str) else "lambdarank"
 
 

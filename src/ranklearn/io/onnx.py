@@ -55,11 +55,12 @@ def export_onnx(model: Any, path: str | PathLike[str], *, opset_version: int | N
     ImportError
         If torch, onnx or onnxscript is missing (the message says what to install).
     """
-    from ranklearn.registry import REGISTRY
+    from ranklearn.registry import REGISTRY, spec_of
 
-    neural = [name for name, spec in REGISTRY.items() if spec.extra == "neural"]  # the torch scorers
-    if getattr(model, "_model_name", None) not in neural:
-        raise TypeError(f"ONNX export supports the neural rankers ({', '.join(neural)}), not {type(model).__name__}")
+    spec = spec_of(model)
+    if spec is None or "onnx" not in spec.exports:
+        held = ", ".join(name for name, other in REGISTRY.items() if "onnx" in other.exports)
+        raise TypeError(f"ONNX export supports the neural rankers ({held}), not {type(model).__name__}")
     if not model.__sklearn_is_fitted__():
         from sklearn.exceptions import NotFittedError  # not at import: ranklearn.io stays light
 
@@ -85,8 +86,8 @@ def export_onnx(model: Any, path: str | PathLike[str], *, opset_version: int | N
             dynamo=True,
         )
     proto = program.model_proto
-    proto.doc_string = f"ranklearn {model._model_name}: {OUTPUT_NAME}[n_rows] from {INPUT_NAME}[n_rows, {scorer.n_features}]"
-    for key, value in (("ranklearn_model_type", model._model_name), ("n_features", str(scorer.n_features))):
+    proto.doc_string = f"ranklearn {spec.name}: {OUTPUT_NAME}[n_rows] from {INPUT_NAME}[n_rows, {scorer.n_features}]"
+    for key, value in (("ranklearn_model_type", spec.name), ("n_features", str(scorer.n_features))):
         entry = proto.metadata_props.add()
         entry.key, entry.value = key, value
     write_output(path, proto.SerializeToString())

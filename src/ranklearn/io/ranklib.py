@@ -50,13 +50,7 @@ import numpy as np
 from ranklearn._files import write_output
 from ranklearn._text import plain_float
 from ranklearn.exceptions import ModelFormatError
-from ranklearn.io._trees import (
-    TREE_MODELS,
-    learned_missing_branch,
-    linear_weights,
-    model_trees,
-    require_fitted_lambdamart,
-)
+from ranklearn.io._trees import learned_missing_branch, linear_weights, model_kind, model_trees, require_fitted_lambdamart
 
 
 def _fmt32(x: float) -> str:
@@ -64,8 +58,27 @@ def _fmt32(x: float) -> str:
     return repr(float(np.float32(x))) if np.float32(x) == x else repr(float(x))
 
 
-#: RankLib's names of the linear models (the header it dispatches on when loading)
-_LINEAR = {"coordinate-ascent": "Coordinate Ascent", "linear": "Linear Regression"}
+#: RankLib's names of its rankers by ``-ranker`` number (the header it dispatches on when loading): tree
+#: ensembles, linear models
+_TREES = {0: "MART", 6: "LambdaMART"}
+_LINEAR = {4: "Coordinate Ascent", 9: "Linear Regression"}
+#: RankLib's linear regression: the one model whose file holds a constant (feature 0)
+_REGRESSION = 9
+
+
+def _ranklib_spec(model):
+    """The spec of a model RankLib's format holds (``"ranklib"`` among its exports), else None."""
+    from ranklearn.registry import spec_of
+
+    spec = spec_of(model)
+    return spec if spec is not None and "ranklib" in spec.exports else None
+
+
+def _spec_of_ranker(number: int):
+    """The registered model RankLib's ranker ``number`` is imported as."""
+    from ranklearn.registry import REGISTRY
+
+    return next(spec for spec in REGISTRY.values() if spec.ranklib == number and "ranklib" in spec.exports)
 
 
 def export_ranklib(model, path: str | PathLike[str]) -> None:
@@ -93,12 +106,14 @@ def ranklib_model_text(model) -> str:
     ValueError
         If the model is not one RankLib's format holds, or not fitted.
     """
-    name = getattr(model, "_model_name", None)
-    if name in _LINEAR:
-        return _linear_text(model)
-    if name not in TREE_MODELS:
-        kinds = ", ".join((*TREE_MODELS, *_LINEAR))
-        raise ValueError(f"RankLib's format holds {kinds} models; this model is {name or type(model).__name__}")
+    spec = _ranklib_spec(model)
+    if spec is None:
+        from ranklearn.registry import REGISTRY
+
+        kinds = ", ".join(name for name, other in REGISTRY.items() if "ranklib" in other.exports)
+        raise ValueError(f"RankLib's format holds {kinds} models; this model is {model_kind(model)}")
+    if spec.structure == "linear":
+        return _linear_text(model, spec.ranklib)
     require_fitted_lambdamart(model, "RankLib")
     trees = model_trees(model, "RankLib")  # a global normalizer folded in
     if learned_missing_branch(model, trees):
@@ -109,9 +124,9 @@ def ranklib_model_text(model) -> str:
         )
     stop = model.early_stopping_rounds
     if stop == "auto":  # what it meant for this fit: the rounds "auto" stands for if it watched a set
-        stop = model._early_stopping(1) if getattr(model, "evals_result_", None) else None
+        stop = model.early_stopping_patience(1) if getattr(model, "evals_result_", None) else None
     lines = [
-        f"## {model._display_name}",  # RankLib picks the ranker by this name
+        f"## {_TREES[spec.ranklib]}",  # RankLib picks the ranker by this name
         f"## No. of trees = {len(trees)}",
         f"## No. of leaves = {model.num_leaves}",
         f"## No. of threshold candidates = {model.max_bins}",
@@ -129,12 +144,11 @@ def ranklib_model_text(model) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _linear_text(model) -> str:
+def _linear_text(model, ranker: int) -> str:
     if not model.__sklearn_is_fitted__():
         raise ValueError(f"export to RankLib needs a fitted model; this {type(model).__name__} is not fitted")
-    name = model._model_name
-    lines = [f"## {_LINEAR[name]}"]
-    if name == "linear":
+    lines = [f"## {_LINEAR[ranker]}"]
+    if ranker == _REGRESSION:
         lines.append(f"## Lambda = {model.l2_regularization!r}")
     else:
         lines += [
@@ -147,7 +161,7 @@ def _linear_text(model) -> str:
             f"## Slack = {model.slack!r}",
         ]
     coef, intercept = linear_weights(model, "RankLib")  # a global normalizer folded in
-    pairs = [f"0:{intercept!r}"] if name == "linear" else []
+    pairs = [f"0:{intercept!r}"] if ranker == _REGRESSION else []
     pairs += [f"{j + 1}:{float(w)!r}" for j, w in enumerate(coef)]
     lines.append(" ".join(pairs))
     return "\n".join(lines) + "\n"
@@ -205,7 +219,7 @@ def import_ranklib(path: str | PathLike[str], n_features: int | None = None):
     except (OSError, UnicodeDecodeError) as exc:
         raise ModelFormatError(f"cannot read RankLib model: {exc}", path=p) from None
     first = next((line.strip() for line in text.splitlines() if line.strip()), "")
-    linear = {f"## {title}": name for name, title in _LINEAR.items()}.get(first)
+    linear = {f"## {title}": number for number, title in _LINEAR.items()}.get(first)
     if linear is not None:
         return _import_linear(linear, text, n_features, p)
     body = "\n".join(line for line in text.splitlines() if not _HEADER.match(line))
@@ -255,18 +269,16 @@ def import_ranklib(path: str | PathLike[str], n_features: int | None = None):
         raise ModelFormatError("the ensemble holds no trees", path=p)
     if n_features is not None and n_features < max_feature:
         raise ValueError(f"n_features={n_features} but the model uses feature {max_feature}")
-    return get_model_class("lambdamart")._from_trees(trees, n_features or max_feature)
+    return get_model_class("lambdamart").from_trees(trees, n_features or max_feature)
 
 
-def _import_linear(name: str, text: str, n_features: int | None, path: Path):
+def _import_linear(ranker: int, text: str, n_features: int | None, path: Path):
     """A linear model from its one line of ``fid:weight`` pairs (feature 0: linear regression's constant)."""
-    from ranklearn.registry import get_model_class
-
     lines = [line.strip() for line in text.splitlines() if line.strip() and not _HEADER.match(line)]
     if len(lines) != 1:
-        raise ModelFormatError(f"a RankLib {_LINEAR[name]} model has one line of fid:weight pairs", path=path)
+        raise ModelFormatError(f"a RankLib {_LINEAR[ranker]} model has one line of fid:weight pairs", path=path)
     weights: dict[int, float] = {}
-    lowest = 0 if name == "linear" else 1  # only linear regression has the constant, feature 0
+    lowest = 0 if ranker == _REGRESSION else 1  # only linear regression has the constant, feature 0
     for token in lines[0].split():
         fid, sep, value = token.partition(":")
         fid_int = int(fid) if fid.isascii() and fid.isdigit() else -1
@@ -283,7 +295,7 @@ def _import_linear(name: str, text: str, n_features: int | None, path: Path):
     for fid_int, weight in weights.items():
         if fid_int > 0:
             coef[fid_int - 1] = weight
-    return get_model_class(name)._from_weights(coef, weights.get(0, 0.0))
+    return _spec_of_ranker(ranker).load_class().from_weights(coef, weights.get(0, 0.0))
 
 
 def _float32(text: str) -> float:

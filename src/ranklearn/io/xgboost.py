@@ -258,7 +258,7 @@ def import_xgboost(path: str | PathLike[str]) -> Any:
         trees.append(_leaf_tree(base_score))
     if not trees:
         raise ModelFormatError("the model holds no trees", path=p)
-    model = get_model_class("lambdamart")._from_trees(trees, n_features)
+    model = get_model_class("lambdamart").from_trees(trees, n_features)
     # XGBoost learns a default direction at every split: count it as learned for missing values
     model.trained_with_missing_ = any(bool(np.any(t.missing_left)) for t in trees)
     names = learner.get("feature_names") or []

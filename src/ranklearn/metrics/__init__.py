@@ -29,9 +29,8 @@ mean over random orderings (computed with subset-product means, O(m * min(m, k))
 per distinct grade of a tied group of m documents).
 """
 
-from ranklearn.metrics._api import (
-    DEFAULT_MAX_GRADE,
-    Metric,
+from ranklearn.metrics._api import DEFAULT_MAX_GRADE, MAX_EXP2_LABEL, Metric, conventions_line, means_scope, query_mean
+from ranklearn.metrics.lookup import (
     dcg_score,
     err_score,
     evaluate,
@@ -39,7 +38,6 @@ from ranklearn.metrics._api import (
     map_score,
     ndcg_score,
     precision_score,
-    query_mean,
     recall_score,
     rr_score,
 )
@@ -47,13 +45,16 @@ from ranklearn.metrics._presets import PRESETS
 
 __all__ = [
     "DEFAULT_MAX_GRADE",
+    "MAX_EXP2_LABEL",
     "Metric",
     "PRESETS",
+    "conventions_line",
     "dcg_score",
     "err_score",
     "evaluate",
     "get_metric",
     "map_score",
+    "means_scope",
     "ndcg_score",
     "precision_score",
     "query_mean",

@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit, prange
 
 from ranklearn.exceptions import ModelFormatError
-from ranklearn.metrics._kernels import PARALLEL_MIN_DOCS
+from ranklearn.metrics.kernels import PARALLEL_MIN_DOCS
 from ranklearn.models.base import BaseRanker, EvalSet, FitData
 from ranklearn.models.contributions import LinearContributions
 
@@ -73,7 +73,7 @@ class LinearRanker(LinearContributions, BaseRanker):
         self.coef_ = coef
 
     @classmethod
-    def _from_weights(cls, coef: np.ndarray, intercept: float) -> LinearRanker:
+    def from_weights(cls, coef: np.ndarray, intercept: float) -> LinearRanker:
         """A model that predicts with given weights (read from another tool); it predicts,
         saves and exports like a fitted one."""
         model = cls()
@@ -109,7 +109,7 @@ class MetricFittedRanker(LinearRanker):
     With an evaluation set they keep the iteration best on it (RankLib keeps the best on
     validation data; their ``early_stopping_rounds`` defaults to None, no early stop), and their metric
     cannot break ties by document id (training data has none). Below
-    ``metrics._kernels.PARALLEL_MIN_DOCS`` training rows they fit on one thread.
+    ``metrics.kernels.PARALLEL_MIN_DOCS`` training rows they fit on one thread.
     """
 
     def _fit_threads(self, n_rows: int) -> int | None:

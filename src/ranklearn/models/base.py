@@ -52,7 +52,7 @@ from ranklearn.data.groups import group_ptr, regroup_order
 from ranklearn.data.normalize import SPECS as NORMALIZE_SPECS
 from ranklearn.data.normalize import Normalizer
 from ranklearn.data.positions import check_position
-from ranklearn.models._base import as_dense_features, check_feature_values, check_ranking_data, in_context
+from ranklearn.models.checks import as_dense_features, check_feature_values, check_ranking_data, check_weight, in_context
 from ranklearn.models.driver import Callback, EvalData, run_training
 from ranklearn.models.frames import split_query_column
 from ranklearn.models.iterations import check_iteration_range, resolve_iteration_range
@@ -225,17 +225,6 @@ def named_eval_sets(
             )
         out.append((name, item[0], item[1], qid, grp))
     return out
-
-
-def _check_weight(sample_weight: ArrayLike | None, n: int, order: np.ndarray | None) -> np.ndarray | None:
-    if sample_weight is None:
-        return None
-    w = np.asarray(sample_weight, dtype=np.float64).ravel()
-    if w.shape[0] != n:
-        raise ValueError(f"sample_weight has {w.shape[0]} values for {n} rows")
-    if not np.all(np.isfinite(w)) or (w < 0).any():
-        raise ValueError("sample_weight must be finite and non-negative")
-    return w if order is None else w[order]
 
 
 def _finite_or_none(v: float) -> float | None:
@@ -416,7 +405,15 @@ class BaseRanker(BaseEstimator):
         """Conventions of a metric given by name that follow the estimator's parameters."""
         return {}
 
-    def _early_stopping(self, n_evals: int) -> int | None:
+    def early_stopping_patience(self, n_evals: int) -> int | None:
+        """The rounds without improvement after which a fit watching ``n_evals`` evaluation sets
+        stops (``early_stopping_rounds``, ``"auto"`` resolved for this ranker), None for never.
+
+        Raises
+        ------
+        ValueError
+            For rounds given with no evaluation set to watch.
+        """
         rounds = self.early_stopping_rounds
         if isinstance(rounds, str):  # "auto"
             return auto_early_stopping_rounds(self._total()) if n_evals else None
@@ -490,7 +487,7 @@ class BaseRanker(BaseEstimator):
         q = resolve_qid(qid, group, _n_rows(X))
         Xc, yc, ptr, order = check_ranking_data(X, y, q, allow_nan=self._allow_nan)
         data = FitData(
-            Xc, yc, ptr, _check_weight(sample_weight, Xc.shape[0], order), check_position(position, Xc.shape[0], order)
+            Xc, yc, ptr, check_weight(sample_weight, Xc.shape[0], order), check_position(position, Xc.shape[0], order)
         )
         self._check_required_side(data.side() or {})
         self._warn_unread_side(data.side())
@@ -569,7 +566,7 @@ class BaseRanker(BaseEstimator):
         keeps; a fit interrupted before its first iteration keeps the previous model and its
         normalizer); a model trained on ``columns`` of the rows is mapped back to whole rows
         (:meth:`_widen_features`). Shared by ``fit`` and fits whose rows live elsewhere (:mod:`ranklearn.dask`)."""
-        rounds = self._early_stopping(len(evals))
+        rounds = self.early_stopping_patience(len(evals))
         watch = self._watched(evals, early_stopping_set)
         self.max_grade_ = float(max(1.0, max_label))
         metric = self._metric()
@@ -847,7 +844,7 @@ class BaseRanker(BaseEstimator):
                 f'metric=get_metric("{self.metric}", max_grade=<top grade>) (set_params: no refit needed)'
             )
         values = metric.per_query(yc, scores, ptr)
-        weight = _check_weight(sample_weight, yc.shape[0], order)
+        weight = check_weight(sample_weight, yc.shape[0], order)
         if weight is None:
             return query_mean(values)
         qw = np.add.reduceat(weight, ptr[:-1]) / np.diff(ptr)
@@ -916,7 +913,7 @@ class BaseRanker(BaseEstimator):
         return params
 
     @classmethod
-    def _from_payload(cls, payload: dict[str, Any], **load_options: Any) -> BaseRanker:
+    def from_payload(cls, payload: dict[str, Any], **load_options: Any) -> BaseRanker:
         """Rebuild a fitted model from a model-file payload.
 
         Unknown saved parameters are refused (a file from a newer ranklearn), and so is a

@@ -41,14 +41,14 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 
 from ranklearn.metrics import Metric
-from ranklearn.metrics._gain import discount, gain
-from ranklearn.metrics._kernels import (
+from ranklearn.metrics.gain import discount, gain
+from ranklearn.metrics.kernels import (
     DCG,
     NDCG,
     TIES_STABLE,
-    _ideal_dcg,
-    _query_value,
-    _ranked_value,
+    ideal_dcg,
+    query_value,
+    ranked_value,
 )
 from ranklearn.models._linear import MetricFittedRanker, linear_scores, query_weights
 from ranklearn.models.base import EARLY_STOPPING, N_JOBS, EvalSet, FitData
@@ -117,10 +117,10 @@ def _line_values(y, gains, scores, orders, xf, ptr, queries, relevant, ideal, de
                     if metric == NDCG:
                         value /= ideal[q]
                 elif strict:  # the stable order is the metric's ranking of the top kq
-                    value = _ranked_value(labels, order, singles, kq, relevant[q], ideal[q], metric, k, gain_kind,
+                    value = ranked_value(labels, order, singles, kq, relevant[q], ideal[q], metric, k, gain_kind,
                                           max_grade, empty, p_by, ap_by)  # fmt: skip
                 else:
-                    value = _query_value(labels, moved, n, metric, k, gain_kind, ties, max_grade, empty, p_by, ap_by)
+                    value = query_value(labels, moved, n, metric, k, gain_kind, ties, max_grade, empty, p_by, ap_by)
             strict_before = strict
             values[i, s] = value
     out = np.empty(n_s)
@@ -150,7 +150,7 @@ def _ideal_values(y: np.ndarray, ptr: np.ndarray, k: int, gain_kind: int) -> np.
     out = np.empty(ptr.shape[0] - 1)
     for q in range(out.shape[0]):
         n = ptr[q + 1] - ptr[q]
-        out[q] = _ideal_dcg(y[ptr[q] : ptr[q + 1]], n if k < 0 else min(k, n), gain_kind)
+        out[q] = ideal_dcg(y[ptr[q] : ptr[q + 1]], n if k < 0 else min(k, n), gain_kind)
     return out
 
 

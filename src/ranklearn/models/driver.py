@@ -30,7 +30,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ranklearn.models._base import in_context
+from ranklearn.models.checks import in_context
 
 Callback = Callable[[int, int, dict[str, dict[str, float]]], Any]
 

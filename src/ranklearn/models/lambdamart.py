@@ -312,11 +312,13 @@ class LambdaMART(TreeContributions, TreeImportance, BaseRanker):
         self.propensity_clip = propensity_clip
 
     # ------------------------------------------------------------------ hooks of BaseRanker
-    def _objective_param(self) -> str | Objective:
+    def effective_objective(self) -> str | Objective:
+        """The objective the trees minimise: ``objective``, or the ranker's own when it is None
+        ("lambdarank" for LambdaMART, "squared_error" for MART)."""
         return self._default_objective if self.objective is None else self.objective
 
     def _make_objective(self) -> Objective:
-        objective = self._objective_param()
+        objective = self.effective_objective()
         if objective == "custom":
             raise ValueError(
                 "this model was trained with a user's objective, which model files do not hold; "
@@ -353,14 +355,14 @@ class LambdaMART(TreeContributions, TreeImportance, BaseRanker):
         return {} if self.unbiased is None else {"position": f"unbiased={self.unbiased!r}"}
 
     def _check_params(self) -> None:
-        if self._objective_param() != "custom":
+        if self.effective_objective() != "custom":
             self._make_objective()
 
     def _side_keys(self) -> tuple[str, ...]:
-        return () if self._objective_param() == "custom" else tuple(self._make_objective().side_keys)
+        return () if self.effective_objective() == "custom" else tuple(self._make_objective().side_keys)
 
     def _side_reader(self) -> str:
-        objective = self._objective_param()
+        objective = self.effective_objective()
         return f"objective {objective if isinstance(objective, str) else type(objective).__name__!r}"
 
     def _fit_threads(self, n_rows: int) -> int | None:
@@ -509,7 +511,7 @@ class LambdaMART(TreeContributions, TreeImportance, BaseRanker):
         return len(payload["trees"])
 
     @classmethod
-    def _from_trees(cls, trees: list[Tree], n_features: int) -> LambdaMART:
+    def from_trees(cls, trees: list[Tree], n_features: int) -> LambdaMART:
         """A model that predicts with given trees (read from another tool: no bin mapper, so it
         cannot be trained further, but it predicts, saves and exports like any other)."""
         model = cls()

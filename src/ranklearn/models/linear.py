@@ -78,7 +78,7 @@ class LinearRegression(LinearRanker):
     def _total(self) -> int:
         return 1
 
-    def _early_stopping(self, n_evals: int) -> None:
+    def early_stopping_patience(self, n_evals: int) -> None:
         return None  # one solve: nothing to stop
 
     def _fit_step(self, iteration: int) -> None:

@@ -24,7 +24,7 @@ pair terms for RankNet but only 10^4 k for NDCG@k.
 current ranking:
 
 * NDCG@k: |g_t - g_j| |D(t) - D(j)| / IDCG@k with g = 2^rel - 1 and D(r) = 1 / log2(r + 2)
-  for 0-based rank r < k, else 0 (the gain and discount of :mod:`ranklearn.metrics._gain`);
+  for 0-based rank r < k, else 0 (the gain and discount of :mod:`ranklearn.metrics.gain`);
   queries whose ideal DCG is 0 get 0.
 * ERR@k: R = (2^rel - 1) / 2^max_grade, ERR = sum_r R_r / (r + 1) prod_{u<r} (1 - R_u) over
   r < k; the swap changes only the terms between the two positions, computed in O(1) per

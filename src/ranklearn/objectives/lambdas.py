@@ -21,7 +21,7 @@ from collections.abc import Mapping
 import numpy as np
 from numba import njit, prange
 
-from ranklearn.metrics._gain import GAIN_EXP2, discount, gain
+from ranklearn.metrics.gain import GAIN_EXP2, discount, gain
 from ranklearn.objectives.base import Objective, output_arrays
 
 Z_NDCG = 0
@@ -426,7 +426,7 @@ class LambdaObjective(Objective):
         query_normalization: str | None = None,
     ) -> None:
         from ranklearn.data.groups import QUERY_NORMALIZATIONS
-        from ranklearn.metrics._gain import gain_code
+        from ranklearn.metrics.gain import gain_code
 
         if query_normalization is not None and (normalize or query_normalization not in QUERY_NORMALIZATIONS):
             raise ValueError(f"query_normalization must be one of {QUERY_NORMALIZATIONS} without normalize, "

@@ -1,4 +1,5 @@
-"""Input checking shared by every ranker: features as float32, labels, queries made contiguous."""
+"""Input checking shared by every ranker and engine (local, Dask, Spark): features as float32, feature values,
+labels, sample weights, queries made contiguous."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ranklearn.data.groups import check_qid, group_ptr, regroup_order
+from ranklearn.exceptions import FeatureValueError
 
 
 def as_dense_features(X: ArrayLike) -> np.ndarray:
@@ -92,20 +94,6 @@ def _first_cell(X: np.ndarray, test) -> tuple[int, int] | None:
     return None
 
 
-class FeatureValueError(ValueError):
-    """A value a model cannot take: ``row`` and ``feature`` (both 0-based) of the first one, and
-    ``kind``, "inf" or "NaN"."""
-
-    def __init__(self, message: str, row: int, feature: int, kind: str) -> None:
-        super().__init__(message)
-        self.row = row
-        self.feature = feature
-        self.kind = kind
-
-    def __reduce__(self) -> tuple:  # pickled across processes (joblib, Dask) with its fields
-        return type(self), (str(self), self.row, self.feature, self.kind)
-
-
 def in_context(exc: ValueError, where: str) -> ValueError:
     """``exc`` saying where it happened (an evaluation set, a partition): a FeatureValueError
     keeps its row, feature and kind, any other error becomes a ValueError."""
@@ -179,3 +167,20 @@ def check_ranking_data(
         X, y, q = X[order], y[order], q[order]
     return X, y, group_ptr(q), order
 
+
+def check_weight(sample_weight: ArrayLike | None, n: int, order: np.ndarray | None) -> np.ndarray | None:
+    """``sample_weight`` as float64 in the rows' ``order`` (None stays None).
+
+    Raises
+    ------
+    ValueError
+        On a length other than ``n`` or a negative or non-finite weight.
+    """
+    if sample_weight is None:
+        return None
+    w = np.asarray(sample_weight, dtype=np.float64).ravel()
+    if w.shape[0] != n:
+        raise ValueError(f"sample_weight has {w.shape[0]} values for {n} rows")
+    if not np.all(np.isfinite(w)) or (w < 0).any():
+        raise ValueError("sample_weight must be finite and non-negative")
+    return w if order is None else w[order]

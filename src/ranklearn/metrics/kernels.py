@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ranklearn.metrics._gain import discount, gain
+from ranklearn.metrics.gain import discount, gain
 
 DCG, NDCG, ERR, AP, PREC, RR, RECALL, F1 = 0, 1, 2, 3, 4, 5, 6, 7
 TIES_STABLE, TIES_PESSIMISTIC, TIES_AVERAGE = 0, 1, 2
@@ -51,7 +51,7 @@ def _rank(labels: np.ndarray, scores: np.ndarray, ties: int) -> tuple[np.ndarray
 
 
 @njit(cache=True)
-def _ideal_dcg(labels: np.ndarray, k: int, gain_kind: int) -> float:
+def ideal_dcg(labels: np.ndarray, k: int, gain_kind: int) -> float:
     best = np.sort(labels)[::-1]
     total = 0.0
     for p in range(min(k, best.shape[0])):
@@ -202,7 +202,7 @@ def _err(labels, order, group_end, k, max_grade):
 
 
 @njit(cache=True)
-def _query_value(labels, scores, n_ret, metric, k, gain_kind, ties, max_grade, empty, p_by, ap_by):
+def query_value(labels, scores, n_ret, metric, k, gain_kind, ties, max_grade, empty, p_by, ap_by):
     # Rows n_ret: are judged documents the ranking did not retrieve: they count in R and
     # in the ideal DCG only.
     n = labels.shape[0]
@@ -214,8 +214,8 @@ def _query_value(labels, scores, n_ret, metric, k, gain_kind, ties, max_grade, e
         return 0.0
     ranked = labels[:n_ret]
     order, group_end = _rank(ranked, scores[:n_ret], ties)
-    ideal = _ideal_dcg(labels, n if k < 0 else min(k, n), gain_kind) if metric == NDCG else 1.0
-    return _ranked_value(ranked, order, group_end, kq, n_relevant, ideal, metric, k, gain_kind, max_grade, empty,
+    ideal = ideal_dcg(labels, n if k < 0 else min(k, n), gain_kind) if metric == NDCG else 1.0
+    return ranked_value(ranked, order, group_end, kq, n_relevant, ideal, metric, k, gain_kind, max_grade, empty,
                          p_by, ap_by)  # fmt: skip
 
 
@@ -239,11 +239,11 @@ def _empty_value(empty: int) -> float:
 
 
 @njit(cache=True)
-def _ranked_value(ranked, order, group_end, kq, n_relevant, ideal, metric, k, gain_kind, max_grade, empty, p_by,
+def ranked_value(ranked, order, group_end, kq, n_relevant, ideal, metric, k, gain_kind, max_grade, empty, p_by,
                   ap_by):  # fmt: skip
     """The metric of a query already ranked (``order``, ``group_end`` from ``_rank``), cut at ``kq``
     (at least 1), with ``n_relevant`` relevant judged documents (at least 1) and, for NDCG, the
-    ideal DCG ``ideal``: the part of ``_query_value`` after the sort, for callers that keep a ranking."""
+    ideal DCG ``ideal``: the part of ``query_value`` after the sort, for callers that keep a ranking."""
     if metric == DCG:
         return _dcg(ranked, order, group_end, kq, gain_kind)
     if metric == NDCG:
@@ -290,7 +290,7 @@ def per_query_values(
     out = np.empty(n_queries)
     for q in prange(n_queries):
         lo, hi = ptr[q], ptr[q + 1]
-        out[q] = _query_value(
+        out[q] = query_value(
             labels[lo:hi], scores[lo:hi], retrieved[q], metric, k, gain_kind, ties, max_grade, empty, p_by, ap_by
         )
     return out
