@@ -135,6 +135,7 @@ def test_save_and_load_round_trip_is_exact(model_path, tmp_path):
     [("n_features", "46", ["'n_features' must be int", "str '46'"]),
      ("n_features", True, ["'n_features' must be int", "bool"]),
      ("objective", "lambdarank", ["'objective' must be dict or null", "str 'lambdarank'"]),
+     ("objective", None, ["'objective' is null", "trained by ranklearn", "imported"]),
      ("bin_mapper", [], ["'bin_mapper' must be dict or null", "list"]),
      ("n_iter", 3.5, ["'n_iter' must be int"]),
      ("best_score", "0.5", ["'best_score' must be number or null"]),

@@ -21,6 +21,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Hidden, Interval, StrOptions
 
+from ranklearn.exceptions import ModelFormatError
 from ranklearn.metrics import Metric
 from ranklearn.models.base import EARLY_STOPPING, N_JOBS, BaseRanker, EvalSet, FitData
 from ranklearn.models.contributions import TreeContributions
@@ -495,6 +496,13 @@ class LambdaMART(TreeContributions, TreeImportance, BaseRanker):
         }  # fmt: skip
 
     def _state_from_payload(self, payload: dict[str, Any], version: int) -> None:
+        if payload["bin_mapper"] is not None and "objective" in payload and payload["objective"] is None:
+            # only a model imported from another tool's file (no bin mapper) has no objective: a
+            # file of a model trained here that lost it was edited, and its settings are unknown
+            raise ModelFormatError(
+                f"{self._model_name} payload field 'objective' is null, but the model was trained by ranklearn "
+                "(it has a bin mapper): only a model imported from another tool's file has no objective"
+            )
         self.bin_mapper_ = BinMapper.from_dict(payload["bin_mapper"]) if payload["bin_mapper"] else None
         self.trained_with_missing_ = bool(payload.get("trained_with_missing", False))
         self.objective_ = payload.get("objective")
