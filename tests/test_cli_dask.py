@@ -123,3 +123,46 @@ def test_ctrl_c_at_the_terminal_ends_a_local_cluster_train_with_one_line(tmp_pat
     assert "Traceback" not in err and "AllExit" not in err, err[-3000:]
     assert f"ranklearn: interrupted; saved the best model so far to {save}" in err
     assert load_model(save).interrupted_
+
+
+def test_ctrl_c_while_the_final_table_is_scored_says_the_model_was_saved(capsys, tmp_path, monkeypatch):
+    """After the last tree the model is saved, then the sets are scored on the workers for the
+    table: a Ctrl-C there is one line saying what was kept (it was a distributed AllExit traceback)."""
+    from ranklearn.dask import DaskLambdaMART
+    from ranklearn.data import save_svmlight
+    from ranklearn.datasets import make_ranking
+
+    data, save = tmp_path / "train.txt", tmp_path / "m.json"
+    save_svmlight(make_ranking(n_queries=20, n_features=4, n_informative=2, docs_per_query=(5, 5), random_state=0), data)
+
+    def interrupted(self, X):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(DaskLambdaMART, "predict", interrupted)
+    code, _, err = run(capsys, "train", "--train", data, "--model", "lambdamart", "--n-estimators", "2",
+                       "--workers", "1", "--save", save)  # fmt: skip
+    assert code == 130
+    assert err.splitlines()[-1] == f"ranklearn: interrupted while scoring the sets for the final table; the model was saved to {save}"
+    assert "Traceback" not in err  # the progress bar above it, ended
+    assert load_model(save).n_iter_ == 2
+
+
+def test_asyncio_s_never_retrieved_allexit_is_dropped_and_other_errors_kept(caplog):
+    import logging
+
+    from distributed.client import AllExit
+
+    from ranklearn.cli._dask import DropAllExit
+
+    log = logging.getLogger("asyncio")
+    drop = DropAllExit()
+    log.addFilter(drop)
+    try:
+        for exc in (AllExit(), ValueError("kept")):
+            try:
+                raise exc
+            except Exception:
+                log.error("Task exception was never retrieved", exc_info=True)
+    finally:
+        log.removeFilter(drop)
+    assert [r.exc_info[0].__name__ for r in caplog.records] == ["ValueError"]

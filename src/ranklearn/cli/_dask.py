@@ -18,10 +18,24 @@ from ranklearn.data.groups import group_ptr
 from ranklearn.exceptions import DataFormatError
 
 
+class DropAllExit(logging.Filter):
+    """Drop asyncio's "Task exception was never retrieved" for distributed's ``AllExit``: the
+    exception a Ctrl-C leaves in a cancelled gather of the client's event loop, logged with a
+    traceback when the task is collected, after the command's own line already said it was
+    interrupted."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not (exc is not None and type(exc).__name__ == "AllExit" and type(exc).__module__.startswith("distributed"))
+
+
 @contextlib.contextmanager
 def _client(scheduler: str | None, workers: int | None) -> Iterator[Any]:
     from distributed import Client, LocalCluster
 
+    asyncio_log = logging.getLogger("asyncio")
+    if not any(isinstance(f, DropAllExit) for f in asyncio_log.filters):  # kept: the task may be collected at exit
+        asyncio_log.addFilter(DropAllExit())
     if scheduler is not None:
         with Client(scheduler, timeout="30s") as client:
             yield client
@@ -136,18 +150,24 @@ def run_train_dask(
         except WorkerLostError as exc:  # the cluster failed, not the input: status 1
             typer.echo(f"ranklearn: error: {C.one_line(exc)}", err=True)
             raise typer.Exit(1) from None
-        local = estimator.to_local()
+        try:
+            local = estimator.to_local()
+        except KeyboardInterrupt:  # after the last tree, while the model came from the workers
+            raise C.Interrupted("interrupted after training, while the model came from the workers; nothing saved") from None
         if save is not None:
             local.save(save)
+        saved = f"saved to {save}" if save is not None else "not saved (no --save)"
         from ranklearn.metrics import get_metric
 
         metric_names = list(dict.fromkeys([C.REPORT_METRIC, estimator.get_params()["metric"]]))
         metrics = [get_metric(m) for m in metric_names]
         rows = {}
-        for name, (X, y, q) in sets.items():
-            scores, labels, qid = client.compute([estimator.predict(X), y, q], sync=True)
-            ptr = group_ptr(np.asarray(qid))
-            rows[name] = {m.name: m.mean(labels, scores, ptr) for m in metrics}
-    saved = f"saved to {save}" if save is not None else "not saved (no --save)"
+        try:
+            for name, (X, y, q) in sets.items():
+                scores, labels, qid = client.compute([estimator.predict(X), y, q], sync=True)
+                ptr = group_ptr(np.asarray(qid))
+                rows[name] = {m.name: m.mean(labels, scores, ptr) for m in metrics}
+        except KeyboardInterrupt:
+            raise C.Interrupted(f"interrupted while scoring the sets for the final table; the model was {saved}") from None
     console = C.err_console if save is not None and writes_stdout(save) else C.console
     C.print_results(f"{model} on dask: {saved}; metrics on each set", rows, metric_names, console)
