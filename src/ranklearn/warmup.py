@@ -195,7 +195,7 @@ def warm_up(jobs: int = 2, echo: Callable[[str], None] = print) -> dict[str, tup
 def _say(n: int, seconds: float) -> str:
     if n == 0:
         return f"all from the cache ({seconds:.1f} s)"
-    return f"{n} kernels compiled in {seconds:.1f} s"
+    return f"{n} kernel{'s' if n != 1 else ''} compiled in {seconds:.1f} s"
 
 
 if __name__ == "__main__":
