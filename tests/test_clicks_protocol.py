@@ -54,6 +54,23 @@ def test_protocol_rows_and_reproducibility(splits):
     assert np.array_equal(again.per_query["naive"]["ndcg@10"], values)
 
 
+def test_merged_sessions_and_the_validation_cap(splits):
+    tr, va, _ = splits
+    each = prepare(tr, va, PBM(eta=1.0, epsilon=0.1), n_sessions=3000, seed=1, top_k=5)
+    merged = prepare(tr, va, PBM(eta=1.0, epsilon=0.1), n_sessions=3000, seed=1, top_k=5, merge_sessions=True,
+                     max_valid_sessions=10)  # fmt: skip
+    t, m = each.train_clicks, merged.train_clicks
+    first = np.r_[True, m.qid[1:] != m.qid[:-1]]
+    assert m.sample_weight[first].sum() == 3000 and m.y.size < t.y.size / 2  # every session, fewer rows
+    # the same clicks per document and position, each counted with its session's weight
+    for clicks in (t, m):
+        assert clicks.y @ clicks.sample_weight == t.y.sum()
+    assert np.array_equal(merged.fit_kwargs()["sample_weight"], m.sample_weight)
+    assert np.unique(merged.valid_clicks.qid).size == va.n_queries  # capped (1,000 proportional), at least one a query
+    with pytest.raises(ValueError, match="max_valid_sessions must be at least 1"):
+        prepare(tr, va, PBM(), n_sessions=10, max_valid_sessions=0)
+
+
 def test_protocol_parameter_errors(splits):
     tr, va, _ = splits
     with pytest.raises(ValueError, match="logging_fraction must be in"):
