@@ -166,61 +166,83 @@ def _interval(a: np.ndarray, b: np.ndarray) -> str:
     return f"{a.mean() - b.mean():+.4f} [{low:+.4f}, {high:+.4f}] ({verdict})"
 
 
+def print_table(title: str, runs: list[dict]) -> None:
+    """One markdown table of the pooled runs (test queries x splits x seeds), with the paired intervals."""
+    table = {name: {m: np.concatenate([r["per_query"][name][m] for r in runs]) for m in METRICS}
+             for name in runs[0]["per_query"]}  # fmt: skip
+    loads, rows = [r["load"] for r in runs], [r["train_rows"] for r in runs]
+    print(f"### {title}")
+    print()
+    print(f"{len({r['split'] for r in runs})} split(s) x {len({r['seed'] for r in runs})} seed(s) "
+          f"({', '.join(sorted({str(r['seed']) for r in runs}))}), {table['naive']['ndcg@10'].size} test query values "
+          f"per ranker; {min(rows):,}-{max(rows):,} training rows (distinct sessions merged); "
+          f"{sum(r['seconds'] for r in runs):.0f} s of runs; 1-minute load after each run: "
+          f"{min(loads):.2f}-{max(loads):.2f} (2 cores, shared)")  # fmt: skip
+    print()
+    print("| ranker | " + " | ".join(METRICS) + " |")
+    print("|---|" + "---|" * len(METRICS))
+    for name, values in table.items():
+        print(_row(name, values))
+    print()
+    best_peer = max(PEERS, key=lambda p: table[p]["ndcg@10"].mean())
+    print(f"NDCG@10 paired differences (95% bootstrap interval) against the naive model and the best peer "
+          f"({best_peer}):")  # fmt: skip
+    print()
+    for name, values in table.items():
+        if name != "naive":
+            print(f"- {name} - naive: {_interval(values['ndcg@10'], table['naive']['ndcg@10'])}")
+    for name in table:
+        if name not in (best_peer,) and name not in PEERS:
+            print(f"- {name} - {best_peer}: {_interval(table[name]['ndcg@10'], table[best_peer]['ndcg@10'])}")
+    naive = table["naive"]["ndcg@10"].mean()
+    gap = table["full information"]["ndcg@10"].mean() - naive
+    ours = max(OURS, key=lambda o: table[o]["ndcg@10"].mean())
+    closed = (table[ours]["ndcg@10"].mean() - naive) / gap if gap else float("nan")
+    print(f"- gap full information - naive: {gap:+.4f}; the best of ours ({ours}) closes {closed:.0%} of it")
+    print()
+
+
+def _run_file(out: Path, click: str, n_sessions: int, seed: int, split: str) -> Path:
+    return out / f"{click}_{n_sessions}_{seed}_{split.replace(' ', '-')}.npz"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default="mq2008")
     ap.add_argument("--clicks", default="pbm1")
     ap.add_argument("--sessions", default="10000")
     ap.add_argument("--seeds", default="0")
+    ap.add_argument("--save", type=Path, help="also keep each run's per-query values in DIR (one .npz a run)")
+    ap.add_argument("--report", type=Path, help="print the tables of the runs saved in DIR instead of running")
     args = ap.parse_args()
-    data = args.data.split(",")
-    all_splits = list(splits(data))
-    for click in args.clicks.split(","):
-        for n_sessions in (int(float(s)) for s in args.sessions.split(",")):
-            pooled: dict[str, dict[str, list[np.ndarray]]] = {}
-            start, loads, rows = time.perf_counter(), [], []
-            for seed in (int(s) for s in args.seeds.split(",")):
-                for split, (tr, va, te) in all_splits:
-                    run_start = time.perf_counter()
-                    result = run_protocol(tr, va, te, CLICK_MODELS[click](), n_sessions=n_sessions, seed=seed,
-                                          rankers=PEERS | OURS, merge_sessions=True,
-                                          max_valid_sessions=MAX_VALID_SESSIONS)  # fmt: skip
-                    rows.append(result.settings["train_rows"])
-                    ndcg = ", ".join(f"{k} {v['ndcg@10'].mean():.4f}" for k, v in result.per_query.items())
-                    print(f"[{click} {n_sessions} seed {seed} {split}: {time.perf_counter() - run_start:.0f} s, "
-                          f"load {os.getloadavg()[0]:.1f}; NDCG@10 {ndcg}]", file=sys.stderr, flush=True)  # fmt: skip
-                    loads.append(os.getloadavg()[0])
-                    for name, values in result.per_query.items():
-                        for m, v in values.items():
-                            pooled.setdefault(name, {}).setdefault(m, []).append(v)
-            table = {name: {m: np.concatenate(v) for m, v in values.items()} for name, values in pooled.items()}
-            print(f"### {', '.join(data)}: {click} ({CLICK_MODELS[click]()!r}), {n_sessions:,} sessions, "
-                  f"seeds {args.seeds}")  # fmt: skip
-            print()
-            print(f"{len(all_splits)} split(s) x {len(args.seeds.split(','))} seed(s), "
-                  f"{next(iter(table['naive'].values())).size} test query values per ranker; "
-                  f"{min(rows):,}-{max(rows):,} training rows (distinct sessions merged); "
-                  f"{time.perf_counter() - start:.0f} s; 1-minute load after each run: "
-                  f"{min(loads):.2f}-{max(loads):.2f} (2 cores, shared)")  # fmt: skip
-            print()
-            print("| ranker | " + " | ".join(METRICS) + " |")
-            print("|---|" + "---|" * len(METRICS))
-            for name, values in table.items():
-                print(_row(name, values))
-            print()
-            best_peer = max(PEERS, key=lambda p: table[p]["ndcg@10"].mean())
-            print(f"NDCG@10 paired differences (95% bootstrap interval) against the naive model and the best peer "
-                  f"({best_peer}):")  # fmt: skip
-            print()
-            for name, values in table.items():
-                if name != "naive":
-                    print(f"- {name} - naive: {_interval(values['ndcg@10'], table['naive']['ndcg@10'])}")
-            for name in table:
-                if name not in (best_peer,) and name not in PEERS:
-                    print(f"- {name} - {best_peer}: {_interval(table[name]['ndcg@10'], table[best_peer]['ndcg@10'])}")
-            gap = table["full information"]["ndcg@10"].mean() - table["naive"]["ndcg@10"].mean()
-            print(f"- gap full information - naive: {gap:+.4f}")
-            print()
+    if args.report is not None:
+        runs = [dict(np.load(f, allow_pickle=True))["run"].item() for f in sorted(args.report.glob("*.npz"))]
+    else:
+        runs = []
+        all_splits = list(splits(args.data.split(",")))
+        for click in args.clicks.split(","):
+            for n_sessions in (int(float(s)) for s in args.sessions.split(",")):
+                for seed in (int(s) for s in args.seeds.split(",")):
+                    for split, (tr, va, te) in all_splits:
+                        start = time.perf_counter()
+                        result = run_protocol(tr, va, te, CLICK_MODELS[click](), n_sessions=n_sessions, seed=seed,
+                                              rankers=PEERS | OURS, merge_sessions=True,
+                                              max_valid_sessions=MAX_VALID_SESSIONS)  # fmt: skip
+                        run = dict(click=click, n_sessions=n_sessions, seed=seed, split=split,
+                                   seconds=time.perf_counter() - start, load=os.getloadavg()[0],
+                                   train_rows=result.settings["train_rows"], per_query=result.per_query)  # fmt: skip
+                        runs.append(run)
+                        ndcg = ", ".join(f"{k} {v['ndcg@10'].mean():.4f}" for k, v in result.per_query.items())
+                        print(f"[{click} {n_sessions} seed {seed} {split}: {run['seconds']:.0f} s, load "
+                              f"{run['load']:.1f}; NDCG@10 {ndcg}]", file=sys.stderr, flush=True)  # fmt: skip
+                        if args.save is not None:
+                            args.save.mkdir(parents=True, exist_ok=True)
+                            np.savez(_run_file(args.save, click, n_sessions, seed, split), run=np.array(run, dtype=object))
+    groups: dict[tuple, list[dict]] = {}
+    for run in runs:  # one table per click model, session count and dataset (MQ2008's folds pooled)
+        groups.setdefault((run["click"], run["n_sessions"], run["split"].split()[0]), []).append(run)
+    for (click, n_sessions, dataset), group in groups.items():
+        print_table(f"{dataset}: {click} ({CLICK_MODELS[click]()!r}), {n_sessions:,} sessions", group)
     print("Conventions: NDCG with gain 2^rel-1, queries without a relevant document count 0, ties in input order "
           "(ranklearn's), on the test queries' true labels.")  # fmt: skip
 

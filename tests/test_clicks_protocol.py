@@ -24,6 +24,11 @@ def test_prepare_simulates_sessions_on_both_splits(splits):
     assert set(np.unique(t.y)) <= {0.0, 1.0} and t.position.min() == 1 and t.position.max() <= 5
     for clicks, split in ((t, tr), (v, va)):  # the rows are the split's documents, features included
         assert np.array_equal(clicks.X, split.X[clicks.document])
+    # validation rows are shuffled within their session: ties of a model's scores must not fall in
+    # the logged order (which the biased clicks reward)
+    assert np.all(np.diff(v.qid) >= 0)
+    in_order = [np.all(np.diff(v.position[v.qid == k]) > 0) for k in np.unique(v.qid)[:100]]
+    assert not all(in_order) and sorted(v.position[v.qid == v.qid[0]]) == list(range(1, (v.qid == v.qid[0]).sum() + 1))
     # the shown lists are the logging ranker's top 5 of each query
     first = np.flatnonzero(np.r_[True, t.qid[1:] != t.qid[:-1]])
     scores = exp.logging.predict(tr.X)

@@ -92,6 +92,19 @@ def _logging_ranker(train: RankingDataset, fraction: float, seed: int) -> Lambda
     return model.fit(part.X, part.y, qid=part.qid)
 
 
+def _shuffled_within_sessions(clicks: ClickTrainingSet, seed: int) -> ClickTrainingSet:
+    """The rows of each session in a random order (sessions stay contiguous).
+
+    Early stopping scores the validation sessions by NDCG of the clicks, and ranklearn's NDCG (as
+    others) breaks score ties in row order: rows in display order would hand every tie the
+    logging ranker's order, which the biased clicks reward, so that a model of one coarse tree
+    (many ties) would out-score every later iteration on the validation clicks.
+    """
+    order = np.lexsort((np.random.default_rng(seed).random(clicks.qid.size), clicks.qid))
+    return ClickTrainingSet(clicks.X[order], clicks.y[order], clicks.qid[order], clicks.sample_weight[order],
+                            clicks.position[order], clicks.document[order])  # fmt: skip
+
+
 def prepare(
     train: RankingDataset,
     valid: RankingDataset,
@@ -108,7 +121,8 @@ def prepare(
     """Train the logging ranker (unless given) and simulate the click logs of both splits.
 
     The validation queries get sessions in proportion to their number (at least one per
-    query, at most ``max_valid_sessions`` when given); the two logs use different seeds.
+    query, at most ``max_valid_sessions`` when given), each session's rows in a random order
+    (score ties of a model must not fall in the logged order); the two logs use different seeds.
     Labels above a query's ``max_grade`` follow :func:`ranklearn.clicks.simulate` (the largest
     label of the split, at least 1). ``merge_sessions=True``: the training clicks hold each
     distinct session once, weighted by its count (:meth:`ClickTrainingSet.per_pattern`): the
@@ -139,7 +153,7 @@ def prepare(
         for part, (split, n) in enumerate(((train, n_sessions), (valid, n_valid)))
     ]  # fmt: skip
     train_clicks = (ClickTrainingSet.per_pattern if merge_sessions else ClickTrainingSet.per_session)(logs[0], train)
-    valid_clicks = ClickTrainingSet.per_session(logs[1], valid)
+    valid_clicks = _shuffled_within_sessions(ClickTrainingSet.per_session(logs[1], valid), seed)
     return ClickExperiment(train_clicks, valid_clicks, logging, click_model, seed, train, valid)
 
 
