@@ -1,7 +1,8 @@
 """The offline click protocol (ranklearn.clicks.protocol) with LightGBM's and XGBoost's debiasing beside it.
 
     cd benchmarks && ../.venv/bin/python bench_clicks.py [--data mq2008,mslr] [--clicks pbm1,pbm0.5,pbm2,cascade,trust]
-        [--sessions 10000,100000,1000000] [--seeds 0,1,2] [--neural add|only]
+        [--sessions 10000,100000,1000000] [--seeds 0,1,2] [--neural add|only] [--folds 1]
+        [--save DIR | --report DIR]
 
 For every dataset split (MQ2008 Fold1-5; MSLR-sample's training file (every 5th query validates) and test file), click model, session count
 and seed: a logging ranker on 1% of the training queries' true labels, sessions simulated on its
@@ -13,11 +14,16 @@ Peers on the very same clicks (one row per shown document of every session, sort
 LightGBM's lambdarank with ``position`` (its position-bias factors) and
 ``lambdarank_position_bias_regularization`` in {0, 0.1, 1}, XGBoost's ``rank:ndcg`` with
 ``lambdarank_unbiased=True`` and ``lambdarank_bias_norm`` in {1, 2}: the value with the best
-validation-click NDCG@10 is kept. ``--neural``: ListNet rows on the same session rows (``NEURAL``'s
-fixed settings): naive (clicks as labels), IPW with regression-EM propensities estimated from the
-training clicks, the Dual Learning Algorithm, and regression EM (the network as relevance model);
-``--neural only`` leaves the tree peers out (the references stay; the comparison is then
-against the neural naive row). Means over test queries pooled across splits and seeds; paired
+validation-click NDCG@10 is kept. The training clicks hold each distinct session (query, shown
+documents, clicks) once with its count as the sample weight (every ranker, ours and the peers,
+weights its gradients by it: the same signal as one row per session, but 10^6 sessions cost little
+more than 10^4; with ``--neural`` the sessions are not merged: the neural losses take no session
+weights, so every ranker then trains on one row per session); the validation sessions are
+proportional to the training ones, at most 50,000. ``--neural``: ListNet rows on
+the same session rows (``NEURAL``'s fixed settings): naive (clicks as labels), IPW with regression-EM
+propensities estimated from the training clicks, the Dual Learning Algorithm, and regression EM (the
+network as relevance model); ``--neural only`` leaves the tree peers out (the references stay; the
+comparison is then against the neural naive row). Means over test queries pooled across splits and seeds; paired
 95% percentile-bootstrap intervals of the per-query differences (queries x splits x seeds).
 """
 
@@ -25,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -46,6 +53,9 @@ CLICK_MODELS = {
     "trust": lambda: TrustBias(),
 }
 ROUNDS, PATIENCE = 500, 50
+#: validation sessions are proportional to the training ones up to this many (enough for early
+#: stopping; 10^6 training sessions would give MQ2008 333,000 validation lists to score every round)
+MAX_VALID_SESSIONS = 50_000
 
 
 def _sizes(qid: np.ndarray) -> np.ndarray:
@@ -66,6 +76,11 @@ class _Predictor:
         self.predict = fn
 
 
+def _group_weights(t) -> np.ndarray:
+    """One weight per session group (XGBoost's ranking weights are per group)."""
+    return t.sample_weight[np.r_[0, np.cumsum(_sizes(t.qid))[:-1]]]
+
+
 def lightgbm_position(exp: ClickExperiment) -> _Predictor:
     import lightgbm as lgb
 
@@ -74,7 +89,7 @@ def lightgbm_position(exp: ClickExperiment) -> _Predictor:
     for reg in (0.0, 0.1, 1.0):
         params = dict(objective="lambdarank", lambdarank_position_bias_regularization=reg, num_threads=2,
                       verbose=-1, seed=exp.seed, metric="ndcg", eval_at=[10])  # fmt: skip
-        train = lgb.Dataset(t.X, t.y, group=_sizes(t.qid), position=t.position - 1)
+        train = lgb.Dataset(t.X, t.y, group=_sizes(t.qid), weight=t.sample_weight, position=t.position - 1)
         valid = lgb.Dataset(v.X, v.y, group=_sizes(v.qid), reference=train)
         booster = lgb.train(params, train, ROUNDS, valid_sets=[valid],
                             callbacks=[lgb.early_stopping(PATIENCE, verbose=False)])  # fmt: skip
@@ -94,7 +109,8 @@ def xgboost_unbiased(exp: ClickExperiment) -> _Predictor:
         model = xgb.XGBRanker(n_estimators=ROUNDS, objective="rank:ndcg", lambdarank_unbiased=True,
                               lambdarank_bias_norm=norm, tree_method="hist", nthread=2, random_state=exp.seed,
                               eval_metric="ndcg@10", early_stopping_rounds=PATIENCE)  # fmt: skip
-        model.fit(t.X, t.y, qid=t.qid, eval_set=[(v.X, v.y)], eval_qid=[v.qid], verbose=False)
+        model.fit(t.X, t.y, qid=t.qid, sample_weight=_group_weights(t), eval_set=[(v.X, v.y)], eval_qid=[v.qid],
+                  verbose=False)  # fmt: skip
         predictor = _Predictor(lambda X, m=model: m.predict(X, iteration_range=(0, m.best_iteration + 1)))
         score = _valid_ndcg(exp, predictor)
         if best is None or score > best[0]:
@@ -116,7 +132,7 @@ def _ranklearn_debiased(method: str, param: str, values: tuple[float, ...]):
         for value in values:
             model = LambdaMART(n_estimators=ROUNDS, early_stopping_rounds=PATIENCE, random_state=exp.seed,
                                unbiased=method, **{param: value})  # fmt: skip
-            model.fit(t.X, t.y, qid=t.qid, position=t.position, eval_set=[exp.eval_set()])
+            model.fit(t.X, t.y, eval_set=[exp.eval_set()], **exp.fit_kwargs())
             score = _valid_ndcg(exp, model)
             if best is None or score > best[0]:
                 best = (score, model)
@@ -207,65 +223,95 @@ def _interval(a: np.ndarray, b: np.ndarray) -> str:
     return f"{a.mean() - b.mean():+.4f} [{low:+.4f}, {high:+.4f}] ({verdict})"
 
 
+def print_table(title: str, runs: list[dict]) -> None:
+    """One markdown table of the pooled runs (test queries x splits x seeds), with the paired intervals."""
+    table = {name: {m: np.concatenate([r["per_query"][name][m] for r in runs]) for m in METRICS}
+             for name in runs[0]["per_query"]}  # fmt: skip
+    loads, rows = [r["load"] for r in runs], [r["train_rows"] for r in runs]
+    print(f"### {title}")
+    print()
+    print(f"{len({r['split'] for r in runs})} split(s) x {len({r['seed'] for r in runs})} seed(s) "
+          f"({', '.join(sorted({str(r['seed']) for r in runs}))}), {table['naive']['ndcg@10'].size} test query values "
+          f"per ranker; {min(rows):,}-{max(rows):,} training rows (distinct sessions merged); "
+          f"{sum(r['seconds'] for r in runs):.0f} s of runs; 1-minute load after each run: "
+          f"{min(loads):.2f}-{max(loads):.2f} (2 cores, shared)")  # fmt: skip
+    print()
+    print("| ranker | " + " | ".join(METRICS) + " |")
+    print("|---|" + "---|" * len(METRICS))
+    for name, values in table.items():
+        print(_row(name, values))
+    print()
+    peers = [p for p in PEERS if p in table] or ["neural naive"]  # --neural only: against the neural naive row
+    best_peer = max(peers, key=lambda p: table[p]["ndcg@10"].mean())
+    print(f"NDCG@10 paired differences (95% bootstrap interval) against the naive model and the best peer "
+          f"({best_peer}):")  # fmt: skip
+    print()
+    for name, values in table.items():
+        if name != "naive":
+            print(f"- {name} - naive: {_interval(values['ndcg@10'], table['naive']['ndcg@10'])}")
+    for name in table:
+        if name not in (best_peer,) and name not in PEERS:
+            print(f"- {name} - {best_peer}: {_interval(table[name]['ndcg@10'], table[best_peer]['ndcg@10'])}")
+    dla, ipw = "neural DLA", "neural IPW (regression-EM propensities)"
+    if dla in table and ipw in table:  # issue 31's neural target: DLA at or above IPW
+        print(f"- {dla} - {ipw}: {_interval(table[dla]['ndcg@10'], table[ipw]['ndcg@10'])}")
+    naive = table["naive"]["ndcg@10"].mean()
+    gap = table["full information"]["ndcg@10"].mean() - naive
+    ours = max([o for o in (*OURS, *NEURAL_ROWS) if o in table], key=lambda o: table[o]["ndcg@10"].mean())
+    closed = (table[ours]["ndcg@10"].mean() - naive) / gap if gap else float("nan")
+    print(f"- gap full information - naive: {gap:+.4f}; the best of ours ({ours}) closes {closed:.0%} of it")
+    print()
+
+
+def _run_file(out: Path, click: str, n_sessions: int, seed: int, split: str) -> Path:
+    return out / f"{click}_{n_sessions}_{seed}_{split.replace(' ', '-')}.npz"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default="mq2008")
     ap.add_argument("--clicks", default="pbm1")
     ap.add_argument("--sessions", default="10000")
     ap.add_argument("--seeds", default="0")
+    ap.add_argument("--save", type=Path, help="also keep each run's per-query values in DIR (one .npz a run)")
+    ap.add_argument("--report", type=Path, help="print the tables of the runs saved in DIR instead of running")
     ap.add_argument("--neural", choices=("add", "only"),
                     help="add the neural click estimators' rows (only: without the tree rows beside the references)")
     ap.add_argument("--folds", help="MQ2008 folds to run, e.g. 1 (default: all five)")
     args = ap.parse_args()
     rankers = {"add": PEERS | OURS | NEURAL_ROWS, "only": NEURAL_ROWS, None: PEERS | OURS}[args.neural]
-    data = args.data.split(",")
-    all_splits = list(splits(data))
-    if args.folds:
-        keep = {f"MQ2008 Fold{f}" for f in args.folds.split(",")}
-        all_splits = [(name, split) for name, split in all_splits if name in keep or not name.startswith("MQ2008")]
-    for click in args.clicks.split(","):
-        for n_sessions in (int(float(s)) for s in args.sessions.split(",")):
-            pooled: dict[str, dict[str, list[np.ndarray]]] = {}
-            start, loads = time.perf_counter(), []
-            for seed in (int(s) for s in args.seeds.split(",")):
-                for _, (tr, va, te) in all_splits:
-                    result = run_protocol(tr, va, te, CLICK_MODELS[click](), n_sessions=n_sessions, seed=seed,
-                                          rankers=rankers)  # fmt: skip
-                    loads.append(os.getloadavg()[0])
-                    for name, values in result.per_query.items():
-                        for m, v in values.items():
-                            pooled.setdefault(name, {}).setdefault(m, []).append(v)
-            table = {name: {m: np.concatenate(v) for m, v in values.items()} for name, values in pooled.items()}
-            print(f"### {', '.join(data)}: {click} ({CLICK_MODELS[click]()!r}), {n_sessions:,} sessions, "
-                  f"seeds {args.seeds}")  # fmt: skip
-            print()
-            print(f"{len(all_splits)} split(s) x {len(args.seeds.split(','))} seed(s), "
-                  f"{next(iter(table['naive'].values())).size} test query values per ranker; "
-                  f"{time.perf_counter() - start:.0f} s; 1-minute load after each run: "
-                  f"{min(loads):.2f}-{max(loads):.2f} (2 cores, shared)")  # fmt: skip
-            print()
-            print("| ranker | " + " | ".join(METRICS) + " |")
-            print("|---|" + "---|" * len(METRICS))
-            for name, values in table.items():
-                print(_row(name, values))
-            print()
-            peers = [p for p in PEERS if p in table] or ["neural naive"]
-            best_peer = max(peers, key=lambda p: table[p]["ndcg@10"].mean())
-            print(f"NDCG@10 paired differences (95% bootstrap interval) against the naive model and the best peer "
-                  f"({best_peer}):")  # fmt: skip
-            print()
-            for name, values in table.items():
-                if name != "naive":
-                    print(f"- {name} - naive: {_interval(values['ndcg@10'], table['naive']['ndcg@10'])}")
-            for name in table:
-                if name != best_peer and name not in PEERS:
-                    print(f"- {name} - {best_peer}: {_interval(table[name]['ndcg@10'], table[best_peer]['ndcg@10'])}")
-            dla, ipw = "neural DLA", "neural IPW (regression-EM propensities)"
-            if dla in table and ipw in table:  # issue 31's neural target: DLA at or above IPW
-                print(f"- {dla} - {ipw}: {_interval(table[dla]['ndcg@10'], table[ipw]['ndcg@10'])}")
-            gap = table["full information"]["ndcg@10"].mean() - table["naive"]["ndcg@10"].mean()
-            print(f"- gap full information - naive: {gap:+.4f}")
-            print()
+    if args.report is not None:
+        runs = [dict(np.load(f, allow_pickle=True))["run"].item() for f in sorted(args.report.glob("*.npz"))]
+    else:
+        runs = []
+        all_splits = list(splits(args.data.split(",")))
+        if args.folds:
+            keep = {f"MQ2008 Fold{f}" for f in args.folds.split(",")}
+            all_splits = [(name, split) for name, split in all_splits if name in keep or not name.startswith("MQ2008")]
+        for click in args.clicks.split(","):
+            for n_sessions in (int(float(s)) for s in args.sessions.split(",")):
+                for seed in (int(s) for s in args.seeds.split(",")):
+                    for split, (tr, va, te) in all_splits:
+                        start = time.perf_counter()
+                        # the neural rows train on one row per session (their losses take no session weights)
+                        result = run_protocol(tr, va, te, CLICK_MODELS[click](), n_sessions=n_sessions, seed=seed,
+                                              rankers=rankers, merge_sessions=args.neural is None,
+                                              max_valid_sessions=MAX_VALID_SESSIONS)  # fmt: skip
+                        run = dict(click=click, n_sessions=n_sessions, seed=seed, split=split,
+                                   seconds=time.perf_counter() - start, load=os.getloadavg()[0],
+                                   train_rows=result.settings["train_rows"], per_query=result.per_query)  # fmt: skip
+                        runs.append(run)
+                        ndcg = ", ".join(f"{k} {v['ndcg@10'].mean():.4f}" for k, v in result.per_query.items())
+                        print(f"[{click} {n_sessions} seed {seed} {split}: {run['seconds']:.0f} s, load "
+                              f"{run['load']:.1f}; NDCG@10 {ndcg}]", file=sys.stderr, flush=True)  # fmt: skip
+                        if args.save is not None:
+                            args.save.mkdir(parents=True, exist_ok=True)
+                            np.savez(_run_file(args.save, click, n_sessions, seed, split), run=np.array(run, dtype=object))
+    groups: dict[tuple, list[dict]] = {}
+    for run in runs:  # one table per click model, session count and dataset (MQ2008's folds pooled)
+        groups.setdefault((run["click"], run["n_sessions"], run["split"].split()[0]), []).append(run)
+    for (click, n_sessions, dataset), group in groups.items():
+        print_table(f"{dataset}: {click} ({CLICK_MODELS[click]()!r}), {n_sessions:,} sessions", group)
     print("Conventions: NDCG with gain 2^rel-1, queries without a relevant document count 0, ties in input order "
           "(ranklearn's), on the test queries' true labels.")  # fmt: skip
 

@@ -68,7 +68,8 @@ def test_aggregate_writes_data_positions_and_weights(capsys, setup):
     assert code == 0, err
     log = simulate(ds, model.predict(ds.X), PBM(), n_sessions=400, seed=1)
     expected = log.training_set(ds)
-    back = load_svmlight(out)  # reads agg.txt.position by itself
+    with pytest.warns(UserWarning, match=r"agg\.txt\.weight \(per-row weights, LightGBM's weight file\) is not read"):
+        back = load_svmlight(out)  # reads agg.txt.position by itself, says it does not read agg.txt.weight
     assert np.array_equal(back.position, expected.position)
     assert np.array_equal(back.y, expected.y) and np.array_equal(back.qid, expected.qid)
     assert np.allclose(back.X, expected.X)

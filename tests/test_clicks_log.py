@@ -191,6 +191,35 @@ def test_per_session_rows():
     assert np.array_equal(t.X[first], ds.X[ds.ptr[log.query[0]] + log.document[log.session == log.session[0]]])
 
 
+def test_per_pattern_merges_identical_sessions_with_their_count():
+    # sessions of 2 queries over 3 documents: many repeat exactly (same list, same clicks)
+    rng = np.random.default_rng(1)
+    rows = []
+    for session in range(200):
+        query = int(rng.integers(0, 2))
+        docs = [0, 1, 2] if rng.random() < 0.8 else [2, 0, 1]
+        rows += [(query, session, d, p, int(rng.random() < 0.3)) for p, d in enumerate(docs, 1)]
+    q, s, d, p, c = map(np.array, zip(*rows))
+    log = ClickLog.from_arrays(query=q, session=s, document=d, position=p, click=c)
+    t = log.training_set(dataset(), per="pattern")
+    # brute force: each session as (query, ((document, position, click), ...)), counted
+    sessions = Counter(
+        (int(q[s == k][0]), tuple(zip(d[s == k].tolist(), p[s == k].tolist(), c[s == k].tolist()))) for k in range(200)
+    )
+    got = {}
+    for k in np.unique(t.qid):
+        g = t.qid == k
+        assert np.all(t.sample_weight[g] == t.sample_weight[g][0]) and t.position[g].tolist() == [1, 2, 3]
+        q_index = np.searchsorted(dataset().ptr, t.document[g][0], side="right") - 1
+        key = (int(q_index), tuple(zip((t.document[g] - dataset().ptr[q_index]).tolist(), t.position[g].tolist(),
+                                       t.y[g].astype(int).tolist())))  # fmt: skip
+        got[key] = int(t.sample_weight[g][0])
+    assert got == dict(sessions) and t.sample_weight[np.r_[True, t.qid[1:] != t.qid[:-1]]].sum() == 200
+    assert np.array_equal(t.X, dataset().X[t.document]) and np.all(np.diff(t.qid) >= 0)
+    with pytest.raises(ValueError, match="'session' or 'pattern'"):
+        log.training_set(dataset(), per="sessions")
+
+
 def test_join_errors_name_the_query_and_document():
     log = ClickLog.from_arrays(query=[9], session=[0], document=[0], position=[1], click=[1])
     with pytest.raises(ValueError, match="click log query 9 is not in the dataset"):

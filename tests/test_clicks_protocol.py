@@ -24,6 +24,11 @@ def test_prepare_simulates_sessions_on_both_splits(splits):
     assert set(np.unique(t.y)) <= {0.0, 1.0} and t.position.min() == 1 and t.position.max() <= 5
     for clicks, split in ((t, tr), (v, va)):  # the rows are the split's documents, features included
         assert np.array_equal(clicks.X, split.X[clicks.document])
+    # validation rows are shuffled within their session: ties of a model's scores must not fall in
+    # the logged order (which the biased clicks reward)
+    assert np.all(np.diff(v.qid) >= 0)
+    in_order = [np.all(np.diff(v.position[v.qid == k]) > 0) for k in np.unique(v.qid)[:100]]
+    assert not all(in_order) and sorted(v.position[v.qid == v.qid[0]]) == list(range(1, (v.qid == v.qid[0]).sum() + 1))
     # the shown lists are the logging ranker's top 5 of each query
     first = np.flatnonzero(np.r_[True, t.qid[1:] != t.qid[:-1]])
     scores = exp.logging.predict(tr.X)
@@ -52,6 +57,23 @@ def test_protocol_rows_and_reproducibility(splits):
     assert "gain=2^rel-1" in result.conventions and result.settings["n_sessions"] == 2000
     again = run_protocol(tr, va, te, PBM(eta=1.0), n_sessions=2000, seed=0, metrics=("ndcg@10",))
     assert np.array_equal(again.per_query["naive"]["ndcg@10"], values)
+
+
+def test_merged_sessions_and_the_validation_cap(splits):
+    tr, va, _ = splits
+    each = prepare(tr, va, PBM(eta=1.0, epsilon=0.1), n_sessions=3000, seed=1, top_k=5)
+    merged = prepare(tr, va, PBM(eta=1.0, epsilon=0.1), n_sessions=3000, seed=1, top_k=5, merge_sessions=True,
+                     max_valid_sessions=10)  # fmt: skip
+    t, m = each.train_clicks, merged.train_clicks
+    first = np.r_[True, m.qid[1:] != m.qid[:-1]]
+    assert m.sample_weight[first].sum() == 3000 and m.y.size < t.y.size / 2  # every session, fewer rows
+    # the same clicks per document and position, each counted with its session's weight
+    for clicks in (t, m):
+        assert clicks.y @ clicks.sample_weight == t.y.sum()
+    assert np.array_equal(merged.fit_kwargs()["sample_weight"], m.sample_weight)
+    assert np.unique(merged.valid_clicks.qid).size == va.n_queries  # capped (1,000 proportional), at least one a query
+    with pytest.raises(ValueError, match="max_valid_sessions must be at least 1"):
+        prepare(tr, va, PBM(), n_sessions=10, max_valid_sessions=0)
 
 
 def test_protocol_parameter_errors(splits):

@@ -88,7 +88,7 @@ def test_ipw_with_em_propensities_recovers_the_bias_and_beats_the_naive_model(cl
 
 def test_pair_weights_against_a_brute_force():
     """One query: every pair's lambda divided by t+ of the more relevant document's rank and t-
-    of the other's, and the pair costs per rank, against a loop over the pairs."""
+    of the other's, and the pair costs per row, against a loop over the pairs."""
     rng = np.random.default_rng(3)
     n = 7
     s, y = rng.normal(size=n), np.array([1.0, 0, 0, 1, 0, 1, 0])
@@ -97,7 +97,7 @@ def test_pair_weights_against_a_brute_force():
     lam = get_objective("ranknet", lambda_normalization="none")
     grad, hess = np.empty(n), np.empty(n)
     costs = lam.pair_gradients(s, y, np.array([0, n]), grad, hess, bucket, t_plus, t_minus, track_costs=True)
-    g, h, c = np.zeros(n), np.zeros(n), np.zeros((2, 5))
+    g, h, c = np.zeros(n), np.zeros(n), np.zeros((2, n))
     for i in range(n):
         for j in range(n):
             if y[i] > y[j]:
@@ -108,11 +108,33 @@ def test_pair_weights_against_a_brute_force():
                 h[i] += rho * (1 - rho) * w
                 h[j] += rho * (1 - rho) * w
                 cost = np.log1p(np.exp(-(s[i] - s[j])))
-                c[0, bucket[i]] += cost / t_minus[bucket[j]]
-                c[1, bucket[j]] += cost / t_plus[bucket[i]]
+                c[0, i] += cost / t_minus[bucket[j]]
+                c[1, j] += cost / t_plus[bucket[i]]
     np.testing.assert_allclose(grad, g, rtol=1e-12)
     np.testing.assert_allclose(hess, h, rtol=1e-12)
     np.testing.assert_allclose(costs, c, rtol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["pairwise", "position_factors", None])
+def test_merged_sessions_weighted_by_their_count_fit_the_same_model_as_one_row_per_session(method):
+    """A row of weight w acts as w copies: the pair costs of the ratios and the position factors'
+    counts are weighted like the gradients. Features on a grid of 0.1 (fewer values than bins), so
+    that the bins, made from the rows, are the same for both."""
+    rng = np.random.default_rng(0)
+    X = np.round(rng.normal(size=(600, 3)), 1).astype(np.float32)
+    train = from_arrays(X, np.clip(np.round(X[:, 0] * 1.2 + 1.5), 0, 4), qid=np.repeat(np.arange(60), 10))
+    log = simulate(train, train.X[:, 1], PBM(eta=1.0), n_sessions=3000, seed=0)
+    each, merged = (log.training_set(train, per=per) for per in ("session", "pattern"))
+    assert merged.y.size < each.y.size / 3
+    params = dict(n_estimators=20, num_leaves=7, min_samples_leaf=1, random_state=0, unbiased=method)
+    if method == "position_factors":
+        params["position_bias_regularization"] = 1.0  # the counts enter through the regularization
+    a = LambdaMART(**params).fit(each.X, each.y, qid=each.qid, position=each.position if method else None)
+    b = LambdaMART(**params).fit(merged.X, merged.y, qid=merged.qid, sample_weight=merged.sample_weight,
+                                 position=merged.position if method else None)  # fmt: skip
+    for key, value in a.position_bias_.items() if method else ():
+        np.testing.assert_allclose(b.position_bias_[key], value, rtol=1e-9)
+    np.testing.assert_allclose(b.predict(train.X), a.predict(train.X), atol=1e-9)
 
 
 def test_pairwise_update_is_the_regularized_cost_ratio_and_positions_past_max_rank_share_the_last():

@@ -278,7 +278,9 @@ class ClickLog:
         ``per="position"``: one row per query, document and position, ``y`` = clicks and
         ``sample_weight`` = impressions (:meth:`ClickCounts.training_set`); ``per="document"``:
         the same pooled over positions (``position`` None); ``per="session"``: one row per
-        impression, each session a query group (``qid`` = session id), ``y`` = the click, weight 1.
+        impression, each session a query group (``qid`` = session id), ``y`` = the click, weight 1;
+        ``per="pattern"``: the same with identical sessions (query, documents, positions, clicks)
+        merged into one group weighted by their count (:meth:`ClickTrainingSet.per_pattern`).
         """
         from ranklearn.clicks.aggregate import ClickTrainingSet
 
@@ -286,7 +288,9 @@ class ClickLog:
             return self.aggregate().training_set(dataset, pool_positions=per == "document")
         if per == "session":
             return ClickTrainingSet.per_session(self, dataset)
-        raise ValueError(f"per must be 'position', 'document' or 'session', got {per!r}")
+        if per == "pattern":
+            return ClickTrainingSet.per_pattern(self, dataset)
+        raise ValueError(f"per must be 'position', 'document', 'session' or 'pattern', got {per!r}")
 
 
 def _data_lines(buf: np.ndarray, start: int, n_rows: int) -> np.ndarray:

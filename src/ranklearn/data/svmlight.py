@@ -15,6 +15,7 @@ the requested dtype. Labels may be any finite real number.
 
 from __future__ import annotations
 
+import warnings
 from os import PathLike
 from pathlib import Path
 
@@ -222,6 +223,15 @@ def load_svmlight(
         (values[:nnz].astype(dtype), indices[:nnz], row_ptr), shape=(n_rows, n_cols), copy=False
     )
     comments = _comments(raw, name, comment_span[:n_rows], row_line)
+    if isinstance(path_or_file, (str, PathLike)) and Path(f"{path_or_file}.weight").exists():
+        # LightGBM's weight file (simulate-clicks --aggregate writes one): a dataset holds no
+        # weights, so say that it is not read rather than drop it in silence
+        warnings.warn(
+            f"{path_or_file}.weight (per-row weights, LightGBM's weight file) is not read: a RankingDataset has no "
+            f"weights; pass them to fit: sample_weight=numpy.loadtxt('{path_or_file}.weight')",
+            UserWarning,
+            stacklevel=2,
+        )
     if position_file is None and isinstance(path_or_file, (str, PathLike)):
         candidate = sidecar_path(path_or_file)
         position_file = candidate if candidate.exists() else None

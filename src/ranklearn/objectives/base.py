@@ -86,11 +86,11 @@ class Objective(ABC):
         default): none."""
         return None
 
-    def bias_statistics(self, grad: np.ndarray, hess: np.ndarray) -> np.ndarray | None:
+    def bias_statistics(self, grad: np.ndarray, hess: np.ndarray, weight: np.ndarray | None = None) -> np.ndarray | None:
         """Sums over this process's rows that the objective's global state is updated from.
 
         The boosting step calls it after every :meth:`gradients` (``grad`` and ``hess`` then
-        hold that call's output times the sample weights). An objective with state shared by
+        hold that call's output times the sample weights ``weight``, None: all 1). An objective with state shared by
         all rows (a position bias, :mod:`ranklearn.objectives.unbiased`) returns one float64
         vector of sums over its rows; the step adds the vectors of every process (the Dask
         peers' ``allreduce``) and passes the total to :meth:`update_bias`, so every process, and

@@ -63,9 +63,10 @@ class CustomObjective(Objective):
         if callable(prepare):
             prepare(y, ptr)
 
-    def bias_statistics(self, grad: np.ndarray, hess: np.ndarray) -> np.ndarray | None:
-        """The user's ``bias_statistics`` when it has one (global state such as a position bias),
-        checked: a finite float64 vector."""
+    def bias_statistics(self, grad: np.ndarray, hess: np.ndarray, weight: np.ndarray | None = None) -> np.ndarray | None:
+        """The user's ``bias_statistics(grad, hess)`` when it has one (global state such as a position
+        bias), checked: a finite float64 vector. ``weight`` is not passed on: ``grad`` and ``hess``
+        already carry the sample weights."""
         statistics = getattr(self.objective, "bias_statistics", None)
         if not callable(statistics):
             return None

@@ -135,9 +135,10 @@ def _query_lambdas(
     Position debiasing (:mod:`ranklearn.objectives.unbiased`), when ``bucket`` (this query's
     rows' position buckets, 0-based) is not empty: each pair's lambda and hessian are divided
     by ``t_plus[bucket[hi]] * t_minus[bucket[lo]]`` (``hi`` the more relevant document), and,
-    when ``cost_plus`` is not empty, the pair's cost ``-log(1 - rho) |ΔZ|`` is added to
-    ``cost_plus[bucket[hi]]`` divided by ``t_minus[bucket[lo]]`` and to ``cost_minus[bucket[lo]]``
-    divided by ``t_plus[bucket[hi]]`` (Hu et al., WWW 2019, eqs. 30-31).
+    when ``cost_plus`` is not empty (this query's rows), the pair's cost ``-log(1 - rho) |ΔZ|``
+    is added to ``cost_plus[hi]`` divided by ``t_minus[bucket[lo]]`` and to ``cost_minus[lo]``
+    divided by ``t_plus[bucket[hi]]`` (Hu et al., WWW 2019, eqs. 30-31): per row, so that the
+    caller can weight them by the rows' sample weights before summing them per rank.
 
     ``work`` (``_SCRATCH_ROWS``, >= n + 1) float64 and ``order`` (>= 2 n) int64 are scratch
     memory: allocating a dozen arrays per query serializes the threads on the allocator.
@@ -283,8 +284,8 @@ def _query_lambdas(
                 b_lo = bucket[order[lo]]
                 if track:
                     cost = -np.log1p(-rho) * delta
-                    cost_plus[b_hi] += cost / t_minus[b_lo]
-                    cost_minus[b_lo] += cost / t_plus[b_hi]
+                    cost_plus[order[hi]] += cost / t_minus[b_lo]
+                    cost_minus[order[lo]] += cost / t_plus[b_hi]
                 scale = 1.0 / (t_plus[b_hi] * t_minus[b_lo])
                 lam *= scale
                 hw *= scale
@@ -325,9 +326,9 @@ def lambda_gradients(
     """Fill ``grad`` and ``hess`` (float64, length n_samples) for every query, in parallel.
 
     ``bucket`` (int64 per row, or empty: no debiasing), ``t_plus`` and ``t_minus`` are the
-    position debiasing of :func:`_query_lambdas`; ``costs`` (``(QUERY_BLOCKS, 2, K)``, or empty:
-    not tracked) receives each block's pair costs per bucket (row 0 for the more relevant
-    document, row 1 for the other), summed by the caller in block order.
+    position debiasing of :func:`_query_lambdas`; ``costs`` (``(2, n_samples)``, or empty: not
+    tracked; zeroed by the caller) receives the pair costs per row (row 0 as the more relevant
+    document of a pair, row 1 as the other).
 
     Queries are taken in ``QUERY_BLOCKS`` blocks of consecutive queries; a block allocates
     scratch memory for its longest query, and the gain and discount tables, once. Each query
@@ -350,8 +351,6 @@ def lambda_gradients(
         for r in range(discounts.shape[0]):
             discounts[r] = discount(r)
         track = costs.shape[0] > 0
-        cost_plus = costs[c, 0] if track else t_plus[:0]
-        cost_minus = costs[c, 1] if track else t_plus[:0]
         for q in range(q0, q1):
             s = ptr[q]
             e = ptr[q + 1]
@@ -377,8 +376,8 @@ def lambda_gradients(
                 bucket[s:e] if bucket.shape[0] > 0 else bucket,
                 t_plus,
                 t_minus,
-                cost_plus,
-                cost_minus,
+                costs[0, s:e] if track else t_plus[:0],
+                costs[1, s:e] if track else t_plus[:0],
             )
 
 
@@ -536,22 +535,21 @@ class LambdaObjective(Objective):
             Ratios of the more and the less relevant document of a pair, by bucket: a pair's
             lambda and hessian are divided by ``t_plus[bucket[hi]] * t_minus[bucket[lo]]``.
         track_costs : bool
-            Also return the pairs' costs per bucket (see :func:`_query_lambdas`).
+            Also return the pairs' costs per row (see :func:`_query_lambdas`).
 
         Returns
         -------
-        float64 (2, K) or None
-            With ``track_costs``: row 0 the costs of the more relevant documents' buckets
-            divided by the other's ``t_minus``, row 1 those of the less relevant ones divided
-            by ``t_plus``, summed over this call's queries.
+        float64 (2, n_samples) or None
+            With ``track_costs``: row 0 each row's costs as the more relevant document of its
+            pairs, each divided by the other document's ``t_minus``; row 1 its costs as the less
+            relevant one, each divided by the other's ``t_plus``.
         """
         big = np.iinfo(np.int64).max
         k = big if (self.k is None or self.kind in (Z_MAP, Z_NONE)) else int(self.k)
         trunc = int(self.truncation) if self.truncation is not None else k
         max_grade = 1.0 if self.max_grade is None else float(self.max_grade)
         empty = np.empty(0)
-        n_buckets = 0 if t_plus is None else t_plus.shape[0]
-        costs = np.zeros((min(QUERY_BLOCKS, ptr.shape[0] - 1), 2, n_buckets) if track_costs else (0, 2, 0))
+        costs = np.zeros((2, scores.shape[0]) if track_costs else (0, 0))
         lambda_gradients(
             np.ascontiguousarray(scores, dtype=np.float64),
             np.ascontiguousarray(y, dtype=np.float64),
@@ -571,9 +569,4 @@ class LambdaObjective(Objective):
             empty if t_minus is None else np.ascontiguousarray(t_minus, dtype=np.float64),
             costs,
         )
-        if not track_costs:
-            return None
-        total = np.zeros((2, n_buckets))
-        for block in costs:  # in block order: the same sums whatever the thread count
-            total += block
-        return total
+        return costs if track_costs else None

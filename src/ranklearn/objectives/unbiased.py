@@ -32,8 +32,11 @@ Swaminathan, Schnabel, WSDM 2017): a pair's lambda and hessian are divided by th
 the more relevant (clicked) document's rank, ``max(propensity[k], clip)`` (given per rank, e.g.
 :func:`ranklearn.clicks.estimate_propensity`'s ``.propensity``; fixed during training).
 
-Sample weights multiply the gradients (and so the position factors' sums), not the pair costs
-of ``"pairwise"``'s ratios. The per-iteration statistics of ``"pairwise"`` and ``"position_factors"`` are sums over rows
+Sample weights multiply the gradients, the position factors' sums and counts (``N_k`` is the
+weighted count), and the pair costs of ``"pairwise"``'s ratios (a pair's cost counts with the
+weight of the row whose rank it is summed under: the clicked row's for ``t+``, the other's for
+``t-``), so that a row of weight ``w`` acts as ``w`` copies of it (e.g. ``w`` identical sessions,
+:meth:`ranklearn.clicks.ClickTrainingSet.per_pattern`). The per-iteration statistics of ``"pairwise"`` and ``"position_factors"`` are sums over rows
 (:meth:`~ranklearn.objectives.base.Objective.bias_statistics`): a distributed fit adds them over
 its processes and reaches the bias of one machine.
 """
@@ -147,18 +150,20 @@ class PairwiseDebiasedObjective(DebiasedObjective):
         self.norm = float(norm)
         self.t_plus = np.ones(self.max_rank)
         self.t_minus = np.ones(self.max_rank)
-        self._costs = np.zeros(2 * self.max_rank)
+        self._bucket_rows = np.zeros(0, np.int64)
+        self._row_costs = np.zeros((2, 0))
 
     def gradients(self, scores, y, ptr, grad=None, hess=None, *, side=None):
         grad, hess = output_arrays(scores.shape[0], grad, hess)
-        costs = self.lambdas.pair_gradients(
-            scores, y, ptr, grad, hess, self._bucket(side), self.t_plus, self.t_minus, track_costs=True
+        self._bucket_rows = self._bucket(side)
+        self._row_costs = self.lambdas.pair_gradients(
+            scores, y, ptr, grad, hess, self._bucket_rows, self.t_plus, self.t_minus, track_costs=True
         )
-        self._costs = costs.ravel()
         return grad, hess
 
-    def bias_statistics(self, grad: np.ndarray, hess: np.ndarray) -> np.ndarray:
-        return self._costs
+    def bias_statistics(self, grad: np.ndarray, hess: np.ndarray, weight: np.ndarray | None = None) -> np.ndarray:
+        costs = self._row_costs if weight is None else self._row_costs * weight
+        return np.concatenate([np.bincount(self._bucket_rows, row, self.max_rank) for row in costs])
 
     def update_bias(self, totals: np.ndarray) -> None:
         costs = np.asarray(totals, dtype=np.float64).reshape(2, self.max_rank)
@@ -206,11 +211,10 @@ class PositionFactorObjective(DebiasedObjective):
         self.lambdas.pair_gradients(scores + self.factors[self._bucket_rows], y, ptr, grad, hess)
         return grad, hess
 
-    def bias_statistics(self, grad: np.ndarray, hess: np.ndarray) -> np.ndarray:
+    def bias_statistics(self, grad: np.ndarray, hess: np.ndarray, weight: np.ndarray | None = None) -> np.ndarray:
         b, k = self._bucket_rows, self.max_rank
-        return np.concatenate(
-            [np.bincount(b, grad, k), np.bincount(b, hess, k), np.bincount(b, minlength=k).astype(np.float64)]
-        )
+        counts = np.bincount(b, minlength=k).astype(np.float64) if weight is None else np.bincount(b, weight, k)
+        return np.concatenate([np.bincount(b, grad, k), np.bincount(b, hess, k), counts])
 
     def update_bias(self, totals: np.ndarray) -> None:
         g_sum, h_sum, count = np.asarray(totals, dtype=np.float64).reshape(3, self.max_rank)

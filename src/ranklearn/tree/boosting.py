@@ -76,7 +76,7 @@ class BoostingState:
         Query boundaries of these rows.
     objective : Objective
         Gives ``gradients(scores, y, ptr, grad, hess, side=side)`` (prepared by the caller),
-        then, when it has one, ``bias_statistics(grad, hess)``: a vector (summed over the processes when ``comm``
+        then, when it has one, ``bias_statistics(grad, hess, weight)``: a vector (summed over the processes when ``comm``
         is given) passed to ``update_bias``, or None.
     weight : float64 (n_samples,), optional
         Sample weights: multiply every gradient and hessian, times the objective's
@@ -162,7 +162,7 @@ class BoostingState:
             self.grad *= self.weight
             self.hess *= self.weight
         bias_statistics = getattr(self.objective, "bias_statistics", None)  # an Objective's; duck-typed ones have none
-        stats = None if bias_statistics is None else bias_statistics(self.grad, self.hess)
+        stats = None if bias_statistics is None else bias_statistics(self.grad, self.hess, self.weight)
         if stats is not None:  # a position bias: sums over every process's rows
             if self.comm is not None:
                 stats = self.comm.allreduce(np.ascontiguousarray(stats, dtype=np.float64))
