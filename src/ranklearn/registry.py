@@ -76,6 +76,11 @@ class ModelSpec:
         The pip extra the model needs (``"neural"`` for torch), named in errors.
     ranklib : int or None
         RankLib's ``-ranker`` number of the same method.
+    served : str or None
+        How ``ranklearn predict`` scores a saved model without building the estimator (which
+        imports scikit-learn): ``"trees"`` (the payload's ``trees``), ``"bags"`` (the mean of
+        its ``bags`` of trees), ``"linear"`` (``coef`` and ``intercept``); see
+        :mod:`ranklearn.models.serving`. None: the estimator is built.
     """
 
     name: str
@@ -86,6 +91,7 @@ class ModelSpec:
     demo: dict[str, Any] = field(default_factory=dict)
     extra: str | None = None
     ranklib: int | None = None
+    served: str | None = None
 
     def load_class(self) -> type:
         """Import and return the estimator class.
@@ -272,6 +278,7 @@ register(
         payload_version=3,
         demo=_TREE_DEMO,
         ranklib=6,
+        served="trees",
     )
 )  # fmt: skip
 register(
@@ -283,6 +290,7 @@ register(
         payload_version=3,  # as LambdaMART's 3
         demo=_TREE_DEMO,
         ranklib=0,
+        served="trees",
     )
 )
 register(
@@ -328,6 +336,7 @@ register(
         (Option("--l2", "l2_regularization", float, "L2 penalty added to X'X's diagonal."), _METRIC, _THREADS),
         demo=dict(),
         ranklib=9,
+        served="linear",
     )
 )
 register(
@@ -346,6 +355,7 @@ register(
         ),
         demo=dict(n_restarts=2, max_iterations=15, random_state=0),
         ranklib=4,
+        served="linear",
     )
 )
 register(
@@ -362,6 +372,7 @@ register(
         ),
         demo=dict(n_estimators=100),
         ranklib=3,
+        served="linear",
     )
 )
 register(
@@ -391,5 +402,6 @@ register(
         ),
         demo=dict(n_bags=50, random_state=0),
         ranklib=8,
+        served="bags",
     )
 )

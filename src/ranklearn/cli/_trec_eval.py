@@ -17,10 +17,14 @@ import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-import numpy as np
+from typing import TYPE_CHECKING
+
 import typer
 
 from ranklearn.exceptions import DataFormatError
+
+if TYPE_CHECKING:  # numpy only where the command runs: `ranklearn --help` builds this command
+    import numpy as np
 
 #: trec_eval's value for a z-score without its mean and deviation.
 MISSING_ZSCORE = -1000000.0

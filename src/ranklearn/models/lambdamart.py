@@ -24,6 +24,7 @@ from sklearn.utils._param_validation import HasMethods, Hidden, Interval, StrOpt
 from ranklearn.metrics import Metric
 from ranklearn.models.base import N_JOBS, BaseRanker, EvalSet, FitData
 from ranklearn.models.contributions import TreeContributions
+from ranklearn.models.serving import trees_from_payload
 from ranklearn.objectives import OBJECTIVE_NAMES, UNBIASED_METHODS, Objective, get_objective, make_unbiased
 from ranklearn.tree.binning import BinMapper, has_missing
 from ranklearn.tree.boosting import BoostingState, draw_subsets
@@ -484,9 +485,7 @@ class LambdaMART(TreeContributions, TreeImportance, BaseRanker):
         self.objective_ = payload.get("objective")
         bias = payload.get("position_bias")  # payload version 3 (older files: none)
         self.position_bias_ = None if bias is None else {k: np.asarray(v, dtype=np.float64) for k, v in bias.items()}
-        self.trees_ = [Tree.from_dict(t) for t in payload["trees"]]
-        for tree in self.trees_:
-            tree.validate(self.n_features_in_)
+        self.trees_ = trees_from_payload(payload["trees"], self.n_features_in_)
         if version < 2:
             self.max_grade_ = float(payload.get("objective_max_grade") or 1.0)
         self._predictor = TreePredictor(self.trees_)
