@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -75,13 +76,19 @@ def _env(pkg: Path, extra: dict[str, str]) -> dict[str, str]:
     return {**env, "PYTHONPATH": str(pkg), "PYTHONDONTWRITEBYTECODE": "1", **extra}
 
 
-def _timed(cmd: list[str], env: dict[str, str]) -> tuple[str, float, str]:
-    start = time.perf_counter()
+def _child_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _timed(cmd: list[str], env: dict[str, str]) -> tuple[str, float, str, float]:
+    """Run ``cmd``: (stdout, wall seconds, 1-min load after, CPU seconds of it and its children)."""
+    start, cpu = time.perf_counter(), _child_cpu()
     out = subprocess.run(cmd, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - start
     if out.returncode != 0:
         raise SystemExit(f"{' '.join(cmd[:3])} failed:\n{out.stderr[-3000:]}")
-    return out.stdout, wall, _load()
+    return out.stdout, wall, _load(), _child_cpu() - cpu
 
 
 # ---------------------------------------------------------------- part 1: commands
@@ -138,37 +145,52 @@ def _fixtures(folder: Path, data: Path) -> dict[str, list[str]]:
 PEERS = {"import lightgbm": "import lightgbm", "import xgboost": "import xgboost"}
 
 
-def commands(data: Path, repeats: int) -> None:
+def _baseline(rev: str, dest: Path) -> Path:
+    """The ``src`` folder of commit ``rev`` of this repository, extracted to ``dest``."""
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", rev, "src"], capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    return dest / "src"
+
+
+def commands(data: Path, repeats: int, baseline: str | None) -> None:
     print("## Commands: median wall time of fresh processes (kernels in numba's cache)\n", flush=True)
-    env = _env(REPO / "src", {})
-    env.pop("PYTHONDONTWRITEBYTECODE")  # an installed package has its .pyc
     with tempfile.TemporaryDirectory() as tmp:
         cases = _fixtures(Path(tmp), data)
-        jobs = {name: [sys.executable, "-c", CLI_CHILD, *args] for name, args in cases.items()}
-        jobs.update({name: [sys.executable, "-c", code] for name, code in PEERS.items()})
-        for cmd in jobs.values():  # once untimed: kernels compiled or loaded, files in the page cache
+        trees = {"this tree": (REPO / "src", {})}
+        if baseline:  # the same commands on the code before the change, with a numba cache of its own
+            trees[f"before ({baseline})"] = (_baseline(baseline, Path(tmp)), {"NUMBA_CACHE_DIR": str(Path(tmp) / "nc")})
+        jobs: dict[tuple[str, str], tuple[list[str], dict[str, str]]] = {}
+        for tree, (src, extra) in trees.items():
+            env = _env(src, extra)
+            env.pop("PYTHONDONTWRITEBYTECODE")  # an installed package has its .pyc
+            jobs.update({(name, tree): ([sys.executable, "-c", CLI_CHILD, *args], env) for name, args in cases.items()})
+        jobs.update({(name, "-"): ([sys.executable, "-c", code], _env(REPO / "src", {})) for name, code in PEERS.items()})
+        for cmd, env in jobs.values():  # once untimed: kernels compiled or loaded, files in the page cache
             subprocess.run(cmd, env=env, capture_output=True)
-        times: dict[str, list[tuple[float, str]]] = {name: [] for name in jobs}
-        heavy: dict[str, str] = {}
+        times: dict[tuple[str, str], list[tuple[float, float, str]]] = {key: [] for key in jobs}
+        heavy: dict[tuple[str, str], str] = {}
         for _ in range(repeats):  # interleaved: every command once per round
-            for name, cmd in jobs.items():
-                start = time.perf_counter()
+            for key, (cmd, env) in jobs.items():
+                start, cpu = time.perf_counter(), _child_cpu()
                 out = subprocess.run(cmd, env=env, capture_output=True, text=True)
-                times[name].append((time.perf_counter() - start, _load()))
+                times[key].append((time.perf_counter() - start, _child_cpu() - cpu, _load()))
                 if out.returncode != 0:
-                    raise SystemExit(f"{name} failed:\n{out.stderr[-2000:]}")
+                    raise SystemExit(f"{key} failed:\n{out.stderr[-2000:]}")
                 line = [ln for ln in out.stderr.splitlines() if ln.startswith("HEAVY")]
                 if line:
                     _, count, libs = line[-1].split()
-                    heavy[name] = f"{count} | {libs}"
-    print(f"| command | median wall s ({repeats} processes) | 1-min load per run | modules imported | "
-          f"heavy libraries imported |")  # fmt: skip
-    print("|---|---:|---|---:|---|")
-    for name, runs in times.items():
-        median = statistics.median(t for t, _ in runs)
-        loads = " ".join(load for _, load in runs)
-        print(f"| {name} | {median:.3f} | {loads} | {heavy.get(name, '- | -')} |")
-    print(f"\nheavy libraries looked for: {', '.join(HEAVY)}; python {sys.version.split()[0]}")
+                    heavy[key] = f"{count} | {libs}"
+    print(f"| command | code | median wall s ({repeats} processes) | median CPU s | 1-min load per run | "
+          f"modules imported | heavy libraries imported |")  # fmt: skip
+    print("|---|---|---:|---:|---|---:|---|")
+    rows = [(name, tree) for name in cases for tree in trees] + [(name, "-") for name in PEERS]
+    for name, tree in rows:
+        runs = times[(name, tree)]
+        wall, cpu = statistics.median(t for t, _, _ in runs), statistics.median(c for _, c, _ in runs)
+        loads = " ".join(load for _, _, load in runs)
+        print(f"| {name} | {tree} | {wall:.3f} | {cpu:.3f} | {loads} | {heavy.get((name, tree), '- | -')} |")
+    print(f"\nheavy libraries looked for: {', '.join(HEAVY)}; python {sys.version.split()[0]}. CPU: user + system "
+          "time of the process and its children; under load, read CPU and ratios rather than wall seconds.")
 
 
 # ---------------------------------------------------------------- part 2: cold start
@@ -199,34 +221,35 @@ def coldstart(train: Path) -> None:
             _copy_package(build / "ranklearn", REPO / "src" / "ranklearn", with_cache=False)
             built = ""
             if shipped:  # what tools/build_kernel_cache.py does before the wheel is made
-                _, wall, load = _timed([sys.executable, str(REPO / "tools" / "build_kernel_cache.py"),
-                                        "--package", str(build / "ranklearn")], _env(build, extra))  # fmt: skip
+                _, wall, load, cpu = _timed([sys.executable, str(REPO / "tools" / "build_kernel_cache.py"),
+                                             "--package", str(build / "ranklearn")], _env(build, extra))  # fmt: skip
                 size = sum(p.stat().st_size for p in (build / "ranklearn").rglob("*.nb[ic]"))
-                built = f"built in {wall:.0f} s (load {load}), {size / 2**20:.1f} MiB"
+                built = f"built in {wall:.0f} s wall, {cpu:.0f} s CPU (load {load}), {size / 2**20:.1f} MiB"
             _copy_package(install / "ranklearn", build / "ranklearn", with_cache=True)
             env = _env(install, extra)
             runs = []
             for _ in range(2):
-                out, wall, load = _timed([sys.executable, "-c", CHILD, str(train)], env)
-                runs.append({**json.loads(out), "wall": wall, "load": load})
-            out, _, load = _timed([sys.executable, "-c", SPEED_CHILD], env)
+                out, wall, load, cpu = _timed([sys.executable, "-c", CHILD, str(train)], env)
+                runs.append({**json.loads(out), "wall": wall, "load": load, "cpu": cpu})
+            out, _, load, _ = _timed([sys.executable, "-c", SPEED_CHILD], env)
             speeds[name] = {**json.loads(out), "load": load}
         first, second = runs
         rows.append((name, first, second, built))
-        print(f"{name}: first {first['wall']:.1f} s (load {first['load']}), second {second['wall']:.1f} s "
-              f"(load {second['load']}), {len(first['compiles'])} kernels compiled; {built}", flush=True)  # fmt: skip
+        print(f"{name}: first {first['wall']:.1f} s wall {first['cpu']:.1f} s CPU (load {first['load']}), second "
+              f"{second['wall']:.1f} s wall {second['cpu']:.1f} s CPU (load {second['load']}), "
+              f"{len(first['compiles'])} kernels compiled; {built}", flush=True)  # fmt: skip
         top = sorted(first["compiles"].items(), key=lambda kv: -kv[1])[:8]
         if top:
             print("   slowest compiles: " + ", ".join(f"{k} {v:.1f}" for k, v in top), flush=True)
 
-    print("\n| option | first run s | second run s | first - second s | kernels compiled in the first | "
-          "load (first; second) | warm fit, 60,000 x 40, 30 trees s | build |")  # fmt: skip
+    print("\n| option | first run s wall (CPU) | second run s wall (CPU) | first - second s wall (CPU) | "
+          "kernels compiled in the first | load (first; second) | warm fit, 60,000 x 40, 30 trees s | build |")  # fmt: skip
     print("|---|---:|---:|---:|---:|---|---:|---|")
     for name, first, second, built in rows:
         speed = speeds[name]
-        print(f"| {name} | {first['wall']:.1f} | {second['wall']:.1f} | **{first['wall'] - second['wall']:.1f}** | "
-              f"{len(first['compiles'])} | {first['load']}; {second['load']} | {speed['fit']:.2f} (load {speed['load']}) | "
-              f"{built or '-'} |")  # fmt: skip
+        print(f"| {name} | {first['wall']:.1f} ({first['cpu']:.1f}) | {second['wall']:.1f} ({second['cpu']:.1f}) | "
+              f"**{first['wall'] - second['wall']:.1f}** ({first['cpu'] - second['cpu']:.1f}) | {len(first['compiles'])} | "
+              f"{first['load']}; {second['load']} | {speed['fit']:.2f} (load {speed['load']}) | {built or '-'} |")  # fmt: skip
     sums = {name: round(s["checksum"], 6) for name, s in speeds.items()}
     print(f"\nSum of the warm fit's predictions per option (the same model whatever the CPU level): {sums}")
     print("First and second run: whole processes (interpreter start, import, load, fit, predict, NDCG@10).")
@@ -236,12 +259,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--parts", default="commands,coldstart")
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--baseline", default=None, help="also time the commands on this commit's code (e.g. main)")
     ap.add_argument("--fold", type=Path, default=None, help="LETOR fold folder with train.txt (MQ2008 Fold1)")
     args = ap.parse_args()
     data = require_shared_data()
     parts = args.parts.split(",")
     if "commands" in parts:
-        commands(data, args.repeats)
+        commands(data, args.repeats, args.baseline)
     if "coldstart" in parts:
         coldstart((args.fold or data / "MQ2008" / "Fold1") / "train.txt")
     print("\nRegenerate: .venv/bin/python benchmarks/bench_startup.py")

@@ -30,6 +30,8 @@ SECTIONS = {
     "predict": ("LambdaMART prediction against LightGBM on the same trees (issue 15)", ["bench_predict.py"]),
     "coldstart": ("Cold start: first run in a fresh environment, with and without the warm-up (issue 15)",
                   ["bench_coldstart.py"]),
+    "startup": ("Start-up: each command's wall time, and the first fit after a plain install (issue 30)",
+                ["bench_startup.py", "--repeats", "5"]),
     "memory": ("Peak memory of LambdaMART training against LightGBM (issue 5)", ["bench_memory.py"]),
     "dask": ("DaskLambdaMART: one machine's model, speed against DaskLGBMRanker, scale, communication (issue 13)",
              ["bench_dask.py", "--repeats", "3", "--parts", "same,speed,overhead"]),
