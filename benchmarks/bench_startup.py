@@ -39,11 +39,8 @@ import time
 from pathlib import Path
 
 from _common import REPO, require_shared_data
-from bench_coldstart import CHILD as COLD_CHILD
+from bench_coldstart import CHILD
 
-# bench_coldstart's child imports numba first (its compile timer), which leaves numba on this CPU
-# (ranklearn._compilation.select_cpu_target): here ranklearn comes first, as in a user's program
-CHILD = "import ranklearn\n" + COLD_CHILD
 HEAVY = ("sklearn", "scipy", "torch", "dask", "pyspark", "numba", "pandas", "matplotlib")
 # A warm fit, to see what an option costs at run time: 60,000 rows x 40 features, 30 trees.
 SPEED_CHILD = r"""
