@@ -50,7 +50,7 @@ SECTIONS = {
 #: hand-written records that RESULTS.md carries after the generated sections
 NOTES = ["core_refactor_ab.md", "boosting_step_ab.md", "neural_defaults.md", "ranker_defaults.md",
          "clicks_simulation.md", "trec_eval_dropin.md", "habits_warmup.md", "explain_speed.md",
-         "unbiased_speed.md", "spark_speed.md"]
+         "unbiased_speed.md", "spark_speed.md", "startup.md"]
 
 
 def _existing_sections(path: Path) -> dict[str, list[str]]:
