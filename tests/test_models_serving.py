@@ -112,3 +112,19 @@ def test_linear_weights_are_checked(tmp_path):
         load_scorer(path)
     assert str(path) in str(info.value)
     assert json.loads(path.read_text())["model_type"] == "linear"
+
+
+def test_a_model_with_a_normalizer_predicts_through_its_estimator(tmp_path, monkeypatch):
+    """A saved input normalizer (``train --normalize``) is the estimator's to apply: such a file is not served."""
+    _, path, X = _fitted("linear", tmp_path)
+    _rewritten(path, lambda p: p.update(normalizer={"spec": "zscore"}))
+    built = []
+    cls = REGISTRY["linear"].load_class()
+    monkeypatch.setattr(cls, "_from_payload", classmethod(lambda c, payload, **kw: built.append(payload) or "estimator"))
+    assert load_scorer(path) == "estimator" and built[0]["normalizer"] == {"spec": "zscore"}
+
+
+def test_the_rows_queries_do_not_change_a_served_models_scores(tmp_path):
+    model, path, X = _fitted("lambdamart", tmp_path)
+    qid = np.repeat(np.arange(12), 10)
+    np.testing.assert_array_equal(load_scorer(path).predict(X, qid=qid), model.predict(X))

@@ -101,8 +101,10 @@ class SavedScorer:
         self._score = score
         self._allow_nan = allow_nan
 
-    def predict(self, X: Any) -> np.ndarray:
-        """Scores of the rows of ``X`` (float64), as the estimator's ``predict``.
+    def predict(self, X: Any, qid: Any = None, group: Any = None) -> np.ndarray:
+        """Scores of the rows of ``X`` (float64), as the estimator's ``predict``. ``qid`` and
+        ``group`` (the rows' queries, which a per-query normalizer needs) do not change the scores
+        of a served model: one saved with a normalizer is not served (:func:`load_scorer`).
 
         Raises
         ------
@@ -175,7 +177,8 @@ def scorer_from_payload(model_type: str, served: str, payload: dict[str, Any], p
 
 def load_scorer(path: str | PathLike[str]) -> Any:
     """What ``ranklearn predict`` scores with: a :class:`SavedScorer` of the model file when its
-    ranker is served (``ModelSpec.served``), else the estimator (:func:`ranklearn.io.load_model`).
+    ranker is served (``ModelSpec.served``) and the model has no input normalizer, else the
+    estimator (:func:`ranklearn.io.load_model`).
 
     Raises
     ------
@@ -185,7 +188,8 @@ def load_scorer(path: str | PathLike[str]) -> Any:
     from ranklearn.io import load_model_with
 
     def build(spec: Any, payload: dict[str, Any]) -> Any:
-        if spec.served is None:
+        # a model that normalizes its input (train --normalize) predicts through the estimator
+        if spec.served is None or payload.get("normalizer") is not None:
             return spec.load_class()._from_payload(payload)
         return scorer_from_payload(spec.name, spec.served, payload, spec.payload_version)
 
