@@ -29,8 +29,11 @@ from _common import REPO, require_shared_data
 STEPS = ("import", "load", "fit", "predict", "ndcg@10")
 # The timed child: every step, wall and CPU, and the compile time of each ranklearn kernel (its
 # own time: the kernels it calls are counted on their own line; numba's helpers are counted in).
+# ranklearn first: numba imported before it would keep compiling for this exact CPU, not the level
+# ranklearn picks (ranklearn._compilation.select_cpu_target), and miss the warm-up's kernels.
 CHILD = r"""
 import json, sys, time
+import ranklearn
 from numba.core import event
 compiles, stack = {}, []
 class Timer(event.Listener):

@@ -30,6 +30,8 @@ SECTIONS = {
     "predict": ("LambdaMART prediction against LightGBM on the same trees (issue 15)", ["bench_predict.py"]),
     "coldstart": ("Cold start: first run in a fresh environment, with and without the warm-up (issue 15)",
                   ["bench_coldstart.py"]),
+    "startup": ("Start-up: each command's wall time, and the first fit after a plain install (issue 30)",
+                ["bench_startup.py", "--repeats", "5"]),
     "memory": ("Peak memory of LambdaMART training against LightGBM (issue 5)", ["bench_memory.py"]),
     "dask": ("DaskLambdaMART: one machine's model, speed against DaskLGBMRanker, scale, communication (issue 13)",
              ["bench_dask.py", "--repeats", "3", "--parts", "same,speed,overhead"]),
@@ -48,7 +50,8 @@ SECTIONS = {
 #: hand-written records that RESULTS.md carries after the generated sections
 NOTES = ["core_refactor_ab.md", "boosting_step_ab.md", "neural_defaults.md", "ranker_defaults.md",
          "clicks_simulation.md", "trec_eval_dropin.md", "habits_warmup.md", "explain_speed.md",
-         "unbiased_speed.md", "spark_speed.md", "neural_clicks.md", "vocabulary_ab.md", "clicks_protocol.md"]
+         "unbiased_speed.md", "spark_speed.md", "neural_clicks.md", "vocabulary_ab.md", "clicks_protocol.md",
+         "startup.md"]
 
 
 def _existing_sections(path: Path) -> dict[str, list[str]]:

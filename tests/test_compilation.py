@@ -75,3 +75,47 @@ def test_in_a_pipe_loading_data_says_nothing_and_a_bad_file_stays_one_line(tmp_p
     assert fresh.returncode == 2 and NOTE not in fresh.stderr, fresh.stderr
     assert fresh.stderr.startswith("ranklearn: error: ") and fresh.stderr.count("\n") == 1
     assert f"{bad}:2:" in fresh.stderr
+
+
+V3 = frozenset("cx16 lahf_lm popcnt sse4_1 sse4_2 ssse3 avx avx2 bmi1 bmi2 f16c fma abm movbe xsave".split())
+
+
+def test_the_portable_cpu_level_is_chosen_when_the_cpu_has_it(monkeypatch):
+    from ranklearn import _compilation
+
+    monkeypatch.delitem(sys.modules, "numba", raising=False)  # as before numba is imported
+    monkeypatch.setattr(os, "uname", lambda: os.uname_result(("Linux", "h", "6", "#1", "x86_64")))
+    env: dict[str, str] = {}
+    assert _compilation.select_cpu_target(env, flags=V3 | {"avx512f"}) is True
+    assert env == {"NUMBA_CPU_NAME": "x86-64-v3", "NUMBA_CPU_FEATURES": ""}
+    assert _compilation.select_cpu_target({}, flags=V3 - {"avx2"}) is False  # an older CPU: numba's own choice
+    for mine in ({"NUMBA_CPU_NAME": "host"}, {"NUMBA_CPU_FEATURES": "+avx2"}):  # the user's choice stands
+        env = dict(mine)
+        assert _compilation.select_cpu_target(env, flags=V3) is False and env == mine
+    monkeypatch.setattr(os, "uname", lambda: os.uname_result(("Linux", "h", "6", "#1", "aarch64")))
+    assert _compilation.select_cpu_target({}, flags=V3) is False
+
+
+def test_numba_imported_first_keeps_its_cpu_and_ranklearn_first_sets_the_level():
+    """numba keeps the CPU its first compile chose: set later, the level would label code it does not describe."""
+    code = "import os, sys\n{}\nimport ranklearn\nprint(os.environ.get('NUMBA_CPU_NAME'))"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_CPU")}
+    after = subprocess.run([sys.executable, "-c", code.format("import numba")], env=env, capture_output=True, text=True)
+    assert after.stdout.split() == ["None"], after.stderr
+    first = subprocess.run([sys.executable, "-c", code.format("")], env=env, capture_output=True, text=True)
+    from ranklearn._compilation import PORTABLE_CPU_FLAGS, _cpu_flags
+
+    expected = "x86-64-v3" if os.uname().machine == "x86_64" and PORTABLE_CPU_FLAGS <= _cpu_flags() else "None"
+    assert first.stdout.split() == [expected], first.stderr
+
+
+def test_the_compile_note_waits_for_numba_without_importing_it():
+    """The listener is registered when numba is imported (by anyone), not before; the note itself is
+    tested end to end above (a fresh cache: once)."""
+    code = (
+        "import sys\nfrom ranklearn._compilation import on_first_compile\n"
+        "on_first_compile(lambda: None)\nprint('numba' in sys.modules)\n"
+        "from numba.core import event\nprint(len(event._registered['numba:compile']))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.split() == ["False", "1"], out.stderr

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from ranklearn._compilation import select_cpu_target
 from ranklearn._threads import apply_wait_policy
 
 # Before any OpenMP runtime (numba's, torch's) is loaded: see ranklearn._threads.
 apply_wait_policy()
+# Before numba is imported: kernels compiled for a portable CPU level (see ranklearn._compilation).
+select_cpu_target()
 
 __version__ = "0.1.0"
 

@@ -94,6 +94,11 @@ class ModelSpec:
     test : dict
         Estimator parameters of the shared tests (scikit-learn's checks, the command line, model
         files, the warm-up): a fit of a few iterations on tiny data.
+    served : str or None
+        How ``ranklearn predict`` scores a saved model without building the estimator (which
+        imports scikit-learn): ``"trees"`` (the payload's ``trees``), ``"bags"`` (the mean of
+        its ``bags`` of trees), ``"linear"`` (``coef`` and ``intercept``); see
+        :mod:`ranklearn.models.serving`. None: the estimator is built.
     """
 
     name: str
@@ -110,6 +115,7 @@ class ModelSpec:
     positions: bool = False
     warmup: str | None = None
     test: dict[str, Any] = field(default_factory=dict)
+    served: str | None = None
 
     def load_class(self) -> type:
         """Import and return the estimator class.
@@ -367,6 +373,7 @@ register(
         demo=_TREE_DEMO,
         ranklib=6,
         **_TREES,
+        served="trees",
     )
 )  # fmt: skip
 register(
@@ -379,6 +386,7 @@ register(
         demo=_TREE_DEMO,
         ranklib=0,
         **_TREES,
+        served="trees",
     )
 )
 register(
@@ -432,6 +440,7 @@ register(
         exports=("ranklib", *_LINEAR_EXPORTS),
         contributions=True,
         warmup="rest",
+        served="linear",
     )
 )
 register(
@@ -448,6 +457,7 @@ register(
         contributions=True,
         warmup="rest",
         test=dict(n_estimators=1, line_search_steps=2, random_state=0),
+        served="linear",
     )
 )
 register(
@@ -464,6 +474,7 @@ register(
         contributions=True,
         warmup="rest",
         test=dict(n_estimators=5),
+        served="linear",
     )
 )
 register(
@@ -493,5 +504,6 @@ register(
         contributions=True,
         warmup="trees",
         test=dict(n_estimators=3, num_leaves=4, random_state=0),
+        served="bags",
     )
 )

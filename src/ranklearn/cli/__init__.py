@@ -7,8 +7,8 @@ import sys
 
 def run() -> None:
     """Entry point of the ``ranklearn`` console script: :func:`ranklearn.cli.main.main`, imported
-    here so that a Ctrl-C while its libraries load (numba, about half a second) is one line and
-    status 130, not an import traceback."""
+    here so that a Ctrl-C while its libraries load (typer and rich; a command's own, numba among
+    them, load when it runs) is one line and status 130, not an import traceback."""
     try:
         from ranklearn.cli.main import main
     except KeyboardInterrupt:

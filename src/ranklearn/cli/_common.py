@@ -10,15 +10,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
-import numpy as np
 from rich.console import Console
-from rich.table import Table
 
 from ranklearn._files import check_writable, is_stdio, reads_stdin, same_file, write_output, writes_stdout
 from ranklearn._text import not_text_reason, plain_float, strip_bom, token_text
 from ranklearn.exceptions import DataFormatError
 
-if TYPE_CHECKING:  # importing the metrics loads numba; keep `--help` fast
+if TYPE_CHECKING:  # importing the metrics loads numba, numpy and rich's tables cost too: keep `--help` fast
+    import numpy as np
+    from rich.table import Table
+
     from ranklearn.data import RankingDataset
     from ranklearn.metrics import Metric
     from ranklearn.exceptions import FeatureValueError
@@ -36,7 +37,7 @@ def load_data(
     n_features: int | None = None,
     return_order: bool = False,
     warn_regroup: bool = True,
-    dtype: type = np.float32,
+    dtype: type | str = "float32",
     require_groups: bool = True,
     position_file: Path | None = None,
 ) -> RankingDataset | tuple[RankingDataset, np.ndarray | None]:
@@ -116,6 +117,8 @@ def check_labels_nonnegative(ds: RankingDataset, path: Path, why: str = "") -> N
     ------
     DataFormatError
     """
+    import numpy as np
+
     if (ds.y < 0).any():
         row = int(np.flatnonzero(ds.y < 0)[0])
         raise DataFormatError(
@@ -139,6 +142,8 @@ def feature_value_error(exc: FeatureValueError, ds: RankingDataset, path: Path, 
 
 def _warn_regrouped(path: Path, ds: RankingDataset, order: np.ndarray) -> None:
     """One stderr line: how many queries had their separated rows gathered, and the first one."""
+    import numpy as np
+
     from ranklearn.data.groups import block_ptr
 
     file_qid = np.empty_like(ds.qid)
@@ -246,6 +251,8 @@ def read_scores(path: Path, n_rows: int, data_path: Path) -> np.ndarray:
         Naming the line of a token that is not a finite number, or both counts when the
         number of scores differs from the number of data rows.
     """
+    import numpy as np
+
     if not is_stdio(path) and path.is_dir():
         raise IsADirectoryError(21, "is a directory, not a scores file", str(path))
     raw = sys.stdin.buffer.read() if is_stdio(path) else path.read_bytes()
@@ -286,6 +293,8 @@ def conventions_line(metrics: Sequence[Metric]) -> str:
 
 def results_table(rows: dict[str, dict[str, float]], metric_names: Sequence[str]) -> Table:
     """Table with one row per query/set/model and one column per metric (4 decimals)."""
+    from rich.table import Table
+
     table = Table()
     table.add_column("", style="bold")
     for name in metric_names:

@@ -22,12 +22,15 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
+from typing import TYPE_CHECKING
+
 import typer
 
 from ranklearn.exceptions import DataFormatError
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # numpy only where the command runs: `ranklearn --help` builds this command
+    import numpy as np
+
     from ranklearn.metrics.trec import Request
 
 #: trec_eval's value for a z-score without its mean and deviation.

@@ -16,9 +16,7 @@ from collections.abc import Sequence
 from enum import Enum
 from pathlib import Path
 
-import numpy as np
 import typer
-from rich.table import Table
 from typer.core import TyperOption
 
 from ranklearn._files import is_special, write_outputs
@@ -116,6 +114,9 @@ def _main_options(
 @app.command()
 def info(file: Path = DataArg, no_regroup: bool = NoRegroupOpt) -> None:
     """Summarize a ranking file: rows, queries, features, labels, query sizes, empty queries."""
+    import numpy as np
+    from rich.table import Table
+
     ds = C.load_data(file, regroup=not no_regroup, sparse=True)  # sparse: any feature ids, little memory
     sizes = ds.query_sizes
     has_relevant = np.maximum.reduceat(ds.y, ds.ptr[:-1]) > 0
@@ -359,6 +360,8 @@ def convert(
     LightGBM's layout has no qids and no comments: converting back numbers the queries 0, 1, ...
     Positions (IN.position) go to OUT.position, in the rows' new order.
     """
+    import numpy as np
+
     from ranklearn.data import format_svmlight
     from ranklearn.data.positions import format_positions, sidecar_path
 
@@ -467,13 +470,18 @@ def predict(
 
     Trailing features left out of the file (all zero) count as zeros up to the model's feature count.
     """
-    from ranklearn.io import load_model
+    import numpy as np
+
     from ranklearn.exceptions import FeatureValueError
+    from ranklearn.io import load_model
+    from ranklearn.models.serving import load_scorer
 
     if fmt is PredictFormat.trec and re.fullmatch(r"\S+", run_tag) is None:  # checked before any work
         raise ValueError(f"--run-tag must be one word without blanks, got {run_tag!r}")
     C.check_output_path(out, data, model)
-    estimator = C.model_part(load_model(model), iterations, best, model)
+    # the whole model without building its estimator (no scikit-learn import) unless a part is asked for
+    whole = iterations is None and not best
+    estimator = load_scorer(model) if whole else C.model_part(load_model(model), iterations, best, model)
     n_features = estimator.n_features_in_
     # scores need no query groups: a reappearing qid is merged silently, then undone, and a file
     # without qids needs no .query file; a TREC run does need its queries, and so does a model

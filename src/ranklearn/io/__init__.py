@@ -6,6 +6,7 @@ files (``trec``)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from os import PathLike
 from typing import Any
 
@@ -15,8 +16,8 @@ from ranklearn.io.model_file import parse_model_file, read_model_file, write_mod
 from ranklearn.io.onnx import export_onnx
 
 __all__ = [
-    "check_export", "export_model", "export_onnx", "load_model", "model_from_bytes", "read_model_file",
-    "write_model_file",
+    "check_export", "export_model", "export_onnx", "load_model", "load_model_with", "model_from_bytes",
+    "read_model_file", "write_model_file",
 ]
 
 
@@ -34,23 +35,36 @@ def load_model(path: str | PathLike[str], **load_options: Any) -> Any:
     ModelFormatError
         If the file is missing, corrupted, foreign, of an unknown model type or malformed.
     """
-    return _model_from(*read_model_file(path), path, **load_options)
+    return _model_from(*read_model_file(path), path, _estimator(load_options))
+
+
+def load_model_with(path: str | PathLike[str], build: Callable[[Any, dict[str, Any]], Any]) -> Any:
+    """A model file read and checked as by :func:`load_model`, its payload turned into an object
+    by ``build(spec, payload)`` (``spec``: the ranker's ``registry.ModelSpec``), whose errors are
+    reported as :func:`load_model`'s (``ranklearn.models.serving.load_scorer``)."""
+    return _model_from(*read_model_file(path), path, build)
 
 
 def model_from_bytes(raw: bytes, path: str | PathLike[str], **load_options: Any) -> Any:
     """:func:`load_model` of a model file's contents, read from ``path`` (which errors name)
     by other means than a local file (a Spark model's folder)."""
-    return _model_from(*parse_model_file(raw, path), path, **load_options)
+    return _model_from(*parse_model_file(raw, path), path, _estimator(load_options))
 
 
-def _model_from(model_type: str, payload: dict[str, Any], path: str | PathLike[str], **load_options: Any) -> Any:
+def _estimator(load_options: dict[str, Any]) -> Callable[[Any, dict[str, Any]], Any]:
+    return lambda spec, payload: spec.load_class().from_payload(payload, **load_options)
+
+
+def _model_from(
+    model_type: str, payload: dict[str, Any], path: str | PathLike[str], build: Callable[[Any, dict[str, Any]], Any]
+) -> Any:
     from ranklearn.registry import REGISTRY
 
     spec = REGISTRY.get(model_type)
     if spec is None:
         raise ModelFormatError(f"unknown model type {model_type!r} (known: {', '.join(REGISTRY)})", path=path)
     try:
-        return spec.load_class().from_payload(payload, **load_options)
+        return build(spec, payload)
     except ModelFormatError as exc:
         raise ModelFormatError(exc.reason, path=path) from None
     except ImportError as exc:

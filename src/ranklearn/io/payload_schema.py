@@ -12,7 +12,7 @@ from typing import Any
 
 from ranklearn.exceptions import ModelFormatError
 
-__all__ = ["SHARED_FIELDS", "check_fields"]
+__all__ = ["SHARED_FIELDS", "check_fields", "check_shared"]
 
 #: JSON type names: what Python's json module reads each as
 _TYPES: dict[str, tuple[type, ...]] = {
@@ -61,3 +61,27 @@ def check_fields(payload: dict[str, Any], fields: dict[str, tuple[str, ...]], mo
             raise ModelFormatError(
                 f"{model_type} payload field {name!r} must be {' or '.join(kinds)}, got {found} {payload[name]!r:.40}"
             )
+
+
+def check_shared(payload: dict[str, Any], model_type: str, newest: int) -> tuple[int, int]:
+    """The shared fields' checks of every loader (the estimator's and ``predict``'s served one):
+    their JSON types, the payload version (``newest``: the one this ranklearn writes) and the
+    feature count. Returns ``(payload_version, n_features)``.
+
+    Raises
+    ------
+    ModelFormatError
+        A field of the wrong type, no valid or a newer payload version, under one feature.
+    """
+    check_fields(payload, SHARED_FIELDS, model_type)
+    version = payload.get("payload_version", 1)
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise ModelFormatError(f"{model_type} payload has no valid payload_version (got {version!r})")
+    if version > newest:
+        raise ModelFormatError(
+            f"{model_type} payload version {version} is newer than this ranklearn reads ({newest}); upgrade ranklearn"
+        )
+    n_features = int(payload["n_features"])
+    if n_features < 1:
+        raise ModelFormatError("n_features must be at least 1")
+    return version, n_features

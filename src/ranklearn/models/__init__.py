@@ -1,6 +1,7 @@
 """The rankers: LambdaMART and MART (trees), RankNet, LambdaRank and ListNet (neural, torch
 imported lazily), CoordinateAscent, LinearRegression and AdaRank (linear), RankBoost (feature
-thresholds), RandomForest (bags of trees); all but LambdaMART load on first use.
+thresholds), RandomForest (bags of trees); each loads on first use (a ranker's module imports
+scikit-learn, which :mod:`ranklearn.models.serving`, ``predict``'s path, does without).
 
 Every ranker derives from :class:`ranklearn.models.base.BaseRanker` and is listed in
 :mod:`ranklearn.registry`, where this module finds them (no second list to keep in step: the
@@ -11,13 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ranklearn.models.lambdamart import LambdaMART
 from ranklearn.registry import REGISTRY, get_model_class, model_names
 
-#: class name -> registry name of the models imported on first use (torch only when asked for)
-_LAZY = {spec.target.partition(":")[2]: name for name, spec in REGISTRY.items() if name != "lambdamart"}
+#: class name -> registry name of the models, imported on first use (torch only when asked for)
+_LAZY = {spec.target.partition(":")[2]: name for name, spec in REGISTRY.items()}
 
-__all__ = ["LambdaMART", *_LAZY, "get_model_class", "model_names"]
+__all__ = [*_LAZY, "get_model_class", "model_names"]
 
 
 def __getattr__(name: str) -> Any:

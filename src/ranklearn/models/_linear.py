@@ -10,27 +10,14 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numba import njit, prange
 
 from ranklearn.exceptions import ModelFormatError
 from ranklearn.metrics.kernels import PARALLEL_MIN_DOCS
 from ranklearn.models.base import BaseRanker, EvalSet, FitData
 from ranklearn.models.contributions import LinearContributions
+from ranklearn.models.serving import linear_scores, linear_weights
 
 __all__ = ["LinearRanker", "MetricFittedRanker", "linear_scores"]
-
-
-@njit(cache=True, parallel=True)
-def linear_scores(X: np.ndarray, coef: np.ndarray, intercept: float) -> np.ndarray:
-    """``intercept + X @ coef`` summed left to right per row (RankLib's order, not BLAS's)."""
-    n, m = X.shape
-    out = np.empty(n)
-    for i in prange(n):
-        s = intercept
-        for j in range(m):
-            s += coef[j] * np.float64(X[i, j])
-        out[i] = s
-    return out
 
 
 class LinearRanker(LinearContributions, BaseRanker):
@@ -86,14 +73,7 @@ class LinearRanker(LinearContributions, BaseRanker):
         return {"coef": [float(c) for c in self.coef_], "intercept": float(self.intercept_)}
 
     def _state_from_payload(self, payload: dict[str, Any], version: int) -> None:
-        try:
-            coef = np.asarray(payload["coef"], dtype=np.float64)
-            intercept = float(payload["intercept"])
-        except (KeyError, TypeError, ValueError):
-            raise ModelFormatError(f"{self._model_name} payload needs numeric 'coef' and 'intercept'") from None
-        if coef.shape != (self.n_features_in_,) or not np.all(np.isfinite(coef)) or not np.isfinite(intercept):
-            raise ModelFormatError(f"{self._model_name} payload needs {self.n_features_in_} finite weights")
-        self.coef_, self.intercept_ = coef, intercept
+        self.coef_, self.intercept_ = linear_weights(payload, self.n_features_in_, self._model_name)
 
 
 def query_weights(weight: np.ndarray | None, ptr: np.ndarray) -> np.ndarray:

@@ -923,19 +923,12 @@ class BaseRanker(BaseEstimator):
         ------
         ModelFormatError
         """
-        from ranklearn.io.payload_schema import SHARED_FIELDS, check_fields
+        from ranklearn.io.payload_schema import check_fields, check_shared
         from ranklearn.registry import get_spec
 
-        check_fields(payload, {**SHARED_FIELDS, **cls._payload_fields}, cls._model_name)  # before any value is read
-        newest = get_spec(cls._model_name).payload_version
-        version = payload.get("payload_version", 1)
-        if isinstance(version, bool) or not isinstance(version, int) or version < 1:
-            raise ModelFormatError(f"{cls._model_name} payload has no valid payload_version (got {version!r})")
-        if version > newest:
-            raise ModelFormatError(
-                f"{cls._model_name} payload version {version} is newer than this ranklearn reads ({newest}); "
-                "upgrade ranklearn"
-            )
+        # before any value is read
+        version, n_features = check_shared(payload, cls._model_name, get_spec(cls._model_name).payload_version)
+        check_fields(payload, cls._payload_fields, cls._model_name)
         params = cls._upgrade_params(cls._upgrade_vocabulary(dict(payload["params"]), version), version)
         unknown = sorted(set(params) - set(cls._get_param_names()))
         if unknown:
@@ -949,9 +942,7 @@ class BaseRanker(BaseEstimator):
             params["hidden"] = tuple(params["hidden"])
         model = cls(**params)
         model.check_params()
-        model.n_features_in_ = int(payload["n_features"])
-        if model.n_features_in_ < 1:
-            raise ModelFormatError("n_features must be at least 1")
+        model.n_features_in_ = n_features
         names = payload.get("feature_names")
         if names is not None:
             if len(names) != model.n_features_in_:

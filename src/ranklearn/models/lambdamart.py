@@ -21,10 +21,10 @@ import numpy as np
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Hidden, Interval, StrOptions
 
-from ranklearn.exceptions import ModelFormatError
 from ranklearn.metrics import Metric
 from ranklearn.models.base import EARLY_STOPPING, N_JOBS, BaseRanker, EvalSet, FitData
 from ranklearn.models.contributions import TreeContributions
+from ranklearn.models.serving import TREE_PAYLOAD_FIELDS, check_tree_payload, trees_from_payload
 from ranklearn.objectives import OBJECTIVE_NAMES, UNBIASED_METHODS, Objective, get_objective, make_unbiased
 from ranklearn.tree.binning import BinMapper, has_missing
 from ranklearn.tree.boosting import BoostingState, draw_subsets
@@ -481,9 +481,7 @@ class LambdaMART(TreeContributions, TreeImportance, BaseRanker):
         return params
 
     # objective null: a model imported from a RankLib or LightGBM file (trained elsewhere)
-    _payload_fields: ClassVar[dict[str, tuple[str, ...]]] = {
-        "objective": ("dict", "null"), "bin_mapper": ("dict", "null"), "trained_with_missing": ("bool",), "trees": ("list",),
-    }  # fmt: skip
+    _payload_fields: ClassVar[dict[str, tuple[str, ...]]] = TREE_PAYLOAD_FIELDS
 
     def _state_to_payload(self) -> dict[str, Any]:
         return {
@@ -496,21 +494,13 @@ class LambdaMART(TreeContributions, TreeImportance, BaseRanker):
         }  # fmt: skip
 
     def _state_from_payload(self, payload: dict[str, Any], version: int) -> None:
-        if payload["bin_mapper"] is not None and "objective" in payload and payload["objective"] is None:
-            # only a model imported from another tool's file (no bin mapper) has no objective: a
-            # file of a model trained here that lost it was edited, and its settings are unknown
-            raise ModelFormatError(
-                f"{self._model_name} payload field 'objective' is null, but the model was trained by ranklearn "
-                "(it has a bin mapper): only a model imported from another tool's file has no objective"
-            )
+        check_tree_payload(payload, self._model_name)
         self.bin_mapper_ = BinMapper.from_dict(payload["bin_mapper"]) if payload["bin_mapper"] else None
         self.trained_with_missing_ = bool(payload.get("trained_with_missing", False))
         self.objective_ = payload.get("objective")
         bias = payload.get("position_bias")  # payload version 3 (older files: none)
         self.position_bias_ = None if bias is None else {k: np.asarray(v, dtype=np.float64) for k, v in bias.items()}
-        self.trees_ = [Tree.from_dict(t) for t in payload["trees"]]
-        for tree in self.trees_:
-            tree.validate(self.n_features_in_)
+        self.trees_ = trees_from_payload(payload["trees"], self.n_features_in_)
         if version < 2:
             self.max_grade_ = float(payload.get("objective_max_grade") or 1.0)
         self._predictor = TreePredictor(self.trees_)

@@ -33,9 +33,9 @@ from ranklearn.metrics import Metric
 from ranklearn.models.base import EARLY_STOPPING, N_JOBS, BaseRanker, EvalSet, FitData
 from ranklearn.models.contributions import TreeContributions
 from ranklearn.models.lambdamart import LambdaMART, TreeImportance
+from ranklearn.models.serving import forest_predictor, trees_from_payload
 from ranklearn.tree.binning import SampleBinner
 from ranklearn.tree.grower import LEAF_ORDERS
-from ranklearn.tree.predictor import TreePredictor
 from ranklearn.tree.tree import Tree
 
 __all__ = ["RandomForest"]
@@ -222,13 +222,7 @@ class RandomForest(TreeContributions, TreeImportance, BaseRanker):
         self._build_predictor()
 
     def _build_predictor(self) -> None:
-        trees = []
-        for bag in self.bags_:
-            for tree in bag:
-                mean = Tree.from_dict(tree.to_dict())
-                mean.value = mean.value / len(self.bags_)
-                trees.append(mean)
-        self._predictor = TreePredictor(trees)
+        self._predictor = forest_predictor(self.bags_)
 
     def _predict_raw(self, X: np.ndarray) -> np.ndarray:
         return self._predictor.predict(X)
@@ -254,12 +248,9 @@ class RandomForest(TreeContributions, TreeImportance, BaseRanker):
         return {"bags": [[t.to_dict() for t in bag] for bag in self.bags_], "trained_with_missing": self.trained_with_missing_}
 
     def _state_from_payload(self, payload: dict[str, Any], version: int) -> None:
-        self.bags_ = [[Tree.from_dict(t) for t in bag] for bag in payload["bags"]]
+        self.bags_ = [trees_from_payload(bag, self.n_features_in_) for bag in payload["bags"]]
         # files from before it was recorded: unknown, so taken as trained with missing values
         self.trained_with_missing_ = bool(payload.get("trained_with_missing", True))
-        for bag in self.bags_:
-            for tree in bag:
-                tree.validate(self.n_features_in_)
         self._build_predictor()
 
 

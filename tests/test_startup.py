@@ -1,0 +1,79 @@
+"""Start-up: a command imports only what it uses. Each command runs in a fresh process, which then
+reports the libraries it imported (what is measured is the import graph, not time: the times are
+``benchmarks/bench_startup.py``'s)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from _helpers import small_data
+
+from ranklearn.data import from_arrays, save_svmlight
+from ranklearn.models import LambdaMART
+from ranklearn.registry import get_spec
+
+#: never needed to score a saved tree or linear model, or to evaluate a run
+HEAVY = ("sklearn", "torch", "dask", "distributed", "pyspark", "pandas", "matplotlib")
+#: ranklearn --version / --help load no numeric library at all (numba imports SciPy where it is installed)
+NUMERIC = ("numpy", "numba", "scipy")
+
+CHILD = """
+import sys
+sys.argv = ["ranklearn", *sys.argv[1:]]
+from ranklearn.cli import run
+try:
+    run()
+except SystemExit as exc:
+    assert exc.code in (0, None), exc.code
+print(" ".join(sorted({m.split(".")[0] for m in sys.modules})))
+"""
+
+
+def _imported(*args) -> set[str]:
+    out = subprocess.run([sys.executable, "-c", CHILD, *map(str, args)], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    return set(out.stdout.splitlines()[-1].split())
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("startup")
+    X, y, qid = small_data(n_queries=8, docs=10, n_features=4)
+    save_svmlight(from_arrays(X, y, qid), root / "data.txt")
+    LambdaMART(n_estimators=3, num_leaves=4, random_state=0).fit(X, y, qid).save(root / "trees.json")
+    get_spec("linear").load_class()().fit(X, y, qid).save(root / "linear.json")
+    (root / "scores.txt").write_text("".join(f"{v!r}\n" for v in X[:, 0].tolist()))
+    (root / "qrels").write_text("1 0 a 1\n1 0 b 0\n2 0 c 2\n")
+    (root / "run").write_text("1 Q0 a 1 0.5 t\n1 Q0 b 2 0.4 t\n2 Q0 c 1 0.9 t\n")
+    return root
+
+
+@pytest.mark.parametrize("args", [["--version"], ["--help"]], ids=["version", "help"])
+def test_version_and_help_load_no_numeric_library(args):
+    imported = _imported(*args)
+    assert "ranklearn" in imported and "typer" in imported  # what was measured is the command's process
+    assert not imported & {*HEAVY, *NUMERIC}, sorted(imported & {*HEAVY, *NUMERIC})
+
+
+@pytest.mark.parametrize("model", ["trees", "linear"])
+def test_predict_of_a_tree_or_linear_model_needs_no_scikit_learn(model, inputs, tmp_path):
+    out = tmp_path / "scores"
+    imported = _imported("predict", "--model", inputs / f"{model}.json", "--data", inputs / "data.txt", "--out", out)
+    assert len(out.read_text().split()) == 80  # it did score
+    assert "numba" in imported and not imported & set(HEAVY), sorted(imported & set(HEAVY))
+
+
+def test_evaluate_and_trec_eval_need_no_scikit_learn(inputs):
+    for args in (["evaluate", "--data", inputs / "data.txt", "--scores", inputs / "scores.txt"],
+                 ["trec-eval", inputs / "qrels", inputs / "run"]):  # fmt: skip
+        imported = _imported(*args)
+        assert "numba" in imported and not imported & set(HEAVY), (args[0], sorted(imported & set(HEAVY)))
+
+
+def test_predict_of_part_of_a_model_builds_the_estimator(inputs, tmp_path):
+    """--iterations needs the estimator's parts: scikit-learn comes in, and only then."""
+    imported = _imported("predict", "--model", inputs / "trees.json", "--data", inputs / "data.txt",
+                         "--out", tmp_path / "s", "--iterations", "2")  # fmt: skip
+    assert "sklearn" in imported
