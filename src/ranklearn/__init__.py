@@ -16,7 +16,7 @@ apply_wait_policy()
 # Before numba is imported: kernels compiled for a portable CPU level (see ranklearn._compilation).
 select_cpu_target()
 
-__version__ = "0.1.0"
+from ranklearn._version import __version__  # noqa: E402 (after the CPU target is chosen)
 
 __all__ = ["LambdaMART", "RankNet", "LambdaRank", "__version__"]
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ranklearn._files import write_output
+from ranklearn._version import __version__
 from ranklearn.exceptions import ModelFormatError
 
 FORMAT_NAME = "ranklearn-model"
@@ -43,8 +44,6 @@ def write_model_file(path: str | PathLike[str], model_type: str, payload: dict[s
 def model_file_bytes(model_type: str, payload: dict[str, Any]) -> bytes:
     """The model file's contents (what :func:`write_model_file` writes), for stores that are
     not local files (a Spark model's folder)."""
-    from ranklearn import __version__
-
     body = _canonical(model_type, payload)
     envelope = {
         "format": FORMAT_NAME,
