@@ -11,12 +11,11 @@ from _helpers import small_data
 
 from ranklearn.exceptions import ModelFormatError
 from ranklearn.io import load_model
-from ranklearn.models._base import FeatureValueError
+from ranklearn.exceptions import FeatureValueError
 from ranklearn.models.serving import SavedScorer, load_scorer
 from ranklearn.registry import REGISTRY
 
 SERVED = [name for name, spec in REGISTRY.items() if spec.served is not None]
-_SHORT = {"n_estimators": 4, "n_bags": 3, "n_restarts": 1, "max_iterations": 3, "num_leaves": 4, "random_state": 0}
 
 
 def _fitted(name: str, tmp_path, *, nan: bool = False):
@@ -24,9 +23,7 @@ def _fitted(name: str, tmp_path, *, nan: bool = False):
     X = X.astype(np.float32)
     if nan:
         X[::7, 2] = np.nan
-    cls = REGISTRY[name].load_class()
-    accepted = cls().get_params()
-    model = cls(**{k: v for k, v in _SHORT.items() if k in accepted}).fit(X, y, qid)
+    model = REGISTRY[name].load_class()(**REGISTRY[name].test).fit(X, y, qid)  # its small test settings
     path = tmp_path / f"{name}.json"
     model.save(path)
     return model, path, X
@@ -120,7 +117,7 @@ def test_a_model_with_a_normalizer_predicts_through_its_estimator(tmp_path, monk
     _rewritten(path, lambda p: p.update(normalizer={"spec": "zscore"}))
     built = []
     cls = REGISTRY["linear"].load_class()
-    monkeypatch.setattr(cls, "_from_payload", classmethod(lambda c, payload, **kw: built.append(payload) or "estimator"))
+    monkeypatch.setattr(cls, "from_payload", classmethod(lambda c, payload, **kw: built.append(payload) or "estimator"))
     assert load_scorer(path) == "estimator" and built[0]["normalizer"] == {"spec": "zscore"}
 
 
