@@ -518,7 +518,7 @@ def test_the_vocabulary_holds_for_every_ranker(cls, params, core_splits):
     for n, rounds in ((5, 20), (250, 25), (1000, 100)):
         model = cls(**{**params, "n_estimators": n, "early_stopping_rounds": "auto"})
         model.check_params()
-        assert (model._early_stopping(1), model._early_stopping(0)) == (rounds, None)
+        assert (model.early_stopping_patience(1), model.early_stopping_patience(0)) == (rounds, None)
     tr, va, _ = core_splits
     model = cls(**params, early_stopping_rounds="auto").fit(tr.X, tr.y, qid=tr.qid, eval_set=[(va.X, va.y, va.qid)])
     assert model.n_iter_ == model.n_estimators <= 20  # "auto" = 20 here: no early stop

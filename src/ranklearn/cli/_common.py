@@ -131,7 +131,8 @@ def feature_value_error(exc: FeatureValueError, ds: RankingDataset, path: Path, 
     from ranklearn.registry import spec_of
 
     spec = spec_of(estimator)
-    model = type(estimator).__name__ if spec is None else spec.name
+    # a served model (SavedScorer) is no registered class: it names its model type
+    model = spec.name if spec is not None else getattr(estimator, "model_type", type(estimator).__name__)
     if exc.kind == "inf":
         reason = f"feature {exc.feature + 1} is infinite; no model takes inf (a missing value is NaN)"
     else:

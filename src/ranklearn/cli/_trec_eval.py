@@ -196,6 +196,8 @@ def _other_format_values(
 ) -> tuple[list[str], np.ndarray, str, int]:
     """(query ids, values, runid, judged queries) of the prefs/qrels_prefs/qrels_jg measures:
     each query of the run that the judgements have, in byte order of the ids."""
+    import numpy as np
+
     from ranklearn.io.trec import read_run
     from ranklearn.io.trec_prefs import read_prefs, read_qrels_jg
     from ranklearn.metrics.trec import measures as M

@@ -121,6 +121,7 @@ class SavedScorer:
     def __init__(self, model_type: str, n_features: int, score: Callable[[np.ndarray], np.ndarray],
                  allow_nan: bool) -> None:  # fmt: skip
         self._model_name = model_type
+        self.model_type = model_type  # the registry name, for messages
         self.n_features_in_ = n_features
         self._score = score
         self._allow_nan = allow_nan
