@@ -166,3 +166,31 @@ def test_asyncio_s_never_retrieved_allexit_is_dropped_and_other_errors_kept(capl
     finally:
         log.removeFilter(drop)
     assert [r.exc_info[0].__name__ for r in caplog.records] == ["ValueError"]
+
+
+def test_ctrl_c_while_the_cluster_shuts_down_says_the_model_was_saved(capsys, tmp_path, monkeypatch):
+    """The table is printed after the cluster closed: a Ctrl-C during the close was a bare
+    'ranklearn: interrupted' although the model had been saved."""
+    import contextlib
+
+    from ranklearn.cli import _dask
+    from ranklearn.data import save_svmlight
+    from ranklearn.datasets import make_ranking
+
+    data, save = tmp_path / "train.txt", tmp_path / "m.json"
+    save_svmlight(make_ranking(n_queries=20, n_features=4, n_informative=2, docs_per_query=(5, 5), random_state=0), data)
+    opened = _dask._client
+
+    @contextlib.contextmanager
+    def closing_interrupted(scheduler, workers):
+        with opened(scheduler, workers) as client:
+            yield client
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_dask, "_client", closing_interrupted)
+    code, _, err = run(capsys, "train", "--train", data, "--model", "lambdamart", "--n-estimators", "2",
+                       "--workers", "1", "--save", save)  # fmt: skip
+    assert code == 130
+    assert err.splitlines()[-1] == (f"ranklearn: interrupted while the cluster shut down, before the final table; "
+                                    f"the model was saved to {save}")  # fmt: skip
+    assert load_model(save).n_iter_ == 2

@@ -522,3 +522,25 @@ def test_the_vocabulary_holds_for_every_ranker(cls, params, core_splits):
     tr, va, _ = core_splits
     model = cls(**params, early_stopping_rounds="auto").fit(tr.X, tr.y, qid=tr.qid, eval_set=[(va.X, va.y, va.qid)])
     assert model.n_iter_ == model.n_estimators <= 20  # "auto" = 20 here: no early stop
+
+
+def test_a_ctrl_c_after_the_last_iteration_keeps_the_finished_model(monkeypatch):
+    """A Ctrl-C while the training's context closes (a cluster fit's shards: after the loop ended)
+    keeps the iterations that ran; it said "nothing trained" and kept nothing."""
+    import contextlib
+
+    tr, _, _ = make_ranking_splits(n_queries=(20, 5, 5), n_features=4, n_informative=2, random_state=0)
+
+    @contextlib.contextmanager
+    def closing_interrupted(self):
+        yield
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(LambdaMART, "_fit_context", closing_interrupted)
+    model = LambdaMART(n_estimators=3, num_leaves=4, random_state=0)
+    with pytest.raises(KeyboardInterrupt):
+        model.fit(tr.X, tr.y, qid=tr.qid)
+    monkeypatch.undo()
+    reference = LambdaMART(n_estimators=3, num_leaves=4, random_state=0).fit(tr.X, tr.y, qid=tr.qid)
+    assert model.__sklearn_is_fitted__() and model.n_iter_ == 3
+    np.testing.assert_array_equal(model.predict(tr.X), reference.predict(tr.X))

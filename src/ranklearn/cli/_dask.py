@@ -123,51 +123,57 @@ def run_train_dask(
     from ranklearn._progress import TrainingProgress
     from ranklearn.dask import QueryStraddleError, WorkerLostError, read_svmlight, svmlight_paths
 
-    with _client(scheduler, workers) as client:
-        estimator.client = client
-        sets = {"train": _read(read_svmlight, train, client)}
-        width = sets["train"][0].shape[1]  # the other sets padded to it, as a local fit does
-        for name, path in (("validate", validate), ("test", test)):
-            if path is not None:
-                sets[name] = _read(read_svmlight, path, client, width)
-        eval_set = [sets["validate"]] if validate is not None else None
-        try:
-            with TrainingProgress(C.planned_iterations(estimator), description=model) as progress:
-                estimator.fit(
-                    *sets["train"], eval_set=eval_set,
-                    eval_names=["validate"] if eval_set else None, callbacks=[progress],
-                )  # fmt: skip
-        except KeyboardInterrupt:
-            raise C.Interrupted(C.save_interrupted(estimator, save)) from None
-        except QueryStraddleError as exc:  # partitions are files here: name them
-            option, path = ("--train", train) if exc.what == "X" else ("--validate", validate)
-            files = svmlight_paths(str(path))
-            raise ValueError(
-                f"query {exc.query} is in two {option} files, {files[exc.partitions[0]]} and "
-                f"{files[exc.partitions[1]]}: a Dask train reads each file as one partition, so all "
-                "the lines of a query must be in one file"
-            ) from None
-        except WorkerLostError as exc:  # the cluster failed, not the input: status 1
-            typer.echo(f"ranklearn: error: {C.one_line(exc)}", err=True)
-            raise typer.Exit(1) from None
-        try:
-            local = estimator.to_local()
-        except KeyboardInterrupt:  # after the last tree, while the model came from the workers
-            raise C.Interrupted("interrupted after training, while the model came from the workers; nothing saved") from None
-        if save is not None:
-            local.save(save)
-        saved = f"saved to {save}" if save is not None else "not saved (no --save)"
-        from ranklearn.metrics import get_metric
+    saved = None  # set once the model is saved: a Ctrl-C while the cluster closes then says so
+    try:
+        with _client(scheduler, workers) as client:
+            estimator.client = client
+            sets = {"train": _read(read_svmlight, train, client)}
+            width = sets["train"][0].shape[1]  # the other sets padded to it, as a local fit does
+            for name, path in (("validate", validate), ("test", test)):
+                if path is not None:
+                    sets[name] = _read(read_svmlight, path, client, width)
+            eval_set = [sets["validate"]] if validate is not None else None
+            try:
+                with TrainingProgress(C.planned_iterations(estimator), description=model) as progress:
+                    estimator.fit(
+                        *sets["train"], eval_set=eval_set,
+                        eval_names=["validate"] if eval_set else None, callbacks=[progress],
+                    )  # fmt: skip
+            except KeyboardInterrupt:
+                raise C.Interrupted(C.save_interrupted(estimator, save)) from None
+            except QueryStraddleError as exc:  # partitions are files here: name them
+                option, path = ("--train", train) if exc.what == "X" else ("--validate", validate)
+                files = svmlight_paths(str(path))
+                raise ValueError(
+                    f"query {exc.query} is in two {option} files, {files[exc.partitions[0]]} and "
+                    f"{files[exc.partitions[1]]}: a Dask train reads each file as one partition, so all "
+                    "the lines of a query must be in one file"
+                ) from None
+            except WorkerLostError as exc:  # the cluster failed, not the input: status 1
+                typer.echo(f"ranklearn: error: {C.one_line(exc)}", err=True)
+                raise typer.Exit(1) from None
+            try:
+                local = estimator.to_local()
+            except KeyboardInterrupt:  # after the last tree, while the model came from the workers
+                raise C.Interrupted("interrupted after training, while the model came from the workers; nothing saved") from None
+            if save is not None:
+                local.save(save)
+            saved = f"saved to {save}" if save is not None else "not saved (no --save)"
+            from ranklearn.metrics import get_metric
 
-        metric_names = list(dict.fromkeys([C.REPORT_METRIC, estimator.get_params()["metric"]]))
-        metrics = [get_metric(m) for m in metric_names]
-        rows = {}
-        try:
-            for name, (X, y, q) in sets.items():
-                scores, labels, qid = client.compute([estimator.predict(X), y, q], sync=True)
-                ptr = group_ptr(np.asarray(qid))
-                rows[name] = {m.name: m.mean(labels, scores, ptr) for m in metrics}
-        except KeyboardInterrupt:
-            raise C.Interrupted(f"interrupted while scoring the sets for the final table; the model was {saved}") from None
+            metric_names = list(dict.fromkeys([C.REPORT_METRIC, estimator.get_params()["metric"]]))
+            metrics = [get_metric(m) for m in metric_names]
+            rows = {}
+            try:
+                for name, (X, y, q) in sets.items():
+                    scores, labels, qid = client.compute([estimator.predict(X), y, q], sync=True)
+                    ptr = group_ptr(np.asarray(qid))
+                    rows[name] = {m.name: m.mean(labels, scores, ptr) for m in metrics}
+            except KeyboardInterrupt:
+                raise C.Interrupted(f"interrupted while scoring the sets for the final table; the model was {saved}") from None
+    except KeyboardInterrupt:
+        if saved is None:  # the earlier ones are said inside
+            raise
+        raise C.Interrupted(f"interrupted while the cluster shut down, before the final table; the model was {saved}") from None
     console = C.err_console if save is not None and writes_stdout(save) else C.console
     C.print_results(f"{model} on dask: {saved}; metrics on each set", rows, metric_names, console)

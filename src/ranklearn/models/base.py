@@ -577,6 +577,7 @@ class BaseRanker(BaseEstimator):
 
             progress = TrainingProgress(self._total(), description=self._display_name)
             callbacks.append(progress)
+        outcome = None
         try:
             with fit_threads(self._fit_threads(n_rows), self._shares_cpus()) as share, self._fit_context():
                 self._begin_fit(data, evals)
@@ -592,7 +593,9 @@ class BaseRanker(BaseEstimator):
                     unit=self._unit,
                 )
         except KeyboardInterrupt as exc:
-            outcome = getattr(exc, "outcome", None)
+            # the loop's outcome; or, for a Ctrl-C after the loop ended (a cluster fit's context
+            # closing), the finished one: the iterations it ran are kept, not lost
+            outcome = getattr(exc, "outcome", None) or outcome
             kept = outcome is not None and (outcome.n_iter > 0 or not was_fitted)
             if kept:
                 self._set_outcome(outcome, normalizer)
