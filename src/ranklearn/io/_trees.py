@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from ranklearn.tree.tree import Tree
+from ranklearn.tree.tree import Tree, bags_mean
 
 def _spec(model: Any) -> Any:
     from ranklearn.registry import spec_of
@@ -122,15 +122,7 @@ def model_trees(model: Any, target: str) -> list[Tree]:
         raise ValueError(f"{target} holds tree models ({_holding(('trees', 'forest'))}); this model is {model_kind(model)}")
     _require_fitted(model, target)
     norm = raw_input_normalizer(model, target)
-    if _structure(model) == "trees":
-        trees = list(model.trees_)
-    else:
-        trees = []
-        for bag in model.bags_:
-            for tree in bag:
-                mean = Tree.from_dict(tree.to_dict())
-                mean.value = mean.value / len(model.bags_)  # the forest's own predictor's values
-                trees.append(mean)
+    trees = list(model.trees_) if _structure(model) == "trees" else bags_mean(model.bags_)
     return trees if norm is None else _fold_trees(trees, norm, model.n_features_in_, target)
 
 

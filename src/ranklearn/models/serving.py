@@ -24,7 +24,7 @@ from ranklearn.exceptions import ModelFormatError
 from ranklearn.io.payload_schema import check_fields, check_shared
 from ranklearn.models.checks import as_dense_features, check_feature_values
 from ranklearn.tree.predictor import TreePredictor
-from ranklearn.tree.tree import Tree
+from ranklearn.tree.tree import Tree, bags_mean
 
 __all__ = ["SERVED", "TREE_PAYLOAD_FIELDS", "SavedScorer", "check_tree_payload", "forest_predictor", "linear_scores", "linear_weights", "load_scorer",
            "scorer_from_payload", "trees_from_payload"]  # fmt: skip
@@ -84,13 +84,7 @@ def check_tree_payload(payload: dict[str, Any], model_type: str) -> None:
 def forest_predictor(bags: list[list[Tree]]) -> TreePredictor:
     """The predictor of a forest: the mean over the bags, as one ensemble of trees whose leaf
     values are divided by the number of bags."""
-    trees = []
-    for bag in bags:
-        for tree in bag:
-            mean = Tree.from_dict(tree.to_dict())
-            mean.value = mean.value / len(bags)
-            trees.append(mean)
-    return TreePredictor(trees)
+    return TreePredictor(bags_mean(bags))
 
 
 def linear_weights(payload: dict[str, Any], n_features: int, model_type: str) -> tuple[np.ndarray, float]:

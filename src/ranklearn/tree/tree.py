@@ -86,3 +86,16 @@ class Tree:
             "count": np.int64,
         }
         return cls(**{k: np.asarray(d[k], dtype=t) for k, t in dtypes.items()})
+
+
+def bags_mean(bags: list[list[Tree]]) -> list[Tree]:
+    """A forest's bags as one ensemble whose leaf values summed are the mean over the bags: every
+    tree copied with its leaf values divided by the number of bags (the forest's own predictor,
+    ``predict``'s served path and the exports all read it so)."""
+    trees = []
+    for bag in bags:
+        for tree in bag:
+            mean = Tree.from_dict(tree.to_dict())
+            mean.value = mean.value / len(bags)
+            trees.append(mean)
+    return trees
