@@ -194,3 +194,101 @@ def test_ctrl_c_while_the_cluster_shuts_down_says_the_model_was_saved(capsys, tm
     assert err.splitlines()[-1] == (f"ranklearn: interrupted while the cluster shut down, before the final table; "
                                     f"the model was saved to {save}")  # fmt: skip
     assert load_model(save).n_iter_ == 2
+
+
+def _tiny(tmp_path):
+    from ranklearn.data import save_svmlight
+    from ranklearn.datasets import make_ranking
+
+    data, save = tmp_path / "train.txt", tmp_path / "m.json"
+    save_svmlight(make_ranking(n_queries=20, n_features=4, n_informative=2, docs_per_query=(5, 5), random_state=0), data)
+    return data, save
+
+
+def test_ctrl_c_inside_the_cluster_s_close_is_deferred_until_it_closed(capsys, tmp_path, monkeypatch):
+    """A Ctrl-C inside LocalCluster.close interrupted the close: the half-closed cluster was closed
+    again by distributed's exit handler with a 10 s timeout before the command's line. It is
+    now taken when the close has ended, and said in one line."""
+    import signal
+
+    from distributed import LocalCluster
+    from distributed.core import Status
+
+    data, save = _tiny(tmp_path)
+    closed, close = [], LocalCluster.close
+
+    def close_with_ctrl_c(self, *args, **kwargs):
+        signal.raise_signal(signal.SIGINT)  # as a terminal's, in the main thread's wait for the close
+        result = close(self, *args, **kwargs)
+        closed.append(self.status)
+        return result
+
+    monkeypatch.setattr(LocalCluster, "close", close_with_ctrl_c)
+    code, _, err = run(capsys, "train", "--train", data, "--model", "lambdamart", "--n-estimators", "2",
+                       "--workers", "1", "--save", save)  # fmt: skip
+    assert code == 130, err
+    assert closed == [Status.closed]
+    assert err.splitlines()[-1] == (f"ranklearn: interrupted while the cluster shut down, before the final table; "
+                                    f"the model was saved to {save}")  # fmt: skip
+    assert "Traceback" not in err
+    assert load_model(save).n_iter_ == 2
+
+
+def test_ctrl_c_in_a_finalizer_is_raised_after_it_not_lost():
+    """Python runs the SIGINT handler wherever the main thread is, also in a ``__del__`` (a
+    distributed Future's hands its release to the event loop): a KeyboardInterrupt there is
+    printed as "Exception ignored" and lost. It is raised once the finalizer has returned."""
+    import gc
+    import signal
+    import sys
+    import time
+
+    from ranklearn.cli._dask import _ctrl_c_at_safe_points
+
+    done, unraisable = [], []
+
+    class Releases:
+        def __del__(self):
+            signal.raise_signal(signal.SIGINT)
+            done.append(sum(range(1000)))  # more of the finalizer, after the signal
+
+    hook, sys.unraisablehook = sys.unraisablehook, unraisable.append
+    start = time.monotonic()
+    try:
+        with pytest.raises(KeyboardInterrupt), _ctrl_c_at_safe_points():
+            Releases()
+            gc.collect()
+            while time.monotonic() - start < 5:
+                time.sleep(0.01)
+    finally:
+        sys.unraisablehook = hook
+    assert done == [499500] and unraisable == []
+    assert time.monotonic() - start < 2
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_ctrl_c_while_the_cluster_starts_or_reads_says_nothing_was_trained(capsys, tmp_path, monkeypatch):
+    from ranklearn.cli import _dask
+
+    data, save = _tiny(tmp_path)
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_dask, "_read", interrupted)
+    code, _, err = run(capsys, "train", "--train", data, "--model", "lambdamart", "--workers", "1", "--save", save)
+    assert code == 130
+    assert err.splitlines()[-1] == "ranklearn: interrupted while the cluster started or read the files; nothing trained, nothing saved"
+    assert "Traceback" not in err
+    assert not save.exists()
+
+
+def test_ctrl_c_while_train_s_options_are_built_is_one_line(capsys, monkeypatch):
+    from ranklearn.cli import main as cli_main
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli_main, "_register_train_command", interrupted)
+    code, _, err = run(capsys, "train", "--help")
+    assert (code, err) == (130, "ranklearn: interrupted\n")

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
+import os
 import signal
 import threading
+import time
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import numpy as np
@@ -36,19 +41,93 @@ def _client(scheduler: str | None, workers: int | None) -> Iterator[Any]:
     asyncio_log = logging.getLogger("asyncio")
     if not any(isinstance(f, DropAllExit) for f in asyncio_log.filters):  # kept: the task may be collected at exit
         asyncio_log.addFilter(DropAllExit())
-    if scheduler is not None:
-        with Client(scheduler, timeout="30s") as client:
-            yield client
-        return
-    if workers < 1:
+    if scheduler is None and workers < 1:
         raise ValueError(f"--workers must be at least 1, got {workers}")
-    with _ctrl_c_for_this_process_only():
-        # the workers' own log lines (a failed task's traceback, a restarted nanny) are not the
-        # command line's: its error says what went wrong in one line
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                               silence_logs=logging.CRITICAL, preload=["ranklearn.cli._dask_worker"])  # fmt: skip
-    with cluster, Client(cluster) as client:
-        yield client
+    with _ctrl_c_at_safe_points():
+        if scheduler is not None:
+            client, cluster = Client(scheduler, timeout="30s"), None
+        else:
+            with _ctrl_c_for_this_process_only():
+                # the workers' own log lines (a failed task's traceback, a restarted nanny) are not the
+                # command line's: its error says what went wrong in one line
+                cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                                       silence_logs=logging.CRITICAL, preload=["ranklearn.cli._dask_worker"])  # fmt: skip
+                try:
+                    client = Client(cluster)
+                except BaseException:
+                    cluster.close()
+                    raise
+        try:
+            yield client
+        except BaseException:  # the body's own error or Ctrl-C says what was kept
+            _close(client, cluster)
+            raise
+        if _close(client, cluster):
+            raise KeyboardInterrupt  # pressed while the cluster shut down: after it did
+
+
+def _close(client: Any, cluster: Any) -> bool:
+    """Close the client, then the local cluster (if any), with a Ctrl-C deferred to the end; whether
+    one came. A Ctrl-C inside distributed's close left a half-closed cluster that its exit
+    handler closed again with a 10 s timeout, before the command's line."""
+    pressed = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: pressed.append(signum)) if _in_main_thread() else None
+    try:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+    return bool(pressed)
+
+
+def _in_main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
+
+
+@contextlib.contextmanager
+def _ctrl_c_at_safe_points() -> Iterator[None]:
+    """Raise a Ctrl-C's KeyboardInterrupt only where the command can handle it. Python runs the
+    SIGINT handler at any point of the main thread, also inside a finalizer: a distributed
+    ``Future.__del__`` hands its release to the event loop (asyncio's ``call_soon_threadsafe``),
+    and a KeyboardInterrupt there is printed as "Exception ignored" with a traceback and lost.
+    Inside a ``__del__``, a weak-reference callback or asyncio's and tornado's code (the main
+    thread's hand-overs to distributed's event loop), the interrupt is sent again to the main
+    thread 50 ms later, by a thread started here (a thread started in the handler, itself inside
+    a weak-reference callback, could not be relied on)."""
+    if not _in_main_thread() or not hasattr(signal, "pthread_kill"):
+        yield
+        return
+    import tornado
+
+    unsafe = tuple(str(Path(m.__file__).parent) + os.sep for m in (asyncio, tornado))
+    unsafe += tuple(str(Path(weakref.__file__).with_name(name)) for name in ("weakref.py", "_weakrefset.py"))
+    main, again, done = threading.main_thread().ident, threading.Event(), False
+
+    def resend() -> None:
+        while again.wait() and not done:
+            again.clear()
+            time.sleep(0.05)
+            if not done:
+                signal.pthread_kill(main, signal.SIGINT)
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        while frame is not None:
+            if frame.f_code.co_name == "__del__" or frame.f_code.co_filename.startswith(unsafe):
+                again.set()
+                return
+            frame = frame.f_back
+        raise KeyboardInterrupt
+
+    threading.Thread(target=resend, name="ranklearn Ctrl-C", daemon=True).start()
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        done = True
+        again.set()
 
 
 @contextlib.contextmanager
@@ -57,7 +136,7 @@ def _ctrl_c_for_this_process_only() -> Iterator[None]:
     half-started cluster whose exit handler fails with a traceback: it is delivered when the
     start ends (deferred, not lost). The worker processes leave the terminal's process group
     (:mod:`ranklearn.cli._dask_worker`), so later Ctrl-Cs reach this process only."""
-    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+    if not hasattr(signal, "pthread_sigmask") or not _in_main_thread():
         yield
         return
     previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
@@ -124,6 +203,7 @@ def run_train_dask(
     from ranklearn.dask import QueryStraddleError, WorkerLostError, read_svmlight, svmlight_paths
 
     saved = None  # set once the model is saved: a Ctrl-C while the cluster closes then says so
+    trained = False  # set once the model came from the workers: a Ctrl-C before says nothing was trained
     try:
         with _client(scheduler, workers) as client:
             estimator.client = client
@@ -156,6 +236,7 @@ def run_train_dask(
                 local = estimator.to_local()
             except KeyboardInterrupt:  # after the last tree, while the model came from the workers
                 raise C.Interrupted("interrupted after training, while the model came from the workers; nothing saved") from None
+            trained = True
             if save is not None:
                 local.save(save)
             saved = f"saved to {save}" if save is not None else "not saved (no --save)"
@@ -171,9 +252,11 @@ def run_train_dask(
                     rows[name] = {m.name: m.mean(labels, scores, ptr) for m in metrics}
             except KeyboardInterrupt:
                 raise C.Interrupted(f"interrupted while scoring the sets for the final table; the model was {saved}") from None
-    except KeyboardInterrupt:
-        if saved is None:  # the earlier ones are said inside
-            raise
+    except KeyboardInterrupt:  # those during the fit, the model's transfer and the table are said inside
+        if not trained:
+            raise C.Interrupted("interrupted while the cluster started or read the files; nothing trained, nothing saved") from None
+        if saved is None:
+            raise C.Interrupted("interrupted while saving the model; nothing saved") from None
         raise C.Interrupted(f"interrupted while the cluster shut down, before the final table; the model was {saved}") from None
     console = C.err_console if save is not None and writes_stdout(save) else C.console
     C.print_results(f"{model} on dask: {saved}; metrics on each set", rows, metric_names, console)

@@ -705,6 +705,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     except C.Interrupted as exc:  # a command's Ctrl-C: what it kept
         typer.echo(f"ranklearn: {exc}", err=True)
         sys.exit(130)
+    except KeyboardInterrupt:  # e.g. while train's options are built (its libraries load), before typer runs
+        typer.echo("ranklearn: interrupted", err=True)
+        sys.exit(130)
     finally:
         warnings.showwarning = shown_warnings
     if code == 130:  # typer's silent Exit(130) for a Ctrl-C outside a command's own handling
