@@ -246,6 +246,14 @@ def test_objective_option_trains_the_chosen_objective(capsys, tmp_path, small_fi
     assert code == 2 and "objective" in err and "squared_error" in err
 
 
+def test_a_metric_named_in_capitals_is_one_column(capsys, small_files):
+    code, out, err = run(capsys, "train", "--train", small_files["train"], "--model", "lambdamart", "--n-estimators", "2",
+                         "--metric", "NDCG@10")  # fmt: skip
+    assert code == 0, err
+    header = next(line for line in out.splitlines() if "@10" in line.lower())
+    assert header.lower().count("ndcg@10") == 1, out  # it was "ndcg@10 ┃ NDCG@10"
+
+
 def test_loss_option_trains_a_listwise_loss(capsys, tmp_path, small_files):
     pytest.importorskip("torch")
     model = tmp_path / "nn.json"

@@ -89,6 +89,11 @@ def test_nearest_compares_names_without_dashes():
                         "bag: --trees-per-bag)"),
      (["--epochs", "5"], "ranklearn calls it --n-estimators (earlier ranklearn's epochs; the networks' epochs)"),
      (["-leaf", "5"], "ranklearn calls it --leaves (RankLib's -leaf)"),
+     (["--leaf", "5"], "No such option: --leaf: ranklearn calls it --leaves (RankLib's -leaf)"),
+     (["--norm", "zscore"], "No such option: --norm: ranklearn calls it --normalize (RankLib's -norm;"),
+     (["--objective", "rank_xendcg"], "'rank_xendcg' is not one of 'lambdarank', 'ranknet', 'squared_error', "
+                                      "'xendcg': ranklearn calls it xendcg (LightGBM's rank_xendcg)"),
+     (["--objective", "rank:pairwise"], ": ranklearn calls it ranknet (XGBoost's rank:pairwise)"),
      (["-shrinkage", "0.1"], "ranklearn calls it --learning-rate (RankLib's -shrinkage)"),
      (["-mls", "3"], "ranklearn calls it --min-leaf-samples (RankLib's -mls)"),
      (["-estop", "10"], "ranklearn calls it --early-stopping (RankLib's -estop)"),

@@ -21,7 +21,7 @@ from typing import Any
 
 __all__ = [
     "NAMES", "RENAMED", "OLD_AUTO_EARLY_STOPPING", "ForeignName", "hint", "lookup", "markdown_table",
-    "naming_other_tools", "nearest",
+    "naming_other_tools", "nearest", "value_hint", "VALUES",
 ]  # fmt: skip
 
 LIGHTGBM, XGBOOST, RANKLIB = "LightGBM", "XGBoost", "RankLib"
@@ -126,9 +126,11 @@ NAMES: tuple[ForeignName, ...] = (
 
 
 def lookup(name: str, tools: Iterable[str] = TOOLS) -> list[ForeignName]:
-    """The rows whose other-tool name is ``name`` (``-tree``; ``min_child_samples``, also as
-    ``--min-child-samples``), from the given tools."""
-    wanted = {name, name.lstrip("-").replace("-", "_")} if name.startswith("--") else {name}
+    """The rows whose other-tool name is ``name`` (``-tree``, also as ``--tree``;
+    ``min_child_samples``, also as ``--min-child-samples``), from the given tools."""
+    bare = name.lstrip("-")
+    # RankLib's -leaf typed with a double dash, as the other options are, is --leaf
+    wanted = {name, bare.replace("-", "_"), f"-{bare}"} if name.startswith("--") else {name}
     return [row for row in NAMES if row.tool in tools and row.name in wanted]
 
 
@@ -156,6 +158,24 @@ def hint(name: str, known: Iterable[str], options: Mapping[str, str] | None = No
         else:
             texts.append(f"ranklearn calls it {ours} ({whose}" + (f"; {note})" if note else ")"))
     return "; ".join(texts) or None
+
+
+#: other tools' values of a parameter that ranklearn spells differently: (parameter, value) ->
+#: (ranklearn's value, whose)
+VALUES: dict[tuple[str, str], tuple[str, str]] = {
+    ("objective", "rank_xendcg"): ("xendcg", f"{LIGHTGBM}'s"),
+    ("objective", "regression"): ("squared_error", f"{LIGHTGBM}'s"),
+    ("objective", "rank:ndcg"): ("lambdarank", f"{XGBOOST}'s"),
+    ("objective", "rank:pairwise"): ("ranknet", f"{XGBOOST}'s"),
+    ("objective", "reg:squarederror"): ("squared_error", f"{XGBOOST}'s"),
+}
+
+
+def value_hint(parameter: str, value: str) -> str | None:
+    """``"ranklearn calls it xendcg (LightGBM's rank_xendcg)"`` for another tool's value of
+    ``parameter``, or None."""
+    found = VALUES.get((parameter, value.strip()))
+    return None if found is None else f"ranklearn calls it {found[0]} ({found[1]} {value.strip()})"
 
 
 def nearest(name: str, candidates: Iterable[str], n: int = 3) -> list[str]:

@@ -309,6 +309,15 @@ def results_table(rows: dict[str, dict[str, float]], metric_names: Sequence[str]
 REPORT_METRIC = "ndcg@10"
 
 
+def table_metrics(estimator: Any) -> list[str]:
+    """The final table's metrics: :data:`REPORT_METRIC` and the model's own, one column each
+    (metric names are case-insensitive: ``NDCG@10`` is ndcg@10's column)."""
+    columns: dict[str, str] = {}
+    for name in (REPORT_METRIC, estimator.get_params()["metric"]):
+        columns.setdefault(name.lower(), name)
+    return list(columns.values())
+
+
 def print_results(title: str, rows: dict[str, dict[str, float]], metric_names: list[str], console: Console) -> None:
     """``title``, the table of ``rows`` (set -> metric -> value) and the metrics' conventions."""
     from ranklearn.metrics import get_metric

@@ -242,7 +242,7 @@ def run_train_dask(
             saved = f"saved to {save}" if save is not None else "not saved (no --save)"
             from ranklearn.metrics import get_metric
 
-            metric_names = list(dict.fromkeys([C.REPORT_METRIC, estimator.get_params()["metric"]]))
+            metric_names = C.table_metrics(estimator)
             metrics = [get_metric(m) for m in metric_names]
             rows = {}
             try:

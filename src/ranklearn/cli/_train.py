@@ -474,7 +474,7 @@ def run_train(
         raise _training_label_error(exc, tr, train) from None
     if save is not None:
         estimator.save(save)
-    metric_names = list(dict.fromkeys([C.REPORT_METRIC, estimator.get_params()["metric"]]))
+    metric_names = C.table_metrics(estimator)
     saved = f"saved to {save}" if save is not None else "not saved (no --save)"
     console = C.err_console if save is not None and writes_stdout(save) else C.console
     notes: list[str] = []

@@ -656,6 +656,11 @@ def _usage_line(exc: typer.TyperException, args: list[str]) -> str:
     else:
         text = " ".join(exc.format_message().replace("Value error, ", "").split()).rstrip(".")
     value = _typed_value(args, getattr(getattr(exc, "param", None), "opts", None) or [])
+    if value is not None and getattr(exc, "param", None) is not None:  # LightGBM's --objective rank_xendcg
+        from ranklearn.foreign_names import value_hint
+
+        said = value_hint(str(exc.param.name), value)
+        text += f": {said}" if said else ""
     if value is not None and repr(value) not in text:  # "Input should be a valid integer" names no value
         text += f" (got {value!r})"
     ctx = getattr(exc, "ctx", None)
