@@ -448,7 +448,8 @@ def test_rankers_that_take_any_label_train_on_negative_labels(capsys, tmp_path, 
     assert code == 0, err
     rows = {line.split("│")[1].strip(): line.split("│")[2].strip() for line in out.splitlines() if line.count("│") == 3}
     assert rows["train"] == "n/a" and 0 <= float(rows["test"]) <= 1, out  # the test set's labels suit NDCG
-    assert "ndcg@10 not computed on train: labels must be finite and >= 0" in out
+    # the file's line as the user looks it up (it said "row 1", 0-based)
+    assert f"ndcg@10 not computed on train: labels must be finite and >= 0; {train} line 2 has -1" in out
     assert load_model(tmp_path / "m.json").n_iter_ >= 1
 
 

@@ -293,14 +293,18 @@ def model_class(name: str) -> type:
 
 
 def evaluate_sets(
-    estimator: Any, sets: dict[str, RankingDataset], metric_names: list[str], notes: list[str] | None = None
+    estimator: Any, sets: dict[str, RankingDataset], metric_names: list[str], notes: list[str] | None = None,
+    paths: dict[str, Path] | None = None,
 ) -> dict[str, dict[str, float]]:
     """Mean of each metric (default conventions) of the estimator's predictions on each set.
 
     A metric that cannot take a set's labels (a negative label for a gain) is NaN there ("n/a"
     in the table), with the metric's reason appended to ``notes``: the decision is the metric's,
-    not the command's, so a ranker that trains on any label (mart, ranknet) still trains.
+    not the command's, so a ranker that trains on any label (mart, ranknet) still trains. With the
+    sets' ``paths``, the note names the file and line of the first such label, not its row.
     """
+    import numpy as np
+
     from ranklearn.metrics import get_metric
 
     metrics = [get_metric(m) for m in metric_names]
@@ -313,8 +317,14 @@ def evaluate_sets(
                 rows[name][m.name] = m.mean(ds.y, scores, ds.ptr)
             except ValueError as exc:  # the labels: the scores are the model's own, finite
                 rows[name][m.name] = math.nan
-                if notes is not None:
-                    notes.append(f"{m.name} not computed on {name}: {C.one_line(exc)}")
+                if notes is None:
+                    continue
+                said = C.one_line(exc)
+                bad = np.flatnonzero(~(np.isfinite(ds.y) & (ds.y >= 0)))
+                if paths is not None and name in paths and bad.size and C.line_of(ds, int(bad[0])) is not None:
+                    row = int(bad[0])
+                    said = re.sub(r"\brow \d+ has", f"{C.shown(paths[name])} line {C.line_of(ds, row)} has", said)
+                notes.append(f"{m.name} not computed on {name}: {said}")
     return rows
 
 
@@ -478,7 +488,7 @@ def run_train(
     saved = f"saved to {save}" if save is not None else "not saved (no --save)"
     console = C.err_console if save is not None and writes_stdout(save) else C.console
     notes: list[str] = []
-    rows = evaluate_sets(estimator, sets, metric_names, notes)
+    rows = evaluate_sets(estimator, sets, metric_names, notes, paths)
     C.print_results(f"{model}: {saved}; metrics on each set", rows, metric_names, console)
     for note in notes:
         console.print(note, highlight=False, markup=False)
