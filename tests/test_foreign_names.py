@@ -87,7 +87,7 @@ def test_nearest_compares_names_without_dashes():
                       "(random forest) -tree is trees_per_bag)"),
      (["--trees", "5"], "ranklearn calls it --n-estimators (earlier ranklearn's --trees; random-forest's trees per "
                         "bag: --trees-per-bag)"),
-     (["--epochs", "5"], "ranklearn calls it --n-estimators (earlier ranklearn's epochs; the networks' epochs)"),
+     (["--epochs", "5"], "ranklearn calls it --n-estimators (earlier ranklearn's --epochs; the networks' epochs) (see"),
      (["-leaf", "5"], "ranklearn calls it --leaves (RankLib's -leaf)"),
      (["--leaf", "5"], "No such option: --leaf: ranklearn calls it --leaves (RankLib's -leaf)"),
      (["--norm", "zscore"], "No such option: --norm: ranklearn calls it --normalize (RankLib's -norm;"),

@@ -119,7 +119,8 @@ NAMES: tuple[ForeignName, ...] = (
         ("max_iterations", "line_search_steps"),
         # the command line's old flags
         ("--trees", "--n-estimators", "random-forest's trees per bag: --trees-per-bag"),
-        ("--rounds", "--n-estimators"), ("--restarts", "--n-estimators"), ("--bags", "--n-estimators"),
+        ("--epochs", "--n-estimators", "the networks' epochs"), ("--rounds", "--n-estimators"),
+        ("--restarts", "--n-estimators"), ("--bags", "--n-estimators"),
         ("--iterations", "--line-search-steps"),
     ]),  # fmt: skip
 )
@@ -128,9 +129,11 @@ NAMES: tuple[ForeignName, ...] = (
 def lookup(name: str, tools: Iterable[str] = TOOLS) -> list[ForeignName]:
     """The rows whose other-tool name is ``name`` (``-tree``, also as ``--tree``;
     ``min_child_samples``, also as ``--min-child-samples``), from the given tools."""
-    bare = name.lstrip("-")
-    # RankLib's -leaf typed with a double dash, as the other options are, is --leaf
-    wanted = {name, bare.replace("-", "_"), f"-{bare}"} if name.startswith("--") else {name}
+    exact = [row for row in NAMES if row.tool in tools and row.name == name]
+    if exact or not name.startswith("--"):  # an old flag (--epochs) is not also its parameter (epochs)
+        return exact
+    bare = name.lstrip("-")  # RankLib's -leaf typed with a double dash, as the other options are
+    wanted = {bare.replace("-", "_"), f"-{bare}"}
     return [row for row in NAMES if row.tool in tools and row.name in wanted]
 
 
@@ -195,7 +198,8 @@ def markdown_table(parameters: Mapping[str, str]) -> str:
         cells = []
         for tool in TOOLS:
             cells.append(", ".join(f"`{r.name}`" for r in NAMES if r.tool == tool and r.ours == name) or "")
-        notes = "; ".join(dict.fromkeys(r.note for r in NAMES if r.ours == name and r.note))
+        said = list(dict.fromkeys(r.note for r in NAMES if r.ours == name and r.note))
+        notes = "; ".join(n for n in said if not any(n != other and n in other for other in said))  # each once
         option = parameters.get(name, "")
         rows.append(f"| `{name}` | {f'`{option}`' if option else ''} | {' | '.join(cells)} | {notes} |")
     missing = sorted({f"{r.tool} `{r.name}`" for r in NAMES if not r.ours})
