@@ -246,6 +246,21 @@ def test_objective_option_trains_the_chosen_objective(capsys, tmp_path, small_fi
     assert code == 2 and "objective" in err and "squared_error" in err
 
 
+def test_train_help_is_readable_at_80_columns(capsys, monkeypatch):
+    # rich's four columns left train's help a word a line at 80 (its option names are long)
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, _ = run(capsys, "train", "--help")
+    assert code == 0
+    lines = out.splitlines()
+    assert max(map(len, lines)) <= 80 and "\\[" not in out
+    model = next(i for i, line in enumerate(lines) if line.lstrip().startswith("--model"))
+    assert "Which ranker to train. One of: lambdamart," in lines[model]
+    assert "random-forest" in " ".join(lines[model : model + 4])
+    described = [line for line in lines if len(line) > 40 and not line[:34].strip()]  # help column continuations
+    words = sorted(len(line.split()) for line in described)
+    assert words[len(words) // 2] >= 5, described[:5]  # not a word or two a line
+
+
 def test_a_metric_named_in_capitals_is_one_column(capsys, small_files):
     code, out, err = run(capsys, "train", "--train", small_files["train"], "--model", "lambdamart", "--n-estimators", "2",
                          "--metric", "NDCG@10")  # fmt: skip

@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import sys
 import warnings
 from collections.abc import Sequence
+from typing import Any
 from enum import Enum
 from pathlib import Path
 
 import typer
-from typer.core import TyperOption
+from typer.core import TyperCommand, TyperOption
 
 from ranklearn._files import is_special, write_outputs
 from ranklearn._compilation import on_first_compile
@@ -598,6 +600,25 @@ def demo() -> None:
     run_demo()
 
 
+class _TrainCommand(TyperCommand):
+    """``train``, whose help is click's plain text under 100 columns: rich's table of four columns
+    (train's option names are up to 30 characters) left its help a word a line at 80."""
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        if shutil.get_terminal_size().columns < 100:
+            self.rich_markup_mode = None
+            for param in self.params:  # plain text: no rich escapes, long choice lists in the help column
+                if getattr(param, "help", None):
+                    param.help = param.help.replace("\\[", "[")
+                    shown = param.display_type_rich(ctx=ctx) or ""  # a choice's is "<a|b|c>"
+                    choices = shown.strip("<>").split("|")
+                    if len(shown) > 28 and len(choices) > 1:
+                        if not all(c in param.help for c in choices):
+                            param.help += f" One of: {', '.join(choices)}."
+                        param.metavar = str(param.name).upper()
+        super().format_help(ctx, formatter)
+
+
 def _register_train_command(args: Sequence[str]) -> None:
     """(Re)build ``train`` from the model registry, so that every registered ranker is a choice.
     Its options are generated from the rankers' classes (importing scikit-learn), so only a
@@ -606,7 +627,7 @@ def _register_train_command(args: Sequence[str]) -> None:
 
     app.registered_commands = [c for c in app.registered_commands if c.name != "train"]
     if "train" in args:
-        app.command(name="train")(build_train_command())
+        app.command(name="train", cls=_TrainCommand)(build_train_command())
     else:
         app.command(name="train", help=TRAIN_HELP)(lambda: None)
 
