@@ -234,6 +234,23 @@ def test_ctrl_c_while_the_command_line_loads_is_one_line(capsys, monkeypatch):
     assert capsys.readouterr().err == "ranklearn: interrupted\n"
 
 
+def test_ctrl_c_after_the_command_ended_leaves_its_status(monkeypatch):
+    # a Ctrl-C while Python shut down, after the command's table (a Dask cluster's threads), made
+    # the status -2 (killed by SIGINT) with no line: once main has returned it is ignored
+    import ranklearn.cli.main as cli_main
+    from ranklearn.cli import run as entry_point
+
+    def ended():
+        sys.exit(0)
+
+    monkeypatch.setattr(cli_main, "main", ended)
+    monkeypatch.setattr(signal, "signal", lambda signum, handler: calls.append((signum, handler)))
+    calls = []
+    with pytest.raises(SystemExit):
+        entry_point()
+    assert calls == [(signal.SIGINT, signal.SIG_IGN)]
+
+
 # --- options from the registry, exports ---------------------------------------------------------
 def test_objective_option_trains_the_chosen_objective(capsys, tmp_path, small_files):
     model = tmp_path / "mart.json"

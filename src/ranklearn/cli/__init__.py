@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 
 
@@ -14,4 +15,9 @@ def run() -> None:
     except KeyboardInterrupt:
         sys.stderr.write("ranklearn: interrupted\n")
         sys.exit(130)
-    main()
+    try:
+        main()
+    finally:
+        # the command has said all it will: a Ctrl-C while Python shuts down (the threads and exit
+        # handlers of a Dask cluster already closed) would only turn its status into -2
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
