@@ -162,7 +162,7 @@ class NeuralRanker(NeuralContributions, BaseRanker):
         See :class:`ranklearn.models.base.BaseRanker` (iterations are epochs).
     """
 
-    _unit = "epoch"
+    iteration_unit = "epoch"
     #: what ``n_networks="auto"`` means in factorized mode
     _auto_networks: ClassVar[int] = 5
     #: the first payload version whose saved "auto" means ``_auto_networks`` (before it: 5)

@@ -211,7 +211,7 @@ class LambdaMART(TreeContributions, TreeImportance, BaseRanker):
     _display_name = "LambdaMART"
     #: what ``objective=None`` means (MART sets "squared_error")
     _default_objective: ClassVar[str] = "lambdarank"
-    _unit = "tree"
+    iteration_unit = "tree"
     _allow_nan = True
     _parameter_constraints: ClassVar[dict] = {
         "n_estimators": [Interval(Integral, 1, None, closed="left")],
