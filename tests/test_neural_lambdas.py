@@ -299,11 +299,12 @@ def test_single_document_and_single_label_queries_give_zero(metric, trunc):
 
 @needs_cuda
 @pytest.mark.parametrize("metric,k,trunc", [(None, None, None), ("ndcg", None, None), ("ndcg", 5, 8), ("err", 4, None)])
-def test_cuda_lambdas_equal_cpu_lambdas(metric, k, trunc):
+@pytest.mark.parametrize("normalize", [False, True])
+def test_cuda_lambdas_equal_cpu_lambdas(metric, k, trunc, normalize):
     rng = np.random.default_rng(30)
     queries = random_queries(rng, ties=True)
     S, Y, M = padded(queries)
-    kw = dict(sigma=1.5, metric=metric, k=k, truncation_level=trunc, max_grade=3.0, return_loss=True)
+    kw = dict(sigma=1.5, metric=metric, k=k, truncation_level=trunc, max_grade=3.0, return_loss=True, normalize=normalize)
     lam_cpu, loss_cpu = compute_lambdas(S, Y, M, **kw)
     lam_gpu, loss_gpu = compute_lambdas(S.cuda(), Y.cuda(), M.cuda(), **kw)
     assert lam_gpu.device.type == "cuda"
