@@ -275,7 +275,7 @@ def test_train_neural(capsys, tmp_path, small_files):
     [
         ("lambdamart", ["--hidden", "3"], "--hidden does not apply to lambdamart"),
         ("lambdamart", ["--hidden", "8"], "--hidden does not apply to lambdamart"),
-        ("ranknet", ["--lambda-norm", "lightgbm"], "--lambda-norm must be one of 'docs', 'none', 'pairs'; got 'lightgbm'"),
+        ("listnet", ["--lambda-norm", "lightgbm"], "--lambda-norm 'lightgbm' multiplies each query's pair lambdas by log2(1 + S) / S"),
         ("lambdamart", ["--networks", "3"], "--networks does not apply to lambdamart"),
         ("ranknet", ["--networks", "0"], "--networks must be"),
         ("ranknet", ["--leaves", "3"], "--leaves does not apply to ranknet"),

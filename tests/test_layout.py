@@ -5,12 +5,16 @@ imports inside functions too (an import under ``if TYPE_CHECKING:`` never runs a
 * no private name imported across packages: a private module (``ranklearn.models._neural``) is
   imported only inside its package (``ranklearn.models`` and its subpackages; the root's
   ``ranklearn._files`` by the whole library), a private attribute (``ranklearn.models.base._x``)
-  only by the modules of its module's own package (``ranklearn.models``).
+  only by the modules of its module's own package (``ranklearn.models``);
+* the command line (``ranklearn.cli``) reads no private attribute of an object (a model, its
+  class, anything it is handed): ``x._name`` is allowed only on a method's own ``self``/``cls``
+  and on a module (``C._helper`` with ``from ranklearn.cli import _common as C``).
 """
 
 from __future__ import annotations
 
 import ast
+import importlib.util
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "ranklearn"
@@ -89,6 +93,66 @@ def private_imports(modules: dict[str, Path]) -> list[str]:
     return bad
 
 
+def _is_module(dotted: str) -> bool:
+    try:
+        return importlib.util.find_spec(dotted) is not None
+    except (ImportError, ValueError):  # a parent that is not a package, or not importable
+        return False
+
+
+def _module_names(tree: ast.AST, module: str, modules: dict[str, Path]) -> dict[str, str]:
+    """Local name -> dotted module of every import in ``tree`` that binds a module."""
+    names = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                names[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = _package(module, modules).split(".")
+                base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
+            for a in node.names:
+                if _is_module(f"{base}.{a.name}"):
+                    names[a.asname or a.name] = f"{base}.{a.name}"
+    return names
+
+
+def private_attribute_reads(modules: dict[str, Path], package: str) -> list[str]:
+    """``module:line: expression`` of every ``x._name`` (not a dunder) in the modules of ``package``
+    where ``x`` is neither the ``self``/``cls`` of the method it is in nor a module."""
+    bad = []
+    for module, path in modules.items():
+        if not (module == package or module.startswith(package + ".")):
+            continue
+        tree = ast.parse(path.read_text())
+        imported = _module_names(tree, module, modules)
+
+        def dotted(node: ast.expr) -> str | None:
+            """The module a ``a.b.c`` chain names, through the imports, or None."""
+            if isinstance(node, ast.Name):
+                return imported.get(node.id)
+            if isinstance(node, ast.Attribute) and (head := dotted(node.value)) is not None:
+                return f"{head}.{node.attr}"
+            return None
+
+        def visit(node: ast.AST, own: frozenset[str], in_class: bool) -> None:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                args = node.args.posonlyargs + node.args.args
+                own = frozenset({args[0].arg}) if in_class and args and args[0].arg in ("self", "cls") else frozenset()
+            if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.endswith("__"):
+                base = node.value
+                is_own = isinstance(base, ast.Name) and base.id in own
+                module_of = dotted(base)
+                if not is_own and not (module_of is not None and _is_module(module_of)):
+                    bad.append(f"{module}:{node.lineno}: {ast.unparse(node)}")
+            for child in ast.iter_child_nodes(node):
+                visit(child, own, isinstance(node, ast.ClassDef))
+
+        visit(tree, frozenset(), False)
+    return bad
+
+
 def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
     state: dict[str, int] = {}
     stack: list[str] = []
@@ -122,6 +186,44 @@ def test_no_import_cycles_between_modules():
 
 def test_no_private_name_is_imported_across_packages():
     assert private_imports(_modules()) == []
+
+
+def test_the_command_line_reads_no_private_attribute_of_a_model():
+    modules = _modules()
+    assert "ranklearn.cli._train" in modules
+    assert private_attribute_reads(modules, "ranklearn.cli") == []
+
+
+def test_the_private_attribute_check_finds_what_it_looks_for(tmp_path):
+    root = tmp_path / "ranklearn"
+    (root / "cli").mkdir(parents=True)
+    (root / "__init__.py").write_text("")
+    (root / "cli" / "__init__.py").write_text("")
+    (root / "cli" / "reads.py").write_text(
+        "import os.path\n"
+        "import ranklearn._files\n"
+        "from ranklearn.cli import _common as C\n"
+        "from ranklearn.models.base import BaseRanker\n"
+        "def f(model, cls, spec):\n"
+        "    C._own_helper(model._allow_nan, cls._parameter_constraints)\n"  # the module's is allowed
+        "    ranklearn._files.write, os.path._get_sep, model.__class__\n"  # modules, a dunder: allowed
+        "    return spec.load_class()._get_param_names(), BaseRanker._unit\n"
+        "class Mine:\n"
+        "    def g(self):\n"
+        "        return self._x\n"
+        "    @classmethod\n"
+        "    def h(cls):\n"
+        "        def inner(self):\n"
+        "            return self._z\n"  # not a method: another object called self
+        "        return cls._y\n"
+    )
+    assert sorted(private_attribute_reads(_modules(root), "ranklearn.cli")) == [
+        "ranklearn.cli.reads:15: self._z",
+        "ranklearn.cli.reads:6: cls._parameter_constraints",
+        "ranklearn.cli.reads:6: model._allow_nan",
+        "ranklearn.cli.reads:8: BaseRanker._unit",
+        "ranklearn.cli.reads:8: spec.load_class()._get_param_names",
+    ]
 
 
 def test_the_checks_find_what_they_look_for(tmp_path):

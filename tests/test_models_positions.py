@@ -3,6 +3,7 @@ from arrays and from files; rankers that read none say so."""
 
 from __future__ import annotations
 
+import warnings
 from typing import ClassVar
 
 import numpy as np
@@ -84,16 +85,69 @@ def test_positions_from_a_file_reach_the_loss(tmp_path):
     assert np.array_equal(seen[:, 0], seen[:, 1] % 3) and np.array_equal(np.sort(seen[:, 1]), position)
 
 
-@pytest.mark.parametrize("name", list(REGISTRY))
-def test_rankers_that_read_no_positions_warn_and_fit_the_same_model(name):
-    # every ranker's test settings (ModelSpec.test) read no positions: only a setting that debiases does
-    spec = REGISTRY[name]
+class RecordingObjective:
+    """A tree objective (squared error) that records the (label, position) pairs of every row it
+    is given; a class-level record, as a ranker copies its objective for each fit."""
+
+    side_keys = ("position",)
+    seen: ClassVar[list] = []
+
+    def gradients(self, scores, y, ptr, side=None):
+        RecordingObjective.seen.append(np.column_stack([y, side["position"]]).astype(float))
+        return scores - y, np.ones_like(scores)
+
+
+def _position_reader(cls: type) -> tuple[str, object, list] | None:
+    """``(parameter, reader, its record)``: the user's object that reads positions through the
+    ranker's public side-data protocol, a tree ``objective=`` (``gradients(..., side=)``) or a
+    neural ``loss=`` (``Loss.side_keys``); None for a ranker that takes neither."""
+    params = cls().get_params()
+    if "loss" in params:
+        Recording = _recording_loss()
+        Recording.seen.clear()
+        return "loss", Recording(), Recording.seen
+    if "objective" in params:
+        RecordingObjective.seen.clear()
+        return "objective", RecordingObjective(), RecordingObjective.seen
+    return None
+
+
+def check_declared_positions(spec) -> None:
+    """``ModelSpec.positions`` against behaviour, with the ranker's test settings. Every ranker warns
+    that its test settings ignore ``position=`` and fits the model it fits without them (none of
+    them debiases). A ranker declaring ``positions=True`` delivers them, in its rows' order, to an
+    objective or loss that reads them; one declaring False never delivers them: with such an
+    objective or loss too, it warns or refuses, and the object sees no position."""
     cls = ranker_class(spec)
     X, y, qid, position = shuffled_clicks()
     with pytest.warns(UserWarning, match="ignores position=.*does not read it"):
         with_pos = cls(**spec.test).fit(X, y, qid, position=position)
     plain = cls(**spec.test).fit(X, y, qid)
-    assert np.array_equal(with_pos.predict(X), plain.predict(X))
+    assert np.array_equal(with_pos.predict(X), plain.predict(X)), spec.name
+    reader = _position_reader(cls)
+    if spec.positions:
+        assert reader is not None, f"{spec.name} declares positions=True but takes no objective= or loss= to read them"
+        param, obj, seen = reader
+        cls(**{**spec.test, param: obj}).fit(X, y, qid, position=position)
+        got = np.concatenate(seen)
+        assert np.array_equal(got[:, 0], got[:, 1] % 3), spec.name  # each position beside its own row's label
+        assert set(got[:, 1]) <= set(position) and len(got) >= len(position), spec.name
+    elif reader is not None:
+        param, obj, seen = reader
+        refused = False
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                cls(**{**spec.test, param: obj}).fit(X, y, qid, position=position)
+            except ValueError:  # such an object, or the positions, refused: nothing read them
+                refused = True
+        assert not seen, f"{spec.name} declares positions=False but gave them to its {param}"
+        assert refused or any("ignores position=" in str(w.message) for w in caught), spec.name
+
+
+@pytest.mark.parametrize("name", list(REGISTRY))
+def test_declared_positions_match_what_the_fit_delivers(name):
+    check_declared_positions(REGISTRY[name])
 
 
 def test_bad_positions_are_refused_before_training():
@@ -118,3 +172,10 @@ def test_cross_validate_gives_each_fold_its_positions():
     assert np.array_equal(np.sort(seen[:, 1]), position)  # each row trains in exactly one fold
     with pytest.raises(ValueError, match="position has 3 values for 48 rows"):
         cross_validate(model, X, y, qid=qid, cv=2, position=[1, 2, 3])
+
+
+def test_the_positions_check_catches_a_false_declaration():
+    import dataclasses
+
+    with pytest.raises(AssertionError, match="lambdamart declares positions=False but gave them to its objective"):
+        check_declared_positions(dataclasses.replace(REGISTRY["lambdamart"], positions=False))

@@ -126,6 +126,25 @@ def test_lambda_normalization_divides_the_query_update(norm, divisor):
     np.testing.assert_allclose(dw, plain / divisor, rtol=1e-5, atol=1e-7)
 
 
+def test_lightgbm_normalization_scales_the_query_update():
+    # the seed's scores (-0.5, -0.3, -0.2), labels (2, 1, 0), sigma 0.1: S = sum of the 3 pairs' 2 |lambda_ij|
+    s, sigma = np.array([-0.5, -0.3, -0.2]), 0.1
+    S = sum(2 * sigma / (1 + np.exp(sigma * (s[i] - s[j]))) for i, j in ((0, 1), (0, 2), (1, 2)))
+    plain, _ = _seed_update("none")
+    dw, _ = _seed_update("lightgbm")
+    np.testing.assert_allclose(dw, plain * np.log2(1 + S) / S, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("model,params,match", [
+    (ListNet, {}, "loss 'listnet' has no pair lambdas"),
+    (RankNet, {"loss": "approxndcg"}, "loss 'approxndcg' has no pair lambdas"),
+    (RankNet, {"mode": "pairwise", "n_networks": 1}, "mode='pairwise' updates one pair at a time"),
+])  # fmt: skip
+def test_lightgbm_normalization_is_refused_where_there_are_no_query_pair_lambdas(model, params, match):
+    with pytest.raises(ValueError, match=match):
+        model(lambda_normalization="lightgbm", n_estimators=1, **params).fit(SEED_X, SEED_Y, SEED_QID)
+
+
 def test_pairwise_mode_is_one_update_per_pair():
     # one pair: per-pair SGD and the factorized update coincide
     X, y, q = SEED_X[:2], SEED_Y[:2], SEED_QID[:2]

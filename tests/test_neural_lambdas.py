@@ -18,8 +18,9 @@ from _helpers import needs_cuda  # noqa: E402
 from _helpers import _one_torch_thread  # noqa: E402, F401 (autouse: one torch thread)
 
 
-def ref_lambdas(s, y, sigma, metric=None, k=None, trunc=None, max_grade=None):
-    """Brute force: for every pair i > j, swap i and j in the current ranking and recompute Z."""
+def ref_lambdas(s, y, sigma, metric=None, k=None, trunc=None, max_grade=None, lightgbm=False):
+    """Brute force: for every pair i > j, swap i and j in the current ranking and recompute Z.
+    ``lightgbm``: then times LightGBM's lambdarank_norm, log2(1 + S) / S with S = sum of 2 |lambda_ij|."""
     s = np.asarray(s, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     n = len(s)
@@ -46,6 +47,7 @@ def ref_lambdas(s, y, sigma, metric=None, k=None, trunc=None, max_grade=None):
 
     base = Z(rank) if metric else None
     lam = np.zeros(n)
+    pair_sum = 0.0
     for i in range(n):
         for j in range(n):
             if y[i] <= y[j]:
@@ -60,6 +62,9 @@ def ref_lambdas(s, y, sigma, metric=None, k=None, trunc=None, max_grade=None):
             lij = -sigma / (1.0 + math.exp(sigma * (s[i] - s[j]))) * dz
             lam[i] += lij
             lam[j] -= lij
+            pair_sum += 2.0 * abs(lij)
+    if lightgbm and pair_sum > 0:
+        lam *= math.log2(1.0 + pair_sum) / pair_sum
     return lam
 
 
@@ -139,6 +144,50 @@ def test_lambdas_agree_with_lambdamart_objective(z, k, trunc):
     metric = None if z == "none" else z
     # the objective's default truncation is k; for NDCG@k / ERR@k nothing outside is lost
     lam = compute_lambdas(S, Y, M, sigma=1.7, metric=metric, k=k, truncation_level=trunc, max_grade=obj.max_grade)
+    np.testing.assert_allclose(lam[M].numpy(), grad, rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("metric,k,trunc", [(None, None, None), (None, None, 3), ("ndcg", None, None), ("ndcg", 3, 2),
+                                           ("err", 4, None)])
+@pytest.mark.parametrize("seed", range(2))
+def test_lightgbm_normalized_lambdas_equal_bruteforce(metric, k, trunc, seed):
+    """normalize=True (lambda_normalization="lightgbm") on every path: RankNet's CPU pair loop
+    (no truncation) and the pair matrices (the others), against the pairs written out."""
+    rng = np.random.default_rng(300 + seed)
+    queries = random_queries(rng, n_queries=6, max_len=9, ties=bool(seed % 2))
+    S, Y, M = padded(queries)
+    lam, loss = compute_lambdas(S, Y, M, sigma=1.3, metric=metric, k=k, truncation_level=trunc, max_grade=3.0,
+                                return_loss=True, normalize=True)  # fmt: skip
+    _, plain_loss = compute_lambdas(S, Y, M, sigma=1.3, metric=metric, k=k, truncation_level=trunc, max_grade=3.0,
+                                    return_loss=True)  # fmt: skip
+    scaled = 0
+    for b, (s, y) in enumerate(queries):
+        ref = ref_lambdas(s, y, 1.3, metric, k, trunc, max_grade=3.0, lightgbm=True)
+        np.testing.assert_allclose(lam[b, : len(s)].numpy(), ref, rtol=0, atol=1e-10)
+        plain = ref_lambdas(s, y, 1.3, metric, k, trunc, max_grade=3.0)
+        scaled += not np.allclose(ref, plain, atol=1e-6)
+    assert scaled > 0  # the factor is not 1 on these queries
+    torch.testing.assert_close(loss, plain_loss)  # the reported loss is not scaled
+
+
+@pytest.mark.parametrize("z,k", [("none", None), ("ndcg", 5), ("err", None)])
+def test_lightgbm_normalization_is_the_trees_rule(z, k):
+    """The networks' "lightgbm" lambdas are LambdaMART's objective's (normalize=True), through the
+    one function that holds the rule."""
+    from ranklearn.neural import lambdas as neural_lambdas
+    from ranklearn.objectives import lambdas as tree_lambdas
+
+    assert neural_lambdas.lambdarank_norm_factors is tree_lambdas.lambdarank_norm_factors
+    rng = np.random.default_rng(22)
+    queries = random_queries(rng, n_queries=8, max_len=15, ties=True)
+    S, Y, M = padded(queries)
+    obj = tree_lambdas.LambdaObjective(z=z, k=k, sigma=0.8, normalize=True)
+    y_all = np.concatenate([y for _, y in queries])
+    obj.prepare(y_all)
+    ptr = np.concatenate([[0], np.cumsum([len(s) for s, _ in queries])])
+    grad, _ = obj.gradients(np.concatenate([s for s, _ in queries]), y_all, ptr)
+    lam = compute_lambdas(S, Y, M, sigma=0.8, metric=None if z == "none" else z, k=k, max_grade=obj.max_grade,
+                          normalize=True)  # fmt: skip
     np.testing.assert_allclose(lam[M].numpy(), grad, rtol=0, atol=1e-10)
 
 
@@ -250,11 +299,12 @@ def test_single_document_and_single_label_queries_give_zero(metric, trunc):
 
 @needs_cuda
 @pytest.mark.parametrize("metric,k,trunc", [(None, None, None), ("ndcg", None, None), ("ndcg", 5, 8), ("err", 4, None)])
-def test_cuda_lambdas_equal_cpu_lambdas(metric, k, trunc):
+@pytest.mark.parametrize("normalize", [False, True])
+def test_cuda_lambdas_equal_cpu_lambdas(metric, k, trunc, normalize):
     rng = np.random.default_rng(30)
     queries = random_queries(rng, ties=True)
     S, Y, M = padded(queries)
-    kw = dict(sigma=1.5, metric=metric, k=k, truncation_level=trunc, max_grade=3.0, return_loss=True)
+    kw = dict(sigma=1.5, metric=metric, k=k, truncation_level=trunc, max_grade=3.0, return_loss=True, normalize=normalize)
     lam_cpu, loss_cpu = compute_lambdas(S, Y, M, **kw)
     lam_gpu, loss_gpu = compute_lambdas(S.cuda(), Y.cuda(), M.cuda(), **kw)
     assert lam_gpu.device.type == "cuda"

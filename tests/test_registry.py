@@ -242,6 +242,14 @@ def test_the_toy_is_warmed_up(toy, monkeypatch):
     check_warmed_up(toy, monkeypatch)
 
 
+def test_the_toys_declared_positions_hold(toy):
+    from test_models_positions import check_declared_positions
+
+    check_declared_positions(toy)  # positions=False: it warns that it ignores position=
+    with pytest.raises(AssertionError, match="declares positions=True but takes no objective= or loss="):
+        check_declared_positions(dataclasses.replace(toy, positions=True))  # a false declaration is caught
+
+
 def test_declared_capabilities_match_the_classes():
     from ranklearn.registry import STRUCTURES
 

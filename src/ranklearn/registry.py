@@ -88,7 +88,12 @@ class ModelSpec:
     contributions : bool
         It has ``predict_contributions`` (feature contributions, :mod:`ranklearn.explain`).
     positions : bool
-        Its ``fit`` reads the rows' display positions (``position=``, learning from clicks).
+        Its ``fit`` can give the rows' display positions (``position=``, learning from clicks) to
+        what it trains on: its debiasing settings (``unbiased=``, the click losses) and a user's
+        tree ``objective=`` whose ``gradients`` takes ``side=`` or neural ``loss=`` naming
+        ``"position"`` in ``side_keys`` receive them in the rows' training order; its other
+        settings warn that they ignore them. False: no setting reads them (a fit warns, or
+        refuses such an object). ``tests/test_models_positions.py`` checks both against the fit.
     warmup : str or None
         The ``ranklearn warm-up`` group that fits it (:data:`WARMUP_GROUPS`); None: not warmed up.
     test : dict

@@ -233,7 +233,7 @@ def model_part(estimator: Any, iterations: int | None, best: bool, path: Path) -
     if best and estimator.best_iteration_ is None:
         raise ValueError(
             f"--best: {path} has no best iteration (trained without a validation set); "
-            f"it scores with all its {estimator._n_kept()} {estimator._unit}s"
+            f"it scores with all its {estimator.n_kept_iterations()} {estimator.iteration_unit}s"
         )
     if iterations is None:
         return estimator  # the kept model: its best iteration when it has one

@@ -39,7 +39,7 @@ def _docstring_line(cls: type, param: str) -> str:
 
 
 def _derived_option(cls: type, param: str, flag: str, given: Option | None) -> Option:
-    """The option of ``param`` typed from the ranker's ``_parameter_constraints``: an interval is an
+    """The option of ``param`` typed from the ranker's ``parameter_constraints()``: an interval is an
     int or float, ``StrOptions`` give the choices, ``"boolean"`` a ``--x/--no-x`` flag, a number
     or a word (``"auto"``) a string parsed by :func:`~ranklearn.registry.parse_auto_or_count`;
     ``given`` (the registry's) keeps its help and parse, and types what the constraints cannot
@@ -53,7 +53,7 @@ def _derived_option(cls: type, param: str, flag: str, given: Option | None) -> O
     numbers: set[type] = set()
     choices: set[str] = set()
     words = boolean = False
-    for c in cls._parameter_constraints[param]:
+    for c in cls.parameter_constraints()[param]:
         if isinstance(c, Hidden):
             continue
         if c == "boolean":
@@ -81,7 +81,7 @@ def _derived_option(cls: type, param: str, flag: str, given: Option | None) -> O
 
 
 def model_options(model: str) -> dict[str, Option]:
-    """Every option of ``model`` by parameter: one for each parameter in its ``_parameter_constraints``
+    """Every option of ``model`` by parameter: one for each parameter in its ``parameter_constraints()``
     (but :data:`~ranklearn.registry.NOT_OPTIONS`), flagged by :func:`~ranklearn.registry.option_flag`."""
     from ranklearn.registry import get_spec, option_flag
 
@@ -89,7 +89,7 @@ def model_options(model: str) -> dict[str, Option]:
     cls = spec.load_class()
     given = {o.param: o for s in _specs() for o in s.options}
     options = {}
-    for param in cls._parameter_constraints:
+    for param in cls.parameter_constraints():
         flag = option_flag(param)
         if flag is not None:
             options[param] = _derived_option(cls, param, flag, given.get(param))
@@ -360,11 +360,13 @@ def check_features_for_model(ds: RankingDataset, path: Path, estimator: Any) -> 
     ------
     DataFormatError
     """
+    from sklearn.utils import get_tags
+
     from ranklearn.exceptions import FeatureValueError
     from ranklearn.models.checks import check_feature_values
 
     try:
-        check_feature_values(ds.X, allow_nan=estimator._allow_nan)
+        check_feature_values(ds.X, allow_nan=get_tags(estimator).input_tags.allow_nan)
     except FeatureValueError as exc:
         raise C.feature_value_error(exc, ds, path, estimator) from None
 

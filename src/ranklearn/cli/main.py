@@ -658,7 +658,7 @@ def _unknown_option(exc: typer.TyperException, args: list[str]) -> str:
     options = {param: flag for param in params if (flag := option_flag(param)) is not None}
     said = hint(typed, (), options=options)
     param = typed.lstrip("-").replace("-", "_")
-    if said is None and model is not None and param in model.load_class()._get_param_names():
+    if said is None and model is not None and param in model.load_class()().get_params():
         # the Python name of a parameter with a short flag (--num-leaves), or of none (--verbose)
         flag = option_flag(param)
         said = f"ranklearn calls it {flag}" if flag else f"ranklearn calls it the Python parameter {param} (no command-line option)"

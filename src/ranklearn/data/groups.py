@@ -167,6 +167,8 @@ def take_queries(ptr: np.ndarray, query_indices: ArrayLike) -> tuple[np.ndarray,
     return rows, new_ptr
 
 
+#: the values of every ranker's ``lambda_normalization`` (docs/DESIGN.md, "Vocabulary")
+LAMBDA_NORMALIZATIONS = ("lightgbm", "docs", "pairs", "none")
 #: the per-query normalizations that are row weights (``lambda_normalization``; "lightgbm" is
 #: computed from the lambdas themselves, each iteration)
 QUERY_NORMALIZATIONS = ("docs", "pairs")

@@ -21,6 +21,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import copy
+import dataclasses
 import math
 from collections.abc import Iterator, Sequence
 from numbers import Integral, Real
@@ -30,6 +31,7 @@ import numpy as np
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from ranklearn._threads import warn_if_torch_spins
+from ranklearn.data.groups import LAMBDA_NORMALIZATIONS
 from ranklearn.exceptions import ModelFormatError, TrainingDivergedError
 from ranklearn.metrics import Metric
 from ranklearn.models.base import EARLY_STOPPING, N_JOBS, BaseRanker, EvalSet, FitData
@@ -90,13 +92,19 @@ class NeuralRanker(NeuralContributions, BaseRanker):
         Learning Algorithm: propensities learned with the ranker) or
         :class:`~ranklearn.neural.losses.RegressionEMLoss` (regression EM, the network as the
         relevance model).
-    lambda_normalization : {"docs", "pairs", "none"} or None, default=None
+    lambda_normalization : {"lightgbm", "docs", "pairs", "none"} or None, default=None
         Divide each query's lambdas by its number of documents (``"docs"``) or of pairs with
-        different labels (``"pairs"``: every query counts the same). With ``"none"`` the
+        different labels (``"pairs"``: every query counts the same), or multiply them by
+        log2(1 + S) / S, S the sum of the query's pairs' 2 |lambda_ij| (``"lightgbm"``,
+        LightGBM's ``lambdarank_norm``, the trees' rule: damps queries with many large
+        lambdas; recomputed from the current scores on every batch). With ``"none"`` the
         cost is the plain sum of pair costs, in which a query weighs its number of pairs,
         about the square of its length, so long queries dominate. None: the ranker's own
         (RankNet "docs"; LambdaRank "none", as |dNDCG| is already divided by each query's ideal
-        DCG; ListNet "none", as its loss is one cross-entropy per query).
+        DCG; ListNet "none", as its loss is one cross-entropy per query). ``"lightgbm"`` needs
+        pair lambdas computed a query at a time: the "ranknet" and "lambdarank" losses in
+        ``mode="factorized"``; the listwise and click losses, which have no pair lambdas, and
+        the per-pair updates of ``mode="pairwise"`` refuse it.
     n_estimators : int, default=100
         Epochs: passes over the training queries (fewer with early stopping).
     batch_queries : int, default=16
@@ -154,7 +162,7 @@ class NeuralRanker(NeuralContributions, BaseRanker):
         See :class:`ranklearn.models.base.BaseRanker` (iterations are epochs).
     """
 
-    _unit = "epoch"
+    iteration_unit = "epoch"
     #: what ``n_networks="auto"`` means in factorized mode
     _auto_networks: ClassVar[int] = 5
     #: the first payload version whose saved "auto" means ``_auto_networks`` (before it: 5)
@@ -172,7 +180,7 @@ class NeuralRanker(NeuralContributions, BaseRanker):
         "learning_rate": [Interval(Real, 0, np.inf, closed="neither")],
         "weight_decay": [Interval(Real, 0, np.inf, closed="left")],
         "loss": [str, HasMethods(["__call__"]), None],
-        "lambda_normalization": [StrOptions({"docs", "pairs", "none"}), None],
+        "lambda_normalization": [StrOptions(set(LAMBDA_NORMALIZATIONS)), None],
         "n_estimators": [Interval(Integral, 1, None, closed="left")],
         "batch_queries": [Interval(Integral, 1, None, closed="left")],
         "sigma": [Interval(Real, 0, np.inf, closed="neither")],
@@ -245,24 +253,37 @@ class NeuralRanker(NeuralContributions, BaseRanker):
         """The training loss (a fresh copy of a Loss object, so that fits do not share state);
         ``max_grade`` is ERR's top grade for ERR lambdas: the training labels', never the
         evaluation sets' (``max_grade_`` covers both, for the metric)."""
-        from ranklearn.neural.losses import get_loss
+        from ranklearn.neural.losses import LambdaLoss, get_loss
 
+        lightgbm = self._normalization() == "lightgbm"
         if self.loss is not None and not isinstance(self.loss, str):
-            return copy.deepcopy(self.loss)
-        name = self._loss_name()
-        if name == "custom":
+            loss = copy.deepcopy(self.loss)
+        else:
+            name = self._loss_name()
+            if name == "custom":
+                raise ValueError(
+                    "this model was trained with a Loss object, which model files do not hold; "
+                    "pass it again as loss= to train"
+                )
+            metric, truncation = self._lambda_settings()
+            pairs = dict(sigma=float(self.sigma), normalize=lightgbm)
+            settings = {
+                "ranknet": pairs,
+                "lambdarank": dict(pairs, metric=metric, truncation_level=truncation, max_grade=max_grade),
+                "listmle": dict(random_state=getattr(self, "_rng", None)),
+            }
+            loss = get_loss(name, **settings.get(name, {}))
+        if lightgbm and not isinstance(loss, LambdaLoss):
             raise ValueError(
-                "this model was trained with a Loss object, which model files do not hold; "
-                "pass it again as loss= to train"
+                "lambda_normalization='lightgbm' multiplies each query's pair lambdas by log2(1 + S) / S, S the sum "
+                f"of its pairs' 2 |lambda_ij|; loss {self._loss_name()!r} has no pair lambdas: use 'docs', 'pairs' "
+                "or 'none', or loss 'ranknet' or 'lambdarank'"
             )
-        metric, truncation = self._lambda_settings()
-        settings = {
-            "ranknet": dict(sigma=float(self.sigma)),
-            "lambdarank": dict(sigma=float(self.sigma), metric=metric, truncation_level=truncation,
-                               max_grade=max_grade),
-            "listmle": dict(random_state=getattr(self, "_rng", None)),
-        }  # fmt: skip
-        return get_loss(name, **settings.get(name, {}))
+        if isinstance(loss, LambdaLoss) and loss.normalize != lightgbm:
+            if not lightgbm:
+                raise ValueError("the Loss object has normalize=True: set lambda_normalization='lightgbm' with it")
+            loss = dataclasses.replace(loss, normalize=True)
+        return loss
 
     def _side_keys(self) -> tuple[str, ...]:
         return () if self._loss_name() == "custom" else tuple(self._make_loss().side_keys)
@@ -292,6 +313,11 @@ class NeuralRanker(NeuralContributions, BaseRanker):
             loss = self._make_loss()  # validates the loss and its settings
             if self.mode == "pairwise" and not hasattr(loss, "truncation_level"):
                 raise ValueError(f"mode='pairwise' trains on pair lambdas: loss {self._loss_name()!r} needs mode='factorized'")
+            if self.mode == "pairwise" and self._normalization() == "lightgbm":
+                raise ValueError(
+                    "lambda_normalization='lightgbm' scales a query's lambdas by a factor of all its pairs' lambdas "
+                    "at once; mode='pairwise' updates one pair at a time: use mode='factorized'"
+                )
         self._torch_device()
 
     def _torch_device(self):
@@ -401,7 +427,8 @@ class NeuralRanker(NeuralContributions, BaseRanker):
             self.model_ = model
         self._fitted_features = data.X.shape[1]
         self._loss = self._make_loss(max(1.0, float(data.y.max())) if data.y.size else 1.0)
-        self._queryset = QuerySet(data.X, data.y, data.ptr, device, data.weight, self._normalization(), data.side())
+        rows = self._normalization() if self._normalization() != "lightgbm" else "none"  # "lightgbm" is the loss's
+        self._queryset = QuerySet(data.X, data.y, data.ptr, device, data.weight, rows, data.side())
         self._queries = self._queryset.trainable_queries(bool(getattr(self._loss, "every_list", False)))
         self._n_pairs = max(1, self._queryset.n_pairs(self._queries))
         self._optimizer = self._make_optimizer(self.model_.parameters())

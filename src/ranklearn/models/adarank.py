@@ -87,7 +87,7 @@ class AdaRank(MetricFittedRanker):
     _model_name = "adarank"
     _vocabulary_since = 2  # payload 2: random_state, early_stopping_rounds=None (was "auto")
     _display_name = "AdaRank"
-    _unit = "round"
+    iteration_unit = "round"
     _parameter_constraints: ClassVar[dict] = {
         "n_estimators": [Interval(Integral, 1, None, closed="left")],
         "tolerance": [Interval(Real, 0, np.inf, closed="left")],

@@ -279,8 +279,11 @@ class BaseRanker(BaseEstimator):
     #: name in the registry and in model files
     _model_name: ClassVar[str] = ""
     _display_name: ClassVar[str] = ""
-    #: what one iteration is called in messages (``n_estimators`` bounds them in every ranker)
-    _unit: ClassVar[str] = "iteration"
+    #: what one iteration of this ranker is called ("tree", "epoch", "bag", "round", "restart",
+    #: "solve"): the unit of ``n_estimators``, ``n_iter_``, ``best_iteration_`` and of the messages
+    iteration_unit: ClassVar[str] = "iteration"
+    #: whether the ranker takes missing values (NaN) in ``X``; scikit-learn's ``allow_nan`` tag
+    #: (``sklearn.utils.get_tags(model).input_tags.allow_nan``) says it publicly
     _allow_nan: ClassVar[bool] = False
     _parameter_constraints: ClassVar[dict] = {}
     # scikit-learn's metadata routing (sklearn.set_config(enable_metadata_routing=True)): the
@@ -590,7 +593,7 @@ class BaseRanker(BaseEstimator):
                     early_stopping_rounds=rounds,
                     watch=watch,
                     callbacks=[share.rebalance, *callbacks],
-                    unit=self._unit,
+                    unit=self.iteration_unit,
                 )
         except KeyboardInterrupt as exc:
             # the loop's outcome; or, for a Ctrl-C after the loop ended (a cluster fit's context
@@ -731,7 +734,7 @@ class BaseRanker(BaseEstimator):
         """
         self._check_fitted()
         if iteration_range is not None or num_iteration is not None or start_iteration != 0:
-            start, end = resolve_iteration_range(iteration_range, num_iteration, start_iteration, self._n_kept(), self._unit)
+            start, end = resolve_iteration_range(iteration_range, num_iteration, start_iteration, self._n_kept(), self.iteration_unit)
             return self.iterations(start, end).predict(X, qid=qid, group=group)
         Xc = self._checked_features(X, qid, group)
         if self._predicts_serially(Xc.shape[0]):
@@ -785,7 +788,7 @@ class BaseRanker(BaseEstimator):
         """
         self._check_fitted()
         kept = self._n_kept()
-        start, end = check_iteration_range((start, end), kept, self._unit, name="iterations")
+        start, end = check_iteration_range((start, end), kept, self.iteration_unit, name="iterations")
         if (start, end) == (0, kept):
             part = copy.copy(self)
         else:
@@ -794,15 +797,37 @@ class BaseRanker(BaseEstimator):
             part.n_iter_ = end - start
         return part
 
+    @classmethod
+    def parameter_constraints(cls) -> dict[str, list[Any]]:
+        """The scikit-learn constraints of each of the ranker's own parameters (a copy of the
+        ``_parameter_constraints`` that scikit-learn's validation reads; ``normalize`` and
+        ``features``, every ranker's, are :data:`SHARED_PARAMS`): ``ranklearn train`` derives
+        its options and their types from them."""
+        return dict(cls._parameter_constraints)
+
+    def n_kept_iterations(self) -> int:
+        """The number of iterations (:attr:`iteration_unit`) of the kept model, which ``predict``
+        uses by default: its best iteration on the watched evaluation set, or every iteration run
+        when there is none (``iterations(0, n)`` is the whole model).
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            Before ``fit`` or a load.
+        """
+        self._check_fitted()
+        return self._n_kept()
+
     def _n_kept(self) -> int:
-        """Iterations the model keeps (what ``predict`` uses by default)."""
+        """:meth:`n_kept_iterations` of a fitted model; rankers that hold their iterations (trees,
+        bags, weak rankers) count them."""
         return self.best_iteration_ if self.best_iteration_ is not None else self.n_iter_
 
     def _part(self, start: int, end: int) -> BaseRanker:
         """A copy of the fitted model with iterations ``start+1..end`` only (0 <= start < end <= kept,
         not the whole model); rankers whose iterations add up override it."""
         raise ValueError(
-            f"{type(self).__name__} cannot score part of its {self._unit}s ({start}, {end}): its {self._unit}s are "
+            f"{type(self).__name__} cannot score part of its {self.iteration_unit}s ({start}, {end}): its {self.iteration_unit}s are "
             f"not parts that add up, and only the kept model's weights exist; the only range is the whole model, "
             f"(0, {self._n_kept()})"
         )

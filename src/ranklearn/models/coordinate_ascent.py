@@ -210,7 +210,7 @@ class CoordinateAscent(MetricFittedRanker):
     _model_name = "coordinate-ascent"
     _vocabulary_since = 2  # payload 2: n_estimators, line_search_steps (were n_restarts, max_iterations)
     _display_name = "Coordinate Ascent"
-    _unit = "restart"
+    iteration_unit = "restart"
     _parameter_constraints: ClassVar[dict] = {
         "n_estimators": [Interval(Integral, 1, None, closed="left")],
         "line_search_steps": [Interval(Integral, 1, None, closed="left")],

@@ -21,6 +21,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Hidden, Interval, StrOptions
 
+from ranklearn.data.groups import LAMBDA_NORMALIZATIONS
 from ranklearn.metrics import Metric
 from ranklearn.models.base import EARLY_STOPPING, N_JOBS, BaseRanker, EvalSet, FitData
 from ranklearn.models.contributions import TreeContributions
@@ -129,8 +130,9 @@ class LambdaMART(TreeContributions, TreeImportance, BaseRanker):
         "lightgbm": multiply each query's lambdas and hessians by log2(1 + S) / S, S the sum
         of its pairs' 2 |lambda_ij| (LightGBM's normalization; chosen on MQ2008 validation
         NDCG). "docs" / "pairs": divide them by the query's documents / pairs with different
-        labels (the networks' values of the same names: per-row weights times
-        ``sample_weight``). "none": the plain sums.
+        labels (per-row weights times ``sample_weight``). "none": the plain sums. The networks
+        take the same four values with the same meanings (one rule: the "lightgbm" factor is
+        :func:`ranklearn.objectives.lambdas.lambdarank_norm_factor` for both).
     lambda_distance_weight : bool
         Divide each pair's |ΔZ| by 0.01 + |s_i - s_j|, as LightGBM's ``lambdarank_norm`` also
         does. Off by default: it lowered MQ2008 validation NDCG@10.
@@ -209,7 +211,7 @@ class LambdaMART(TreeContributions, TreeImportance, BaseRanker):
     _display_name = "LambdaMART"
     #: what ``objective=None`` means (MART sets "squared_error")
     _default_objective: ClassVar[str] = "lambdarank"
-    _unit = "tree"
+    iteration_unit = "tree"
     _allow_nan = True
     _parameter_constraints: ClassVar[dict] = {
         "n_estimators": [Interval(Integral, 1, None, closed="left")],
@@ -226,7 +228,7 @@ class LambdaMART(TreeContributions, TreeImportance, BaseRanker):
         "sigma": [Interval(Real, 0, np.inf, closed="neither")],
         "lambda_metric": [str, None],
         "truncation_level": [Interval(Integral, 1, None, closed="left"), None],
-        "lambda_normalization": [StrOptions({"lightgbm", "docs", "pairs", "none"})],
+        "lambda_normalization": [StrOptions(set(LAMBDA_NORMALIZATIONS))],
         "lambda_distance_weight": ["boolean"],
         "gain": [StrOptions({"exp2", "linear"})],
         "max_depth": [Interval(Integral, 1, None, closed="left"), None],

@@ -56,7 +56,7 @@ class LinearRegression(LinearRanker):
     _model_name = "linear"
     _vocabulary_since = 2  # payload 2: random_state
     _display_name = "Linear regression"
-    _unit = "solve"
+    iteration_unit = "solve"
     _parameter_constraints: ClassVar[dict] = {
         "l2_regularization": [Interval(Real, 0, np.inf, closed="left")],
         "metric": [str, Metric],

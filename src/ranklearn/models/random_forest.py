@@ -97,7 +97,7 @@ class RandomForest(TreeContributions, TreeImportance, BaseRanker):
     _model_name = "random-forest"
     _vocabulary_since = 2  # payload 2: n_estimators = bags, trees_per_bag (were n_bags, n_estimators)
     _display_name = "RandomForest"
-    _unit = "bag"
+    iteration_unit = "bag"
     _allow_nan = True
     _parameter_constraints: ClassVar[dict] = {
         "n_estimators": [Interval(Integral, 1, None, closed="left")],

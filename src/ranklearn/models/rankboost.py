@@ -88,7 +88,7 @@ class RankBoost(BaseRanker):
     _model_name = "rankboost"
     _vocabulary_since = 2  # payload 2: random_state, early_stopping_rounds=None (was "auto")
     _display_name = "RankBoost"
-    _unit = "round"
+    iteration_unit = "round"
     _parameter_constraints: ClassVar[dict] = {
         "n_estimators": [Interval(Integral, 1, None, closed="left")],
         "n_thresholds": [Interval(Integral, 1, None, closed="left")],

@@ -35,6 +35,11 @@ whatever the ranking) come from a numba loop over each list's pairs instead: the
 (within float32 round-off: the sums are kept in float64) without forming pair matrices, which
 on a CPU cost about five times more than the loop (MQ2008 batches).
 
+With ``normalize`` (``lambda_normalization="lightgbm"``), each query's lambdas are multiplied
+by LightGBM's ``lambdarank_norm`` factor log2(1 + S) / S, S the sum over its pairs of
+2 |lambda_ij| (|dZ| included): the rule of the trees' objective, one function
+(:func:`ranklearn.objectives.lambdas.lambdarank_norm_factor`).
+
 Padding, single-document queries and queries with a single label (including all-zero
 ones) get lambda 0, never NaN.
 """
@@ -46,6 +51,8 @@ import re
 import numpy as np
 import torch
 from numba import njit
+
+from ranklearn.objectives.lambdas import lambdarank_norm_factors
 
 DEFAULT_MAX_ELEMENTS = 1 << 20  #: elements per [B, rows, L] pair temporary (4 MB in float32)
 
@@ -133,11 +140,15 @@ class _SortedQueries:
 
 
 @njit(cache=True)
-def _ranknet_pairs(s: np.ndarray, y: np.ndarray, mask: np.ndarray, sigma: float, lam: np.ndarray, loss: np.ndarray) -> None:
-    """RankNet lambdas (added to ``lam``) and pair cost (``loss``) of every row of a padded batch."""
+def _ranknet_pairs(
+    s: np.ndarray, y: np.ndarray, mask: np.ndarray, sigma: float, lam: np.ndarray, loss: np.ndarray, pair_sum: np.ndarray
+) -> None:
+    """RankNet lambdas (added to ``lam``), pair cost (``loss``) and sum of the pairs' 2 |lambda_ij|
+    (``pair_sum``) of every row of a padded batch."""
     B, L = s.shape
     for r in range(B):
         cost = 0.0
+        total = 0.0
         for i in range(L):
             if not mask[r, i]:
                 continue
@@ -151,7 +162,9 @@ def _ranknet_pairs(s: np.ndarray, y: np.ndarray, mask: np.ndarray, sigma: float,
                 cost += max(z, 0.0) + np.log1p(t)
                 lam[r, i] -= sigma * sgn * rho
                 lam[r, j] += sigma * sgn * rho
+                total += 2.0 * sigma * rho
         loss[r] = cost
+        pair_sum[r] = total
 
 
 def compute_lambdas(
@@ -166,6 +179,7 @@ def compute_lambdas(
     max_grade: float | None = None,
     max_elements: int = DEFAULT_MAX_ELEMENTS,
     return_loss: bool = False,
+    normalize: bool = False,
 ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """Lambdas lambda_i = dC/ds_i of a padded batch of queries (no autograd graph is built).
 
@@ -189,6 +203,9 @@ def compute_lambdas(
         Budget per [B, rows, L] temporary; the pair matrix is formed in row blocks within it.
     return_loss : bool
         Also return the per-query cost sum_{i > j} |dZ_ij| log(1 + exp(-sigma (s_i - s_j))).
+    normalize : bool
+        Multiply each query's lambdas by log2(1 + S) / S, S the sum of its pairs' 2 |lambda_ij|
+        (LightGBM's ``lambdarank_norm``; the loss is not scaled).
 
     Returns
     -------
@@ -209,8 +226,10 @@ def compute_lambdas(
         y = torch.where(mask, labels.to(scores.dtype), zero)
         B, L = s.shape
         if metric is None and truncation_level is None and s.device.type == "cpu":
-            lam64, loss64 = np.zeros((B, L)), np.zeros(B)
-            _ranknet_pairs(s.numpy(), y.numpy(), mask.numpy(), float(sigma), lam64, loss64)
+            lam64, loss64, sum64 = np.zeros((B, L)), np.zeros(B), np.zeros(B)
+            _ranknet_pairs(s.numpy(), y.numpy(), mask.numpy(), float(sigma), lam64, loss64, sum64)
+            if normalize:
+                lam64 *= lambdarank_norm_factors(sum64)[:, None]
             lambdas, loss = torch.from_numpy(lam64).to(s.dtype), torch.from_numpy(loss64).to(s.dtype)
             if single:
                 lambdas, loss = lambdas[0], loss[0]
@@ -219,6 +238,7 @@ def compute_lambdas(
         rows_end = q.row_limit if truncation_level is None else min(q.row_limit, int(truncation_level))
         lam = torch.zeros_like(s)  # in ranking order
         loss = torch.zeros(B, dtype=s.dtype, device=s.device)
+        pair_sum = torch.zeros(B, dtype=torch.float64, device=s.device) if normalize else None
         step = max(1, int(max_elements) // max(1, B * L))
         positions = torch.arange(L, device=s.device)
         for r0 in range(0, min(rows_end, L - 1), step):
@@ -238,11 +258,16 @@ def compute_lambdas(
                 term.mul_(w)
             lam[:, r0:r1] -= sigma * term.sum(dim=2)
             lam[:, c0:] += sigma * term.sum(dim=1)
+            if pair_sum is not None:  # |term| = |dZ| sigmoid(z) of every pair
+                pair_sum += 2.0 * sigma * term.abs().sum(dim=(1, 2), dtype=torch.float64)
             if return_loss:
                 cost = torch.nn.functional.softplus(z).mul_(sgn.abs_())  # 0 for pairs that are none
                 if w is not None:
                     cost.mul_(w)
                 loss += cost.sum(dim=(1, 2))
+        if pair_sum is not None:
+            factors = torch.from_numpy(lambdarank_norm_factors(pair_sum.cpu().numpy()))
+            lam *= factors.to(device=lam.device, dtype=lam.dtype)[:, None]
         lambdas = torch.empty_like(lam).scatter_(1, q.order, lam)
     if single:
         lambdas, loss = lambdas[0], loss[0]

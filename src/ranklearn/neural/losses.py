@@ -140,6 +140,8 @@ class LambdaLoss(Loss):
     The cost of a pair (i more relevant than j) is |dZ_ij| log(1 + exp(-sigma (s_i - s_j)))
     (Burges et al. 2005, 2006) and lambda_i = dC/ds_i sums it over i's pairs; |dZ_ij| = 1 for
     RankNet, the change of NDCG@k or ERR@k when i and j swap places for LambdaRank.
+    ``normalize`` (the rankers' ``lambda_normalization="lightgbm"``) multiplies each query's
+    lambdas by LightGBM's log2(1 + S) / S, S the sum of its pairs' 2 |lambda_ij|.
     See :func:`~ranklearn.neural.lambdas.compute_lambdas` for the parameters.
     """
 
@@ -149,6 +151,7 @@ class LambdaLoss(Loss):
     truncation_level: int | None = None
     max_grade: float | None = None
     max_elements: int = DEFAULT_MAX_ELEMENTS
+    normalize: bool = False
 
     def __post_init__(self) -> None:
         if self.metric not in (None, "ndcg", "err"):
@@ -184,6 +187,7 @@ class LambdaLoss(Loss):
             max_grade=self.max_grade,
             max_elements=self.max_elements,
             return_loss=True,
+            normalize=self.normalize,
         )
         return lam.reshape(scores.shape), loss.reshape(*lead, B)
 
@@ -512,8 +516,10 @@ def _base_loss(base: str | Loss, sigma: float) -> Loss:
         isinstance(loss, AutogradLoss) and type(loss).weighted_query_loss is AutogradLoss.weighted_query_loss
     ):
         raise ValueError(f"base loss {loss.name or type(loss).__name__!r} has no propensity-weighted form")
-    if isinstance(loss, LambdaLoss) and (loss.metric == "err" or loss.truncation_level is not None):
-        raise ValueError("base loss 'lambdarank' has no propensity-weighted form with ERR or a truncation_level")
+    if isinstance(loss, LambdaLoss) and (loss.metric == "err" or loss.truncation_level is not None or loss.normalize):
+        raise ValueError(
+            f"base loss {loss.name!r} has no propensity-weighted form with ERR, a truncation_level or normalize"
+        )
     if loss.side_keys:
         raise ValueError(f"base loss {loss.name!r} reads side data itself; give a loss of labels and scores")
     return loss
@@ -758,8 +764,8 @@ class RegressionEMLoss(Loss):
         return grad, loss
 
 
-def _ranknet(sigma: float = 1.0, max_elements: int = DEFAULT_MAX_ELEMENTS) -> LambdaLoss:
-    return LambdaLoss(sigma=sigma, max_elements=max_elements)
+def _ranknet(sigma: float = 1.0, max_elements: int = DEFAULT_MAX_ELEMENTS, normalize: bool = False) -> LambdaLoss:
+    return LambdaLoss(sigma=sigma, max_elements=max_elements, normalize=normalize)
 
 
 def _lambdarank(
@@ -768,11 +774,12 @@ def _lambdarank(
     truncation_level: int | None = None,
     max_grade: float | None = None,
     max_elements: int = DEFAULT_MAX_ELEMENTS,
+    normalize: bool = False,
 ) -> LambdaLoss:
     name, k = parse_lambda_metric(metric)
     if name is None:
         raise ValueError(f"metric={metric!r} is not a LambdaRank metric ('ndcg', 'ndcg@k', 'err' or 'err@k')")
-    return LambdaLoss(sigma, name, k, truncation_level, max_grade, max_elements)
+    return LambdaLoss(sigma, name, k, truncation_level, max_grade, max_elements, normalize)
 
 
 #: name -> factory of the loss, for :func:`get_loss`
@@ -789,8 +796,8 @@ LOSSES: dict[str, Callable[..., Loss]] = {
 def get_loss(name: str | Loss, **params: Any) -> Loss:
     """The loss called ``name`` with ``params`` (a :class:`Loss` object is returned as it is).
 
-    ``"ranknet"`` (sigma), ``"lambdarank"`` (metric ``"ndcg"``, ``"ndcg@k"``, ``"err"`` or
-    ``"err@k"``, sigma, truncation_level, max_grade), ``"listnet"``, ``"listmle"``
+    ``"ranknet"`` (sigma, normalize), ``"lambdarank"`` (metric ``"ndcg"``, ``"ndcg@k"``, ``"err"`` or
+    ``"err@k"``, sigma, truncation_level, max_grade, normalize), ``"listnet"``, ``"listmle"``
     (random_state), ``"approxndcg"`` (temperature), ``"neuralndcg"`` (temperature, k,
     sinkhorn_iterations). Clicks with positions: :class:`IPWLoss` (not a name: it needs the
     propensities).

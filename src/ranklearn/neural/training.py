@@ -19,7 +19,7 @@ from functools import cached_property
 import numpy as np
 import torch
 
-from ranklearn.data.groups import pairs_per_query, query_normalization_weights
+from ranklearn.data.groups import QUERY_NORMALIZATIONS, pairs_per_query, query_normalization_weights
 from ranklearn.neural.losses import Loss
 
 
@@ -60,13 +60,16 @@ def length_groups(sizes: np.ndarray, max_waste: float = 2.0, min_elements: int =
     return groups
 
 
-LAMBDA_NORMALIZATIONS = ("none", "docs", "pairs")
-
-
 def check_lambda_normalization(value: str) -> str:
-    """Return ``value`` if it is one of :data:`LAMBDA_NORMALIZATIONS`, else raise ValueError."""
-    if value not in LAMBDA_NORMALIZATIONS:
-        raise ValueError(f"lambda_normalization must be one of {LAMBDA_NORMALIZATIONS}, got {value!r}")
+    """Return ``value`` if it is a row-weight normalization ("none" or one of
+    :data:`~ranklearn.data.groups.QUERY_NORMALIZATIONS`), else raise ValueError ("lightgbm" is
+    the loss's: it scales each query's lambdas by their own pair sum, ``LambdaLoss(normalize=True)``)."""
+    allowed = ("none", *QUERY_NORMALIZATIONS)
+    if value not in allowed:
+        raise ValueError(
+            f"a QuerySet's lambda_normalization is one of {allowed}, got {value!r}"
+            + (" ('lightgbm' is the loss's: LambdaLoss(normalize=True))" if value == "lightgbm" else "")
+        )
     return value
 
 
@@ -75,7 +78,9 @@ class QuerySet:
 
     Every document's lambda is multiplied by ``scale``: its ``sample_weight`` (optional)
     times its query's ``lambda_normalization`` factor, 1 / (documents in the query) for
-    ``"docs"``, 1 / (pairs with different labels in the query) for ``"pairs"``, 1 for ``"none"``.
+    ``"docs"``, 1 / (pairs with different labels in the query) for ``"pairs"``, 1 for ``"none"``
+    (the rankers' ``"lightgbm"`` is not a row weight: the loss applies it,
+    :class:`~ranklearn.neural.losses.LambdaLoss` ``normalize``).
     The summed pair cost weighs a query by its number of pairs, which grows with the square
     of its length; ``"pairs"`` makes every query count the same, ``"docs"`` lies between.
     ``side`` holds the fit's per-row side data (``FitData.side()``: positions) for the losses

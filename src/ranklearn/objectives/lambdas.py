@@ -107,6 +107,27 @@ def _table_gain(label: float, kind: int, gains: np.ndarray) -> float:
 
 
 @njit(cache=True)
+def lambdarank_norm_factor(pair_lambda_sum: float) -> float:
+    """LightGBM's ``lambdarank_norm`` factor of one query: ``log2(1 + S) / S``, S the sum over
+    its pairs of ``2 |lambda_ij|`` (1 when S is 0). Every lambda (and hessian) of the query is
+    multiplied by it, before sample weights, so a query with many large lambdas is damped
+    (rank_objective.hpp, ``norm_``). The one rule of ``lambda_normalization="lightgbm"`` for
+    the trees (:func:`lambda_gradients`) and the networks (:func:`lambdarank_norm_factors`)."""
+    if pair_lambda_sum > 0.0:
+        return np.log2(1.0 + pair_lambda_sum) / pair_lambda_sum
+    return 1.0
+
+
+@njit(cache=True)
+def lambdarank_norm_factors(pair_lambda_sums: np.ndarray) -> np.ndarray:
+    """:func:`lambdarank_norm_factor` of every query (float64 array of S, one per query)."""
+    out = np.empty(pair_lambda_sums.shape[0])
+    for q in range(pair_lambda_sums.shape[0]):
+        out[q] = lambdarank_norm_factor(pair_lambda_sums[q])
+    return out
+
+
+@njit(cache=True)
 def _query_lambdas(
     sc: np.ndarray,
     lab: np.ndarray,
@@ -294,10 +315,7 @@ def _query_lambdas(
             h_r[hi] += hw
             h_r[lo] += hw
             sum_lambdas -= 2.0 * lam
-    factor = 1.0
-    if normalize and sum_lambdas > 0.0:
-        # LightGBM's lambdarank_norm: damp queries with many large lambdas.
-        factor = np.log2(1.0 + sum_lambdas) / sum_lambdas
+    factor = lambdarank_norm_factor(sum_lambdas) if normalize else 1.0
     for r in range(n):
         g[order[r]] = g_r[r] * factor
         h[order[r]] = h_r[r] * factor
