@@ -58,18 +58,31 @@ def test_version_and_help_load_no_numeric_library(args):
 
 
 @pytest.mark.parametrize("model", ["trees", "linear"])
-def test_predict_of_a_tree_or_linear_model_needs_no_scikit_learn(model, inputs, tmp_path):
+def test_predict_of_a_tree_or_linear_model_on_few_rows_needs_no_numba(model, inputs, tmp_path):
+    """Few rows are read by the parser interpreted and scored in numpy or by the linear kernel
+    interpreted (ranklearn._compilation): importing numba would cost more than the work."""
     out = tmp_path / "scores"
     imported = _imported("predict", "--model", inputs / f"{model}.json", "--data", inputs / "data.txt", "--out", out)
     assert len(out.read_text().split()) == 80  # it did score
+    assert not imported & {*HEAVY, "numba"}, sorted(imported & {*HEAVY, "numba"})
+
+
+def test_evaluate_of_a_small_file_needs_no_numba_and_trec_eval_no_scikit_learn(inputs):
+    imported = _imported("evaluate", "--data", inputs / "data.txt", "--scores", inputs / "scores.txt")
+    assert "ranklearn" in imported and not imported & {*HEAVY, "numba"}, sorted(imported & {*HEAVY, "numba"})
+    imported = _imported("trec-eval", inputs / "qrels", inputs / "run")  # its reader and measures are compiled
     assert "numba" in imported and not imported & set(HEAVY), sorted(imported & set(HEAVY))
 
 
-def test_evaluate_and_trec_eval_need_no_scikit_learn(inputs):
-    for args in (["evaluate", "--data", inputs / "data.txt", "--scores", inputs / "scores.txt"],
-                 ["trec-eval", inputs / "qrels", inputs / "run"]):  # fmt: skip
-        imported = _imported(*args)
-        assert "numba" in imported and not imported & set(HEAVY), (args[0], sorted(imported & set(HEAVY)))
+def test_a_larger_input_runs_the_compiled_kernels(inputs, tmp_path):
+    """Past the small-input limits, the same commands import numba and run its kernels."""
+    from ranklearn.data.svmlight import INTERPRETED_BYTES
+
+    big = tmp_path / "big.txt"
+    line = "1 qid:1 " + " ".join(f"{j}:0.123456" for j in range(1, 5)) + "\n"
+    big.write_text(line * (INTERPRETED_BYTES // len(line) + 1))
+    imported = _imported("predict", "--model", inputs / "trees.json", "--data", big, "--out", tmp_path / "s")
+    assert "numba" in imported and len((tmp_path / "s").read_text().split()) == INTERPRETED_BYTES // len(line) + 1
 
 
 def test_predict_of_part_of_a_model_builds_the_estimator(inputs, tmp_path):

@@ -30,8 +30,9 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
 from numpy.typing import ArrayLike
+
+from ranklearn._compilation import kernel
 
 SUM = 0
 ZSCORE = 1
@@ -45,7 +46,7 @@ SPECS = (*METHODS, *(PER_QUERY_PREFIX + m for m in METHODS))
 _PARAM_NAMES = {SUM: ("scale", None), ZSCORE: ("mean", "std"), LINEAR: ("min", "max")}
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def _stats(X, ptr, method):
     """Per-(query, feature) parameters ``a``, ``b`` of the method (see module docstring).
 
@@ -100,7 +101,7 @@ def _stats(X, ptr, method):
     return a, b
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def _apply(X, row_query, a, b, method, out):
     """Normalize row ``r`` with the parameters of its query ``row_query[r]`` into ``out``."""
     for r in range(X.shape[0]):
