@@ -29,10 +29,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from ranklearn._compilation import kernel
+from ranklearn.data.dataset import issparse
 
 SUM = 0
 ZSCORE = 1
@@ -120,7 +120,7 @@ def _apply(X, row_query, a, b, method, out):
 
 
 def _as_dense(X: Any) -> np.ndarray:
-    X = X.toarray() if sp.issparse(X) else np.asarray(X)
+    X = X.toarray() if issparse(X) else np.asarray(X)
     if X.ndim != 2:
         raise ValueError(f"X must be 2-D (n_samples, n_features), got shape {X.shape}")
     return X if X.dtype.kind == "f" else X.astype(np.float64)

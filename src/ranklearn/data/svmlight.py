@@ -18,9 +18,9 @@ from __future__ import annotations
 import warnings
 from os import PathLike
 from pathlib import Path
+from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from ranklearn._compilation import interprets_small_inputs
 from ranklearn._files import write_output, write_outputs, writes_stdout
@@ -227,9 +227,7 @@ def load_svmlight(
     n_cols = n_features if n_features is not None else max_fid
     if not sparse:
         _check_dense_size(name, n_rows, n_cols, nnz, dtype, n_features, indices[:nnz], row_ptr, row_line)
-    X = sp.csr_matrix(
-        (values[:nnz].astype(dtype), indices[:nnz], row_ptr), shape=(n_rows, n_cols), copy=False
-    )
+    X = _features(values[:nnz].astype(dtype), indices[:nnz], row_ptr, (n_rows, n_cols), sparse)
     comments = _comments(raw, name, comment_span[:n_rows], row_line)
     if isinstance(path_or_file, (str, PathLike)) and Path(f"{path_or_file}.weight").exists():
         # LightGBM's weight file (simulate-clicks --aggregate writes one): a dataset holds no
@@ -253,7 +251,7 @@ def load_svmlight(
         comments = None if comments is None else comments[order]
         position = None if position is None else position[order]
     dataset = RankingDataset(
-        X if sparse else X.toarray(),
+        X,
         labels,
         ptr,
         query_ids=query_ids,
@@ -263,6 +261,19 @@ def load_svmlight(
     )
     dataset.position_file = None if position is None else str(position_file)
     return (dataset, order) if return_order else dataset
+
+
+def _features(values: np.ndarray, indices: np.ndarray, row_ptr: np.ndarray, shape: tuple[int, int],
+              sparse: bool) -> Any:  # fmt: skip
+    """The parsed entries (CSR parts, sorted and distinct per row) as a CSR matrix, or dense
+    (zeros elsewhere) without SciPy, which ``predict`` and ``evaluate`` then never import."""
+    if sparse:
+        import scipy.sparse as sp
+
+        return sp.csr_matrix((values, indices, row_ptr), shape=shape, copy=False)
+    X = np.zeros(shape, dtype=values.dtype)
+    X[np.repeat(np.arange(shape[0]), np.diff(row_ptr)), indices] = values
+    return X
 
 
 def _check_dense_size(
@@ -435,6 +446,8 @@ def format_svmlight(dataset: RankingDataset, *, with_qid: bool = True) -> bytes:
     ValueError
         If ``X`` holds inf, or a qid or comment cannot be written on one line.
     """
+    import scipy.sparse as sp
+
     X = sp.csr_matrix(dataset.X)  # canonical: RankingDataset sorts and merges sparse entries
     keep = X.data != 0  # NaN != 0 is True: NaN entries are written
     if np.isinf(X.data).any():
