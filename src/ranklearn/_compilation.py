@@ -33,7 +33,7 @@ import os
 import sys
 import threading
 from collections.abc import Callable, MutableMapping
-from types import ModuleType
+from types import FunctionType, ModuleType
 from typing import Any
 
 #: numba's CPU level for ranklearn's kernels on x86-64 (LLVM's name) and the CPU flags it needs
@@ -195,6 +195,7 @@ class Kernel:
         self.py_func = func
         self.targetoptions = options
         self._dispatcher: Any = None
+        self._interpreted: Callable[..., Any] | None = None
 
     @property
     def dispatcher(self) -> Any:
@@ -215,6 +216,17 @@ class Kernel:
         return numba.njit(**self.targetoptions)(self.py_func)
 
     @property
+    def interpreted(self) -> Callable[..., Any]:
+        """The Python function as it runs interpreted: the kernels it names are their interpreted
+        functions and ``prange`` is ``range`` (globals of its own, so that a call costs no more
+        than a Python call: a parser calls a kernel per byte)."""
+        if self._interpreted is None:
+            f = self.py_func
+            names = _interpreted_globals(f.__globals__)
+            self._interpreted = FunctionType(f.__code__, names, f.__name__, f.__defaults__, f.__closure__)
+        return self._interpreted
+
+    @property
     def _numba_type_(self) -> Any:
         return self.dispatcher._numba_type_
 
@@ -223,7 +235,7 @@ class Kernel:
 
     def __call__(self, *args: Any) -> Any:
         if _interpreting.active:
-            return self.py_func(*args)
+            return self.interpreted(*args)
         return self.dispatcher(*args)
 
     def run(self, *args: Any, small: bool) -> Any:
@@ -231,11 +243,30 @@ class Kernel:
         :func:`interprets_small_inputs`, else compiled."""
         if not small or _interpreting.active or not interprets_small_inputs():
             return self(*args)
-        _interpreting.active = True
+        _interpreting.active = True  # for kernels reached through a module (``module.kernel``)
         try:
-            return self.py_func(*args)
+            return self.interpreted(*args)
         finally:
             _interpreting.active = False
+
+
+#: module name -> the globals of its kernels' interpreted functions
+_INTERPRETED_GLOBALS: dict[str, dict[str, Any]] = {}
+
+
+def _interpreted_globals(names: dict[str, Any]) -> dict[str, Any]:
+    """A copy of a module's globals in which its kernels are their interpreted functions (made
+    when first asked for: kernels that name each other, across modules too, then share them)."""
+    copy = _INTERPRETED_GLOBALS.get(names["__name__"])
+    if copy is None:
+        copy = _INTERPRETED_GLOBALS[names["__name__"]] = dict(names)
+        numba = sys.modules.get("numba")
+        for name, value in names.items():
+            if value is prange or (numba is not None and value is numba.prange):
+                copy[name] = range
+            elif isinstance(value, Kernel):
+                copy[name] = value.interpreted
+    return copy
 
 
 def kernel(**options: Any) -> Callable[[Callable[..., Any]], Kernel]:

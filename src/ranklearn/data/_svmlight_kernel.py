@@ -1,4 +1,5 @@
-"""Byte-level SVMlight / LETOR parser (numba).
+"""Byte-level SVMlight / LETOR parser (numba; a small file is parsed by the same functions
+interpreted, see :meth:`ranklearn._compilation.Kernel.run`).
 
 One pass over the raw bytes fills preallocated arrays (the caller sizes them from the
 number of newlines and colons, upper bounds of the row and entry counts). The kernel

@@ -47,9 +47,9 @@ _MESSAGES = {
 }
 
 #: Files up to this size are parsed by the kernel interpreted while numba is not imported
-#: (:meth:`ranklearn._compilation.Kernel.run`): about 1 s of CPU per MiB, against about 0.5 s
+#: (:meth:`ranklearn._compilation.Kernel.run`): about 1.2 s of CPU per MiB, against about 0.5 s
 #: for importing numba and loading the compiled kernel (1,000 LETOR rows of 46 features: 256 KiB).
-INTERPRETED_BYTES = 1 << 19
+INTERPRETED_BYTES = 384 << 10
 
 
 def _overflow_threshold(dtype: np.dtype) -> float:

@@ -4,7 +4,8 @@ Raw values go 8 rows at a time through each tree, in lockstep and without data-d
 branches (see ``_predict_8``), on one packed 16-byte record per node, each tree's leaves
 numbered after its internal nodes, the 8 rows' used features gathered first with their
 negations (see ``_gather``); the scores are the same, bit for bit, as walking one row at a
-time through the trees in order.
+time through the trees in order. Few rows in a process that has not imported numba are walked
+in numpy on the same layout (``_predict_numpy``), with the same scores.
 """
 
 from __future__ import annotations
