@@ -250,7 +250,7 @@ class TreePredictor:
             renumber = np.empty_like(ids)
             renumber[order] = ids
             nodes = np.empty((ids.shape[0], 4), dtype=np.int32)
-            used = np.unique(self.feature[~leaf])
+            used = np.flatnonzero(np.bincount(self.feature[~leaf]))  # sorted, distinct (np.unique imports numpy.ma)
             nodes[:, 0] = np.where(leaf, 0, 2 * np.searchsorted(used, self.feature) + flip)
             nodes[:, 1] = np.where(leaf, np.float32(0), thr).view(np.int32)
             nodes[:, 2] = renumber[np.where(leaf, ids, np.where(flip, self.right, self.left))]
