@@ -32,11 +32,20 @@ def _at_a_terminal(args, cache_dir) -> tuple[int, str]:
     return proc.wait(timeout=600), b"".join(chunks).decode(errors="replace")
 
 
-def test_first_run_says_it_compiles_and_the_next_does_not(tmp_path):
+def _evaluate_compiling(tmp_path) -> list:
+    """``evaluate`` of a run with more documents than the metric kernel interprets in a process
+    without numba (ranklearn._compilation): the kernel compiles (a file that small is parsed interpreted)."""
+    from ranklearn.metrics.kernels import INTERPRETED_DOCS
+
     data, scores = tmp_path / "d.txt", tmp_path / "s.txt"
-    data.write_text("1 qid:1 1:0.5\n0 qid:1 1:0.1\n")
-    scores.write_text("0.5\n0.1\n")
-    args = ["evaluate", "--data", data, "--scores", scores]
+    n = INTERPRETED_DOCS + 1
+    data.write_text("".join(f"{i % 2} qid:{i // 50} 1:0.5\n" for i in range(n)))
+    scores.write_text("".join(f"{i % 7}\n" for i in range(n)))
+    return ["evaluate", "--data", data, "--scores", scores]
+
+
+def test_first_run_says_it_compiles_and_the_next_does_not(tmp_path):
+    args = _evaluate_compiling(tmp_path)
     code, err = _at_a_terminal(args, tmp_path / "cache")
     assert code == 0, err
     assert err.count(NOTE) == 1  # once, however many kernels
@@ -57,10 +66,7 @@ def _in_a_pipe(args, cache_dir) -> subprocess.CompletedProcess:
 
 
 def test_in_a_pipe_the_note_comes_once_the_inputs_are_read(tmp_path):
-    data, scores = tmp_path / "d.txt", tmp_path / "s.txt"
-    data.write_text("1 qid:1 1:0.5\n0 qid:1 1:0.1\n")
-    scores.write_text("0.5\n0.1\n")
-    out = _in_a_pipe(["evaluate", "--data", data, "--scores", scores], tmp_path / "cache")
+    out = _in_a_pipe(_evaluate_compiling(tmp_path), tmp_path / "cache")
     assert out.returncode == 0 and out.stderr.count(NOTE) == 1, out.stderr  # the metric kernels compile
     assert out.stderr.index(NOTE) == len("ranklearn: ")  # the first line
 

@@ -652,3 +652,63 @@ def test_bytes_that_are_not_utf8_are_escaped_once_in_messages(tmp_path):
     with pytest.raises(DataFormatError) as info:
         load_svmlight(path)
     assert str(info.value).endswith("(got '1:\\xff\\xfe')"), str(info.value)  # one backslash each, as Python shows bytes
+
+
+GOOD_FILES = [
+    "2 qid:1 1:0.5 3:nan 2:-1e-3 # doc a\n\n# a comment line\n0 qid:1 4:1.234567890123456789 1:+7 #\n"
+    "1\tqid:2 2:1e30 5:-0 6:.5e-30 # b\r\n3 qid:2 7:123456789012345678901234567890\n",
+    "1 qid:007 1:1\n0 qid:abc 2:2\n",  # qids kept as text
+    "1 1:0.5 2:0.25\n0 3:1E5\n",  # no qid: one query of 2 rows (d.txt.query)
+]
+BAD_FILES = [
+    "1 qid:1 1:0.5\n0 qid:1 0:0.1\n", "x qid:1 1:1\n", "1 qid:1 1:1 1:2\n", "1 qid:1 1:inf\n", "1 qid:1 a:1\n",
+    "1 qid:1 1:1\n0 2:1\n", "1 1:1 qid:1\n", "1 qid:1 1:1e400\n", "1 qid:1 1:1_0\n", "nan qid:1 1:1\n",
+]  # fmt: skip
+
+
+@pytest.fixture
+def small_inputs(monkeypatch):
+    """Parse the way a process without numba parses a small file (ranklearn._compilation), then compiled."""
+    from ranklearn import _compilation
+
+    def parse(path, **kwargs):
+        results = []
+        for form in ("interpreted", "compiled"):
+            monkeypatch.setattr(_compilation, "SMALL_INPUTS", form)
+            try:
+                results.append(load_svmlight(path, **kwargs))
+            except DataFormatError as exc:
+                results.append(str(exc))
+        return results
+
+    return parse
+
+
+@pytest.mark.parametrize("text", GOOD_FILES + BAD_FILES)
+def test_the_interpreted_parser_reads_and_refuses_as_the_compiled_one(text, tmp_path, small_inputs):
+    path = tmp_path / "d.txt"
+    path.write_bytes(text.encode())
+    (tmp_path / "d.txt.query").write_text("2\n")
+    interpreted, compiled = small_inputs(path)
+    if text in BAD_FILES:
+        assert isinstance(compiled, str) and interpreted == compiled  # the same message, line and token
+        return
+    for name in ("X", "y", "ptr", "query_ids", "lines", "comments"):
+        assert _same(getattr(interpreted, name), getattr(compiled, name)), name
+
+
+def _same(a, b) -> bool:
+    """Equal bit for bit (NaN included), or equal as lists of Python objects."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    return a.tolist() == b.tolist() if a.dtype == object else a.tobytes() == b.tobytes()
+
+
+def test_the_interpreted_parser_reads_real_letor_rows_bit_for_bit(shared_data, tmp_path, small_inputs):
+    path = tmp_path / "mq2008.txt"
+    path.write_bytes(b"".join((shared_data / "MQ2008" / "Fold1" / "vali.txt").read_bytes().splitlines(True)[:400]))
+    for kwargs in ({}, {"dtype": np.float64}):
+        interpreted, compiled = small_inputs(path, **kwargs)
+        for name in ("X", "y", "ptr", "query_ids", "comments"):
+            assert _same(getattr(interpreted, name), getattr(compiled, name)), name

@@ -492,3 +492,34 @@ def test_relevance_level_at_or_below_zero_makes_grade_zero_relevant_and_trec_mea
     # trec_eval's measures take integer grades: level 1.5 is level 2, not 1
     n_rel = {lv: get_metric("num_rel", relevance_level=lv).per_query(y, s, ptr)[0] for lv in (1, 1.5, 2)}
     assert n_rel == {1: 2, 1.5: 1, 2: 1}
+
+
+@pytest.mark.parametrize("ties", ["stable", "pessimistic", "average"])
+def test_the_interpreted_kernel_gives_the_compiled_values_bit_for_bit(ties, monkeypatch):
+    """Small inputs in a process without numba run ``per_query_values`` interpreted (ranklearn._compilation):
+    the same operations on the same doubles, so the same values, ties, cutoffs and empty queries included."""
+    from ranklearn import _compilation
+    from ranklearn.metrics import kernels as K
+
+    rng = np.random.default_rng(7)
+    sizes = rng.integers(1, 40, size=60)
+    ptr = np.concatenate(([0], np.cumsum(sizes)))
+    y = rng.integers(0, 5, size=ptr[-1]).astype(float) * (rng.random(ptr[-1]) < 0.6)  # empty queries too
+    s = np.round(rng.normal(size=ptr[-1]), 1)  # many ties
+    specs = ["ndcg@10", "ndcg", "dcg@5", "err@10", "map", "map@5", "p@10", "recall@10", "rr@10", "f1@5"]
+    compiled_kernel = K.per_query_values.dispatcher
+
+    def compiled_only(*args):
+        assert _compilation.SMALL_INPUTS == "compiled", "the interpreted run called the compiled kernel"
+        return compiled_kernel(*args)
+
+    monkeypatch.setattr(K.per_query_values, "_dispatcher", compiled_only)
+    ones = [(spec, "one") for spec in specs if spec.startswith(("ndcg", "map"))]  # defined for these only
+    cases = [(spec, empty) for spec in specs for empty in ("zero", "skip")] + ones
+    for spec, empty in cases:
+        metric = get_metric(spec, ties=ties, empty=empty)
+        monkeypatch.setattr(_compilation, "SMALL_INPUTS", "compiled")
+        compiled = metric.per_query(y, s, ptr)
+        monkeypatch.setattr(_compilation, "SMALL_INPUTS", "interpreted")
+        interpreted = metric.per_query(y, s, ptr)
+        assert compiled.tobytes() == interpreted.tobytes(), (spec, empty)

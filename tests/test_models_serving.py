@@ -47,6 +47,24 @@ def test_served_scores_are_the_estimators_bit_for_bit(name, tmp_path):
         np.testing.assert_array_equal(scorer.predict(batch), load_model(path).predict(batch))
 
 
+@pytest.mark.parametrize("name", SERVED)
+def test_small_inputs_without_numba_get_the_compiled_scores_bit_for_bit(name, tmp_path, monkeypatch):
+    """A process that has not imported numba scores few rows in numpy (trees) or with the linear
+    kernel interpreted (ranklearn._compilation): the scores of the compiled kernels, bit for bit."""
+    from ranklearn import _compilation
+
+    model, path, X = _fitted(name, tmp_path, nan=REGISTRY[name].served != "linear")
+    rows = np.random.default_rng(2).normal(size=(700, X.shape[1])).astype(np.float32)
+    if REGISTRY[name].served != "linear":
+        rows[::5, 1] = np.nan
+    monkeypatch.setattr(_compilation, "SMALL_INPUTS", "compiled")
+    expected = [model.predict(batch) for batch in (X, rows, rows[:3])]
+    monkeypatch.setattr(_compilation, "SMALL_INPUTS", "interpreted")
+    scorer = load_scorer(path)
+    for batch, want in zip((X, rows, rows[:3]), expected):
+        assert scorer.predict(batch).tobytes() == want.tobytes()
+
+
 def test_a_ranker_without_a_served_form_loads_its_estimator(tmp_path):
     name = next(n for n, spec in REGISTRY.items() if spec.served is None and spec.extra is None)  # rankboost
     model, path, X = _fitted(name, tmp_path)

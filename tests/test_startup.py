@@ -18,6 +18,8 @@ from ranklearn.registry import get_spec
 HEAVY = ("sklearn", "torch", "dask", "distributed", "pyspark", "pandas", "matplotlib")
 #: ranklearn --version / --help load no numeric library at all (numba imports SciPy where it is installed)
 NUMERIC = ("numpy", "numba", "scipy")
+#: nor does a command on a small input: its kernels run interpreted (ranklearn._compilation)
+SMALL_INPUT = frozenset({*HEAVY, "numba", "scipy"})
 
 CHILD = """
 import sys
@@ -54,22 +56,48 @@ def inputs(tmp_path_factory):
 def test_version_and_help_load_no_numeric_library(args):
     imported = _imported(*args)
     assert "ranklearn" in imported and "typer" in imported  # what was measured is the command's process
-    assert not imported & {*HEAVY, *NUMERIC}, sorted(imported & {*HEAVY, *NUMERIC})
+    assert not imported & {*HEAVY, *NUMERIC, "markdown_it"}, sorted(imported & {*HEAVY, *NUMERIC, "markdown_it"})
+
+
+@pytest.mark.parametrize("args", [["--help"], ["predict", "--help"], ["trec-eval", "-h"]])
+def test_help_without_rich_markdown_is_typers_help(args):
+    """The help formatter is imported without rich.markdown (markdown-it): the same page as with it."""
+    run = [sys.executable, "-c", CHILD, *args]
+    fast = subprocess.run(run, capture_output=True, text=True, timeout=600)
+    first = "import rich.markdown\n"  # imported first: typer's formatter gets the real module
+    plain = subprocess.run([*run[:2], first + CHILD, *args], capture_output=True, text=True, timeout=600)
+    page = fast.stdout.rsplit("\n", 2)[0]  # less the child's list of modules
+    assert fast.returncode == plain.returncode == 0 and "Usage: ranklearn" in page
+    assert page == plain.stdout.rsplit("\n", 2)[0]
 
 
 @pytest.mark.parametrize("model", ["trees", "linear"])
-def test_predict_of_a_tree_or_linear_model_needs_no_scikit_learn(model, inputs, tmp_path):
+def test_predict_of_a_tree_or_linear_model_on_few_rows_needs_no_numba(model, inputs, tmp_path):
+    """Few rows are read by the parser interpreted and scored in numpy or by the linear kernel
+    interpreted (ranklearn._compilation): importing numba (and SciPy with it) would cost more than the work."""
     out = tmp_path / "scores"
     imported = _imported("predict", "--model", inputs / f"{model}.json", "--data", inputs / "data.txt", "--out", out)
     assert len(out.read_text().split()) == 80  # it did score
+    assert not imported & SMALL_INPUT, sorted(imported & SMALL_INPUT)
+
+
+def test_evaluate_of_a_small_file_needs_no_numba_and_trec_eval_no_scikit_learn(inputs):
+    """The metrics of a small run are the kernel's, interpreted; trec-eval's reader and measures are compiled."""
+    imported = _imported("evaluate", "--data", inputs / "data.txt", "--scores", inputs / "scores.txt")
+    assert "ranklearn" in imported and not imported & SMALL_INPUT, sorted(imported & SMALL_INPUT)
+    imported = _imported("trec-eval", inputs / "qrels", inputs / "run")
     assert "numba" in imported and not imported & set(HEAVY), sorted(imported & set(HEAVY))
 
 
-def test_evaluate_and_trec_eval_need_no_scikit_learn(inputs):
-    for args in (["evaluate", "--data", inputs / "data.txt", "--scores", inputs / "scores.txt"],
-                 ["trec-eval", inputs / "qrels", inputs / "run"]):  # fmt: skip
-        imported = _imported(*args)
-        assert "numba" in imported and not imported & set(HEAVY), (args[0], sorted(imported & set(HEAVY)))
+def test_a_larger_input_runs_the_compiled_kernels(inputs, tmp_path):
+    """Past the small-input limits, the same commands import numba and run its kernels."""
+    from ranklearn.data.svmlight import INTERPRETED_BYTES
+
+    big = tmp_path / "big.txt"
+    line = "1 qid:1 " + " ".join(f"{j}:0.123456" for j in range(1, 5)) + "\n"
+    big.write_text(line * (INTERPRETED_BYTES // len(line) + 1))
+    imported = _imported("predict", "--model", inputs / "trees.json", "--data", big, "--out", tmp_path / "s")
+    assert "numba" in imported and len((tmp_path / "s").read_text().split()) == INTERPRETED_BYTES // len(line) + 1
 
 
 def test_predict_of_part_of_a_model_builds_the_estimator(inputs, tmp_path):

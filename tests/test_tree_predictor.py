@@ -88,18 +88,29 @@ def _rows(rng, n: int, grid: np.ndarray, between: np.ndarray) -> np.ndarray:
     return rng.choice(pool, size=(n, 6))
 
 
+@pytest.fixture(params=["compiled", "numpy"])
+def walk(request, monkeypatch):
+    """The walk that predicts: numba's kernels, or numpy's (few rows in a process without numba)."""
+    from ranklearn import _compilation
+
+    monkeypatch.setattr(_compilation, "SMALL_INPUTS", "interpreted" if request.param == "numpy" else "compiled")
+    return request.param
+
+
 @pytest.mark.parametrize("n_rows", [0, 1, 7, 8, 13, 100, _SERIAL_ROWS - 1, _SERIAL_ROWS, 1003])
 @pytest.mark.parametrize("threads", [1, 2])
-def test_equals_row_by_row_reference_bit_for_bit(ensemble, n_rows, threads):
+def test_equals_row_by_row_reference_bit_for_bit(ensemble, n_rows, threads, walk):
     trees, grid, between = ensemble
     X = _rows(np.random.default_rng(n_rows), n_rows, grid, between)
+    predictor = TreePredictor(trees)
+    assert predictor.walks_in_numpy(n_rows) == (walk == "numpy")
     with numba_threads(threads):
-        got = TreePredictor(trees).predict(X)
-    np.testing.assert_array_equal(got, _reference(trees, X))
+        got = predictor.predict(X)
+    assert got.tobytes() == _reference(trees, X).tobytes()
 
 
 @pytest.mark.parametrize("n_rows", [5, 100, 300])
-def test_reads_the_features_the_splits_use_wherever_they_are(ensemble, n_rows):
+def test_reads_the_features_the_splits_use_wherever_they_are(ensemble, n_rows, walk):
     """The walk gathers only the used features: splits on columns 3, 5, 8, 9, 11, 12 of 14."""
     trees, grid, between = ensemble
     columns = np.array([3, 5, 8, 9, 11, 12], np.int32)
@@ -115,7 +126,7 @@ def test_reads_the_features_the_splits_use_wherever_they_are(ensemble, n_rows):
 
 
 @pytest.mark.parametrize("n_rows", [3, 20, 300])
-def test_trees_without_splits_predict_their_values(ensemble, n_rows):
+def test_trees_without_splits_predict_their_values(ensemble, n_rows, walk):
     trees, _, _ = ensemble
     leaves = [t for t in trees if t.feature.shape[0] == 1]
     assert leaves
@@ -123,7 +134,7 @@ def test_trees_without_splits_predict_their_values(ensemble, n_rows):
     np.testing.assert_array_equal(TreePredictor(leaves * 3).predict(X), _reference(leaves * 3, X))
 
 
-def test_adds_to_out_and_reads_any_layout(ensemble):
+def test_adds_to_out_and_reads_any_layout(ensemble, walk):
     trees, grid, between = ensemble
     X = _rows(np.random.default_rng(1), 300, grid, between)
     pred = TreePredictor(trees)
@@ -132,7 +143,7 @@ def test_adds_to_out_and_reads_any_layout(ensemble):
     np.testing.assert_array_equal(out, _reference(trees, X) + 2.5)
 
 
-def test_float64_thresholds_round_down_to_float32(ensemble):
+def test_float64_thresholds_round_down_to_float32(ensemble, walk):
     """A double threshold between two float32 values: the float32 just below it goes left,
     the one just above goes right, as with double comparison."""
     t = 0.1  # not a float32
@@ -153,7 +164,7 @@ def test_float64_thresholds_round_down_to_float32(ensemble):
     np.testing.assert_array_equal(TreePredictor([tree]).predict(X), [-1.0, 1.0, 1.0])
 
 
-def test_empty_ensemble_predicts_zero():
+def test_empty_ensemble_predicts_zero(walk):
     np.testing.assert_array_equal(TreePredictor([]).predict(np.ones((20, 3), np.float32)), 0.0)
 
 

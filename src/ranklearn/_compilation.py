@@ -16,14 +16,25 @@ reorders an addition).
 "compiling" at the moment it starts, and says nothing when everything comes from the cache or
 nothing is compiled at all; it imports numba only when the command does.
 ``ranklearn warm-up`` (:mod:`ranklearn.warmup`) fills the cache ahead of the first run.
+
+:func:`kernel` is ``njit`` without importing numba: importing it and starting its CPU target
+costs about half a second of CPU, most of a short command (``ranklearn predict`` of 1,000 rows).
+A :class:`Kernel` is compiled (or loaded from the cache) on its first compiled call; a caller
+whose input is small runs it with :meth:`Kernel.run` ``(..., small=True)``, which, as long as
+numba has not been imported by anything else, runs the same Python function interpreted (the
+kernels it calls too, ``prange`` as ``range``): the same operations in the same order on the
+same IEEE doubles, so the same results bit for bit (the tests compare both).
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
+import threading
 from collections.abc import Callable, MutableMapping
-from types import ModuleType
+from types import FunctionType, ModuleType
+from typing import Any
 
 #: numba's CPU level for ranklearn's kernels on x86-64 (LLVM's name) and the CPU flags it needs
 #: (``/proc/cpuinfo``'s names: x86-64-v2's and v3's, as the x86-64 psABI lists them)
@@ -138,3 +149,126 @@ class _AfterImport:
 
         spec.loader = _Loader()
         return spec
+
+
+# ---------------------------------------------------------------- kernels compiled on first use
+
+
+def prange(*args: int) -> range:
+    """numba's ``prange`` in a :func:`kernel` (a parallel loop when compiled with
+    ``parallel=True``), ``range`` when the kernel runs interpreted."""
+    return range(*args)
+
+
+class _Interpreting(threading.local):
+    active = False
+
+
+_interpreting = _Interpreting()
+_DISPATCHER_LOCK = threading.Lock()
+
+#: How :meth:`Kernel.run` runs a small input: ``"auto"``, interpreted while numba is not imported
+#: (once it is, a compiled kernel costs less than its interpretation); ``"compiled"`` always
+#: (``ranklearn warm-up``, whose tiny data must compile the kernels into the cache);
+#: ``"interpreted"`` always (the tests that compare both forms).
+SMALL_INPUTS = "auto"
+
+
+def interprets_small_inputs() -> bool:
+    """Whether :meth:`Kernel.run` runs an input its caller calls small interpreted (:data:`SMALL_INPUTS`)."""
+    if SMALL_INPUTS == "auto":
+        return "numba" not in sys.modules
+    return SMALL_INPUTS == "interpreted"
+
+
+class Kernel:
+    """A Python function that numba compiles (``njit(**options)``) on its first compiled call.
+
+    Calling it runs the compiled function, except inside an interpreted run, where a kernel
+    calls the Python form of the kernels it calls. To numba, a kernel is its dispatcher
+    (``_numba_type_``; ``targetoptions`` and ``py_func`` as a dispatcher's, which its inliner
+    reads), so compiled code calls kernels as it calls ``njit`` functions.
+    """
+
+    def __init__(self, func: Callable[..., Any], options: dict[str, Any]) -> None:
+        functools.update_wrapper(self, func)
+        self.py_func = func
+        self.targetoptions = options
+        self._dispatcher: Any = None
+        self._interpreted: Callable[..., Any] | None = None
+
+    @property
+    def dispatcher(self) -> Any:
+        """numba's dispatcher of the function (numba imported here)."""
+        if self._dispatcher is None:
+            with _DISPATCHER_LOCK:
+                if self._dispatcher is None:
+                    self._dispatcher = self._make_dispatcher()
+        return self._dispatcher
+
+    def _make_dispatcher(self) -> Any:
+        import numba
+
+        names = self.py_func.__globals__
+        for name, value in list(names.items()):  # numba knows its own prange only
+            if value is prange:
+                names[name] = numba.prange  # which, called from Python, is range
+        return numba.njit(**self.targetoptions)(self.py_func)
+
+    @property
+    def interpreted(self) -> Callable[..., Any]:
+        """The Python function as it runs interpreted: the kernels it names are their interpreted
+        functions and ``prange`` is ``range`` (globals of its own, so that a call costs no more
+        than a Python call: a parser calls a kernel per byte)."""
+        if self._interpreted is None:
+            f = self.py_func
+            names = _interpreted_globals(f.__globals__)
+            self._interpreted = FunctionType(f.__code__, names, f.__name__, f.__defaults__, f.__closure__)
+        return self._interpreted
+
+    @property
+    def _numba_type_(self) -> Any:
+        return self.dispatcher._numba_type_
+
+    def __reduce__(self) -> str:
+        return self.__qualname__  # pickled by reference, as a function
+
+    def __call__(self, *args: Any) -> Any:
+        if _interpreting.active:
+            return self.interpreted(*args)
+        return self.dispatcher(*args)
+
+    def run(self, *args: Any, small: bool) -> Any:
+        """Call the kernel: interpreted when the caller says the input is ``small`` and
+        :func:`interprets_small_inputs`, else compiled."""
+        if not small or _interpreting.active or not interprets_small_inputs():
+            return self(*args)
+        _interpreting.active = True  # for kernels reached through a module (``module.kernel``)
+        try:
+            return self.interpreted(*args)
+        finally:
+            _interpreting.active = False
+
+
+#: module name -> the globals of its kernels' interpreted functions
+_INTERPRETED_GLOBALS: dict[str, dict[str, Any]] = {}
+
+
+def _interpreted_globals(names: dict[str, Any]) -> dict[str, Any]:
+    """A copy of a module's globals in which its kernels are their interpreted functions (made
+    when first asked for: kernels that name each other, across modules too, then share them)."""
+    copy = _INTERPRETED_GLOBALS.get(names["__name__"])
+    if copy is None:
+        copy = _INTERPRETED_GLOBALS[names["__name__"]] = dict(names)
+        numba = sys.modules.get("numba")
+        for name, value in names.items():
+            if value is prange or (numba is not None and value is numba.prange):
+                copy[name] = range
+            elif isinstance(value, Kernel):
+                copy[name] = value.interpreted
+    return copy
+
+
+def kernel(**options: Any) -> Callable[[Callable[..., Any]], Kernel]:
+    """``numba.njit(**options)`` as a :class:`Kernel`: numba is imported at the first compiled call."""
+    return lambda func: Kernel(func, options)

@@ -1,4 +1,5 @@
-"""Byte-level SVMlight / LETOR parser (numba).
+"""Byte-level SVMlight / LETOR parser (numba; a small file is parsed by the same functions
+interpreted, see :meth:`ranklearn._compilation.Kernel.run`).
 
 One pass over the raw bytes fills preallocated arrays (the caller sizes them from the
 number of newlines and colons, upper bounds of the row and entry counts). The kernel
@@ -15,7 +16,8 @@ converted by Python's ``float`` from its text.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from ranklearn._compilation import kernel
 
 # Error codes returned by parse_svmlight (0 = no error).
 E_LABEL = 1
@@ -51,18 +53,18 @@ _HASH = 35
 _COLON = 58
 
 
-@njit(cache=True, inline="always")
+@kernel(cache=True, inline="always")
 def _is_space(c: int) -> bool:
     # space, \t, \v, \f, \r; "\n" ends the line and is handled by the caller
     return c == 32 or c == 9 or c == 11 or c == 12 or c == 13
 
 
-@njit(cache=True, inline="always")
+@kernel(cache=True, inline="always")
 def _is_digit(c: int) -> bool:
     return 48 <= c <= 57
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def _matches_word(buf, s, e, word) -> bool:
     """Case-insensitive comparison of buf[s:e] with an ASCII lowercase word (uint8 array)."""
     if e - s != word.shape[0]:
@@ -78,7 +80,7 @@ _INF = np.frombuffer(b"inf", dtype=np.uint8).copy()
 _INFINITY = np.frombuffer(b"infinity", dtype=np.uint8).copy()
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def _parse_number(buf, s, e):
     """Parse buf[s:e] as a float with Python's ``float`` grammar, minus underscores.
 
@@ -162,7 +164,7 @@ def _parse_number(buf, s, e):
     return NUM_EXACT, -value if negative else value
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def count_rows_and_entries(buf):
     """Upper bounds for preallocation: (number of lines, number of ':' bytes)."""
     lines = 1
@@ -175,7 +177,7 @@ def count_rows_and_entries(buf):
     return lines, colons
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def parse_svmlight(
     buf,
     n_features_limit,
@@ -420,7 +422,7 @@ def parse_svmlight(
     return row, nnz, n_slow, max_fid, first_has_qid, all_int, 0, 0, 0, 0, 0
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def _fid_at(buf, token_start):
     """Feature id of the ``fid:value`` token starting at ``token_start`` (already validated)."""
     fid = 0

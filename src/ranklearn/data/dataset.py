@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Hashable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from ranklearn.data.groups import block_ptr, first_reappearance, group_ptr, regroup_order, take_queries
 from ranklearn.data.positions import check_position
 from ranklearn.exceptions import DataFormatError
+
+
+def issparse(X: Any) -> bool:
+    """Whether ``X`` is a SciPy sparse matrix or array, without importing SciPy (about 0.1 s of a
+    short command): nothing is one unless ``scipy.sparse`` has been imported."""
+    sp = sys.modules.get("scipy.sparse")
+    return sp is not None and sp.issparse(X)
 
 
 #: A dense ``X`` bigger than this (bytes) must hold at least 1 / DENSE_MAX_EMPTY_RATIO
@@ -100,7 +107,7 @@ class RankingDataset:
         lines: ArrayLike | None = None,
         position: ArrayLike | None = None,
     ) -> None:
-        if sp.issparse(X):
+        if issparse(X):
             X = X.tocsr()
             if X.dtype not in (np.float32, np.float64):
                 X = X.astype(np.float32)
@@ -198,7 +205,7 @@ class RankingDataset:
     @property
     def is_sparse(self) -> bool:
         """Whether ``X`` is a scipy CSR matrix."""
-        return sp.issparse(self.X)
+        return issparse(self.X)
 
     # --------------------------------------------------------------- queries
     def query(self, i: int) -> Query:
@@ -261,6 +268,8 @@ class RankingDataset:
             raise DataFormatError("cannot concatenate datasets with different feature_names")
         dtype = np.result_type(*[d.X.dtype for d in datasets])
         if any(d.is_sparse for d in datasets):
+            import scipy.sparse as sp
+
             X = sp.vstack([sp.csr_matrix(d.X) for d in datasets], format="csr", dtype=dtype)
         else:
             X = np.concatenate([d.X for d in datasets]).astype(dtype, copy=False)
@@ -362,7 +371,7 @@ def from_arrays(
         If lengths differ, a position is not a whole number >= 1, or a qid reappears after
         another one and ``regroup`` is False.
     """
-    X = X.astype(dtype) if sp.issparse(X) else np.asarray(X, dtype=dtype)
+    X = X.astype(dtype) if issparse(X) else np.asarray(X, dtype=dtype)
     q = np.asarray(qid)
     if q.ndim != 1 or q.shape[0] != X.shape[0]:
         raise DataFormatError(f"qid must have shape ({X.shape[0]},) to match X, got {q.shape}")

@@ -29,9 +29,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
-from numba import njit
 from numpy.typing import ArrayLike
+
+from ranklearn._compilation import kernel
+from ranklearn.data.dataset import issparse
 
 SUM = 0
 ZSCORE = 1
@@ -45,7 +46,7 @@ SPECS = (*METHODS, *(PER_QUERY_PREFIX + m for m in METHODS))
 _PARAM_NAMES = {SUM: ("scale", None), ZSCORE: ("mean", "std"), LINEAR: ("min", "max")}
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def _stats(X, ptr, method):
     """Per-(query, feature) parameters ``a``, ``b`` of the method (see module docstring).
 
@@ -100,7 +101,7 @@ def _stats(X, ptr, method):
     return a, b
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def _apply(X, row_query, a, b, method, out):
     """Normalize row ``r`` with the parameters of its query ``row_query[r]`` into ``out``."""
     for r in range(X.shape[0]):
@@ -119,7 +120,7 @@ def _apply(X, row_query, a, b, method, out):
 
 
 def _as_dense(X: Any) -> np.ndarray:
-    X = X.toarray() if sp.issparse(X) else np.asarray(X)
+    X = X.toarray() if issparse(X) else np.asarray(X)
     if X.ndim != 2:
         raise ValueError(f"X must be 2-D (n_samples, n_features), got shape {X.shape}")
     return X if X.dtype.kind == "f" else X.astype(np.float64)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ranklearn._compilation import interprets_small_inputs
 from ranklearn._threads import numba_threads
 from ranklearn.metrics import kernels as K
 from ranklearn.metrics.gain import gain_code
@@ -182,6 +183,8 @@ class Metric:
                 )
 
     def _values(self, labels: np.ndarray, s: np.ndarray, p: np.ndarray, n_ret: np.ndarray) -> np.ndarray:
+        if labels.size <= K.INTERPRETED_DOCS and interprets_small_inputs():
+            return K.per_query_values.run(labels, s, p, n_ret, *self.kernel_args(), small=True)
         with numba_threads(1 if labels.size < K.PARALLEL_MIN_DOCS else None):
             return K.per_query_values(labels, s, p, n_ret, *self.kernel_args())
 

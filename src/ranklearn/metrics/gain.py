@@ -7,7 +7,8 @@ Kept in one place so that an NDCG reported by :mod:`ranklearn.metrics` and the
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from ranklearn._compilation import kernel
 
 GAIN_EXP2 = 0  #: gain = 2**rel - 1 (Burges et al., RankLib, LightGBM, XGBoost default)
 GAIN_LINEAR = 1  #: gain = rel
@@ -23,7 +24,7 @@ def gain_code(gain: str) -> int:
         raise ValueError(f"gain must be one of {sorted(GAIN_KINDS)}, got {gain!r}") from None
 
 
-@njit(cache=True, inline="always")
+@kernel(cache=True, inline="always")
 def gain(label: float, kind: int) -> float:
     """Gain of one relevance label."""
     if kind == GAIN_EXP2:
@@ -31,7 +32,7 @@ def gain(label: float, kind: int) -> float:
     return label
 
 
-@njit(cache=True, inline="always")
+@kernel(cache=True, inline="always")
 def discount(position: int) -> float:
     """Discount of a 0-based rank position: 1 / log2(position + 2)."""
     return 1.0 / np.log2(position + 2.0)

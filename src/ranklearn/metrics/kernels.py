@@ -11,8 +11,8 @@ all orderings of every tied group (all orderings equally likely).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
 
+from ranklearn._compilation import kernel, prange
 from ranklearn.metrics.gain import discount, gain
 
 DCG, NDCG, ERR, AP, PREC, RR, RECALL, F1 = 0, 1, 2, 3, 4, 5, 6, 7
@@ -22,7 +22,7 @@ P_BY_MIN_K_N, P_BY_K = 0, 1  # P@k divides by min(k, list length) (RankLib) or b
 AP_BY_MIN_R_K, AP_BY_R = 0, 1  # AP@k divides by min(R, k) (LightGBM) or by R (trec_eval)
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def _rank(labels: np.ndarray, scores: np.ndarray, ties: int) -> tuple[np.ndarray, np.ndarray]:
     """Documents in rank order and the end position (exclusive) of each one's tie group."""
     n = scores.shape[0]
@@ -50,7 +50,7 @@ def _rank(labels: np.ndarray, scores: np.ndarray, ties: int) -> tuple[np.ndarray
     return order, group_end
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def ideal_dcg(labels: np.ndarray, k: int, gain_kind: int) -> float:
     best = np.sort(labels)[::-1]
     total = 0.0
@@ -59,7 +59,7 @@ def ideal_dcg(labels: np.ndarray, k: int, gain_kind: int) -> float:
     return total
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def _dcg(labels, order, group_end, k, gain_kind):
     # Each document of a tie group gets the mean discount of the group's positions
     # (positions at or past the cutoff count 0): E[DCG@k] over the group's orderings.
@@ -78,7 +78,7 @@ def _dcg(labels, order, group_end, k, gain_kind):
     return total
 
 
-@njit(cache=True, inline="always")
+@kernel(cache=True, inline="always")
 def _relevant_in(labels, order, a, b):
     """Relevant (label > 0) documents at rank positions a..b-1."""
     rel = 0
@@ -88,7 +88,7 @@ def _relevant_in(labels, order, a, b):
     return rel
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def _precision(labels, order, group_end, k):
     # Expected relevant documents in the top k: a group straddling the cutoff contributes
     # its relevant count times the fraction of its positions inside it.
@@ -102,7 +102,7 @@ def _precision(labels, order, group_end, k):
     return hits
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def _reciprocal_rank(labels, order, group_end, k):
     a = 0
     while a < k:
@@ -123,7 +123,7 @@ def _reciprocal_rank(labels, order, group_end, k):
     return 0.0
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def _average_precision(labels, order, group_end, k, divisor):
     # E[AP]: position i of a group holds a relevant document with probability rel/m and,
     # given that, has on average j (rel-1)/(m-1) relevant group members above it
@@ -144,7 +144,7 @@ def _average_precision(labels, order, group_end, k, divisor):
     return total / divisor
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def _subset_product_means(x: np.ndarray, skip: int, depth: int) -> np.ndarray:
     """Mean over all j-subsets of ``x`` without element ``skip`` of prod(subset), j < depth.
 
@@ -163,7 +163,7 @@ def _subset_product_means(x: np.ndarray, skip: int, depth: int) -> np.ndarray:
     return means
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def _err(labels, order, group_end, k, max_grade):
     # Cascade model: stop at rank r with probability R_r = (2^g - 1) / 2^max_grade.
     # Within a tie group the chance of reaching a document is a random subset's product of
@@ -201,7 +201,7 @@ def _err(labels, order, group_end, k, max_grade):
     return total
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def query_value(labels, scores, n_ret, metric, k, gain_kind, ties, max_grade, empty, p_by, ap_by):
     # Rows n_ret: are judged documents the ranking did not retrieve: they count in R and
     # in the ideal DCG only.
@@ -219,7 +219,7 @@ def query_value(labels, scores, n_ret, metric, k, gain_kind, ties, max_grade, em
                          p_by, ap_by)  # fmt: skip
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def _count_relevant(labels: np.ndarray) -> int:
     n_relevant = 0
     for i in range(labels.shape[0]):
@@ -228,7 +228,7 @@ def _count_relevant(labels: np.ndarray) -> int:
     return n_relevant
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def _empty_value(empty: int) -> float:
     """The value of a query with no relevant document (or an ideal DCG of 0)."""
     if empty == EMPTY_ONE:
@@ -238,7 +238,7 @@ def _empty_value(empty: int) -> float:
     return 0.0
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def ranked_value(ranked, order, group_end, kq, n_relevant, ideal, metric, k, gain_kind, max_grade, empty, p_by,
                   ap_by):  # fmt: skip
     """The metric of a query already ranked (``order``, ``group_end`` from ``_rank``), cut at ``kq``
@@ -266,7 +266,7 @@ def ranked_value(ranked, order, group_end, kq, n_relevant, ideal, metric, k, gai
     return _reciprocal_rank(ranked, order, group_end, kq)
 
 
-@njit(cache=True, parallel=True)
+@kernel(cache=True, parallel=True)
 def per_query_values(
     labels: np.ndarray,
     scores: np.ndarray,
@@ -299,3 +299,7 @@ def per_query_values(
 #: Below this many documents a call runs on one thread: waking the thread pool costs more
 #: than it saves, up to milliseconds when the cores are busy.
 PARALLEL_MIN_DOCS = 50_000
+#: Up to this many documents, a process that has not imported numba runs ``per_query_values``
+#: interpreted (:meth:`ranklearn._compilation.Kernel.run`): tens of milliseconds, against about
+#: half a second for importing numba
+INTERPRETED_DOCS = 20_000

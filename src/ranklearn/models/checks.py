@@ -25,11 +25,9 @@ def as_dense_features(X: ArrayLike) -> np.ndarray:
     TypeError
         If ``X`` holds objects that are not numbers.
     """
-    import scipy.sparse as sp
+    from ranklearn.data.dataset import dense_size_problem, issparse
 
-    from ranklearn.data.dataset import dense_size_problem
-
-    if sp.issparse(X):
+    if issparse(X):
         if X.ndim != 2:
             raise ValueError(f"X must be 2-D (n_samples, n_features), got shape {X.shape}")
         problem = dense_size_problem(X.shape[0], X.shape[1], X.nnz, 4)

@@ -12,15 +12,16 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-from numba import get_num_threads, njit, prange
 from numpy.typing import ArrayLike
+
+from ranklearn._compilation import kernel, prange
 
 MISSING_BIN = 255  #: bin index of NaN, for every feature
 N_HIST_BINS = 256  #: histogram slots per feature: up to 255 value bins plus the missing bin
 _ROW_BLOCK = 2048  # rows binned per parallel task: keeps the block of X in cache
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def _sorted_edges(v: np.ndarray, max_bins: int) -> np.ndarray:
     """Upper edges (all but the last bin) of one feature's quantile bins, from its sorted
     non-NaN values."""
@@ -44,7 +45,7 @@ def _sorted_edges(v: np.ndarray, max_bins: int) -> np.ndarray:
     return _edges_from_counts(distinct, cum, max_bins)
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def _edges_from_counts(distinct: np.ndarray, cum: np.ndarray, max_bins: int) -> np.ndarray:
     """Upper edges of one feature's quantile bins from its sorted distinct values and, for each,
     how many values are at most it (``cum``, the last is the number of values)."""
@@ -68,7 +69,7 @@ def _edges_from_counts(distinct: np.ndarray, cum: np.ndarray, max_bins: int) -> 
     return edges[:n_edges].copy()
 
 
-@njit(parallel=True, cache=True)
+@kernel(parallel=True, cache=True)
 def _fit_edges(columns: np.ndarray, max_bins: int) -> tuple[np.ndarray, np.ndarray]:
     """Edges of every feature; ``columns`` is (n_features, n_rows), each row sorted with NaN
     last (as ``np.sort`` leaves it). Returns (edges, n_edges)."""
@@ -89,6 +90,8 @@ def _fit_edges(columns: np.ndarray, max_bins: int) -> tuple[np.ndarray, np.ndarr
 def _sort_rows(a: np.ndarray) -> None:
     """Sort every row of ``a`` in place, NaN last, on numba's thread count: numpy's SIMD sort
     is several times faster than numba's, and releases the GIL, so threads sort blocks of rows."""
+    from numba import get_num_threads  # (binning imports no numba: the predictor's constant is here)
+
     n_threads = min(get_num_threads(), a.shape[0])
     if n_threads <= 1:
         a.sort(axis=1)
@@ -98,7 +101,7 @@ def _sort_rows(a: np.ndarray) -> None:
         list(pool.map(lambda k: a[bounds[k] : bounds[k + 1]].sort(axis=1), range(n_threads)))
 
 
-@njit(parallel=True, cache=True)
+@kernel(parallel=True, cache=True)
 def gather_columns(X: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """``X[rows].T`` as a contiguous (n_features, len(rows)) array, in one copy."""
     out = np.empty((X.shape[1], rows.shape[0]), dtype=X.dtype)
@@ -109,7 +112,7 @@ def gather_columns(X: np.ndarray, rows: np.ndarray) -> np.ndarray:
     return out
 
 
-@njit(parallel=True, cache=True)
+@kernel(parallel=True, cache=True)
 def has_missing(binned: np.ndarray) -> bool:
     """Whether any value of a binned matrix is missing (no temporary the size of the data)."""
     found = 0
@@ -122,7 +125,7 @@ def has_missing(binned: np.ndarray) -> bool:
     return found > 0
 
 
-@njit(parallel=True, cache=True)
+@kernel(parallel=True, cache=True)
 def _bin_rows(X: np.ndarray, edges: np.ndarray, n_edges: np.ndarray, out: np.ndarray) -> None:
     """Bin row-major ``X`` (n, F) into feature-major ``out`` (F, n), block by block of rows."""
     n, n_features = X.shape
@@ -148,7 +151,7 @@ def _bin_rows(X: np.ndarray, edges: np.ndarray, n_edges: np.ndarray, out: np.nda
                 out[f, i] = MISSING_BIN if np.isnan(x) else a
 
 
-@njit(parallel=True, cache=True)
+@kernel(parallel=True, cache=True)
 def _value_ids(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Each value's rank among its feature's distinct non-NaN values (-1 for NaN), feature-major
     (n_features, n_rows) int32, and the distinct values, (n_features, most distinct) float32 (as
@@ -175,7 +178,7 @@ def _value_ids(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return ids, distinct, n_distinct
 
 
-@njit(parallel=True, cache=True)
+@kernel(parallel=True, cache=True)
 def _sample_bins(ids, distinct, n_distinct, rows, max_bins):  # fmt: skip
     """Edges, edge counts and binned matrix of ``X[rows]`` from :func:`_value_ids` of ``X``."""
     n_features, m = ids.shape[0], rows.shape[0]

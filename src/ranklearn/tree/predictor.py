@@ -4,22 +4,26 @@ Raw values go 8 rows at a time through each tree, in lockstep and without data-d
 branches (see ``_predict_8``), on one packed 16-byte record per node, each tree's leaves
 numbered after its internal nodes, the 8 rows' used features gathered first with their
 negations (see ``_gather``); the scores are the same, bit for bit, as walking one row at a
-time through the trees in order.
+time through the trees in order. Few rows in a process that has not imported numba are walked
+in numpy on the same layout (``_predict_numpy``), with the same scores.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
 
+from ranklearn._compilation import interprets_small_inputs, kernel, prange
 from ranklearn.tree.binning import MISSING_BIN
 from ranklearn.tree.tree import Tree
 
 
 _SERIAL_ROWS = 256  # below this, no parallel region (its start costs more than the work)
+#: Steps (rows x trees x the deepest tree's depth) that numpy walks in about 0.1 s, a fifth of
+#: what importing numba costs: up to these, a process that has not imported numba walks in numpy
+NUMPY_STEPS = 5_000_000
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def _gather(X, lo, rows, used, buf):
     """Rows ``X[lo:lo+rows]`` as the walk reads them: ``buf[j, 2u]`` is the value of feature
     ``used[u]`` in row ``lo + j`` and ``buf[j, 2u + 1]`` its negation (for mirrored nodes)."""
@@ -30,7 +34,7 @@ def _gather(X, lo, rows, used, buf):
             buf[j, 2 * u + 1] = -x
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def _step(buf, j, node, nodes, thresholds):
     """One branch-free step of a walk: the child of ``node`` that row ``j`` of ``buf`` goes to.
 
@@ -43,13 +47,13 @@ def _step(buf, j, node, nodes, thresholds):
     return nodes[node, 2 + np.int64(not (x <= thresholds[node, 1]))]
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def _buffer(n_used):
     """The gathered rows of one group of 8 (zeros: a leaf reads column 0 of a model without splits)."""
     return np.zeros((8, 2 * max(1, n_used)), dtype=np.float32)
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def _predict_8(X, lo, first, used, nodes, thresholds, value, roots, trees, out, buf):
     """Add the sum of all trees to ``out[first:lo+8]`` for the rows ``X[first:lo+8]``.
 
@@ -95,7 +99,7 @@ def _predict_8(X, lo, first, used, nodes, thresholds, value, roots, trees, out, 
             out[lo + j] += a
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def _predict_rows(X, used, nodes, thresholds, value, roots, trees, out, buf):
     """Fewer than 8 rows, one at a time."""
     _gather(X, 0, X.shape[0], used, buf)
@@ -109,7 +113,7 @@ def _predict_rows(X, used, nodes, thresholds, value, roots, trees, out, buf):
         out[r] += s
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def _predict_tail(X, used, nodes, thresholds, value, roots, trees, out, buf):
     """The rows after the last full group of 8: the last 8 rows, adding only the new ones."""
     n = X.shape[0]
@@ -119,7 +123,7 @@ def _predict_tail(X, used, nodes, thresholds, value, roots, trees, out, buf):
         _predict_8(X, n - 8, n - n % 8, used, nodes, thresholds, value, roots, trees, out, buf)
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def _predict_raw_serial(X, used, nodes, thresholds, value, roots, trees, out):
     buf = _buffer(used.shape[0])
     for g in range(X.shape[0] // 8):
@@ -127,14 +131,14 @@ def _predict_raw_serial(X, used, nodes, thresholds, value, roots, trees, out):
     _predict_tail(X, used, nodes, thresholds, value, roots, trees, out, buf)
 
 
-@njit(parallel=True, cache=True)
+@kernel(parallel=True, cache=True)
 def _predict_raw(X, used, nodes, thresholds, value, roots, trees, out):
     for g in prange(X.shape[0] // 8):
         _predict_8(X, 8 * g, 8 * g, used, nodes, thresholds, value, roots, trees, out, _buffer(used.shape[0]))
     _predict_tail(X, used, nodes, thresholds, value, roots, trees, out, _buffer(used.shape[0]))
 
 
-@njit(parallel=True, cache=True)
+@kernel(parallel=True, cache=True)
 def _predict_binned(binned, feature, bin_threshold, missing_left, left, right, value, roots, out):
     for i in prange(binned.shape[1]):
         s = 0.0
@@ -149,6 +153,26 @@ def _predict_binned(binned, feature, bin_threshold, missing_left, left, right, v
                 node = left[node] if go_left else right[node]
             s += value[node]
         out[i] += s
+
+
+def _predict_numpy(X, used, nodes, thresholds, value, roots, trees, out):
+    """What ``_predict_raw`` adds to ``out``, for few rows while numba is not imported: the same
+    walk (``_gather``'s columns, ``_step``'s comparison in float32) for all rows and trees at
+    once, one level a step; each row's sum runs over the trees in order from 0.0, then is added
+    to ``out``, as the kernel does, so the scores are the same bit for bit."""
+    n = X.shape[0]
+    buf = np.zeros((n, 2 * max(1, used.shape[0])), dtype=np.float32)
+    buf[:, 0 : 2 * used.shape[0] : 2] = X[:, used]
+    buf[:, 1 : 2 * used.shape[0] : 2] = -X[:, used]
+    rows = np.arange(n)[:, None]
+    node = np.tile(roots, (n, 1))  # (row, tree)
+    for _ in range(int(trees[:, 1].max(initial=0))):
+        x = buf[rows, nodes[node, 0]]
+        node = nodes[node, 2 + np.logical_not(x <= thresholds[node, 1])]
+    acc = np.zeros(n)
+    for t in range(trees.shape[0]):
+        acc += value[node[:, t]]
+    out += acc
 
 
 _ONE_ROOT = np.zeros(1, dtype=np.int64)
@@ -226,7 +250,7 @@ class TreePredictor:
             renumber = np.empty_like(ids)
             renumber[order] = ids
             nodes = np.empty((ids.shape[0], 4), dtype=np.int32)
-            used = np.unique(self.feature[~leaf])
+            used = np.flatnonzero(np.bincount(self.feature[~leaf]))  # sorted, distinct (np.unique imports numpy.ma)
             nodes[:, 0] = np.where(leaf, 0, 2 * np.searchsorted(used, self.feature) + flip)
             nodes[:, 1] = np.where(leaf, np.float32(0), thr).view(np.int32)
             nodes[:, 2] = renumber[np.where(leaf, ids, np.where(flip, self.right, self.left))]
@@ -259,12 +283,22 @@ class TreePredictor:
         """True when :meth:`predict` walks ``n_rows`` rows on the calling thread, in no parallel region."""
         return n_rows < _SERIAL_ROWS
 
+    def walks_in_numpy(self, n_rows: int) -> bool:
+        """True when :meth:`predict` walks ``n_rows`` rows in numpy, not numba: few rows (all
+        the trees' walks for them take less than :data:`NUMPY_STEPS` steps) while numba is not
+        imported (:func:`ranklearn._compilation.interprets_small_inputs`)."""
+        depth = int(self._raw_layout()[4][:, 1].max(initial=0))
+        return n_rows * self.roots.shape[0] * depth <= NUMPY_STEPS and interprets_small_inputs()
+
     def predict(self, X: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """Sum of the trees' outputs for raw float32 rows ``X`` (n, n_features), added to ``out``."""
         X = np.ascontiguousarray(X, dtype=np.float32)
         out = np.zeros(X.shape[0]) if out is None else out
-        kernel = _predict_raw_serial if self.runs_serially(X.shape[0]) else _predict_raw
         used, nodes, thresholds, value, trees = self._raw_layout()
+        if self.walks_in_numpy(X.shape[0]):
+            _predict_numpy(X, used, nodes, thresholds, value, self.roots, trees, out)
+            return out
+        kernel = _predict_raw_serial if self.runs_serially(X.shape[0]) else _predict_raw
         kernel(X, used, nodes, thresholds, value, self.roots, trees, out)
         return out
 

@@ -15,13 +15,14 @@ Evaluation in Information Retrieval, MIT Press 2005.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from ranklearn._compilation import kernel
 
 #: Floor of a per-query value before its logarithm (trec_eval's MIN_GEO_MEAN).
 MIN_GEO_MEAN = 0.00001
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def precision_sum(rels: np.ndarray, rl: int) -> tuple[float, int]:
     """(sum of P@i over the ranks i of retrieved relevant documents, their number)."""
     total = 0.0
@@ -33,20 +34,20 @@ def precision_sum(rels: np.ndarray, rl: int) -> tuple[float, int]:
     return total, found
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def average_precision(rels: np.ndarray, n_rel: int, rl: int) -> float:
     """AP of one query (0 without a relevant document retrieved)."""
     total, found = precision_sum(rels, rl)
     return total / n_rel if found else 0.0
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def log_average_precision(rels: np.ndarray, n_rel: int, rl: int) -> float:
     """log(max(AP, 1e-5)): ``gm_map``'s per-query value."""
     return np.log(max(average_precision(rels, n_rel, rl), MIN_GEO_MEAN))
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def yaap(rels: np.ndarray, n_rel: int, rl: int) -> float:
     """log((1 + S) / (1 + R - S)), S the sum of P@i over the retrieved relevant documents."""
     total = precision_sum(rels, rl)[0]

@@ -18,15 +18,15 @@ and n_r the judged non-relevant documents ranked above relevant document r:
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from ranklearn._compilation import kernel
 from ranklearn.metrics.trec.average_precision import MIN_GEO_MEAN
 from ranklearn.metrics.trec.counts import NONPOOL, UNJUDGED
 
 INFAP_EPSILON = 0.00001
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def bpref(rels: np.ndarray, levels: np.ndarray, n_rel: int, rl: int) -> float:
     """bpref of one query (0 when R = 0)."""
     n_nonrel = 0
@@ -46,13 +46,13 @@ def bpref(rels: np.ndarray, levels: np.ndarray, n_rel: int, rl: int) -> float:
     return total / n_rel if n_rel else total
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def log_bpref(rels: np.ndarray, levels: np.ndarray, n_rel: int, rl: int) -> float:
     """log(max(bpref, 1e-5)): ``gm_bpref``'s per-query value."""
     return np.log(max(bpref(rels, levels, n_rel, rl), MIN_GEO_MEAN))
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def inferred_ap(rels: np.ndarray, n_rel: int, rl: int) -> float:
     """infAP of one query (0 when R = 0)."""
     nonrel_above = 0

@@ -16,13 +16,14 @@ Evaluation in Information Retrieval, MIT Press 2005 (trec_eval's counts).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from ranklearn._compilation import kernel
 
 NONPOOL = -1  #: retrieved, absent from the qrels
 UNJUDGED = -2  #: retrieved, in the qrels with a negative grade (pooled, not judged)
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def num_rel(levels: np.ndarray, rl: int) -> int:
     """R: judged documents whose grade is at least ``rl``."""
     total = 0
@@ -31,7 +32,7 @@ def num_rel(levels: np.ndarray, rl: int) -> int:
     return total
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def num_rel_ret(rels: np.ndarray, rl: int) -> int:
     """Retrieved judged documents whose grade is at least ``rl``."""
     total = 0
@@ -41,7 +42,7 @@ def num_rel_ret(rels: np.ndarray, rl: int) -> int:
     return total
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def num_nonrel_judged_ret(rels: np.ndarray, rl: int) -> int:
     """Retrieved judged documents whose grade is below ``rl``."""
     total = 0

@@ -18,12 +18,13 @@ relative_P, recall and map_cut are 0 when R = 0.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from ranklearn._compilation import kernel
 
 PRECISION, RELATIVE_P, SUCCESS, RECALL, AP, UNJUDGED_SHARE = range(6)
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def at_cutoffs(rels: np.ndarray, n_rel: int, rl: int, cutoffs: np.ndarray, kind: int, out: np.ndarray) -> None:
     """The ``kind`` value at each increasing cutoff k into ``out``."""
     if n_rel == 0 and (kind == RELATIVE_P or kind == RECALL or kind == AP):
@@ -46,7 +47,7 @@ def at_cutoffs(rels: np.ndarray, n_rel: int, rl: int, cutoffs: np.ndarray, kind:
         c += 1
 
 
-@njit(cache=True, inline="always")
+@kernel(cache=True, inline="always")
 def _value(hits: int, ap_sum: float, k: int, n_rel: int, kind: int) -> float:
     if kind == SUCCESS:
         return 1.0 if hits else 0.0

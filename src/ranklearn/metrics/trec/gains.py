@@ -21,12 +21,13 @@ decreasing gain; only positive ideal gains count.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from ranklearn._compilation import kernel
 
 NDCG, NDCG_REL, RNDCG, G = 0, 1, 2, 3
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def gain_table(levels: np.ndarray, pair_grades: np.ndarray, pair_gains: np.ndarray):
     """(grades, gains, counts) sorted by increasing gain: the grades the qrels use (gain =
     grade unless a pair sets it) and the grades of the pairs (trec_eval's setup_gains)."""
@@ -59,7 +60,7 @@ def gain_table(levels: np.ndarray, pair_grades: np.ndarray, pair_gains: np.ndarr
     return grades[order], gains[order], counts[order]
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def _merge_sort(order: np.ndarray, gains: np.ndarray, tmp: np.ndarray) -> None:
     """Sort ``order`` by gain as trec_eval does: glibc's qsort (a top-down merge sort, left
     half n // 2) with trec_eval's comparison ``(int) (gain1 - gain2)``, under which gains less
@@ -90,7 +91,7 @@ def _merge_sort(order: np.ndarray, gains: np.ndarray, tmp: np.ndarray) -> None:
     order[:] = tmp[:n]
 
 
-@njit(cache=True, inline="always")
+@kernel(cache=True, inline="always")
 def gain_of(r: int, grades: np.ndarray, gains: np.ndarray) -> float:
     for j in range(grades.shape[0]):
         if grades[j] == r:
@@ -98,7 +99,7 @@ def gain_of(r: int, grades: np.ndarray, gains: np.ndarray) -> float:
     return 0.0
 
 
-@njit(cache=True, error_model="numpy")
+@kernel(cache=True, error_model="numpy")
 def graded(rels: np.ndarray, levels: np.ndarray, n_rel: int, pair_grades: np.ndarray, pair_gains: np.ndarray,
            kind: int) -> float:  # fmt: skip
     """ndcg (``NDCG``), ndcg_rel (``NDCG_REL``), Rndcg (``RNDCG``) or G (``G``) of one query."""
@@ -169,7 +170,7 @@ def graded(rels: np.ndarray, levels: np.ndarray, n_rel: int, pair_grades: np.nda
     return total / points
 
 
-@njit(cache=True, error_model="numpy")
+@kernel(cache=True, error_model="numpy")
 def ndcg_at(rels: np.ndarray, levels: np.ndarray, cutoffs: np.ndarray, out: np.ndarray) -> None:
     """NDCG@k with the grades as gains for each increasing cutoff k (ideal cut at k too)."""
     dcg = 0.0
@@ -215,7 +216,7 @@ def ndcg_at(rels: np.ndarray, levels: np.ndarray, cutoffs: np.ndarray, out: np.n
         c += 1
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def binary_g(rels: np.ndarray, n_rel: int, rl: int) -> float:
     """binG of one query (0 when nothing relevant is retrieved)."""
     total = 0.0

@@ -15,8 +15,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit, prange
 
+from ranklearn._compilation import kernel, prange
 from ranklearn.metrics.trec import average_precision as ap
 from ranklearn.metrics.trec import bpref as bp
 from ranklearn.metrics.trec import cutoffs as ct
@@ -238,7 +238,7 @@ def kernel_inputs(requests: list[Request]) -> tuple[np.ndarray, np.ndarray, np.n
             np.asarray(pptr, dtype=np.int64), np.asarray(cols, dtype=np.int64))  # fmt: skip
 
 
-@njit(cache=True, error_model="numpy")
+@kernel(cache=True, error_model="numpy")
 def _pairs(p: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     """Grade/gain pairs and the RBP persistence (grade +inf: ``p=``; default 0.9)."""
     n = 0
@@ -259,7 +259,7 @@ def _pairs(p: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     return grades, gains, persistence
 
 
-@njit(cache=True, error_model="numpy")
+@kernel(cache=True, error_model="numpy")
 def _measure(code, r, lv, n_rel, n_rel_ret, rl, n_docs, p, out):
     n_ret = r.shape[0]
     if code == C_NUM_RET:
@@ -331,7 +331,7 @@ def _measure(code, r, lv, n_rel, n_rel_ret, rl, n_docs, p, out):
         out[0] = st.set_measure(n_ret, n_rel, n_rel_ret, st.SET_MAP)
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
+@kernel(cache=True, parallel=True, error_model="numpy")
 def _evaluate(rels, ptr, levels, rl, n_docs, codes, params, pptr, cols, out):
     for q in prange(ptr.shape[0] - 1):
         r = rels[ptr[q] : ptr[q + 1]]

@@ -19,11 +19,11 @@ TREC question-answering and web tracks.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from ranklearn._compilation import kernel
 from ranklearn.metrics.trec.recall import fraction_cutoffs
 
-@njit(cache=True)
+@kernel(cache=True)
 def r_precision(rels: np.ndarray, n_rel: int, rl: int) -> float:
     """Precision after R documents (divided by R)."""
     look = min(rels.shape[0], n_rel)
@@ -34,7 +34,7 @@ def r_precision(rels: np.ndarray, n_rel: int, rl: int) -> float:
     return found / n_rel if look else 0.0
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def r_precision_multiples(rels: np.ndarray, n_rel: int, n_rel_ret: int, rl: int, multiples: np.ndarray,
                           out: np.ndarray) -> None:  # fmt: skip
     """Precision after floor(x R + 0.9) documents for each increasing multiple x of R."""

@@ -34,8 +34,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from numba import njit
 
+from ranklearn._compilation import kernel
 from ranklearn.exceptions import DataFormatError
 
 # Columns of a JG's counts (trec_format.h's JG), and the recalculated Rnonrel counts.
@@ -52,7 +52,7 @@ MEASURES: tuple[tuple[str, bool], ...] = (
 )  # fmt: skip
 
 
-@njit(cache=True, inline="always")
+@kernel(cache=True, inline="always")
 def _tally(p1, p2, njr, out):
     """Count a preference for docid p1 over p2 (docids below njr retrieved, in rank order)."""
     if p1 < p2:
@@ -70,7 +70,7 @@ def _tally(p1, p2, njr, out):
         out[NOTOCCUR] += 1
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def _ec_counts(ranks, ec_ptr, levels, njr, pc, out):
     """Counts of a JG given as equivalence classes (ranks of each class ascending, classes by
     decreasing rel_level); adds its preferences to ``pc``. Returns a docid found in two classes, or -1."""
@@ -100,7 +100,7 @@ def _ec_counts(ranks, ec_ptr, levels, njr, pc, out):
     return -1
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def _ec_recount(ranks, ec_ptr, njr, keep, retrieved_only):
     """trec_eval's Rnonrel recount of an EC JG: the preferences among the classes but the last,
     and of every class over the first ``keep`` documents of the last (its non-relevant one)."""
@@ -128,7 +128,7 @@ def _ec_recount(ranks, ec_ptr, njr, keep, retrieved_only):
     return ful, poss + ful
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def _closure(pa):
     """Transitive closure of a preference array in place; returns a conflicted pair's first
     index (i > j and j > i), or -1."""
@@ -148,7 +148,7 @@ def _closure(pa):
     return -1
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def _pa_counts(pa, rel, njr, pc, out):
     """Counts of a JG given as a preference array over every judged document; adds it to ``pc``."""
     n = pa.shape[0]
@@ -169,7 +169,7 @@ def _pa_counts(pa, rel, njr, pc, out):
     out[POSS_IMP] += out[FUL_IMP]
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def _pa_recount(pa, rel, njr, n_rel, retrieved_only):
     """trec_eval's Rnonrel recount of a preference-array JG: non-relevant documents after the
     ``n_rel``-th (in docid order; among the retrieved ones only for the _ret variant) left out."""

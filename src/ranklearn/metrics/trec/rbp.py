@@ -15,12 +15,12 @@ scaling uninitialized; here they are those of the gain table.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from ranklearn._compilation import kernel
 from ranklearn.metrics.trec.gains import gain_table, gain_of
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def rbp(rels: np.ndarray, levels: np.ndarray, pair_grades: np.ndarray, pair_gains: np.ndarray, p: float) -> float:
     """RBP of one query."""
     grades, gains, _ = gain_table(levels, pair_grades, pair_gains)
@@ -37,7 +37,7 @@ def rbp(rels: np.ndarray, levels: np.ndarray, pair_grades: np.ndarray, pair_gain
     return (1.0 - p) * total
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def rbp_residual(rels: np.ndarray, p: float) -> float:
     """The residual of RBP of one query."""
     total = 0.0

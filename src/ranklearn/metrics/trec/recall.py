@@ -17,10 +17,11 @@ to Modern Information Retrieval, 1983 (11-point average).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from ranklearn._compilation import kernel
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def fraction_cutoffs(fractions: np.ndarray, n_rel: int) -> np.ndarray:
     """floor(x R + 0.9) for each fraction x of R (trec_eval's rounding: the default 11 recall
     levels fall where the historical implementations put them)."""
@@ -30,7 +31,7 @@ def fraction_cutoffs(fractions: np.ndarray, n_rel: int) -> np.ndarray:
     return cutoffs
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def interpolated_precision(rels: np.ndarray, n_rel: int, n_rel_ret: int, rl: int, levels: np.ndarray,
                            out: np.ndarray) -> None:  # fmt: skip
     """iP(x) for each increasing recall level x."""
@@ -56,7 +57,7 @@ def interpolated_precision(rels: np.ndarray, n_rel: int, n_rel_ret: int, rl: int
         c -= 1
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def eleven_point_average(rels: np.ndarray, n_rel: int, n_rel_ret: int, rl: int, levels: np.ndarray) -> float:
     """Mean of iP(x) over the recall levels."""
     values = np.zeros(levels.shape[0])

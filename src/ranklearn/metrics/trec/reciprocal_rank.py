@@ -5,10 +5,11 @@ Track Report", TREC 1999)."""
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from ranklearn._compilation import kernel
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def reciprocal_rank(rels: np.ndarray, rl: int) -> float:
     """1 / rank of the first relevant retrieved document (0 if none)."""
     for i in range(rels.shape[0]):

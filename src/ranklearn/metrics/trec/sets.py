@@ -17,12 +17,13 @@ Each is 0 where its denominator is 0.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from ranklearn._compilation import kernel
 
 SET_P, SET_RECALL, SET_RELATIVE_P, SET_MAP = 0, 1, 2, 3
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def set_measure(n_ret: int, n_rel: int, n_rel_ret: int, kind: int) -> float:
     """set_P (``SET_P``), set_recall, set_relative_P or set_map of one query."""
     if kind == SET_P:
@@ -36,7 +37,7 @@ def set_measure(n_ret: int, n_rel: int, n_rel_ret: int, kind: int) -> float:
     return (n_rel_ret * n_rel_ret) / (n_ret * float(n_rel))
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def set_f(n_ret: int, n_rel: int, n_rel_ret: int, beta: float) -> float:
     """F measure of the retrieved set."""
     if n_rel_ret == 0:
@@ -46,7 +47,7 @@ def set_f(n_ret: int, n_rel: int, n_rel_ret: int, beta: float) -> float:
     return (beta + 1.0) * precision * recall / (beta * precision + recall)
 
 
-@njit(cache=True)
+@kernel(cache=True)
 def utility(n_ret: int, n_rel: int, n_rel_ret: int, coefficients: np.ndarray, n_docs: int) -> float:
     """Linear utility of the contingency table with the four coefficients."""
     return (
