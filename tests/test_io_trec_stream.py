@@ -61,7 +61,8 @@ def reference_rels(qrels: dict, run: dict, judged_only: bool, max_docs: int | No
     """trec_eval's judgement lists by its rules, one query at a time in plain Python."""
     out = {}
     for q in sorted(set(qrels) & set(run)):
-        ranked = sorted(run[q].items(), key=lambda item: (item[1], item[0].encode()), reverse=True)[:max_docs]
+        # trec_eval sorts C floats: scores equal as float32 tie
+        ranked = sorted(run[q].items(), key=lambda item: (np.float32(item[1]), item[0].encode()), reverse=True)[:max_docs]
         rels = [-1 if d not in qrels[q] else -2 if qrels[q][d] < 0 else qrels[q][d] for d, _ in ranked]
         out[q] = [g for g in rels if not (judged_only and g < 0)]
     return out
@@ -84,3 +85,26 @@ def test_many_queries_equal_a_plain_reference(tmp_path, judged_only, max_docs):
     assert got.query_ids == list(want)
     for i, k in enumerate(got.query_ids):
         assert got.rels[got.ptr[i] : got.ptr[i + 1]].tolist() == want[k], k
+
+
+def test_scores_are_compared_as_c_floats(tmp_path):
+    # negative scores, -0.0 and 0.0, scores equal only as float32, runs of ties shorter and
+    # longer than the insertion-sort limit, ids of several lengths (byte order: "d10" < "d9")
+    rng = np.random.default_rng(5)
+    base = [-2.5, -0.0, 0.0, 0.1, 0.1000000001, 0.1000000002, 1e-30, -1e-30, 3.0, 1e30]
+    qrels, run = {}, {}
+    for q in range(6):
+        docs = [f"d{d}" for d in rng.choice(400, size=120, replace=False)]
+        qrels[f"q{q}"] = {d: int(rng.integers(0, 3)) for d in docs}
+        picks = [base[i] for i in rng.integers(0, len(base), size=90)] + [7.0] * 30  # a run of 30 ties
+        run[f"q{q}"] = dict(zip(docs, picks))
+    q, r = files(tmp_path, "".join(f"{k} 0 {d} {g}\n" for k, judged in qrels.items() for d, g in judged.items()),
+                 "".join(f"{k} Q0 {d} 1 {s!r} t\n" for k, ranked in run.items() for d, s in ranked.items()))  # fmt: skip
+    got, _, _ = read_judged_rankings(q, r)
+    want = reference_rels(qrels, run, False, None)
+    for i, k in enumerate(got.query_ids):
+        assert got.rels[got.ptr[i] : got.ptr[i + 1]].tolist() == want[k], k
+    # the float64 order would differ: the float32 rule decides here
+    by_double = {k: [qrels[k][d] for d, _ in sorted(v.items(), key=lambda it: (it[1], it[0].encode()), reverse=True)]
+                 for k, v in run.items()}  # fmt: skip
+    assert by_double != want

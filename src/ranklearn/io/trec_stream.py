@@ -30,6 +30,8 @@ from ranklearn.metrics.trec.ranking import JudgedRankings
 
 #: Bytes read at a time.
 BLOCK = 1 << 25
+#: Bytes of the first read.
+FIRST_BLOCK = 1 << 20
 _NUMBER_BYTES = np.zeros(256, dtype=np.bool_)
 _NUMBER_BYTES[np.frombuffer(b"0123456789+-.eE", dtype=np.uint8)] = True
 _BOM = np.frombuffer(b"\xef\xbb\xbf", dtype=np.uint8)
@@ -142,11 +144,15 @@ def _intern(buf, a, b, h, slots, hashes, offsets, store, n) -> tuple[int, int]:
 
 
 @njit(cache=True, parallel=True)
-def _split(buf, start, end, n_chunks, fields, min_fields, max_fields, number_bytes, powers, spans, doc_hashes, values):
+def _split(buf, start, end, n_chunks, fields, min_fields, max_fields, number_bytes, powers, q_slots, q_hashes,
+           q_offsets, q_store, d_slots, d_hashes, d_offsets, d_store, q_codes, d_codes, values, flags, spans):  # fmt: skip
     """The whole lines ``buf[start:end]`` split in ``n_chunks`` parallel chunks of lines: per
-    content line the bounds of its query, document and number fields (``spans``), its
-    document's FNV-1a hash and its number (NaN where the fast conversion is not exact). Chunk
-    ``k`` writes its rows from ``first[k]`` (room for a line of every 2 fields' bytes).
+    content line its query's and document's codes in the two tables as they are (read only
+    here; -1 where an id is new), its number (NaN where the fast conversion is not exact) and
+    ``flags`` (1 the first line of a new query, whose next lines are -1 too, 2 a new document, 4
+    a NaN number; then ``spans`` holds the bounds of the query, document and number fields for
+    :func:`_gather`). Chunk ``k`` writes
+    its rows from ``first[k]`` (room for a line of every 2 fields' bytes).
 
     Returns ``first``, rows and lines per chunk, per chunk its first bad line (line index in
     the chunk, -1 none; field count or -1 for a bad number; the number's bounds) and its last
@@ -178,6 +184,7 @@ def _split(buf, start, end, n_chunks, fields, min_fields, max_fields, number_byt
         row = first[k]
         line = 0
         i = bounds[k]
+        prev_a, prev_b, prev_code = 0, -1, -1  # the previous line's query: most lines repeat it
         while i < bounds[k + 1]:
             field = 0
             while buf[i] != 10:
@@ -200,19 +207,34 @@ def _split(buf, start, end, n_chunks, fields, min_fields, max_fields, number_byt
                 if field < min_fields or field > max_fields:
                     bad[k, 0], bad[k, 1] = line, field
                     break
-                a, b = f_start[fields[2]], f_end[fields[2]]
+                na, nb = f_start[fields[2]], f_end[fields[2]]
                 ok = True
-                for j in range(a, b):
+                for j in range(na, nb):
                     ok = ok and number_bytes[buf[j]]
                 if not ok:
-                    bad[k, 0], bad[k, 1], bad[k, 2], bad[k, 3] = line, -1, a, b
+                    bad[k, 0], bad[k, 1], bad[k, 2], bad[k, 3] = line, -1, na, nb
                     break
-                values[row] = _parse_number(buf, a, b, powers)
-                spans[row, 4], spans[row, 5] = a, b
-                spans[row, 0], spans[row, 1] = f_start[fields[0]], f_end[fields[0]]
-                a, b = f_start[fields[1]], f_end[fields[1]]
-                spans[row, 2], spans[row, 3] = a, b
-                doc_hashes[row] = _hash(buf, a, b)
+                value = _parse_number(buf, na, nb, powers)
+                values[row] = value
+                qa, qb = f_start[fields[0]], f_end[fields[0]]
+                flag = 0
+                if qb - qa != prev_b - prev_a or _compare(buf, qa, qb, buf, prev_a, prev_b) != 0:
+                    prev_code = _find(buf, qa, qb, _hash(buf, qa, qb), q_slots, q_hashes, q_offsets, q_store)[0]
+                    prev_a, prev_b = qa, qb
+                    if prev_code < 0:
+                        flag = 1  # a new query's first line: its next lines are also -1
+                da, db = f_start[fields[1]], f_end[fields[1]]
+                code = _find(buf, da, db, _hash(buf, da, db), d_slots, d_hashes, d_offsets, d_store)[0]
+                q_codes[row] = prev_code
+                d_codes[row] = code
+                if code < 0:
+                    flag |= 2
+                if math.isnan(value):
+                    flag |= 4
+                flags[row] = flag
+                if flag:
+                    spans[row, 0], spans[row, 1], spans[row, 2], spans[row, 3] = qa, qb, da, db
+                    spans[row, 4], spans[row, 5] = na, nb
                 if fields[3] >= 0:
                     tags[k, 0], tags[k, 1] = f_start[fields[3]], f_end[fields[3]]
                 row += 1
@@ -224,41 +246,45 @@ def _split(buf, start, end, n_chunks, fields, min_fields, max_fields, number_byt
 
 
 @njit(cache=True)
-def _intern_rows(buf, spans, doc_hashes, values, first, rows, k, r, q_slots, q_hashes, q_offsets, q_store, n_q,
-                 d_slots, d_hashes, d_offsets, d_store, n_d, out_q, out_d, out_v, n_out, slow, n_slow):  # fmt: skip
-    """Each split row (chunk ``k``'s row ``r`` on) as its query and document codes (interned
-    into the two tables) and its number; rows whose number is NaN listed in ``slow``.
+def _gather(buf, q_codes, d_codes, values, flags, spans, first, rows, k, r, new_query, q_slots, q_hashes, q_offsets,
+            q_store, n_q, d_slots, d_hashes, d_offsets, d_store, n_d, out_q, out_d, out_v, n_out, slow, n_slow):  # fmt: skip
+    """Each split row (chunk ``k``'s row ``r`` on) appended to ``out_q``, ``out_d``, ``out_v``,
+    the ids :func:`_split` found new interned into the two tables, rows whose number is NaN
+    listed in ``slow``.
 
-    Returns where it stopped (chunk, row: the end, or a row whose id does not fit a table:
+    ``new_query`` is the code of the last new query's first line (its chunk's next -1 lines are
+    it). Returns where it stopped (chunk, row: the end, or a row whose id does not fit a table:
     ``grow`` 1 queries, 2 documents, ``need`` its length; the caller grows it and goes on from
-    there), rows out, ids and slow rows so far. No array is reallocated here: numba then keeps
-    the loop free of reference counting.
+    there with the ``new_query`` returned), rows out, ids and slow rows so far. No array is
+    reallocated here: numba then keeps the loop free of reference counting.
     """
-    prev_a, prev_b, prev_code = 0, -1, -1
     while k < rows.shape[0]:
         while r < rows[k]:
             s = first[k] + r
-            qa, qb, da, db = spans[s, 0], spans[s, 1], spans[s, 2], spans[s, 3]
-            # the query: most lines repeat the previous line's
-            if qb - qa != prev_b - prev_a or _compare(buf, qa, qb, buf, prev_a, prev_b) != 0:
-                prev_code, n_q = _intern(buf, qa, qb, _hash(buf, qa, qb), q_slots, q_hashes, q_offsets, q_store, n_q)
-                if prev_code < 0:
-                    return k, r, 1, qb - qa, n_out, n_q, n_d, n_slow
-                prev_a, prev_b = qa, qb
-            code, n_d = _intern(buf, da, db, doc_hashes[s], d_slots, d_hashes, d_offsets, d_store, n_d)
-            if code < 0:
-                return k, r, 2, db - da, n_out, n_q, n_d, n_slow
-            out_d[n_out] = code
-            out_q[n_out] = prev_code
-            out_v[n_out] = values[s]
-            if math.isnan(values[s]):
+            q, d, flag = q_codes[s], d_codes[s], flags[s]
+            if flag & 1:
+                qa, qb = spans[s, 0], spans[s, 1]
+                new_query, n_q = _intern(buf, qa, qb, _hash(buf, qa, qb), q_slots, q_hashes, q_offsets, q_store, n_q)
+                if new_query < 0:
+                    return k, r, new_query, 1, qb - qa, n_out, n_q, n_d, n_slow
+            if q < 0:
+                q = new_query
+            if flag & 2:
+                da, db = spans[s, 2], spans[s, 3]
+                d, n_d = _intern(buf, da, db, _hash(buf, da, db), d_slots, d_hashes, d_offsets, d_store, n_d)
+                if d < 0:
+                    return k, r, new_query, 2, db - da, n_out, n_q, n_d, n_slow
+            if flag & 4:
                 slow[n_slow, 0], slow[n_slow, 1], slow[n_slow, 2] = n_out, spans[s, 4], spans[s, 5]
                 n_slow += 1
+            out_q[n_out] = q
+            out_d[n_out] = d
+            out_v[n_out] = values[s]
             n_out += 1
             r += 1
         k += 1
         r = 0
-    return k, r, 0, 0, n_out, n_q, n_d, n_slow
+    return k, r, new_query, 0, 0, n_out, n_q, n_d, n_slow
 
 
 @njit(cache=True)
@@ -309,6 +335,19 @@ class _Ids:
         return bytes(self.store[self.offsets[code] : self.offsets[code + 1]]).decode("utf-8", "replace")
 
 
+class _Split:
+    """A block's split lines, ``most`` rows at most (pages only touched where rows are)."""
+
+    def __init__(self, most: int) -> None:
+        self.q_codes, self.d_codes = np.empty(most, np.int32), np.empty(most, np.int32)
+        self.values, self.flags = np.empty(most), np.empty(most, np.uint8)
+        self.spans = np.empty((most, 6), np.int64)  # only rows with flags
+        self.slow = np.empty((most, 3), dtype=np.int64)
+
+    def arrays(self) -> tuple:
+        return self.q_codes, self.d_codes, self.values, self.flags, self.spans
+
+
 @dataclass
 class _Table:
     """Parsed lines: query and document codes per row (into ``queries`` and ``docs``), numbers."""
@@ -333,10 +372,7 @@ def _read(path: str | PathLike[str], *, run: bool) -> _Table:
     line_base = 0
     buf = np.empty(BLOCK + 1, dtype=np.uint8)  # + 1: room for a last newline
     n_chunks = 4 * numba.get_num_threads()
-    # the split lines of a block (pages only touched where rows are)
-    most = buf.size // (2 * min_fields) + n_chunks
-    spans, doc_hashes, values = np.empty((most, 6), np.int64), np.empty(most, np.uint64), np.empty(most)
-    slow = np.empty((most, 3), dtype=np.int64)
+    split = _Split(buf.size // (2 * min_fields) + n_chunks)
     filled = 0
     start = -1  # unknown until the first bytes are seen (a byte-order mark is skipped)
     stream = sys.stdin.buffer if str(path) == "-" else open(path, "rb")
@@ -347,10 +383,10 @@ def _read(path: str | PathLike[str], *, run: bool) -> _Table:
         while not eof:
             if filled == buf.size - 1:  # a line longer than the buffer
                 buf = np.concatenate([buf, np.empty(buf.size, dtype=np.uint8)])
-                most = buf.size // (2 * min_fields) + n_chunks
-                spans, doc_hashes, values = np.empty((most, 6), np.int64), np.empty(most, np.uint64), np.empty(most)
-                slow = np.empty((most, 3), dtype=np.int64)
-            got = stream.readinto(memoryview(buf)[filled : buf.size - 1])
+                split = _Split(buf.size // (2 * min_fields) + n_chunks)
+            # a small first block fills the tables, so that most ids of the later ones are found in parallel
+            upto = buf.size - 1 if read_bytes else min(buf.size - 1, FIRST_BLOCK)
+            got = stream.readinto(memoryview(buf)[filled:upto])
             read_bytes += got
             eof = not got
             filled += got
@@ -368,8 +404,8 @@ def _read(path: str | PathLike[str], *, run: bool) -> _Table:
             if end == start:
                 continue
             first, n_rows, n_lines, bad, tags = _split(
-                buf, start, end, n_chunks, fields, min_fields, max_fields, _NUMBER_BYTES, _EXACT_POWERS, spans,
-                doc_hashes, values)  # fmt: skip
+                buf, start, end, n_chunks, fields, min_fields, max_fields, _NUMBER_BYTES, _EXACT_POWERS,
+                *queries.state()[:4], *docs.state()[:4], *split.arrays())  # fmt: skip
             for k in np.flatnonzero(bad[:, 0] >= 0)[:1].tolist():
                 bad_line, bad_count, bad_a, bad_b = bad[k].tolist()
                 line = line_base + int(n_lines[:k].sum()) + bad_line + 1
@@ -384,14 +420,15 @@ def _read(path: str | PathLike[str], *, run: bool) -> _Table:
                 capacity = max(rows + int(n_rows.sum()), 2 * capacity, guess)
                 out_q, out_d, out_v = (_grown(a, rows, capacity) for a in (out_q, out_d, out_v))
             k = r = n_slow = 0
+            new_query = -1
             while True:
-                k, r, grow, need, rows, queries.n, docs.n, n_slow = _intern_rows(
-                    buf, spans, doc_hashes, values, first, n_rows, k, r, *queries.state(), *docs.state(), out_q,
-                    out_d, out_v, rows, slow, n_slow)  # fmt: skip
+                k, r, new_query, grow, need, rows, queries.n, docs.n, n_slow = _gather(
+                    buf, *split.arrays(), first, n_rows, k, r, new_query, *queries.state(), *docs.state(), out_q,
+                    out_d, out_v, rows, split.slow, n_slow)  # fmt: skip
                 if not grow:
                     break
                 (queries if grow == 1 else docs).grow(need)
-            for row, a, b in slow[:n_slow].tolist():
+            for row, a, b in split.slow[:n_slow].tolist():
                 value = _float_or_nan(bytes(buf[a:b]))
                 if not math.isfinite(value):
                     token = bytes(buf[a:b]).decode("ascii", "replace")
@@ -464,21 +501,63 @@ def _judged_twice(order, ptr, doc, n_docs) -> tuple[int, int]:
     return -1, -1
 
 
+#: Equal scores beyond this many are merge-sorted by their ids (fewer: insertion sort).
+_FEW = 16
+
+
 @njit(cache=True)
 def _rank(scores, codes, store, offsets):
-    """Positions of a query's rows in trec_eval's order: score descending, then docid
-    descending (each group of equal scores merge-sorted by its ids)."""
+    """Positions of a query's rows in trec_eval's order: score descending as a C float (trec_eval
+    keeps the scores as ``float``: scores that differ only beyond float32 tie), then docid
+    descending. A radix sort of the floats' bits (4 passes of a byte, a pass skipped where every
+    key has the same byte), then each run of equal scores sorted by its ids."""
     n = scores.shape[0]
-    by_score = np.argsort(-scores)
+    single = np.empty(n, dtype=np.float32)
+    for i in range(n):
+        single[i] = np.float32(scores[i]) + np.float32(0.0)  # -0.0 becomes 0.0: equal in C
+    bits = single.view(np.uint32)
+    keys = np.empty(n, dtype=np.uint32)  # descending scores as ascending keys
+    for i in range(n):
+        b = bits[i]
+        keys[i] = b if b >> np.uint32(31) else ~(b | np.uint32(0x80000000))
+    order = np.arange(n)
+    spare = np.empty(n, dtype=np.int64)
+    count = np.empty(257, dtype=np.int64)
+    for shift in range(0, 32, 8):
+        count[:] = 0
+        for i in range(n):
+            count[((keys[i] >> np.uint32(shift)) & np.uint32(255)) + 1] += 1
+        if n == 0 or count[((keys[0] >> np.uint32(shift)) & np.uint32(255)) + 1] == n:
+            continue
+        for j in range(256):
+            count[j + 1] += count[j]
+        for i in range(n):
+            row = order[i]
+            byte = (keys[row] >> np.uint32(shift)) & np.uint32(255)
+            spare[count[byte]] = row
+            count[byte] += 1
+        order, spare = spare, order
     a = 0
     while a < n:
         b = a + 1
-        while b < n and scores[by_score[b]] == scores[by_score[a]]:
+        while b < n and keys[order[b]] == keys[order[a]]:
             b += 1
-        if b - a > 1:
-            _sort_ids_descending(by_score[a:b], codes, store, offsets)
+        if b - a > _FEW:
+            _sort_ids_descending(order[a:b], codes, store, offsets)
+        else:
+            for i in range(a + 1, b):
+                row = order[i]
+                x = codes[row]
+                j = i
+                while j > a:
+                    y = codes[order[j - 1]]
+                    if _compare(store, offsets[y], offsets[y + 1], store, offsets[x], offsets[x + 1]) >= 0:
+                        break
+                    order[j] = order[j - 1]
+                    j -= 1
+                order[j] = row
         a = b
-    return by_score
+    return order
 
 
 @njit(cache=True)
