@@ -108,3 +108,19 @@ def test_scores_are_compared_as_c_floats(tmp_path):
     by_double = {k: [qrels[k][d] for d, _ in sorted(v.items(), key=lambda it: (it[1], it[0].encode()), reverse=True)]
                  for k, v in run.items()}  # fmt: skip
     assert by_double != want
+
+
+def test_shuffled_lines_give_the_same_lists(tmp_path):
+    # files listing each query's lines together and files interleaving them (the grouping
+    # by query then reorders the rows) read the same
+    rng = np.random.default_rng(7)
+    qrels = [f"q{q} 0 d{d} {rng.integers(-1, 3)}\n" for q in range(9) for d in rng.choice(300, 80, replace=False)]
+    run = [f"q{q} Q0 d{d} 1 {rng.integers(0, 20) / 4} t\n" for q in range(9) for d in rng.choice(300, 120, replace=False)]
+    q, r = files(tmp_path, "".join(qrels), "".join(run))
+    together, _, by_query = read_judged_rankings(q, r)
+    q, r = files(tmp_path, "".join(rng.permutation(qrels)), "".join(rng.permutation(run)))
+    shuffled, _, shuffled_by_query = read_judged_rankings(q, r)
+    assert together.query_ids == shuffled.query_ids
+    np.testing.assert_array_equal(together.rels, shuffled.rels)
+    np.testing.assert_array_equal(together.levels, shuffled.levels)
+    assert {k: sorted(v.tolist()) for k, v in by_query.items()} == {k: sorted(v.tolist()) for k, v in shuffled_by_query.items()}

@@ -150,9 +150,10 @@ def _split(buf, start, end, n_chunks, fields, min_fields, max_fields, number_byt
     content line its query's and document's codes in the two tables as they are (read only
     here; -1 where an id is new), its number (NaN where the fast conversion is not exact) and
     ``flags`` (1 the first line of a new query, whose next lines are -1 too, 2 a new document, 4
-    a NaN number; then ``spans`` holds the bounds of the query, document and number fields for
-    :func:`_gather`). Chunk ``k`` writes
-    its rows from ``first[k]`` (room for a line of every 2 fields' bytes).
+    a NaN number; then the chunk's next row of ``spans``, from ``first[k]`` too, holds the bounds
+    of the query, document and number fields for :func:`_gather`: few rows, so few pages
+    touched). Chunk ``k`` writes its rows from ``first[k]`` (room for a line of every 2 fields'
+    bytes).
 
     Returns ``first``, rows and lines per chunk, per chunk its first bad line (line index in
     the chunk, -1 none; field count or -1 for a bad number; the number's bounds) and its last
@@ -182,6 +183,7 @@ def _split(buf, start, end, n_chunks, fields, min_fields, max_fields, number_byt
         f_start = starts[k]
         f_end = ends[k]
         row = first[k]
+        flagged = first[k]
         line = 0
         i = bounds[k]
         prev_a, prev_b, prev_code = 0, -1, -1  # the previous line's query: most lines repeat it
@@ -233,8 +235,9 @@ def _split(buf, start, end, n_chunks, fields, min_fields, max_fields, number_byt
                     flag |= 4
                 flags[row] = flag
                 if flag:
-                    spans[row, 0], spans[row, 1], spans[row, 2], spans[row, 3] = qa, qb, da, db
-                    spans[row, 4], spans[row, 5] = na, nb
+                    spans[flagged, 0], spans[flagged, 1], spans[flagged, 2], spans[flagged, 3] = qa, qb, da, db
+                    spans[flagged, 4], spans[flagged, 5] = na, nb
+                    flagged += 1
                 if fields[3] >= 0:
                     tags[k, 0], tags[k, 1] = f_start[fields[3]], f_end[fields[3]]
                 row += 1
@@ -246,37 +249,41 @@ def _split(buf, start, end, n_chunks, fields, min_fields, max_fields, number_byt
 
 
 @njit(cache=True)
-def _gather(buf, q_codes, d_codes, values, flags, spans, first, rows, k, r, new_query, q_slots, q_hashes, q_offsets,
-            q_store, n_q, d_slots, d_hashes, d_offsets, d_store, n_d, out_q, out_d, out_v, n_out, slow, n_slow):  # fmt: skip
+def _gather(buf, q_codes, d_codes, values, flags, spans, first, rows, k, r, f, new_query, q_slots, q_hashes,
+            q_offsets, q_store, n_q, d_slots, d_hashes, d_offsets, d_store, n_d, out_q, out_d, out_v, n_out, slow,
+            n_slow):  # fmt: skip
     """Each split row (chunk ``k``'s row ``r`` on) appended to ``out_q``, ``out_d``, ``out_v``,
     the ids :func:`_split` found new interned into the two tables, rows whose number is NaN
     listed in ``slow``.
 
-    ``new_query`` is the code of the last new query's first line (its chunk's next -1 lines are
-    it). Returns where it stopped (chunk, row: the end, or a row whose id does not fit a table:
-    ``grow`` 1 queries, 2 documents, ``need`` its length; the caller grows it and goes on from
-    there with the ``new_query`` returned), rows out, ids and slow rows so far. No array is
-    reallocated here: numba then keeps the loop free of reference counting.
+    ``f`` is the row of ``spans`` of the next flagged row, ``new_query`` the code of the last new
+    query's first line (its chunk's next -1 lines are it). Returns where it stopped (chunk, row,
+    ``f``: the end, or a row whose id does not fit a table: ``grow`` 1 queries, 2 documents,
+    ``need`` its length; the caller grows it and goes on from there with the ``f`` and
+    ``new_query`` returned), rows out, ids and slow rows so far. No array is reallocated here:
+    numba then keeps the loop free of reference counting.
     """
     while k < rows.shape[0]:
         while r < rows[k]:
             s = first[k] + r
             q, d, flag = q_codes[s], d_codes[s], flags[s]
             if flag & 1:
-                qa, qb = spans[s, 0], spans[s, 1]
+                qa, qb = spans[f, 0], spans[f, 1]
                 new_query, n_q = _intern(buf, qa, qb, _hash(buf, qa, qb), q_slots, q_hashes, q_offsets, q_store, n_q)
                 if new_query < 0:
-                    return k, r, new_query, 1, qb - qa, n_out, n_q, n_d, n_slow
+                    return k, r, f, new_query, 1, qb - qa, n_out, n_q, n_d, n_slow
             if q < 0:
                 q = new_query
             if flag & 2:
-                da, db = spans[s, 2], spans[s, 3]
+                da, db = spans[f, 2], spans[f, 3]
                 d, n_d = _intern(buf, da, db, _hash(buf, da, db), d_slots, d_hashes, d_offsets, d_store, n_d)
                 if d < 0:
-                    return k, r, new_query, 2, db - da, n_out, n_q, n_d, n_slow
+                    return k, r, f, new_query, 2, db - da, n_out, n_q, n_d, n_slow
             if flag & 4:
-                slow[n_slow, 0], slow[n_slow, 1], slow[n_slow, 2] = n_out, spans[s, 4], spans[s, 5]
+                slow[n_slow, 0], slow[n_slow, 1], slow[n_slow, 2] = n_out, spans[f, 4], spans[f, 5]
                 n_slow += 1
+            if flag:
+                f += 1
             out_q[n_out] = q
             out_d[n_out] = d
             out_v[n_out] = values[s]
@@ -284,7 +291,9 @@ def _gather(buf, q_codes, d_codes, values, flags, spans, first, rows, k, r, new_
             r += 1
         k += 1
         r = 0
-    return k, r, new_query, 0, 0, n_out, n_q, n_d, n_slow
+        if k < rows.shape[0]:
+            f = first[k]
+    return k, r, f, new_query, 0, 0, n_out, n_q, n_d, n_slow
 
 
 @njit(cache=True)
@@ -348,6 +357,26 @@ class _Split:
         return self.q_codes, self.d_codes, self.values, self.flags, self.spans
 
 
+class _Scratch:
+    """The read buffer and a block's split lines, reused by the files read one after the other
+    (pages touched once)."""
+
+    def __init__(self) -> None:
+        self.buf = np.empty(BLOCK + 1, dtype=np.uint8)  # + 1: room for a last newline
+        self.split = _Split(0)
+
+    def split_for(self, min_fields: int, n_chunks: int) -> _Split:
+        """Room for a block's lines of at least ``min_fields`` fields."""
+        most = self.buf.size // (2 * min_fields) + n_chunks
+        if self.split.flags.size < most:
+            self.split = _Split(most)
+        return self.split
+
+    def longer(self) -> None:
+        """A buffer twice as long (a line longer than the buffer), its bytes kept."""
+        self.buf = np.concatenate([self.buf, np.empty(self.buf.size, dtype=np.uint8)])
+
+
 @dataclass
 class _Table:
     """Parsed lines: query and document codes per row (into ``queries`` and ``docs``), numbers."""
@@ -360,7 +389,7 @@ class _Table:
     last_tag: str
 
 
-def _read(path: str | PathLike[str], *, run: bool) -> _Table:
+def _read(path: str | PathLike[str], *, run: bool, scratch: _Scratch | None = None) -> _Table:
     fields = np.array(_RUN_FIELDS if run else _QRELS_FIELDS, dtype=np.int64)
     min_fields, max_fields = (6, 1 << 30) if run else (4, 4)
     what = "score" if run else "grade"
@@ -370,9 +399,10 @@ def _read(path: str | PathLike[str], *, run: bool) -> _Table:
     rows = 0
     last_tag = ""
     line_base = 0
-    buf = np.empty(BLOCK + 1, dtype=np.uint8)  # + 1: room for a last newline
+    scratch = scratch or _Scratch()
+    buf = scratch.buf
     n_chunks = 4 * numba.get_num_threads()
-    split = _Split(buf.size // (2 * min_fields) + n_chunks)
+    split = scratch.split_for(min_fields, n_chunks)
     filled = 0
     start = -1  # unknown until the first bytes are seen (a byte-order mark is skipped)
     stream = sys.stdin.buffer if str(path) == "-" else open(path, "rb")
@@ -382,8 +412,9 @@ def _read(path: str | PathLike[str], *, run: bool) -> _Table:
         eof = False
         while not eof:
             if filled == buf.size - 1:  # a line longer than the buffer
-                buf = np.concatenate([buf, np.empty(buf.size, dtype=np.uint8)])
-                split = _Split(buf.size // (2 * min_fields) + n_chunks)
+                scratch.longer()
+                buf = scratch.buf
+                split = scratch.split_for(min_fields, n_chunks)
             # a small first block fills the tables, so that most ids of the later ones are found in parallel
             upto = buf.size - 1 if read_bytes else min(buf.size - 1, FIRST_BLOCK)
             got = stream.readinto(memoryview(buf)[filled:upto])
@@ -420,10 +451,10 @@ def _read(path: str | PathLike[str], *, run: bool) -> _Table:
                 capacity = max(rows + int(n_rows.sum()), 2 * capacity, guess)
                 out_q, out_d, out_v = (_grown(a, rows, capacity) for a in (out_q, out_d, out_v))
             k = r = n_slow = 0
-            new_query = -1
+            f, new_query = int(first[0]), -1
             while True:
-                k, r, new_query, grow, need, rows, queries.n, docs.n, n_slow = _gather(
-                    buf, *split.arrays(), first, n_rows, k, r, new_query, *queries.state(), *docs.state(), out_q,
+                k, r, f, new_query, grow, need, rows, queries.n, docs.n, n_slow = _gather(
+                    buf, *split.arrays(), first, n_rows, k, r, f, new_query, *queries.state(), *docs.state(), out_q,
                     out_d, out_v, rows, split.slow, n_slow)  # fmt: skip
                 if not grow:
                     break
@@ -464,12 +495,18 @@ def _float_or_nan(text: bytes) -> float:
 
 @njit(cache=True)
 def _grouped(codes: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
-    """Rows grouped by code, in file order within a group (a counting sort), and the groups' bounds."""
+    """Rows grouped by code, in file order within a group (a counting sort; empty when the rows
+    are so already: each group's lines together, as files usually list a query's, since codes
+    are numbered in order of first appearance), and the groups' bounds."""
     ptr = np.zeros(n_groups + 1, dtype=np.int64)
-    for c in codes:
-        ptr[c + 1] += 1
+    together = True
+    for i in range(codes.shape[0]):
+        ptr[codes[i] + 1] += 1
+        together = together and (i == 0 or codes[i] >= codes[i - 1])
     for g in range(n_groups):
         ptr[g + 1] += ptr[g]
+    if together:
+        return np.empty(0, dtype=np.int64), ptr
     at = ptr[:-1].copy()
     order = np.empty(codes.shape[0], dtype=np.int64)
     for i in range(codes.shape[0]):
@@ -488,13 +525,19 @@ def _translated(store, offsets, hashes, n, slots, t_hashes, t_offsets, t_store):
     return out
 
 
+@njit(cache=True, inline="always")
+def _row(order: np.ndarray, k: int) -> int:
+    """Row ``k`` of the rows in :func:`_grouped`'s ``order`` (empty: in file order)."""
+    return order[k] if order.shape[0] else k
+
+
 @njit(cache=True)
 def _judged_twice(order, ptr, doc, n_docs) -> tuple[int, int]:
     """(group, document code) of the first document listed twice in a group, (-1, -1) if none."""
     seen = np.full(n_docs, -1, dtype=np.int64)
     for g in range(ptr.shape[0] - 1):
         for k in range(ptr[g], ptr[g + 1]):
-            d = doc[order[k]]
+            d = doc[_row(order, k)]
             if seen[d] == g:
                 return g, d
             seen[d] = g
@@ -617,14 +660,16 @@ def _judge(pick_run, pick_qrels, r_order, r_ptr, r_doc, scores, d_store, d_offse
         seen, judged, grade = seen_by[chunk], judged_by[chunk], grades_by[chunk]
         for q in range(chunk * n // n_chunks, (chunk + 1) * n // n_chunks):
             for k in range(j_ptr[pick_qrels[q]], j_ptr[pick_qrels[q] + 1]):
-                g = grades[j_order[k]]
+                row = _row(j_order, k)
+                g = grades[row]
                 if g >= 0:
                     levels[q, g] += 1
-                d = j_doc[j_order[k]]
+                d = j_doc[row]
                 if d >= 0:
                     judged[d] = q
                     grade[d] = UNJUDGED if g < 0 else g
-            rows = r_order[r_ptr[pick_run[q]] : r_ptr[pick_run[q] + 1]]
+            lo, hi = r_ptr[pick_run[q]], r_ptr[pick_run[q] + 1]
+            rows = r_order[lo:hi] if r_order.shape[0] else np.arange(lo, hi)
             codes = r_doc[rows]
             for d in codes:
                 if seen[d] == q:
@@ -682,8 +727,10 @@ def read_judged_rankings(
     DataFormatError
         A malformed line (named), a document listed twice for a query or judged twice.
     """
-    qrels = _read(qrels_path, run=False)
-    run = _read(run_path, run=True)
+    scratch = _Scratch()
+    qrels = _read(qrels_path, run=False, scratch=scratch)
+    run = _read(run_path, run=True, scratch=scratch)
+    del scratch  # its memory back before the rankings are made
     grades = qrels.values.astype(np.int64)  # trec_eval's atol: 2.7 is 2
     j_order, j_ptr = _grouped(qrels.query, qrels.queries.n)
     g, d = _judged_twice(j_order, j_ptr, qrels.doc, qrels.docs.n)
@@ -710,5 +757,6 @@ def read_judged_rankings(
     if twice.size:
         doc = rd.text(duplicate[twice[0]])
         raise DataFormatError(f"document {doc!r} is listed twice for query {ids[twice[0]][0]!r}", path=run_path)
-    by_query = {qq.text(c): grades[j_order[j_ptr[c] : j_ptr[c + 1]]] for c in range(qq.n)}
+    by_query = {qq.text(c): grades[j_order[j_ptr[c] : j_ptr[c + 1]] if j_order.size else slice(j_ptr[c], j_ptr[c + 1])]
+                for c in range(qq.n)}  # fmt: skip
     return JudgedRankings([q for q, _ in ids], rels, ptr, levels), run.last_tag, by_query
