@@ -29,7 +29,7 @@ from ranklearn.metrics.trec.counts import NONPOOL, UNJUDGED
 from ranklearn.metrics.trec.ranking import JudgedRankings
 
 #: Bytes read at a time.
-BLOCK = 1 << 25
+BLOCK = 1 << 23
 #: Bytes of the first read.
 FIRST_BLOCK = 1 << 20
 _NUMBER_BYTES = np.zeros(256, dtype=np.bool_)
@@ -250,18 +250,20 @@ def _split(buf, start, end, n_chunks, fields, min_fields, max_fields, number_byt
 
 @njit(cache=True)
 def _gather(buf, q_codes, d_codes, values, flags, spans, first, rows, k, r, f, new_query, q_slots, q_hashes,
-            q_offsets, q_store, n_q, d_slots, d_hashes, d_offsets, d_store, n_d, out_q, out_d, out_v, n_out, slow,
-            n_slow):  # fmt: skip
-    """Each split row (chunk ``k``'s row ``r`` on) appended to ``out_q``, ``out_d``, ``out_v``,
-    the ids :func:`_split` found new interned into the two tables, rows whose number is NaN
-    listed in ``slow``.
+            q_offsets, q_store, n_q, d_slots, d_hashes, d_offsets, d_store, n_d, run_code, run_start, n_runs, out_d,
+            out_v, n_out, slow, n_slow):  # fmt: skip
+    """Each split row (chunk ``k``'s row ``r`` on) appended to ``out_d`` and ``out_v``, its query
+    to ``run_code`` and ``run_start`` where it starts a run of lines of one query (so a file
+    listing each query's lines together keeps a few numbers a query, not one a line), the ids
+    :func:`_split` found new interned into the two tables, rows whose number is NaN listed in
+    ``slow``.
 
     ``f`` is the row of ``spans`` of the next flagged row, ``new_query`` the code of the last new
     query's first line (its chunk's next -1 lines are it). Returns where it stopped (chunk, row,
     ``f``: the end, or a row whose id does not fit a table: ``grow`` 1 queries, 2 documents,
     ``need`` its length; the caller grows it and goes on from there with the ``f`` and
-    ``new_query`` returned), rows out, ids and slow rows so far. No array is reallocated here:
-    numba then keeps the loop free of reference counting.
+    ``new_query`` returned), query runs, rows out, ids and slow rows so far. No array is
+    reallocated here: numba then keeps the loop free of reference counting.
     """
     while k < rows.shape[0]:
         while r < rows[k]:
@@ -271,20 +273,23 @@ def _gather(buf, q_codes, d_codes, values, flags, spans, first, rows, k, r, f, n
                 qa, qb = spans[f, 0], spans[f, 1]
                 new_query, n_q = _intern(buf, qa, qb, _hash(buf, qa, qb), q_slots, q_hashes, q_offsets, q_store, n_q)
                 if new_query < 0:
-                    return k, r, f, new_query, 1, qb - qa, n_out, n_q, n_d, n_slow
+                    return k, r, f, new_query, 1, qb - qa, n_runs, n_out, n_q, n_d, n_slow
             if q < 0:
                 q = new_query
             if flag & 2:
                 da, db = spans[f, 2], spans[f, 3]
                 d, n_d = _intern(buf, da, db, _hash(buf, da, db), d_slots, d_hashes, d_offsets, d_store, n_d)
                 if d < 0:
-                    return k, r, f, new_query, 2, db - da, n_out, n_q, n_d, n_slow
+                    return k, r, f, new_query, 2, db - da, n_runs, n_out, n_q, n_d, n_slow
             if flag & 4:
                 slow[n_slow, 0], slow[n_slow, 1], slow[n_slow, 2] = n_out, spans[f, 4], spans[f, 5]
                 n_slow += 1
             if flag:
                 f += 1
-            out_q[n_out] = q
+            if n_runs == 0 or run_code[n_runs - 1] != q:
+                run_code[n_runs] = q
+                run_start[n_runs] = n_out
+                n_runs += 1
             out_d[n_out] = d
             out_v[n_out] = values[s]
             n_out += 1
@@ -293,7 +298,7 @@ def _gather(buf, q_codes, d_codes, values, flags, spans, first, rows, k, r, f, n
         r = 0
         if k < rows.shape[0]:
             f = first[k]
-    return k, r, f, new_query, 0, 0, n_out, n_q, n_d, n_slow
+    return k, r, f, new_query, 0, 0, n_runs, n_out, n_q, n_d, n_slow
 
 
 @njit(cache=True)
@@ -379,9 +384,11 @@ class _Scratch:
 
 @dataclass
 class _Table:
-    """Parsed lines: query and document codes per row (into ``queries`` and ``docs``), numbers."""
+    """Parsed lines: their queries as runs of rows (the query code ``run_code[j]`` from row
+    ``run_start[j]``), document codes per row (codes into ``queries`` and ``docs``), numbers."""
 
-    query: np.ndarray
+    run_code: np.ndarray
+    run_start: np.ndarray
     doc: np.ndarray
     values: np.ndarray
     queries: _Ids
@@ -395,8 +402,9 @@ def _read(path: str | PathLike[str], *, run: bool, scratch: _Scratch | None = No
     what = "score" if run else "grade"
     queries, docs = _Ids(), _Ids()
     capacity = 1 << 16
-    out_q, out_d, out_v = np.empty(capacity, np.int32), np.empty(capacity, np.int32), np.empty(capacity)
-    rows = 0
+    run_code, run_start = np.empty(capacity, np.int32), np.empty(capacity, np.int64)
+    out_d, out_v = np.empty(capacity, np.int32), np.empty(capacity)
+    rows = n_runs = 0
     last_tag = ""
     line_base = 0
     scratch = scratch or _Scratch()
@@ -449,13 +457,14 @@ def _read(path: str | PathLike[str], *, run: bool, scratch: _Scratch | None = No
                 # the first block's rows per byte times the file's size (one copy, not log n doublings)
                 guess = int(1.05 * (rows + int(n_rows.sum())) * size / max(read_bytes, 1))
                 capacity = max(rows + int(n_rows.sum()), 2 * capacity, guess)
-                out_q, out_d, out_v = (_grown(a, rows, capacity) for a in (out_q, out_d, out_v))
+                out_d, out_v = _grown(out_d, rows, capacity), _grown(out_v, rows, capacity)
+                run_code, run_start = _grown(run_code, n_runs, capacity), _grown(run_start, n_runs, capacity)
             k = r = n_slow = 0
             f, new_query = int(first[0]), -1
             while True:
-                k, r, f, new_query, grow, need, rows, queries.n, docs.n, n_slow = _gather(
-                    buf, *split.arrays(), first, n_rows, k, r, f, new_query, *queries.state(), *docs.state(), out_q,
-                    out_d, out_v, rows, split.slow, n_slow)  # fmt: skip
+                k, r, f, new_query, grow, need, n_runs, rows, queries.n, docs.n, n_slow = _gather(
+                    buf, *split.arrays(), first, n_rows, k, r, f, new_query, *queries.state(), *docs.state(), run_code,
+                    run_start, n_runs, out_d, out_v, rows, split.slow, n_slow)  # fmt: skip
                 if not grow:
                     break
                 (queries if grow == 1 else docs).grow(need)
@@ -476,7 +485,7 @@ def _read(path: str | PathLike[str], *, run: bool, scratch: _Scratch | None = No
     finally:
         if stream is not sys.stdin.buffer:
             stream.close()
-    return _Table(out_q[:rows], out_d[:rows], out_v[:rows], queries, docs, last_tag)
+    return _Table(run_code[:n_runs], run_start[:n_runs], out_d[:rows], out_v[:rows], queries, docs, last_tag)
 
 
 def _grown(array: np.ndarray, used: int, size: int) -> np.ndarray:
@@ -494,24 +503,30 @@ def _float_or_nan(text: bytes) -> float:
 
 
 @njit(cache=True)
-def _grouped(codes: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
-    """Rows grouped by code, in file order within a group (a counting sort; empty when the rows
-    are so already: each group's lines together, as files usually list a query's, since codes
+def _grouped(run_code: np.ndarray, run_start: np.ndarray, n_rows: int, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``n_rows`` rows (runs of rows of one code: ``run_code[j]`` from row ``run_start[j]``)
+    grouped by code, in file order within a group (a counting sort; empty when the rows are so
+    already: one run a code, as files usually list each query's lines together, since codes
     are numbered in order of first appearance), and the groups' bounds."""
+    n_runs = run_code.shape[0]
+    ends = np.empty(n_runs, dtype=np.int64)
     ptr = np.zeros(n_groups + 1, dtype=np.int64)
     together = True
-    for i in range(codes.shape[0]):
-        ptr[codes[i] + 1] += 1
-        together = together and (i == 0 or codes[i] >= codes[i - 1])
+    for j in range(n_runs):
+        ends[j] = run_start[j + 1] if j + 1 < n_runs else n_rows
+        ptr[run_code[j] + 1] += ends[j] - run_start[j]
+        together = together and (j == 0 or run_code[j] > run_code[j - 1])
     for g in range(n_groups):
         ptr[g + 1] += ptr[g]
     if together:
         return np.empty(0, dtype=np.int64), ptr
     at = ptr[:-1].copy()
-    order = np.empty(codes.shape[0], dtype=np.int64)
-    for i in range(codes.shape[0]):
-        order[at[codes[i]]] = i
-        at[codes[i]] += 1
+    order = np.empty(n_rows, dtype=np.int64)
+    for j in range(n_runs):
+        c = run_code[j]
+        for i in range(run_start[j], ends[j]):
+            order[at[c]] = i
+            at[c] += 1
     return order, ptr
 
 
@@ -639,9 +654,10 @@ def _sort_ids_descending(rows, codes, store, offsets):
 
 @njit(cache=True, parallel=True)
 def _judge(pick_run, pick_qrels, r_order, r_ptr, r_doc, scores, d_store, d_offsets, n_docs, j_order, j_ptr, j_doc,
-           grades, top, max_docs, judged_only, n_chunks):  # fmt: skip
-    """Judgement lists of the queries ``pick_run`` (run groups) / ``pick_qrels`` (qrels
-    groups; ``j_doc``: their documents' run codes, -1 not retrieved at all), their bounds, the
+           in_run, grades, top, max_docs, judged_only, n_chunks):  # fmt: skip
+    """Judgement lists of the queries ``pick_run`` (run groups, rows in :func:`_grouped`'s
+    ``r_order``) / ``pick_qrels`` (qrels groups, ``j_order``; ``j_doc``: their document codes,
+    ``in_run`` a qrels document code's run code, -1 not retrieved at all), their bounds, the
     grade counts, and per query a document code listed twice (-1: none). Each chunk of queries
     marks its documents in arrays over the run's document codes (no hashing, no sorting)."""
     n = pick_run.shape[0]
@@ -664,7 +680,7 @@ def _judge(pick_run, pick_qrels, r_order, r_ptr, r_doc, scores, d_store, d_offse
                 g = grades[row]
                 if g >= 0:
                     levels[q, g] += 1
-                d = j_doc[row]
+                d = in_run[j_doc[row]]
                 if d >= 0:
                     judged[d] = q
                     grade[d] = UNJUDGED if g < 0 else g
@@ -727,12 +743,14 @@ def read_judged_rankings(
     DataFormatError
         A malformed line (named), a document listed twice for a query or judged twice.
     """
+    # every array freed as soon as it is done with: the peak memory is what costs here
     scratch = _Scratch()
     qrels = _read(qrels_path, run=False, scratch=scratch)
-    run = _read(run_path, run=True, scratch=scratch)
-    del scratch  # its memory back before the rankings are made
     grades = qrels.values.astype(np.int64)  # trec_eval's atol: 2.7 is 2
-    j_order, j_ptr = _grouped(qrels.query, qrels.queries.n)
+    qrels.values = grades
+    run = _read(run_path, run=True, scratch=scratch)
+    del scratch
+    j_order, j_ptr = _grouped(qrels.run_code, qrels.run_start, qrels.doc.size, qrels.queries.n)
     g, d = _judged_twice(j_order, j_ptr, qrels.doc, qrels.docs.n)
     if g >= 0:
         raise DataFormatError(f"document {qrels.docs.text(d)!r} is judged twice for query {qrels.queries.text(g)!r}",
@@ -745,14 +763,14 @@ def read_judged_rankings(
     pick_run = np.array([c for _, c in ids], dtype=np.int64)
     pick_qrels = in_qrels[pick_run]
     rd, qd = run.docs, qrels.docs
-    j_doc = _translated(qd.store, qd.offsets, qd.hashes, qd.n, rd.slots, rd.hashes, rd.offsets, rd.store)[qrels.doc]
-    r_order, r_ptr = _grouped(run.query, rq.n)
+    in_run = _translated(qd.store, qd.offsets, qd.hashes, qd.n, rd.slots, rd.hashes, rd.offsets, rd.store)
+    r_order, r_ptr = _grouped(run.run_code, run.run_start, run.doc.size, rq.n)
     limit = np.iinfo(np.int64).max if max_docs is None else int(max_docs)
     top = max(int(grades.max(initial=0)), 0)
     n_chunks = max(1, min(numba.get_num_threads(), len(ids)))
     rels, ptr, levels, duplicate = _judge(pick_run, pick_qrels, r_order, r_ptr, run.doc, run.values, rd.store,
-                                          rd.offsets, rd.n, j_order, j_ptr, j_doc, grades, top, limit, judged_only,
-                                          n_chunks)  # fmt: skip
+                                          rd.offsets, rd.n, j_order, j_ptr, qrels.doc, in_run, grades, top, limit,
+                                          judged_only, n_chunks)  # fmt: skip
     twice = np.flatnonzero(duplicate >= 0)
     if twice.size:
         doc = rd.text(duplicate[twice[0]])
