@@ -124,3 +124,24 @@ def test_shuffled_lines_give_the_same_lists(tmp_path):
     np.testing.assert_array_equal(together.rels, shuffled.rels)
     np.testing.assert_array_equal(together.levels, shuffled.levels)
     assert {k: sorted(v.tolist()) for k, v in by_query.items()} == {k: sorted(v.tolist()) for k, v in shuffled_by_query.items()}
+
+
+@pytest.mark.parametrize("ids_ascending, max_docs", [(False, None), (True, None), (True, 5)])
+def test_rankings_of_the_queries_asked_equal_a_plain_reference(tmp_path, ids_ascending, max_docs):
+    # the run of -R prefs / qrels_jg: only the queries asked, equal scores (as C floats) by
+    # docno ascending (prefs) or descending (qrels_jg)
+    from ranklearn.io.trec_stream import read_rankings
+
+    rng = np.random.default_rng(11)
+    run = {f"q{q}": {f"d{d}": float(rng.integers(0, 8) / 4 + 1e-9 * rng.integers(0, 2))
+                     for d in rng.choice(90, 40, replace=False)} for q in range(12)}  # fmt: skip
+    _, r = files(tmp_path, "", "".join(f"{k} Q0 {d} 1 {s!r} t{k}\n" for k, ranked in run.items() for d, s in ranked.items()))
+    asked = ["q3", "q10", "q7", "absent"]
+    ids, ranked, runid = read_rankings(r, asked, max_docs=max_docs, ids_ascending=ids_ascending)
+    assert ids == ["q10", "q3", "q7"] and runid == "tq11" and len(ranked) == 3
+    for q, docs in zip(ids, ranked):
+        by_id = sorted(run[q], key=str.encode, reverse=not ids_ascending)
+        assert docs == sorted(by_id, key=lambda d: -np.float32(run[q][d]))[:max_docs], q
+    (tmp_path / "twice").write_text("1 Q0 a 1 1 t\n2 Q0 a 1 1 t\n2 Q0 b 2 1 t\n2 Q0 a 3 0.5 t\n")
+    with pytest.raises(DataFormatError, match="'a' is listed twice for query '2'"):
+        read_rankings(tmp_path / "twice", ["1"])

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import os
 import sys
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from os import PathLike
 
@@ -564,10 +565,10 @@ _FEW = 16
 
 
 @njit(cache=True)
-def _rank(scores, codes, store, offsets):
+def _rank(scores, codes, store, offsets, sign=1):
     """Positions of a query's rows in trec_eval's order: score descending as a C float (trec_eval
     keeps the scores as ``float``: scores that differ only beyond float32 tie), then docid
-    descending. A radix sort of the floats' bits (4 passes of a byte, a pass skipped where every
+    descending (``sign`` -1: ascending, the order of the prefs measures). A radix sort of the floats' bits (4 passes of a byte, a pass skipped where every
     key has the same byte), then each run of equal scores sorted by its ids."""
     n = scores.shape[0]
     single = np.empty(n, dtype=np.float32)
@@ -601,7 +602,7 @@ def _rank(scores, codes, store, offsets):
         while b < n and keys[order[b]] == keys[order[a]]:
             b += 1
         if b - a > _FEW:
-            _sort_ids_descending(order[a:b], codes, store, offsets)
+            _sort_ids_descending(order[a:b], codes, store, offsets, sign)
         else:
             for i in range(a + 1, b):
                 row = order[i]
@@ -609,7 +610,7 @@ def _rank(scores, codes, store, offsets):
                 j = i
                 while j > a:
                     y = codes[order[j - 1]]
-                    if _compare(store, offsets[y], offsets[y + 1], store, offsets[x], offsets[x + 1]) >= 0:
+                    if sign * _compare(store, offsets[y], offsets[y + 1], store, offsets[x], offsets[x + 1]) >= 0:
                         break
                     order[j] = order[j - 1]
                     j -= 1
@@ -619,8 +620,9 @@ def _rank(scores, codes, store, offsets):
 
 
 @njit(cache=True)
-def _sort_ids_descending(rows, codes, store, offsets):
-    """Sort ``rows`` in place by document id (``codes[row]``'s bytes), descending (bottom-up merge sort)."""
+def _sort_ids_descending(rows, codes, store, offsets, sign):
+    """Sort ``rows`` in place by document id (``codes[row]``'s bytes), descending (``sign`` -1:
+    ascending; a bottom-up merge sort)."""
     n = rows.shape[0]
     a = rows.copy()
     b = np.empty_like(a)
@@ -632,7 +634,7 @@ def _sort_ids_descending(rows, codes, store, offsets):
             i, j, k = lo, mid, lo
             while i < mid and j < hi:
                 x, y = codes[a[i]], codes[a[j]]
-                if _compare(store, offsets[x], offsets[x + 1], store, offsets[y], offsets[y + 1]) >= 0:
+                if sign * _compare(store, offsets[x], offsets[x + 1], store, offsets[y], offsets[y + 1]) >= 0:
                     b[k] = a[i]
                     i += 1
                 else:
@@ -694,7 +696,7 @@ def _judge(pick_run, pick_qrels, r_order, r_ptr, r_doc, scores, d_store, d_offse
                 seen[d] = q
             if duplicate[q] >= 0:
                 continue
-            ranked = _rank(scores[rows], codes, d_store, d_offsets)
+            ranked = _rank(scores[rows], codes, d_store, d_offsets, 1)
             m = 0
             for r in ranked[: min(max_docs, ranked.shape[0])]:
                 d = codes[r]
@@ -778,3 +780,78 @@ def read_judged_rankings(
     by_query = {qq.text(c): grades[j_order[j_ptr[c] : j_ptr[c + 1]] if j_order.size else slice(j_ptr[c], j_ptr[c + 1])]
                 for c in range(qq.n)}  # fmt: skip
     return JudgedRankings([q for q, _ in ids], rels, ptr, levels), run.last_tag, by_query
+
+
+@njit(cache=True, parallel=True)
+def _ranked_docs(pick, order, ptr, doc, scores, store, offsets, max_docs, sign):
+    """The document codes of the groups ``pick`` (rows in :func:`_grouped`'s ``order``) in
+    trec_eval's order (:func:`_rank`), each cut at ``max_docs``, and their bounds."""
+    n = pick.shape[0]
+    out_ptr = np.zeros(n + 1, dtype=np.int64)
+    for q in range(n):
+        out_ptr[q + 1] = out_ptr[q] + min(ptr[pick[q] + 1] - ptr[pick[q]], max_docs)
+    out = np.empty(out_ptr[n], dtype=np.int32)
+    for q in prange(n):
+        lo, hi = ptr[pick[q]], ptr[pick[q] + 1]
+        rows = order[lo:hi] if order.shape[0] else np.arange(lo, hi)
+        codes = doc[rows]
+        ranked = _rank(scores[rows], codes, store, offsets, sign)
+        for m in range(out_ptr[q + 1] - out_ptr[q]):
+            out[out_ptr[q] + m] = codes[ranked[m]]
+    return out, out_ptr
+
+
+class RankedDocs(Sequence):
+    """Each query's docnos in trec_eval's order, made as a query is asked for (one query's
+    strings at a time, never the whole run's)."""
+
+    def __init__(self, codes: np.ndarray, ptr: np.ndarray, docs: _Ids) -> None:
+        self._codes, self._ptr, self._docs = codes, ptr, docs
+
+    def __len__(self) -> int:
+        return self._ptr.size - 1
+
+    def __getitem__(self, q):  # type: ignore[override]
+        if not 0 <= q < len(self):
+            raise IndexError(q)
+        return [self._docs.text(c) for c in self._codes[self._ptr[q] : self._ptr[q + 1]].tolist()]
+
+
+def read_rankings(
+    run_path: str | PathLike[str],
+    queries: Collection[str],
+    *,
+    max_docs: int | None = None,
+    ids_ascending: bool = False,
+) -> tuple[list[str], RankedDocs, str]:
+    """The run's rankings of those of ``queries`` it retrieves for, read as
+    :func:`read_judged_rankings` reads a run (streamed, 16 bytes a line kept).
+
+    Returns
+    -------
+    ids : list of str
+        The queries ranked, in byte order.
+    ranked : RankedDocs
+        Each one's docnos by score (a C float) descending, equal scores by docno descending
+        (``ids_ascending``: ascending, trec_eval's order for the prefs measures), cut at ``max_docs``.
+    runid : str
+        The tag of the run's last line.
+
+    Raises
+    ------
+    DataFormatError
+        A malformed line (named) or a document listed twice for a query.
+    """
+    run = _read(run_path, run=True)
+    rq, rd = run.queries, run.docs
+    order, ptr = _grouped(run.run_code, run.run_start, run.doc.size, rq.n)
+    g, d = _judged_twice(order, ptr, run.doc, rd.n)
+    if g >= 0:
+        raise DataFormatError(f"document {rd.text(d)!r} is listed twice for query {rq.text(g)!r}", path=run_path)
+    wanted = set(queries)
+    ids = sorted((text, c) for c in range(rq.n) if (text := rq.text(c)) in wanted)  # code points: UTF-8's byte order
+    pick = np.array([c for _, c in ids], dtype=np.int64)
+    limit = np.iinfo(np.int64).max if max_docs is None else int(max_docs)
+    codes, bounds = _ranked_docs(pick, order, ptr, run.doc, run.values, rd.store, rd.offsets, limit,
+                                 -1 if ids_ascending else 1)  # fmt: skip
+    return [q for q, _ in ids], RankedDocs(codes, bounds, rd), run.last_tag
