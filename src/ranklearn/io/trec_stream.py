@@ -211,13 +211,14 @@ def _split(buf, start, end, n_chunks, fields, min_fields, max_fields, number_byt
                     bad[k, 0], bad[k, 1] = line, field
                     break
                 na, nb = f_start[fields[2]], f_end[fields[2]]
-                ok = True
-                for j in range(na, nb):
-                    ok = ok and number_bytes[buf[j]]
-                if not ok:
-                    bad[k, 0], bad[k, 1], bad[k, 2], bad[k, 3] = line, -1, na, nb
-                    break
                 value = _parse_number(buf, na, nb, powers)
+                if math.isnan(value):  # (a number parsed has only number bytes)
+                    ok = True
+                    for j in range(na, nb):
+                        ok = ok and number_bytes[buf[j]]
+                    if not ok:
+                        bad[k, 0], bad[k, 1], bad[k, 2], bad[k, 3] = line, -1, na, nb
+                        break
                 values[row] = value
                 qa, qb = f_start[fields[0]], f_end[fields[0]]
                 flag = 0
@@ -568,8 +569,9 @@ _FEW = 16
 def _rank(scores, codes, store, offsets, sign=1):
     """Positions of a query's rows in trec_eval's order: score descending as a C float (trec_eval
     keeps the scores as ``float``: scores that differ only beyond float32 tie), then docid
-    descending (``sign`` -1: ascending, the order of the prefs measures). A radix sort of the floats' bits (4 passes of a byte, a pass skipped where every
-    key has the same byte), then each run of equal scores sorted by its ids."""
+    descending (``sign`` -1: ascending, the order of the prefs measures). A radix sort of the
+    floats' bits (4 passes of a byte, a pass skipped where every key has the same byte), then
+    each run of equal scores sorted by its ids."""
     n = scores.shape[0]
     single = np.empty(n, dtype=np.float32)
     for i in range(n):
