@@ -38,6 +38,18 @@ def test_scores_are_read_exactly(tmp_path, text):
     assert trec_stream._read(r, run=True).values.tolist() == [float(text)] * 2
 
 
+def test_long_scores_are_read_exactly(tmp_path):
+    # Python's repr (up to 17 digits: 16-digit ones up to 2**53 convert fast, the others by
+    # float()), fixed and exponent forms, integers past 2**53
+    rng = np.random.default_rng(13)
+    spread = rng.normal(size=300) * 10.0 ** rng.integers(-30, 30, 300)
+    values = np.concatenate([rng.normal(size=300), rng.random(300), spread])
+    texts = [repr(float(v)) for v in values] + [f"{v:.16f}" for v in values[:200]] + [f"{v:.15e}" for v in values[:200]]
+    texts += ["9007199254740993", "9007199254740992", "0.9007199254740993", "12345678901234567", "1" + "0" * 17]
+    _, r = files(tmp_path, "", "".join(f"q Q0 d{i} 1 {t} t\n" for i, t in enumerate(texts)))
+    assert trec_stream._read(r, run=True).values.tolist() == [float(t) for t in texts]
+
+
 @pytest.mark.parametrize(
     "qrels, run, fragments",
     [
