@@ -46,6 +46,9 @@ def test_long_scores_are_read_exactly(tmp_path):
     values = np.concatenate([rng.normal(size=300), rng.random(300), spread])
     texts = [repr(float(v)) for v in values] + [f"{v:.16f}" for v in values[:200]] + [f"{v:.15e}" for v in values[:200]]
     texts += ["9007199254740993", "9007199254740992", "0.9007199254740993", "12345678901234567", "1" + "0" * 17]
+    # halfway between two doubles (ties to even) and next to halfway
+    ulps = [2 ** int(e) for e in rng.integers(1, 7, 100)]
+    texts += [str(int(k) * u + u // 2 + int(j)) for k, u, j in zip(rng.integers(2**52, 2**53, 100), ulps, rng.integers(-1, 2, 100))]
     _, r = files(tmp_path, "", "".join(f"q Q0 d{i} 1 {t} t\n" for i, t in enumerate(texts)))
     assert trec_stream._read(r, run=True).values.tolist() == [float(t) for t in texts]
 

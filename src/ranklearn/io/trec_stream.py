@@ -45,10 +45,11 @@ _EXACT_POWERS = np.array([10.0**e for e in range(23)])  # exact in float64
 
 @njit(cache=True)
 def _parse_number(buf: np.ndarray, a: int, b: int, powers: np.ndarray) -> float:
-    """The decimal number ``buf[a:b]`` when it has an exact fast conversion (Clinger's: its
-    significant digits an integer up to 2**53 and a power of ten up to 22, so the division or
-    product of two exact doubles, correctly rounded as strtod), else NaN (the caller parses it
-    with Python's ``float``)."""
+    """The decimal number ``buf[a:b]``, correctly rounded as strtod, when it has a fast exact
+    conversion: its significant digits an integer w up to 2**53 and a power of ten up to 22
+    (Clinger's: the division or product of two exact doubles), or up to 18 digits and
+    w / 10**t with t <= 22 (:func:`_divided`: Python's repr of a float has 17), else NaN (the
+    caller parses it with Python's ``float``)."""
     i = a
     negative = False
     if i < b and (buf[i] == 43 or buf[i] == 45):
@@ -66,13 +67,13 @@ def _parse_number(buf: np.ndarray, a: int, b: int, powers: np.ndarray) -> float:
             seen = True
             if mantissa or buf[i] != 48:
                 digits += 1
-            if digits > 16:
+            if digits > 18:  # (10**18 fits an int64)
                 return np.nan
             mantissa = mantissa * 10 + (buf[i] - 48)
             if dot:
                 scale -= 1
         i += 1
-    if not seen or mantissa > 9007199254740992:  # 2**53: beyond, not every integer is a double
+    if not seen:
         return np.nan
     if i < b and (buf[i] == 101 or buf[i] == 69):
         i += 1
@@ -89,11 +90,47 @@ def _parse_number(buf: np.ndarray, a: int, b: int, powers: np.ndarray) -> float:
         scale += -exponent if exp_negative else exponent
     if i != b:
         return np.nan
-    value = float(mantissa)
     if scale > 22 or scale < -22:
         return np.nan if mantissa else (-0.0 if negative else 0.0)
-    value = value * powers[scale] if scale >= 0 else value / powers[-scale]
+    if mantissa <= 9007199254740992:  # 2**53: every integer up to it is a double
+        value = float(mantissa)
+        value = value * powers[scale] if scale >= 0 else value / powers[-scale]
+    elif scale <= 0:
+        value = _divided(mantissa, -scale)
+    else:
+        return np.nan
     return -value if negative else value
+
+
+_POWERS_OF_5 = np.array([5**e for e in range(23)], dtype=np.int64)  # below 2**52
+
+
+@njit(cache=True)
+def _divided(w: int, t: int) -> float:
+    """w / 10**t correctly rounded (to nearest, ties to even), for 0 < w < 2**63 and t <= 22:
+    w / 5**t by binary long division into a quotient of at least 55 bits and a sticky
+    remainder, rounded to 53 bits, times 2**-t (exact: the result is a normal double)."""
+    d = _POWERS_OF_5[t]
+    q = w // d
+    r = w % d
+    shift = 0
+    while q < (1 << 54):  # r < d < 2**52: r << 1 never overflows
+        r <<= 1
+        q <<= 1
+        if r >= d:
+            r -= d
+            q |= 1
+        shift += 1
+    n_bits = 0
+    while (q >> n_bits) > 0:
+        n_bits += 1
+    drop = n_bits - 53
+    mantissa = q >> drop
+    rest = q & ((1 << drop) - 1)
+    half = 1 << (drop - 1)
+    if rest > half or (rest == half and (r != 0 or mantissa & 1)):
+        mantissa += 1
+    return np.ldexp(float(mantissa), drop - shift - t)
 
 
 @njit(cache=True, inline="always")
