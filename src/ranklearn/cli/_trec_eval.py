@@ -16,12 +16,11 @@ any other measure asked with them is an error, as in trec_eval.
 
 from __future__ import annotations
 
+import gc
 import math
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
-
 from typing import TYPE_CHECKING
 
 import typer
@@ -265,8 +264,16 @@ def trec_eval(
     """Evaluate a TREC run as trec_eval does: same options, same output line for line."""
     if results_format != "trec_results":
         raise ValueError(f"-T {results_format!r} is not supported: only 'trec_results'")
-    print_trec_eval(
-        trec_eval_lines(qrels, run, measure, per_query=query_eval_wanted, complete=complete, summary=not no_summary,
-                        judged_only=judged_only, relevance_level=level, max_docs=max_docs, n_docs=n_docs,
-                        zscores=zscores, rel_format=rel_format)  # fmt: skip
-    )
+    # no garbage collection meanwhile: the imports and kernel loads make many objects and no
+    # cycles worth a pass (a tenth of a second)
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        print_trec_eval(
+            trec_eval_lines(qrels, run, measure, per_query=query_eval_wanted, complete=complete,
+                            summary=not no_summary, judged_only=judged_only, relevance_level=level,
+                            max_docs=max_docs, n_docs=n_docs, zscores=zscores, rel_format=rel_format)  # fmt: skip
+        )
+    finally:
+        if collecting:
+            gc.enable()
