@@ -2,14 +2,16 @@
 (:class:`ranklearn.metrics.trec.ranking.JudgedRankings`), for ``ranklearn trec-eval``.
 
 A run of any size is read in blocks of :data:`BLOCK` bytes into one reused buffer: a parallel
-numba pass over each block splits the lines, converts the numbers and hashes the document ids,
-a serial one interns the query and document ids into integer codes (a hash table per file
-holding each distinct id's bytes once), so only 16 bytes a line are kept, never the text, and
-no Python object is made per line. The rules are :mod:`ranklearn.io.trec`'s (blank and ``#`` lines skipped, a run's
-columns past the sixth ignored, qrels of exactly 4 columns, scores and grades plain finite
-numbers, a document listed twice for a query refused). The qrels join the run by their
-codes; ranking (score descending, docid descending in byte order), grade lookup, ``-M`` and
-``-J`` run in a parallel numba kernel over the queries.
+numba pass over each block splits the lines, converts the numbers and looks the query and
+document ids up in a hash table per file (integer codes; each distinct id's bytes held once);
+a serial pass interns the ids it did not find and appends the rows, so only 12 bytes a line
+are kept, never the text, and no Python object is made per line. The rules are
+:mod:`ranklearn.io.trec`'s (blank and ``#`` lines skipped, a run's columns past the sixth
+ignored, qrels of exactly 4 columns, scores and grades plain finite numbers, a document listed
+twice for a query refused). The qrels join the run by their codes; ranking (score descending
+as a C float, as trec_eval keeps it, then docid descending in byte order), grade lookup, ``-M``
+and ``-J`` run in a parallel numba kernel over the queries. :func:`read_rankings` gives the
+run's rankings alone (``-R prefs``, ``qrels_prefs``, ``qrels_jg``).
 """
 
 from __future__ import annotations
@@ -866,7 +868,7 @@ def read_rankings(
     ids_ascending: bool = False,
 ) -> tuple[list[str], RankedDocs, str]:
     """The run's rankings of those of ``queries`` it retrieves for, read as
-    :func:`read_judged_rankings` reads a run (streamed, 16 bytes a line kept).
+    :func:`read_judged_rankings` reads a run (streamed, 12 bytes a line kept).
 
     Returns
     -------
