@@ -80,6 +80,20 @@ def test_prefs_by_hand(capsys, tmp_path):
     assert got["prefs_simp_ret"] == "0.0000" and got["prefs_simp_imp"] == f"{2 / 3:6.4f}"
 
 
+def test_scores_equal_as_c_floats_tie_as_in_pytrec_eval(capsys, tmp_path):
+    pytrec_eval = pytest.importorskip("pytrec_eval", reason="pytrec-eval-terrier is not installed")
+    # a > b > c as doubles, equal as C floats: trec_eval ranks them by docid descending, c b a
+    scores = {"a": 0.1000000003, "b": 0.1000000002, "c": 0.1000000001}
+    grades = {"a": 1, "b": 1, "c": 0}
+    (tmp_path / "qrels").write_text("".join(f"1 0 {d} {g}\n" for d, g in grades.items()))
+    (tmp_path / "run").write_text("".join(f"1 Q0 {d} 1 {s!r} t\n" for d, s in scores.items()))
+    code, out, err = run(capsys, "trec-eval", "-q", "-m", "recip_rank", "-m", "relstring", tmp_path / "qrels",
+                         tmp_path / "run")  # fmt: skip
+    assert code == 0, err
+    want = pytrec_eval.RelevanceEvaluator({"1": grades}, {"recip_rank"}).evaluate({"1": scores})["1"]["recip_rank"]
+    assert want == 0.5 and out.splitlines()[:2] == ["recip_rank            \t1\t0.5000", "relstring             \t1\t'011'"]
+
+
 def test_comment_lines_extra_columns_and_stdin_change_nothing(capsys, tmp_path, monkeypatch):
     qrels = tmp_path / "qrels"
     qrels.write_text("# judged by hand\n" + (DATA / "qrels.txt").read_text())

@@ -111,12 +111,13 @@ def _clicks(X: np.ndarray, y: np.ndarray, qid: np.ndarray, path: Path) -> None:
 
 def _trec_eval(folder: Path) -> None:
     """``ranklearn trec-eval -m all_trec``'s reader and measures."""
-    from ranklearn.io.trec_stream import read_judged_rankings
+    from ranklearn.io.trec_stream import read_judged_rankings, read_rankings
     from ranklearn.metrics.trec import evaluate_rels, expand
 
     (folder / "qrels").write_text("1 0 a 1\n1 0 b -1\n")
     (folder / "run").write_text("1 Q0 a 1 0.5 t\n1 Q0 c 2 0.5 t\n")
     ranked, _, _ = read_judged_rankings(folder / "qrels", folder / "run")
+    read_rankings(folder / "run", ["1"])  # -R prefs / qrels_jg
     evaluate_rels(ranked.rels, ranked.ptr, ranked.levels, expand(["all_trec", "rbp", "unj"]))
 
 

@@ -16,12 +16,11 @@ any other measure asked with them is an error, as in trec_eval.
 
 from __future__ import annotations
 
+import gc
 import math
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
-
 from typing import TYPE_CHECKING
 
 import typer
@@ -198,26 +197,19 @@ def _other_format_values(
     each query of the run that the judgements have, in byte order of the ids."""
     import numpy as np
 
-    from ranklearn.io.trec import read_run
     from ranklearn.io.trec_prefs import read_prefs, read_qrels_jg
+    from ranklearn.io.trec_stream import read_rankings
     from ranklearn.metrics.trec import measures as M
     from ranklearn.metrics.trec import preferences as P
     from ranklearn.metrics.trec.judgment_groups import avgjg_values
 
     judged = read_qrels_jg(rel_path) if rel_format == "qrels_jg" else read_prefs(rel_path, rel_format=rel_format)
-    run = read_run(run_path)
-    ids = sorted(set(run.scores) & set(judged), key=str.encode)
+    # trec_eval's order: scores (C floats) descending, equal scores by docno, ascending for
+    # the prefs measures and descending for the others; the run streamed, each query's
+    # docnos made when its turn comes
+    ids, ranked, runid = read_rankings(run_path, judged.keys(), max_docs=max_docs, ids_ascending=rel_format != "qrels_jg")
     if not ids:
         raise DataFormatError("no queries with both results and relevance info", path=run_path)
-    # trec_eval's order: scores (C floats) descending, equal scores by docno, ascending for
-    # the prefs measures and descending for the others
-    sign = 1 if rel_format == "qrels_jg" else -1
-    ranked = []
-    for qid in ids:
-        docs = run.scores[qid]
-        by_id = sorted(docs, key=str.encode, reverse=sign > 0)
-        order = sorted(by_id, key=lambda d: -np.float32(docs[d]))
-        ranked.append(order[:max_docs] if max_docs is not None else order)
     computed = [r for r in requests if r.spec.code != M.C_NONE]
     if rel_format == "qrels_jg":
         values = avgjg_values(ranked, [judged[q] for q in ids], computed, relevance_level=relevance_level,
@@ -229,7 +221,7 @@ def _other_format_values(
         for q, qid in enumerate(ids):
             counts, pairs, n_judged_ret = P.prefs_counts(ranked[q], judged[qid], qid, str(rel_path))
             values[q] = P.prefs_values(counts, pairs, n_judged_ret)[take]
-    return ids, values, run.last_tag, len(judged)
+    return ids, values, runid, len(judged)
 
 
 def print_trec_eval(lines: Iterator[str]) -> None:
@@ -272,8 +264,16 @@ def trec_eval(
     """Evaluate a TREC run as trec_eval does: same options, same output line for line."""
     if results_format != "trec_results":
         raise ValueError(f"-T {results_format!r} is not supported: only 'trec_results'")
-    print_trec_eval(
-        trec_eval_lines(qrels, run, measure, per_query=query_eval_wanted, complete=complete, summary=not no_summary,
-                        judged_only=judged_only, relevance_level=level, max_docs=max_docs, n_docs=n_docs,
-                        zscores=zscores, rel_format=rel_format)  # fmt: skip
-    )
+    # no garbage collection meanwhile: the imports and kernel loads make many objects and no
+    # cycles worth a pass (a tenth of a second)
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        print_trec_eval(
+            trec_eval_lines(qrels, run, measure, per_query=query_eval_wanted, complete=complete,
+                            summary=not no_summary, judged_only=judged_only, relevance_level=level,
+                            max_docs=max_docs, n_docs=n_docs, zscores=zscores, rel_format=rel_format)  # fmt: skip
+        )
+    finally:
+        if collecting:
+            gc.enable()

@@ -16,6 +16,8 @@ C. Buckley and E. Voorhees, "Retrieval System Evaluation", MIT Press 2005.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from ranklearn.metrics.trec.counts import NONPOOL, UNJUDGED
@@ -29,7 +31,7 @@ def _base(request: Request) -> Request:
 
 
 def avgjg_values(
-    ranked: list[list[str]],
+    ranked: Sequence[list[str]],
     groups: list[dict[str, dict[str, int]]],
     requests: list[Request],
     *,
@@ -40,7 +42,7 @@ def avgjg_values(
 
     Parameters
     ----------
-    ranked : list of list of str
+    ranked : sequence of list of str
         Each query's retrieved docnos in trec_eval's order (already cut by ``-M``).
     groups : list of dict
         Each query's judgment groups: ``{jg: {docno: grade}}``.
