@@ -346,7 +346,9 @@ def main() -> None:
     groups: dict[tuple, list[dict]] = {}
     for run in runs:  # one table per click model, session count and dataset (MQ2008's folds pooled)
         groups.setdefault((run["click"], run["n_sessions"], run["split"].split()[0]), []).append(run)
-    for (click, n_sessions, dataset), group in groups.items():
+    order = list(CLICK_MODELS)  # sessions, then click model as listed, then dataset
+    for (click, n_sessions, dataset), group in sorted(groups.items(),
+                                                      key=lambda g: (g[0][1], order.index(g[0][0]), g[0][2])):
         print_table(f"{dataset}: {click} ({CLICK_MODELS[click]()!r}), {n_sessions:,} sessions", group)
     print("Conventions: NDCG with gain 2^rel-1, queries without a relevant document count 0, ties in input order "
           "(ranklearn's), on the test queries' true labels.")  # fmt: skip
