@@ -1,8 +1,8 @@
 """The offline click protocol (ranklearn.clicks.protocol) with LightGBM's and XGBoost's debiasing beside it.
 
     cd benchmarks && ../.venv/bin/python bench_clicks.py [--data mq2008,mslr] [--clicks pbm1,pbm0.5,pbm2,cascade,trust]
-        [--sessions 10000,100000,1000000] [--seeds 0,1,2] [--neural add|only] [--folds 1]
-        [--save DIR | --report DIR]
+        [--sessions 10000,100000,1000000] [--seeds 0,1,2] [--rankers all|peers] [--neural add|only] [--folds 1]
+        [--save DIR | --report DIR [DIR ...]]
 
 For every dataset split (MQ2008 Fold1-5; MSLR-sample's training file (every 5th query validates) and test file), click model, session count
 and seed: a logging ranker on 1% of the training queries' true labels, sessions simulated on its
@@ -23,8 +23,12 @@ proportional to the training ones, at most 50,000. ``--neural``: ListNet rows on
 the same session rows (``NEURAL``'s fixed settings): naive (clicks as labels), IPW with regression-EM
 propensities estimated from the training clicks, the Dual Learning Algorithm, and regression EM (the
 network as relevance model); ``--neural only`` leaves the tree peers out (the references stay; the
-comparison is then against the neural naive row). Means over test queries pooled across splits and seeds; paired
-95% percentile-bootstrap intervals of the per-query differences (queries x splits x seeds).
+comparison is then against the neural naive row). ``--rankers peers``: the references and the two peers only
+(ranklearn's debiased rows left out). Means over test queries pooled across splits and seeds; paired
+95% percentile-bootstrap intervals of the per-query differences (queries x splits x seeds). ``--report``
+pools the runs saved in one or more directories into one table per dataset, click model and session
+count (every seed and split of it); a ranker that is not in every run of a table is named and left out
+of it (its values would not pair).
 """
 
 from __future__ import annotations
@@ -224,9 +228,13 @@ def _interval(a: np.ndarray, b: np.ndarray) -> str:
 
 
 def print_table(title: str, runs: list[dict]) -> None:
-    """One markdown table of the pooled runs (test queries x splits x seeds), with the paired intervals."""
-    table = {name: {m: np.concatenate([r["per_query"][name][m] for r in runs]) for m in METRICS}
-             for name in runs[0]["per_query"]}  # fmt: skip
+    """One markdown table of the pooled runs (test queries x splits x seeds), with the paired intervals.
+
+    Only the rankers of every run are pooled (their per-query values pair); the others are named.
+    """
+    names = [n for n in runs[0]["per_query"] if all(n in r["per_query"] for r in runs)]
+    table = {name: {m: np.concatenate([r["per_query"][name][m] for r in runs]) for m in METRICS} for name in names}
+    partial = {n: sum(n in r["per_query"] for r in runs) for r in runs for n in r["per_query"] if n not in table}
     loads, rows = [r["load"] for r in runs], [r["train_rows"] for r in runs]
     print(f"### {title}")
     print()
@@ -235,6 +243,8 @@ def print_table(title: str, runs: list[dict]) -> None:
           f"per ranker; {min(rows):,}-{max(rows):,} training rows (distinct sessions merged); "
           f"{sum(r['seconds'] for r in runs):.0f} s of runs; 1-minute load after each run: "
           f"{min(loads):.2f}-{max(loads):.2f} (2 cores, shared)")  # fmt: skip
+    for name, count in partial.items():
+        print(f"\n{name}: in {count} of these {len(runs)} runs only, left out of this table")
     print()
     print("| ranker | " + " | ".join(METRICS) + " |")
     print("|---|" + "---|" * len(METRICS))
@@ -257,14 +267,36 @@ def print_table(title: str, runs: list[dict]) -> None:
         print(f"- {dla} - {ipw}: {_interval(table[dla]['ndcg@10'], table[ipw]['ndcg@10'])}")
     naive = table["naive"]["ndcg@10"].mean()
     gap = table["full information"]["ndcg@10"].mean() - naive
-    ours = max([o for o in (*OURS, *NEURAL_ROWS) if o in table], key=lambda o: table[o]["ndcg@10"].mean())
-    closed = (table[ours]["ndcg@10"].mean() - naive) / gap if gap else float("nan")
-    print(f"- gap full information - naive: {gap:+.4f}; the best of ours ({ours}) closes {closed:.0%} of it")
+    ours = [o for o in (*OURS, *NEURAL_ROWS) if o in table]
+    closes = ""
+    if ours:
+        best = max(ours, key=lambda o: table[o]["ndcg@10"].mean())
+        closed = (table[best]["ndcg@10"].mean() - naive) / gap if gap else float("nan")
+        closes = f"; the best of ours ({best}) closes {closed:.0%} of it"
+    print(f"- gap full information - naive: {gap:+.4f}{closes}")
     print()
 
 
 def _run_file(out: Path, click: str, n_sessions: int, seed: int, split: str) -> Path:
     return out / f"{click}_{n_sessions}_{seed}_{split.replace(' ', '-')}.npz"
+
+
+def load_runs(dirs: list[Path]) -> list[dict]:
+    """The runs saved (``--save``) in ``dirs``; a run of the same click model, sessions, seed and split
+    saved in a later directory too is named on stderr and not counted twice."""
+    runs: dict[tuple, dict] = {}
+    for d in dirs:
+        files = sorted(d.glob("*.npz"))
+        if not files:
+            raise SystemExit(f"bench_clicks: no saved runs (*.npz) in {d}")
+        for f in files:
+            run = dict(np.load(f, allow_pickle=True))["run"].item()
+            key = (run["click"], run["n_sessions"], run["seed"], run["split"])
+            if key in runs:
+                print(f"[{f}: the same run as one already read, left out]", file=sys.stderr)
+            else:
+                runs[key] = run
+    return list(runs.values())
 
 
 def main() -> None:
@@ -274,14 +306,18 @@ def main() -> None:
     ap.add_argument("--sessions", default="10000")
     ap.add_argument("--seeds", default="0")
     ap.add_argument("--save", type=Path, help="also keep each run's per-query values in DIR (one .npz a run)")
-    ap.add_argument("--report", type=Path, help="print the tables of the runs saved in DIR instead of running")
+    ap.add_argument("--report", type=Path, nargs="+",
+                    help="print the tables of the runs saved in DIR(s) instead of running (seeds and splits pooled)")
+    ap.add_argument("--rankers", choices=("all", "peers"), default="all",
+                    help="peers: the references, LightGBM's and XGBoost's rows only; all: with ranklearn's debiased rows")
     ap.add_argument("--neural", choices=("add", "only"),
                     help="add the neural click estimators' rows (only: without the tree rows beside the references)")
     ap.add_argument("--folds", help="MQ2008 folds to run, e.g. 1 (default: all five)")
     args = ap.parse_args()
-    rankers = {"add": PEERS | OURS | NEURAL_ROWS, "only": NEURAL_ROWS, None: PEERS | OURS}[args.neural]
+    trees = {"all": PEERS | OURS, "peers": PEERS}[args.rankers]
+    rankers = {"add": trees | NEURAL_ROWS, "only": NEURAL_ROWS, None: trees}[args.neural]
     if args.report is not None:
-        runs = [dict(np.load(f, allow_pickle=True))["run"].item() for f in sorted(args.report.glob("*.npz"))]
+        runs = load_runs(args.report)
     else:
         runs = []
         all_splits = list(splits(args.data.split(",")))
@@ -310,7 +346,9 @@ def main() -> None:
     groups: dict[tuple, list[dict]] = {}
     for run in runs:  # one table per click model, session count and dataset (MQ2008's folds pooled)
         groups.setdefault((run["click"], run["n_sessions"], run["split"].split()[0]), []).append(run)
-    for (click, n_sessions, dataset), group in groups.items():
+    order = list(CLICK_MODELS)  # sessions, then click model as listed, then dataset
+    for (click, n_sessions, dataset), group in sorted(groups.items(),
+                                                      key=lambda g: (g[0][1], order.index(g[0][0]), g[0][2])):
         print_table(f"{dataset}: {click} ({CLICK_MODELS[click]()!r}), {n_sessions:,} sessions", group)
     print("Conventions: NDCG with gain 2^rel-1, queries without a relevant document count 0, ties in input order "
           "(ranklearn's), on the test queries' true labels.")  # fmt: skip

@@ -50,7 +50,8 @@ SECTIONS = {
 #: hand-written records that RESULTS.md carries after the generated sections
 NOTES = ["core_refactor_ab.md", "boosting_step_ab.md", "neural_defaults.md", "ranker_defaults.md",
          "clicks_simulation.md", "trec_eval_dropin.md", "habits_warmup.md", "explain_speed.md",
-         "unbiased_speed.md", "spark_speed.md", "neural_clicks.md", "vocabulary_ab.md", "clicks_protocol.md",
+         "unbiased_speed.md", "spark_speed.md", "neural_clicks.md", "vocabulary_ab.md", "clicks_protocol_peers.md",
+         "clicks_protocol.md",
          "startup.md"]
 
 

@@ -1,0 +1,60 @@
+"""benchmarks/bench_clicks.py's report: saved runs of several seeds and directories pooled into one table."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+bench_clicks = pytest.importorskip("bench_clicks")
+
+RANKERS = ("logging", "naive", "full information", "LightGBM position", "XGBoost unbiased")
+
+
+def _run(seed: int, split: str, rankers=RANKERS, offset: float = 0.0) -> dict:
+    rng = np.random.default_rng(seed * 10 + len(split))
+    per_query = {r: {m: rng.random(7) + offset for m in bench_clicks.METRICS} for r in rankers}
+    return dict(click="pbm1", n_sessions=100, seed=seed, split=split, seconds=1.0, load=0.5, train_rows=10,
+                per_query=per_query)  # fmt: skip
+
+
+def _save(directory: Path, run: dict) -> None:
+    directory.mkdir(exist_ok=True)
+    path = bench_clicks._run_file(directory, run["click"], run["n_sessions"], run["seed"], run["split"])
+    np.savez(path, run=np.array(run, dtype=object))
+
+
+def test_report_pools_seeds_of_several_directories_and_reads_each_run_once(tmp_path, capsys):
+    first, second = tmp_path / "a", tmp_path / "b"
+    runs = [_run(0, "MQ2008 Fold1"), _run(0, "MQ2008 Fold2"), _run(1, "MQ2008 Fold1")]
+    for run in runs[:2]:
+        _save(first, run)
+    _save(second, runs[2])
+    _save(second, _run(0, "MQ2008 Fold1", offset=5.0))  # the same run again: not counted twice
+    loaded = bench_clicks.load_runs([first, second])
+    assert len(loaded) == 3 and "left out" in capsys.readouterr().err
+    bench_clicks.print_table("t", loaded)
+    out = capsys.readouterr().out
+    assert "2 split(s) x 2 seed(s) (0, 1), 21 test query values" in out
+    naive = np.concatenate([r["per_query"]["naive"]["ndcg@10"] for r in runs])  # paired over queries x runs
+    naive_at_1 = np.concatenate([r["per_query"]["naive"]["ndcg@1"] for r in runs])
+    assert f"| naive | {naive_at_1.mean():.4f} |" in out
+    lgb = np.concatenate([r["per_query"]["LightGBM position"]["ndcg@10"] for r in runs])
+    assert f"- LightGBM position - naive: {lgb.mean() - naive.mean():+.4f}" in out
+    assert "best of ours" not in out  # no ranklearn rows: the peers alone
+
+
+def test_report_leaves_out_and_names_a_ranker_missing_from_some_runs(tmp_path, capsys):
+    runs = [_run(0, "MQ2008 Fold1", (*RANKERS, "ranklearn pairwise")), _run(1, "MQ2008 Fold1")]
+    bench_clicks.print_table("t", runs)
+    out = capsys.readouterr().out
+    assert "ranklearn pairwise: in 1 of these 2 runs only, left out of this table" in out
+    assert "| ranklearn pairwise |" not in out and "| XGBoost unbiased |" in out
+
+
+def test_report_of_an_empty_directory_says_so(tmp_path):
+    with pytest.raises(SystemExit, match="no saved runs"):
+        bench_clicks.load_runs([tmp_path])
