@@ -1,8 +1,8 @@
 """The offline click protocol (ranklearn.clicks.protocol) with LightGBM's and XGBoost's debiasing beside it.
 
     cd benchmarks && ../.venv/bin/python bench_clicks.py [--data mq2008,mslr] [--clicks pbm1,pbm0.5,pbm2,cascade,trust]
-        [--sessions 10000,100000,1000000] [--seeds 0,1,2] [--neural add|only] [--folds 1]
-        [--save DIR | --report DIR]
+        [--sessions 10000,100000,1000000] [--seeds 0,1,2] [--neural add|only] [--ipw add|only] [--folds 1]
+        [--save DIR | --report DIR[,DIR2]]
 
 For every dataset split (MQ2008 Fold1-5; MSLR-sample's training file (every 5th query validates) and test file), click model, session count
 and seed: a logging ranker on 1% of the training queries' true labels, sessions simulated on its
@@ -23,7 +23,12 @@ proportional to the training ones, at most 50,000. ``--neural``: ListNet rows on
 the same session rows (``NEURAL``'s fixed settings): naive (clicks as labels), IPW with regression-EM
 propensities estimated from the training clicks, the Dual Learning Algorithm, and regression EM (the
 network as relevance model); ``--neural only`` leaves the tree peers out (the references stay; the
-comparison is then against the neural naive row). Means over test queries pooled across splits and seeds; paired
+comparison is then against the neural naive row). ``--ipw``: rows early-stopped on the IPW click DCG@10
+of the validation clicks (``ranklearn.clicks.ipw_dcg``) with propensities estimated by the swap
+estimator from ``SWAP_SHARE`` more training-query sessions with swap interventions (a randomized
+share, read by these rows only): the naive model so stopped, ``unbiased="ipw"`` with those
+propensities, and the one of ipw / pairwise (p=2) / position factors (r=0) with the best validation
+IPW click DCG@10. Means over test queries pooled across splits and seeds; paired
 95% percentile-bootstrap intervals of the per-query differences (queries x splits x seeds).
 """
 
@@ -148,6 +153,77 @@ OURS = {
 }
 
 
+#: ``--ipw``: training-query sessions with swap interventions beside the training clicks, as a share of
+#: them, from which the swap estimator gives the propensities of the IPW rows (nothing else reads them)
+SWAP_SHARE = 0.1
+
+
+def _swap_propensity(exp: ClickExperiment):
+    from ranklearn.clicks import estimate_propensity
+
+    return estimate_propensity(exp.swap_log, "swap", n_bootstrap=0)
+
+
+def _ipw_stopped(method: str | None, params: dict):
+    """LambdaMART (``unbiased=method``, or the naive one) early-stopped on the IPW click DCG@10 of
+    the validation clicks, with the propensities of the swap sessions (issue 31)."""
+    from ranklearn import LambdaMART
+    from ranklearn.clicks import ipw_dcg, ipw_eval_set
+
+    def fit(exp: ClickExperiment, prop=None) -> LambdaMART:
+        prop = _swap_propensity(exp) if prop is None else prop
+        extra = {} if method is None else dict(unbiased=method, **params)
+        if method == "ipw":
+            extra["propensity"] = prop.propensity
+        t = exp.train_clicks
+        model = LambdaMART(n_estimators=ROUNDS, early_stopping_rounds=PATIENCE, random_state=exp.seed,
+                           metric=ipw_dcg(10), lambda_metric="ndcg@10", **extra)  # fmt: skip
+        kwargs = exp.fit_kwargs() if method else dict(qid=t.qid, sample_weight=t.sample_weight)
+        return model.fit(t.X, t.y, eval_set=[ipw_eval_set(exp.valid_clicks, prop)], **kwargs)
+
+    return fit
+
+
+#: the candidates of "ranklearn chosen on IPW-DCG" (benchmarks/ranker_defaults.md, pre-registered)
+IPW_CANDIDATES = {
+    "ipw": _ipw_stopped("ipw", {}),
+    "pairwise p=2": _ipw_stopped("pairwise", dict(position_bias_norm=2.0)),
+    "position factors r=0": _ipw_stopped("position_factors", dict(position_bias_regularization=0.0)),
+}
+
+
+#: the last experiment's fitted candidates: the IPW row and the chosen row share the IPW fit
+_FITTED: dict[str, tuple[ClickExperiment, object]] = {}
+
+
+def _candidate(name: str, exp: ClickExperiment, prop=None):
+    hit = _FITTED.get(name)
+    if hit is None or hit[0] is not exp:
+        _FITTED[name] = (exp, IPW_CANDIDATES[name](exp, prop))
+    return _FITTED[name][1]
+
+
+def _chosen_on_ipw_dcg(exp: ClickExperiment):
+    """The candidate with the best validation IPW click DCG@10 (at its early-stopped tree)."""
+    prop = _swap_propensity(exp)
+    best = None
+    for name in IPW_CANDIDATES:
+        model = _candidate(name, exp, prop)
+        if best is None or model.best_score_ > best[0]:
+            best = (model.best_score_, name, model)
+    print(f"[chosen on IPW-DCG: {best[1]}, {best[0]:.4f}]", file=sys.stderr, flush=True)
+    return best[2]
+
+
+#: ``--ipw``: early stopping on the IPW click DCG (propensities from the swap sessions); see the plan
+#: in benchmarks/ranker_defaults.md ("Debiased early stopping")
+IPW_ROWS = {
+    "naive, IPW-DCG stopping": _ipw_stopped(None, {}),
+    "ranklearn IPW (swap propensities)": lambda exp: _candidate("ipw", exp),
+    "ranklearn chosen on IPW-DCG": _chosen_on_ipw_dcg,
+}
+
+
 #: the neural rows' network and training, fixed before any run (benchmarks/ranker_defaults.md, "Neural
 #: click estimators"): one small network, early stopping on the validation clicks' NDCG@10
 NEURAL = dict(hidden=(32,), n_networks=1, n_estimators=40, batch_queries=64, learning_rate=1e-3, early_stopping_rounds=5)
@@ -257,10 +333,44 @@ def print_table(title: str, runs: list[dict]) -> None:
         print(f"- {dla} - {ipw}: {_interval(table[dla]['ndcg@10'], table[ipw]['ndcg@10'])}")
     naive = table["naive"]["ndcg@10"].mean()
     gap = table["full information"]["ndcg@10"].mean() - naive
-    ours = max([o for o in (*OURS, *NEURAL_ROWS) if o in table], key=lambda o: table[o]["ndcg@10"].mean())
+    ours = max([o for o in (*OURS, *IPW_ROWS, *NEURAL_ROWS) if o in table and not o.startswith("naive")], key=lambda o: table[o]["ndcg@10"].mean())
     closed = (table[ours]["ndcg@10"].mean() - naive) / gap if gap else float("nan")
     print(f"- gap full information - naive: {gap:+.4f}; the best of ours ({ours}) closes {closed:.0%} of it")
+    swaps = max(r.get("swap_sessions", 0) for r in runs)
+    if swaps:
+        print(f"- interventions: the rows stopped on the IPW click DCG (and the IPW model) read the propensities that "
+              f"the swap estimator gives from {swaps:,} more training-query sessions with swap interventions "
+              f"({swaps / runs[0]['n_sessions']:.0%} of the training sessions; rank 1 traded with a uniformly drawn "
+              f"rank), which no other row sees; they do not train any model")  # fmt: skip
     print()
+
+
+def _joined_runs(dirs: list[Path]) -> list[dict]:
+    """The saved runs of ``dirs``; one run's rows saved in several of them joined into one run.
+
+    Raises
+    ------
+    SystemExit
+        When two directories' copies of a run give a row they share different test values
+        (another simulation or another code: their rows cannot be paired).
+    """
+    joined: dict[tuple, dict] = {}
+    for d in dirs:
+        for f in sorted(d.glob("*.npz")):
+            run = dict(np.load(f, allow_pickle=True))["run"].item()
+            key = (run["click"], run["n_sessions"], run["seed"], run["split"])
+            if key not in joined:
+                joined[key] = run
+                continue
+            have = joined[key]
+            for name in set(have["per_query"]) & set(run["per_query"]):
+                if not all(np.array_equal(have["per_query"][name][m], run["per_query"][name][m]) for m in METRICS):
+                    raise SystemExit(f"{f}: row {name!r} differs from the same run's in another directory")
+            have["per_query"] = have["per_query"] | run["per_query"]
+            have["seconds"] += run["seconds"]
+            have["load"] = max(have["load"], run["load"])
+            have["swap_sessions"] = max(have.get("swap_sessions", 0), run.get("swap_sessions", 0))
+    return list(joined.values())
 
 
 def _run_file(out: Path, click: str, n_sessions: int, seed: int, split: str) -> Path:
@@ -274,14 +384,20 @@ def main() -> None:
     ap.add_argument("--sessions", default="10000")
     ap.add_argument("--seeds", default="0")
     ap.add_argument("--save", type=Path, help="also keep each run's per-query values in DIR (one .npz a run)")
-    ap.add_argument("--report", type=Path, help="print the tables of the runs saved in DIR instead of running")
+    ap.add_argument("--report", help="print the tables of the runs saved in DIR instead of running; DIR,DIR2,...: "
+                    "the rows of one run (click model, sessions, seed, split) saved in several directories are "
+                    "joined, after checking that the rows they share hold the same test values")  # fmt: skip
     ap.add_argument("--neural", choices=("add", "only"),
                     help="add the neural click estimators' rows (only: without the tree rows beside the references)")
     ap.add_argument("--folds", help="MQ2008 folds to run, e.g. 1 (default: all five)")
+    ap.add_argument("--ipw", choices=("add", "only"),
+                    help=f"add the rows early-stopped on the IPW click DCG@10, with propensities from {SWAP_SHARE:.0%} "
+                    "more sessions with swap interventions (only: without the other debiased rows)")  # fmt: skip
     args = ap.parse_args()
     rankers = {"add": PEERS | OURS | NEURAL_ROWS, "only": NEURAL_ROWS, None: PEERS | OURS}[args.neural]
+    rankers = {"add": rankers | IPW_ROWS, "only": IPW_ROWS, None: rankers}[args.ipw]
     if args.report is not None:
-        runs = [dict(np.load(f, allow_pickle=True))["run"].item() for f in sorted(args.report.glob("*.npz"))]
+        runs = _joined_runs([Path(d) for d in args.report.split(",")])
     else:
         runs = []
         all_splits = list(splits(args.data.split(",")))
@@ -296,8 +412,10 @@ def main() -> None:
                         # the neural rows train on one row per session (their losses take no session weights)
                         result = run_protocol(tr, va, te, CLICK_MODELS[click](), n_sessions=n_sessions, seed=seed,
                                               rankers=rankers, merge_sessions=args.neural is None,
-                                              max_valid_sessions=MAX_VALID_SESSIONS)  # fmt: skip
+                                              max_valid_sessions=MAX_VALID_SESSIONS,
+                                              swap_sessions=int(SWAP_SHARE * n_sessions) if args.ipw else 0)  # fmt: skip
                         run = dict(click=click, n_sessions=n_sessions, seed=seed, split=split,
+                                   swap_sessions=result.settings["swap_sessions"],
                                    seconds=time.perf_counter() - start, load=os.getloadavg()[0],
                                    train_rows=result.settings["train_rows"], per_query=result.per_query)  # fmt: skip
                         runs.append(run)
