@@ -317,7 +317,8 @@ def print_table(title: str, runs: list[dict]) -> None:
     for name, values in table.items():
         print(_row(name, values))
     print()
-    peers = [p for p in PEERS if p in table] or ["neural naive"]  # --neural only: against the neural naive row
+    # --neural only: against the neural naive row; --ipw only: against naive alone
+    peers = [p for p in PEERS if p in table] or [p for p in ("neural naive",) if p in table] or ["naive"]
     best_peer = max(peers, key=lambda p: table[p]["ndcg@10"].mean())
     print(f"NDCG@10 paired differences (95% bootstrap interval) against the naive model and the best peer "
           f"({best_peer}):")  # fmt: skip
@@ -325,7 +326,7 @@ def print_table(title: str, runs: list[dict]) -> None:
     for name, values in table.items():
         if name != "naive":
             print(f"- {name} - naive: {_interval(values['ndcg@10'], table['naive']['ndcg@10'])}")
-    for name in table:
+    for name in table if best_peer != "naive" else ():
         if name not in (best_peer,) and name not in PEERS:
             print(f"- {name} - {best_peer}: {_interval(table[name]['ndcg@10'], table[best_peer]['ndcg@10'])}")
     dla, ipw = "neural DLA", "neural IPW (regression-EM propensities)"
