@@ -329,6 +329,9 @@ def print_table(title: str, runs: list[dict]) -> None:
     for name in table if best_peer != "naive" else ():
         if name not in (best_peer,) and name not in PEERS:
             print(f"- {name} - {best_peer}: {_interval(table[name]['ndcg@10'], table[best_peer]['ndcg@10'])}")
+    entry = "ranklearn chosen on IPW-DCG"  # the pre-registered entry for issue 31's targets: against every peer
+    for peer in (p for p in PEERS if p in table and p != best_peer and entry in table):
+        print(f"- {entry} - {peer}: {_interval(table[entry]['ndcg@10'], table[peer]['ndcg@10'])}")
     dla, ipw = "neural DLA", "neural IPW (regression-EM propensities)"
     if dla in table and ipw in table:  # issue 31's neural target: DLA at or above IPW
         print(f"- {dla} - {ipw}: {_interval(table[dla]['ndcg@10'], table[ipw]['ndcg@10'])}")

@@ -69,7 +69,7 @@ def test_the_mean_over_sessions_is_the_dcg_of_attractiveness_whatever_the_logged
 
 
 def test_early_stopping_on_the_ipw_click_dcg_with_swap_propensities():
-    tr, va, _ = make_ranking_splits((60, 20, 10), n_features=6, random_state=0)
+    tr, va, _ = make_ranking_splits((60, 20, 10), n_features=8, random_state=0)
     exp = prepare(tr, va, PBM(eta=1.0, epsilon=0.1), n_sessions=3000, seed=0, top_k=5, merge_sessions=True,
                   swap_sessions=2000)  # fmt: skip
     log = exp.swap_log
