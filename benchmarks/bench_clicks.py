@@ -1,8 +1,8 @@
 """The offline click protocol (ranklearn.clicks.protocol) with LightGBM's and XGBoost's debiasing beside it.
 
     cd benchmarks && ../.venv/bin/python bench_clicks.py [--data mq2008,mslr] [--clicks pbm1,pbm0.5,pbm2,cascade,trust]
-        [--sessions 10000,100000,1000000] [--seeds 0,1,2] [--rankers all|peers] [--neural add|only] [--folds 1]
-        [--save DIR | --report DIR [DIR ...]]
+        [--sessions 10000,100000,1000000] [--seeds 0,1,2] [--rankers all|peers] [--neural add|only] [--ipw add|only|lightgbm]
+        [--folds 1] [--save DIR | --report DIR[,DIR2] [DIR[,DIR2] ...]]
 
 For every dataset split (MQ2008 Fold1-5; MSLR-sample's training file (every 5th query validates) and test file), click model, session count
 and seed: a logging ranker on 1% of the training queries' true labels, sessions simulated on its
@@ -28,7 +28,14 @@ comparison is then against the neural naive row). ``--rankers peers``: the refer
 95% percentile-bootstrap intervals of the per-query differences (queries x splits x seeds). ``--report``
 pools the runs saved in one or more directories into one table per dataset, click model and session
 count (every seed and split of it); a ranker that is not in every run of a table is named and left out
-of it (its values would not pair).
+of it (its values would not pair); DIR,DIR2 joins the rows of one run saved in two directories.
+comparison is then against the neural naive row). ``--ipw``: rows early-stopped on the IPW click DCG@10
+of the validation clicks (``ranklearn.clicks.ipw_dcg``) with propensities estimated by the swap
+estimator from ``SWAP_SHARE`` more training-query sessions with swap interventions (a randomized
+share, read by these rows only): the naive model so stopped, ``unbiased="ipw"`` with those
+propensities, and the one of ipw / pairwise (p=2) / position factors (r=0) with the best validation
+IPW click DCG@10; and LightGBM's position model stopped and tuned on the same metric (``--ipw lightgbm``:
+that row alone).
 """
 
 from __future__ import annotations
@@ -85,20 +92,30 @@ def _group_weights(t) -> np.ndarray:
     return t.sample_weight[np.r_[0, np.cumsum(_sizes(t.qid))[:-1]]]
 
 
-def lightgbm_position(exp: ClickExperiment) -> _Predictor:
+def lightgbm_position(exp: ClickExperiment, prop=None) -> _Predictor:
+    """LightGBM's position-bias model, its regularization chosen on the validation clicks; with ``prop``
+    (propensities), early-stopped and chosen on the IPW click DCG@10 instead of raw click NDCG@10."""
     import lightgbm as lgb
 
     t, v = exp.train_clicks, exp.valid_clicks
+    watch = dict(metric="ndcg", eval_at=[10])
+    feval = None
+    if prop is not None:
+        from ranklearn.clicks import ipw_dcg, ipw_labels
+
+        labels, starts, metric = ipw_labels(v.y, v.position, prop), np.r_[0, np.cumsum(_sizes(v.qid))], ipw_dcg(10)
+        watch = dict(metric="None")
+        feval = lambda preds, data: ("ipw_dcg@10", metric.mean(labels, preds, starts), True)  # noqa: E731
     best = None
     for reg in (0.0, 0.1, 1.0):
         params = dict(objective="lambdarank", lambdarank_position_bias_regularization=reg, num_threads=2,
-                      verbose=-1, seed=exp.seed, metric="ndcg", eval_at=[10])  # fmt: skip
+                      verbose=-1, seed=exp.seed, **watch)  # fmt: skip
         train = lgb.Dataset(t.X, t.y, group=_sizes(t.qid), weight=t.sample_weight, position=t.position - 1)
         valid = lgb.Dataset(v.X, v.y, group=_sizes(v.qid), reference=train)
-        booster = lgb.train(params, train, ROUNDS, valid_sets=[valid],
+        booster = lgb.train(params, train, ROUNDS, valid_sets=[valid], feval=feval,
                             callbacks=[lgb.early_stopping(PATIENCE, verbose=False)])  # fmt: skip
         model = _Predictor(lambda X, b=booster: b.predict(X, num_iteration=b.best_iteration))
-        score = _valid_ndcg(exp, model)
+        score = _valid_ndcg(exp, model) if prop is None else booster.best_score["valid_0"]["ipw_dcg@10"]
         if best is None or score > best[0]:
             best = (score, model)
     return best[1]
@@ -149,6 +166,80 @@ def _ranklearn_debiased(method: str, param: str, values: tuple[float, ...]):
 OURS = {
     "ranklearn pairwise": _ranklearn_debiased("pairwise", "position_bias_norm", (1.0, 2.0)),
     "ranklearn position factors": _ranklearn_debiased("position_factors", "position_bias_regularization", (0.0, 0.1, 1.0)),
+}
+
+
+#: ``--ipw``: training-query sessions with swap interventions beside the training clicks, as a share of
+#: them, from which the swap estimator gives the propensities of the IPW rows (nothing else reads them)
+SWAP_SHARE = 0.1
+
+
+def _swap_propensity(exp: ClickExperiment):
+    from ranklearn.clicks import estimate_propensity
+
+    return estimate_propensity(exp.swap_log, "swap", n_bootstrap=0)
+
+
+def _ipw_stopped(method: str | None, params: dict):
+    """LambdaMART (``unbiased=method``, or the naive one) early-stopped on the IPW click DCG@10 of
+    the validation clicks, with the propensities of the swap sessions (issue 31)."""
+    from ranklearn import LambdaMART
+    from ranklearn.clicks import ipw_dcg, ipw_eval_set
+
+    def fit(exp: ClickExperiment, prop=None) -> LambdaMART:
+        prop = _swap_propensity(exp) if prop is None else prop
+        extra = {} if method is None else dict(unbiased=method, **params)
+        if method == "ipw":
+            extra["propensity"] = prop.propensity
+        t = exp.train_clicks
+        model = LambdaMART(n_estimators=ROUNDS, early_stopping_rounds=PATIENCE, random_state=exp.seed,
+                           metric=ipw_dcg(10), lambda_metric="ndcg@10", **extra)  # fmt: skip
+        kwargs = exp.fit_kwargs() if method else dict(qid=t.qid, sample_weight=t.sample_weight)
+        return model.fit(t.X, t.y, eval_set=[ipw_eval_set(exp.valid_clicks, prop)], **kwargs)
+
+    return fit
+
+
+#: the candidates of "ranklearn chosen on IPW-DCG" (benchmarks/ranker_defaults.md, pre-registered)
+IPW_CANDIDATES = {
+    "ipw": _ipw_stopped("ipw", {}),
+    "pairwise p=2": _ipw_stopped("pairwise", dict(position_bias_norm=2.0)),
+    "position factors r=0": _ipw_stopped("position_factors", dict(position_bias_regularization=0.0)),
+}
+
+
+#: the last experiment's fitted candidates: the IPW row and the chosen row share the IPW fit
+_FITTED: dict[str, tuple[ClickExperiment, object]] = {}
+
+
+def _candidate(name: str, exp: ClickExperiment, prop=None):
+    hit = _FITTED.get(name)
+    if hit is None or hit[0] is not exp:
+        _FITTED[name] = (exp, IPW_CANDIDATES[name](exp, prop))
+    return _FITTED[name][1]
+
+
+def _chosen_on_ipw_dcg(exp: ClickExperiment):
+    """The candidate with the best validation IPW click DCG@10 (at its early-stopped tree)."""
+    prop = _swap_propensity(exp)
+    best = None
+    for name in IPW_CANDIDATES:
+        model = _candidate(name, exp, prop)
+        if best is None or model.best_score_ > best[0]:
+            best = (model.best_score_, name, model)
+    print(f"[chosen on IPW-DCG: {best[1]}, {best[0]:.4f}]", file=sys.stderr, flush=True)
+    return best[2]
+
+
+#: ``--ipw``: early stopping on the IPW click DCG (propensities from the swap sessions); see the plan
+#: in benchmarks/ranker_defaults.md ("Debiased early stopping")
+IPW_ROWS = {
+    "naive, IPW-DCG stopping": _ipw_stopped(None, {}),
+    "ranklearn IPW (swap propensities)": lambda exp: _candidate("ipw", exp),
+    "ranklearn chosen on IPW-DCG": _chosen_on_ipw_dcg,
+    # the best peer at eta=1 stopped (and its regularization chosen) on the same metric: how much of our
+    # rows' lead is the stopping metric's
+    "LightGBM position, IPW-DCG stopping": lambda exp: lightgbm_position(exp, _swap_propensity(exp).propensity),
 }
 
 
@@ -251,7 +342,8 @@ def print_table(title: str, runs: list[dict]) -> None:
     for name, values in table.items():
         print(_row(name, values))
     print()
-    peers = [p for p in PEERS if p in table] or ["neural naive"]  # --neural only: against the neural naive row
+    # --neural only: against the neural naive row; --ipw only: against naive alone
+    peers = [p for p in PEERS if p in table] or [p for p in ("neural naive",) if p in table] or ["naive"]
     best_peer = max(peers, key=lambda p: table[p]["ndcg@10"].mean())
     print(f"NDCG@10 paired differences (95% bootstrap interval) against the naive model and the best peer "
           f"({best_peer}):")  # fmt: skip
@@ -259,41 +351,79 @@ def print_table(title: str, runs: list[dict]) -> None:
     for name, values in table.items():
         if name != "naive":
             print(f"- {name} - naive: {_interval(values['ndcg@10'], table['naive']['ndcg@10'])}")
-    for name in table:
+    for name in table if best_peer != "naive" else ():
         if name not in (best_peer,) and name not in PEERS:
             print(f"- {name} - {best_peer}: {_interval(table[name]['ndcg@10'], table[best_peer]['ndcg@10'])}")
+    entry = "ranklearn chosen on IPW-DCG"  # the pre-registered entry for issue 31's targets: against every peer
+    for peer in (p for p in PEERS if p in table and p != best_peer and entry in table):
+        print(f"- {entry} - {peer}: {_interval(table[entry]['ndcg@10'], table[peer]['ndcg@10'])}")
     dla, ipw = "neural DLA", "neural IPW (regression-EM propensities)"
     if dla in table and ipw in table:  # issue 31's neural target: DLA at or above IPW
         print(f"- {dla} - {ipw}: {_interval(table[dla]['ndcg@10'], table[ipw]['ndcg@10'])}")
     naive = table["naive"]["ndcg@10"].mean()
     gap = table["full information"]["ndcg@10"].mean() - naive
-    ours = [o for o in (*OURS, *NEURAL_ROWS) if o in table]
-    closes = ""
-    if ours:
+    ours = [o for o in (*OURS, *IPW_ROWS, *NEURAL_ROWS) if o in table and not o.startswith(("naive", "LightGBM"))]
+    if ours:  # (--ipw lightgbm has none)
         best = max(ours, key=lambda o: table[o]["ndcg@10"].mean())
         closed = (table[best]["ndcg@10"].mean() - naive) / gap if gap else float("nan")
-        closes = f"; the best of ours ({best}) closes {closed:.0%} of it"
-    print(f"- gap full information - naive: {gap:+.4f}{closes}")
+        print(f"- gap full information - naive: {gap:+.4f}; the best of ours ({best}) closes {closed:.0%} of it")
+    else:
+        print(f"- gap full information - naive: {gap:+.4f}")
+    swaps = max(r.get("swap_sessions", 0) for r in runs)
+    if swaps:
+        print(f"- interventions: the rows stopped on the IPW click DCG (and the IPW model) read the propensities that "
+              f"the swap estimator gives from {swaps:,} more training-query sessions with swap interventions "
+              f"({swaps / runs[0]['n_sessions']:.0%} of the training sessions; rank 1 traded with a uniformly drawn "
+              f"rank), which no other row sees; they do not train any model")  # fmt: skip
     print()
+
+
+def _joined_runs(dirs: list[Path]) -> list[dict]:
+    """The saved runs of ``dirs``; one run's rows saved in several of them joined into one run.
+
+    Raises
+    ------
+    SystemExit
+        When two directories' copies of a run give a row they share different test values
+        (another simulation or another code: their rows cannot be paired).
+    """
+    joined: dict[tuple, dict] = {}
+    for d in dirs:
+        for f in sorted(d.glob("*.npz")):
+            run = dict(np.load(f, allow_pickle=True))["run"].item()
+            key = (run["click"], run["n_sessions"], run["seed"], run["split"])
+            if key not in joined:
+                joined[key] = run
+                continue
+            have = joined[key]
+            for name in set(have["per_query"]) & set(run["per_query"]):
+                if not all(np.array_equal(have["per_query"][name][m], run["per_query"][name][m]) for m in METRICS):
+                    raise SystemExit(f"{f}: row {name!r} differs from the same run's in another directory")
+            have["per_query"] = have["per_query"] | run["per_query"]
+            have["seconds"] += run["seconds"]
+            have["load"] = max(have["load"], run["load"])
+            have["swap_sessions"] = max(have.get("swap_sessions", 0), run.get("swap_sessions", 0))
+    return list(joined.values())
 
 
 def _run_file(out: Path, click: str, n_sessions: int, seed: int, split: str) -> Path:
     return out / f"{click}_{n_sessions}_{seed}_{split.replace(' ', '-')}.npz"
 
 
-def load_runs(dirs: list[Path]) -> list[dict]:
-    """The runs saved (``--save``) in ``dirs``; a run of the same click model, sessions, seed and split
-    saved in a later directory too is named on stderr and not counted twice."""
+def load_runs(groups: list[list[Path]]) -> list[dict]:
+    """The runs saved (``--save``) in each group of directories (a group's copies of one run joined,
+    :func:`_joined_runs`); a run of the same click model, sessions, seed and split in a later group
+    too is named on stderr and not counted twice."""
     runs: dict[tuple, dict] = {}
-    for d in dirs:
-        files = sorted(d.glob("*.npz"))
-        if not files:
-            raise SystemExit(f"bench_clicks: no saved runs (*.npz) in {d}")
-        for f in files:
-            run = dict(np.load(f, allow_pickle=True))["run"].item()
+    for dirs in groups:
+        for d in dirs:
+            if not any(d.glob("*.npz")):
+                raise SystemExit(f"bench_clicks: no saved runs (*.npz) in {d}")
+        for run in _joined_runs(dirs):
             key = (run["click"], run["n_sessions"], run["seed"], run["split"])
             if key in runs:
-                print(f"[{f}: the same run as one already read, left out]", file=sys.stderr)
+                print(f"[{','.join(map(str, dirs))}: {key} is the same run as one already read, left out]",
+                      file=sys.stderr)
             else:
                 runs[key] = run
     return list(runs.values())
@@ -306,18 +436,26 @@ def main() -> None:
     ap.add_argument("--sessions", default="10000")
     ap.add_argument("--seeds", default="0")
     ap.add_argument("--save", type=Path, help="also keep each run's per-query values in DIR (one .npz a run)")
-    ap.add_argument("--report", type=Path, nargs="+",
-                    help="print the tables of the runs saved in DIR(s) instead of running (seeds and splits pooled)")
+    ap.add_argument("--report", nargs="+",
+                    help="print the tables of the runs saved in DIR(s) instead of running (seeds and splits pooled); "
+                    "DIR,DIR2: the rows of one run saved in several directories are joined, after checking that "
+                    "the rows they share hold the same test values")  # fmt: skip
     ap.add_argument("--rankers", choices=("all", "peers"), default="all",
                     help="peers: the references, LightGBM's and XGBoost's rows only; all: with ranklearn's debiased rows")
     ap.add_argument("--neural", choices=("add", "only"),
                     help="add the neural click estimators' rows (only: without the tree rows beside the references)")
     ap.add_argument("--folds", help="MQ2008 folds to run, e.g. 1 (default: all five)")
+    ap.add_argument("--ipw", choices=("add", "only", "lightgbm"),
+                    help=f"add the rows early-stopped on the IPW click DCG@10, with propensities from {SWAP_SHARE:.0%} "
+                    "more sessions with swap interventions (only: without the other debiased rows; lightgbm: only "
+                    "LightGBM's position model stopped on that metric)")  # fmt: skip
     args = ap.parse_args()
     trees = {"all": PEERS | OURS, "peers": PEERS}[args.rankers]
     rankers = {"add": trees | NEURAL_ROWS, "only": NEURAL_ROWS, None: trees}[args.neural]
+    lightgbm_ipw = {k: v for k, v in IPW_ROWS.items() if k.startswith("LightGBM")}
+    rankers = {"add": rankers | IPW_ROWS, "only": IPW_ROWS, "lightgbm": lightgbm_ipw, None: rankers}[args.ipw]
     if args.report is not None:
-        runs = load_runs(args.report)
+        runs = load_runs([[Path(d) for d in group.split(",")] for group in args.report])
     else:
         runs = []
         all_splits = list(splits(args.data.split(",")))
@@ -332,8 +470,10 @@ def main() -> None:
                         # the neural rows train on one row per session (their losses take no session weights)
                         result = run_protocol(tr, va, te, CLICK_MODELS[click](), n_sessions=n_sessions, seed=seed,
                                               rankers=rankers, merge_sessions=args.neural is None,
-                                              max_valid_sessions=MAX_VALID_SESSIONS)  # fmt: skip
+                                              max_valid_sessions=MAX_VALID_SESSIONS,
+                                              swap_sessions=int(SWAP_SHARE * n_sessions) if args.ipw else 0)  # fmt: skip
                         run = dict(click=click, n_sessions=n_sessions, seed=seed, split=split,
+                                   swap_sessions=result.settings["swap_sessions"],
                                    seconds=time.perf_counter() - start, load=os.getloadavg()[0],
                                    train_rows=result.settings["train_rows"], per_query=result.per_query)  # fmt: skip
                         runs.append(run)

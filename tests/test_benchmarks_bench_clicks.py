@@ -34,7 +34,7 @@ def test_report_pools_seeds_of_several_directories_and_reads_each_run_once(tmp_p
         _save(first, run)
     _save(second, runs[2])
     _save(second, _run(0, "MQ2008 Fold1", offset=5.0))  # the same run again: not counted twice
-    loaded = bench_clicks.load_runs([first, second])
+    loaded = bench_clicks.load_runs([[first], [second]])
     assert len(loaded) == 3 and "left out" in capsys.readouterr().err
     bench_clicks.print_table("t", loaded)
     out = capsys.readouterr().out
@@ -57,4 +57,4 @@ def test_report_leaves_out_and_names_a_ranker_missing_from_some_runs(tmp_path, c
 
 def test_report_of_an_empty_directory_says_so(tmp_path):
     with pytest.raises(SystemExit, match="no saved runs"):
-        bench_clicks.load_runs([tmp_path])
+        bench_clicks.load_runs([[tmp_path]])

@@ -289,19 +289,35 @@ def test_report_renders_in_headless_chromium(page, tmp_path):
     assert 0.01 < dark < 0.5 and colored > 0.01, (dark, colored)
 
 
-def test_report_of_a_debiased_model_shows_its_position_bias(capsys, files, tmp_path):
+def _report_of_a_click_model(capsys, files, tmp_path, model) -> str:
+    """The report page of ``model`` fitted on PBM-like clicks of 40 lists of 10 (relevance: feature 0)."""
     rng = np.random.default_rng(0)
     X = rng.normal(size=(400, 8))
     position = np.tile(np.arange(1, 11), 40)
     y = (rng.random(400) < (X[:, 0] > 0) / position).astype(float)
-    model = LambdaMART(n_estimators=3, num_leaves=3, min_samples_leaf=5, unbiased="position_factors")
     model.fit(X, y, qid=np.repeat(np.arange(40), 10), position=position)
     model.save(tmp_path / "clicks.json")
     out = tmp_path / "report.html"
     code, _, err = run(capsys, "report", "--model", tmp_path / "clicks.json", "--data", files / "test.txt", "--out", out)
     assert code == 0, err
-    text = out.read_text()
-    assert "Position bias learned from the clicks" in text
+    return out.read_text()
+
+
+def test_report_of_a_debiased_model_shows_its_position_bias(capsys, files, tmp_path):
+    model = LambdaMART(n_estimators=3, num_leaves=3, min_samples_leaf=5, unbiased="position_factors")
+    text = _report_of_a_click_model(capsys, files, tmp_path, model)
+    assert "Position bias learned from the clicks (unbiased=&#x27;position_factors&#x27;)" in text
+    assert "the trees f alone" in text
     # feature importance, position bias, metric@k, lambdas, the explanations' summary (no eval set: no
     # learning curves; no baseline)
     assert parse(text).tags.count("img") == 5
+
+
+def test_report_of_a_network_trained_on_clicks_names_its_loss_not_trees(capsys, files, tmp_path):
+    pytest.importorskip("torch", reason="the neural rankers need torch")
+    from ranklearn.models import ListNet
+
+    model = ListNet(n_estimators=2, hidden=(4,), n_networks=1, loss="dla", random_state=0)
+    text = _report_of_a_click_model(capsys, files, tmp_path, model)
+    assert "Position bias of the click loss (dla" in text and "network&#x27;s relevance scores alone" in text
+    assert "trees f" not in text

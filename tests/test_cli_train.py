@@ -589,6 +589,34 @@ def test_train_unbiased_reads_positions_from_a_position_file_or_the_sidecar(caps
     np.testing.assert_array_equal(load_model(tmp_path / "ipw.json").predict(train.X), ref.predict(train.X))
 
 
+@needs_torch
+@pytest.mark.parametrize("loss", ["dla", "regression_em"])
+def test_train_neural_click_losses_by_name(capsys, small_files, tmp_path, loss):
+    """--loss dla / regression_em with the positions: ListNet(loss=...) fitted on them, its learned
+    propensities saved; without positions one line, exit 2, before training."""
+    from ranklearn.models import ListNet
+
+    train = load_svmlight(small_files["train"])
+    position = np.concatenate([np.arange(1, b - a + 1) for a, b in zip(train.ptr[:-1], train.ptr[1:])])
+    pos_file = tmp_path / "shown.txt"
+    pos_file.write_text("".join(f"{p}\n" for p in position))
+    clicks = (train.y > 0).astype(np.float64)
+    clicked = tmp_path / "clicks.txt"
+    save_svmlight(from_arrays(train.X, clicks, train.qid), clicked)
+    opts = ["--n-estimators", "2", "--hidden", "4", "--networks", "1", "--seed", "0"]
+    code, _, err = run(capsys, "train", "--model", "listnet", "--train", clicked, "--loss", loss, "--position-file",
+                       pos_file, "--save", tmp_path / "m.json", *opts)  # fmt: skip
+    assert code == 0, err
+    saved = load_model(tmp_path / "m.json")
+    ref = ListNet(n_estimators=2, hidden=(4,), n_networks=1, random_state=0, loss=loss)
+    ref.fit(train.X, clicks, qid=train.qid, position=position)
+    np.testing.assert_allclose(saved.predict(train.X), ref.predict(train.X), rtol=1e-6)
+    assert saved.loss == loss and saved.position_bias_["propensity"][0] == 1.0
+    np.testing.assert_allclose(saved.position_bias_["propensity"], ref.position_bias_["propensity"])
+    code, _, err = run(capsys, "train", "--model", "listnet", "--train", clicked, "--loss", loss, *opts)
+    assert_one_line_error(code, err, f"--loss {loss} needs the training rows' positions", "--position-file")
+
+
 def test_every_parameter_of_every_ranker_is_an_option_of_train():
     """Generated from the rankers' constraints (docs/DESIGN.md "Vocabulary"): each parameter but
     verbose and warm_start has one flag, offered for every ranker that takes it."""

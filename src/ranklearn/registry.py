@@ -346,8 +346,8 @@ _NEURAL_OPTIONS = (
     Option("--dropout", "dropout", float, "Dropout after each hidden layer."),
     _LAMBDA_NORM,
     Option("--device", "device", str, "torch device: cpu, cuda or cuda:N."),
-    Option("--loss", "loss", str, "Loss of the network.",
-           choices=("ranknet", "lambdarank", "listnet", "listmle", "approxndcg", "neuralndcg")),
+    Option("--loss", "loss", str, "Loss of the network (dla, regression_em: from clicks, with --position-file).",
+           choices=("ranknet", "lambdarank", "listnet", "listmle", "approxndcg", "neuralndcg", "dla", "regression_em")),
 )  # fmt: skip
 _L2 = Option("--l2", "l2_regularization", float,
              "L2 penalty lambda * sum(w^2) on leaf values (trees) or on the weights (linear: X'X's diagonal).")

@@ -47,6 +47,17 @@ _SUMMARY_ROWS = 2000  # documents drawn for the summary plot (TreeSHAP on all ro
 _NEURAL_ROWS = 200  # fewer for expected gradients (a backward pass per row and background sample)
 
 
+def _position_bias_caption(model: Any) -> str:
+    """The caption of a model's position-bias plot: what the bias is, and that its scores leave it out."""
+    if getattr(model, "unbiased", None) is not None:  # a tree ensemble's unbiased= estimator
+        return (f"Position bias learned from the clicks (unbiased={model.unbiased!r}), per rank shown; the "
+                "model's scores (and this report's) are the trees f alone.")  # fmt: skip
+    loss = getattr(model, "loss", None)
+    name = loss if isinstance(loss, str) else getattr(loss, "name", type(loss).__name__)
+    return (f"Position bias of the click loss ({name}: the propensities it used or learned), per rank shown; "
+            "the model's scores (and this report's) are the network's relevance scores alone, without it.")  # fmt: skip
+
+
 def build(
     model: Any,
     data: RankingDataset,
@@ -153,8 +164,7 @@ def build(
     if hasattr(model, "feature_importance"):
         parts.append(figure(plot.feature_importance(model), "Feature importance: total split gain per feature."))
     if getattr(model, "position_bias_", None):
-        parts.append(figure(plot.position_bias(model), "Position bias learned from the clicks (unbiased=), per rank "
-                            "shown; the model's scores (and this report's) are the trees f alone."))  # fmt: skip
+        parts.append(figure(plot.position_bias(model), _position_bias_caption(model)))
     parts.append(figure(plot.metric_at_k(data.y, systems, data.ptr, family, docids=docids, **conventions),
                         f"Mean {family}@k for k = 1 to 20."))  # fmt: skip
     if baseline is not None:

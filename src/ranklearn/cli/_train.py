@@ -28,6 +28,19 @@ _FIXED = (
 )  # fmt: skip
 
 
+def _position_reader(params: dict[str, Any]) -> str | None:
+    """The option that reads the training rows' positions (``--unbiased X``, or a click loss's
+    ``--loss X``), None when none does."""
+    if params.get("unbiased") is not None:
+        return f"--unbiased {params['unbiased']}"
+    if isinstance(params.get("loss"), str):
+        from ranklearn.neural.losses import CLICK_LOSSES
+
+        if params["loss"] in CLICK_LOSSES:
+            return f"--loss {params['loss']}"
+    return None
+
+
 def _docstring_line(cls: type, param: str) -> str:
     """The first sentence of ``param``'s entry in the numpy-style docstring of ``cls`` (or of a base)."""
     for klass in cls.__mro__:
@@ -457,11 +470,13 @@ def run_train(
         paths["validate"] = train
     if feature_ids is not None:
         estimator.set_params(features=feature_columns(feature_ids, features, sets["train"].n_features, train))
-    if params.get("unbiased") is not None and sets["train"].position is None:  # before training
-        raise ValueError(
-            f"--unbiased {params['unbiased']} needs the training rows' positions: give --position-file, "
-            f"or put them in {C.shown(train)}.position"
-        )
+    if sets["train"].position is None:  # before training
+        reader = _position_reader(params)
+        if reader is not None:
+            raise ValueError(
+                f"{reader} needs the training rows' positions: give --position-file, "
+                f"or put them in {C.shown(train)}.position"
+            )
     for name, ds in sets.items():
         if name == "validate":  # scored during training by the model's metric; train and test only at the end
             check_labels_for_metrics(ds, paths[name])

@@ -5,6 +5,7 @@ from ranklearn.clicks.log import ClickLog
 from ranklearn.clicks.models import DCM, PBM, UBM, Cascade, ClickModel, TrustBias
 from ranklearn.clicks.propensity import Propensity, estimate_propensity
 from ranklearn.clicks.simulation import simulate
+from ranklearn.clicks.validation import ipw_dcg, ipw_eval_set, ipw_labels
 
 __all__ = [
     "DCM",
@@ -18,5 +19,8 @@ __all__ = [
     "Propensity",
     "TrustBias",
     "estimate_propensity",
+    "ipw_dcg",
+    "ipw_eval_set",
+    "ipw_labels",
     "simulate",
 ]

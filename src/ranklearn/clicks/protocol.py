@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from ranklearn.clicks.aggregate import ClickTrainingSet
+from ranklearn.clicks.log import ClickLog
 from ranklearn.clicks.models import ClickModel
 from ranklearn.clicks.simulation import simulate
 from ranklearn.data.dataset import RankingDataset
@@ -62,6 +63,11 @@ class ClickExperiment:
         The experiment's seed (rankers use it as their ``random_state``).
     train, valid : RankingDataset
         The labelled splits: only the full-information reference may read their labels.
+    swap_log : ClickLog or None
+        With ``prepare(..., swap_sessions=n)``: ``n`` more sessions on the training queries
+        with swap interventions (rank 1 traded with a uniformly drawn rank, the randomized share
+        of traffic a production system spends on measuring its position bias), for propensity
+        estimation (``estimate_propensity(swap_log, "swap")``); not part of ``train_clicks``.
     """
 
     train_clicks: ClickTrainingSet
@@ -71,6 +77,7 @@ class ClickExperiment:
     seed: int
     train: RankingDataset
     valid: RankingDataset
+    swap_log: ClickLog | None = None
 
     def fit_kwargs(self) -> dict[str, Any]:
         """``qid``, ``sample_weight`` and ``position`` of the training clicks, as ``fit`` takes them."""
@@ -117,6 +124,7 @@ def prepare(
     logging: Any | None = None,
     merge_sessions: bool = False,
     max_valid_sessions: int | None = None,
+    swap_sessions: int = 0,
 ) -> ClickExperiment:
     """Train the logging ranker (unless given) and simulate the click logs of both splits.
 
@@ -128,12 +136,15 @@ def prepare(
     distinct session once, weighted by its count (:meth:`ClickTrainingSet.per_pattern`): the
     same gradients for a ranker that weights them, in a training set that stops growing with
     the sessions once the click patterns repeat (10^6 sessions cost little more than 10^4).
+    ``swap_sessions``: that many more training-query sessions with swap interventions, kept
+    apart as ``swap_log`` (for propensity estimation only; seeded by ``2**32 + seed``, a stream
+    no other experiment's logs use).
 
     Raises
     ------
     ValueError
-        For ``n_sessions < 1``, ``max_valid_sessions < 1`` or a ``logging_fraction`` outside
-        (0, 1], and the errors of :func:`ranklearn.clicks.simulate`.
+        For ``n_sessions < 1``, ``max_valid_sessions < 1``, ``swap_sessions < 0`` or a
+        ``logging_fraction`` outside (0, 1], and the errors of :func:`ranklearn.clicks.simulate`.
     """
     if not 0 < logging_fraction <= 1:
         raise ValueError(f"logging_fraction must be in (0, 1], got {logging_fraction!r}")
@@ -141,6 +152,8 @@ def prepare(
         raise ValueError(f"n_sessions must be at least 1, got {n_sessions!r}")
     if max_valid_sessions is not None and max_valid_sessions < 1:
         raise ValueError(f"max_valid_sessions must be at least 1, got {max_valid_sessions!r}")
+    if swap_sessions < 0:
+        raise ValueError(f"swap_sessions must be >= 0, got {swap_sessions!r}")
     if logging is None:
         logging = _logging_ranker(train, logging_fraction, seed)
     max_grade = max(1.0, float(train.y.max()), float(valid.y.max()))
@@ -154,7 +167,11 @@ def prepare(
     ]  # fmt: skip
     train_clicks = (ClickTrainingSet.per_pattern if merge_sessions else ClickTrainingSet.per_session)(logs[0], train)
     valid_clicks = _shuffled_within_sessions(ClickTrainingSet.per_session(logs[1], valid), seed)
-    return ClickExperiment(train_clicks, valid_clicks, logging, click_model, seed, train, valid)
+    swap_log = None
+    if swap_sessions:
+        swap_log = simulate(train, logging.predict(train.X), click_model, n_sessions=swap_sessions, top_k=top_k,
+                            seed=2**32 + seed, max_grade=max_grade, intervention="swap")  # fmt: skip
+    return ClickExperiment(train_clicks, valid_clicks, logging, click_model, seed, train, valid, swap_log)
 
 
 def naive_ranker(experiment: ClickExperiment, **params: Any) -> LambdaMART:
@@ -212,6 +229,7 @@ def run_protocol(
     top_k: int = 10,
     merge_sessions: bool = False,
     max_valid_sessions: int | None = None,
+    swap_sessions: int = 0,
 ) -> ProtocolResult:
     """Run the whole protocol on one split of labelled data (see the module docstring).
 
@@ -230,7 +248,7 @@ def run_protocol(
         Rankers to compare besides the references (logging, naive, full information).
     metrics : sequence of str
         Metric specs, on the test labels.
-    merge_sessions, max_valid_sessions
+    merge_sessions, max_valid_sessions, swap_sessions
         As :func:`prepare`.
 
     Returns
@@ -239,7 +257,7 @@ def run_protocol(
     """
     experiment = prepare(train, valid, click_model, n_sessions=n_sessions, seed=seed,
                          logging_fraction=logging_fraction, top_k=top_k, merge_sessions=merge_sessions,
-                         max_valid_sessions=max_valid_sessions)  # fmt: skip
+                         max_valid_sessions=max_valid_sessions, swap_sessions=swap_sessions)  # fmt: skip
     scorers = [get_metric(m) for m in metrics]
     ptr = group_ptr(test.qid)
     fitted = {"logging": experiment.logging}
@@ -251,7 +269,7 @@ def run_protocol(
         per_query[name] = {m.name: m.per_query(test.y, scores, ptr) for m in scorers}
     settings = dict(click_model=repr(click_model), n_sessions=n_sessions, seed=seed,
                     logging_fraction=logging_fraction, top_k=top_k,
-                    train_rows=int(experiment.train_clicks.y.size),
+                    train_rows=int(experiment.train_clicks.y.size), swap_sessions=swap_sessions,
                     valid_rows=int(experiment.valid_clicks.y.size),
                     train_click_rate=float(np.average(experiment.train_clicks.y,
                                                       weights=experiment.train_clicks.sample_weight)))  # fmt: skip

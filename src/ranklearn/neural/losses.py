@@ -52,6 +52,7 @@ __all__ = [
     "DLALoss",
     "RegressionEMLoss",
     "LOSSES",
+    "CLICK_LOSSES",
     "get_loss",
 ]
 
@@ -793,14 +794,21 @@ LOSSES: dict[str, Callable[..., Loss]] = {
 }
 
 
+#: the click losses that learn their propensities (fit(..., position=) needed), for :func:`get_loss`;
+#: not bases of :class:`IPWLoss` or :class:`DLALoss`
+CLICK_LOSSES: dict[str, Callable[..., Loss]] = {"dla": DLALoss, "regression_em": RegressionEMLoss}
+
+
 def get_loss(name: str | Loss, **params: Any) -> Loss:
     """The loss called ``name`` with ``params`` (a :class:`Loss` object is returned as it is).
 
     ``"ranknet"`` (sigma, normalize), ``"lambdarank"`` (metric ``"ndcg"``, ``"ndcg@k"``, ``"err"`` or
     ``"err@k"``, sigma, truncation_level, max_grade, normalize), ``"listnet"``, ``"listmle"``
     (random_state), ``"approxndcg"`` (temperature), ``"neuralndcg"`` (temperature, k,
-    sinkhorn_iterations). Clicks with positions: :class:`IPWLoss` (not a name: it needs the
-    propensities).
+    sinkhorn_iterations). Clicks with positions (:data:`CLICK_LOSSES`): ``"dla"``
+    (:class:`DLALoss`: base, max_rank, learning_rate, clip, sigma) and ``"regression_em"``
+    (:class:`RegressionEMLoss`: max_rank, theta_learning_rate), which learn the propensities;
+    :class:`IPWLoss` is not a name (it needs the propensities).
 
     Raises
     ------
@@ -812,9 +820,10 @@ def get_loss(name: str | Loss, **params: Any) -> Loss:
             raise ValueError("parameters cannot be given with a Loss object")
         return name
     key = str(name).strip().lower()
-    if key not in LOSSES:
-        raise ValueError(f"loss must be one of {sorted(LOSSES)} or a Loss object, got {name!r}")
-    factory = LOSSES[key]
+    named = LOSSES | CLICK_LOSSES
+    if key not in named:
+        raise ValueError(f"loss must be one of {sorted(named)} or a Loss object, got {name!r}")
+    factory = named[key]
     accepted = inspect.signature(factory).parameters
     unknown = sorted(set(params) - set(accepted))
     if unknown:
