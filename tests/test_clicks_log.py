@@ -17,7 +17,7 @@ from ranklearn.exceptions import DataFormatError
 HEADER = "query\tsession\tdocument\tposition\tclicked\n"
 
 
-def small_log(swap=False):
+def small_log(swap=False, pivot=False):
     rng = np.random.default_rng(0)
     rows = []
     for session in range(40):
@@ -26,7 +26,8 @@ def small_log(swap=False):
         for pos, doc in enumerate(docs, 1):
             rows.append((query, session, int(doc), pos, int(rng.random() < 0.3), 2 if swap else 0))
     q, s, d, p, c, w = map(np.array, zip(*rows))
-    return ClickLog.from_arrays(query=q, session=s, document=d, position=p, click=c, swap=w if swap else None)
+    return ClickLog.from_arrays(query=q, session=s, document=d, position=p, click=c, swap=w if swap else None,
+                                pivot=np.full(len(q), 3) if pivot else None)  # fmt: skip
 
 
 def dataset(n_queries=3, docs=5, seed=1):
@@ -41,6 +42,9 @@ def equal_logs(a, b):
     assert (a.swap is None) == (b.swap is None)
     if a.swap is not None:
         assert np.array_equal(a.swap, b.swap)
+    assert (a.pivot is None) == (b.pivot is None)
+    if a.pivot is not None:
+        assert np.array_equal(a.pivot, b.pivot)
 
 
 @pytest.mark.parametrize(
@@ -55,6 +59,8 @@ def equal_logs(a, b):
         (dict(query=[4, 4, 5]), "click log row 2: session 7 belongs to query 5 and to another query"),
         (dict(click=[0, 1]), "click log arrays differ in length"),
         (dict(session=["a", "b", "c"]), "session must be numbers"),
+        (dict(swap=[2, 2, 2], pivot=[1, 0, 1]), "click log row 1: pivot must be a rank"),
+        (dict(pivot=[1, 1, 1]), "a pivot column needs a swap column"),
     ],
 )
 def test_from_arrays_names_the_first_bad_row(change, message):
@@ -70,19 +76,20 @@ def test_the_first_bad_row_wins_whatever_the_rule():
         ClickLog.from_arrays(query=[0, 0, 0], session=[0, 0, 0], document=[0, 1, 2], position=[1, 1, 2], click=[0, 0, 5])
 
 
-@pytest.mark.parametrize("swap", [False, True])
+@pytest.mark.parametrize("swap, pivot", [(False, False), (True, False), (True, True)])
 @pytest.mark.parametrize("suffix", [".tsv", ".parquet"])
-def test_file_round_trip(tmp_path, suffix, swap):
+def test_file_round_trip(tmp_path, suffix, swap, pivot):
     if suffix == ".parquet":
         pytest.importorskip("pyarrow", reason="pyarrow is not installed")
-    log = small_log(swap)
+    log = small_log(swap, pivot)
     path = tmp_path / f"log{suffix}"
     log.write(path)
     equal_logs(ClickLog.read(path), log)
     if suffix == ".tsv":
         lines = path.read_text().splitlines()
-        assert lines[0].split("\t") == ["query", "session", "document", "position", "clicked"] + (["swap"] if swap else [])
-        assert lines[1].split("\t") == [str(v) for v in (log.query[0], log.session[0], log.document[0], log.position[0], log.click[0])] + (["2"] if swap else [])
+        extra = ["swap"] * swap + ["pivot"] * pivot
+        assert lines[0].split("\t") == ["query", "session", "document", "position", "clicked", *extra]
+        assert lines[1].split("\t") == [str(v) for v in (log.query[0], log.session[0], log.document[0], log.position[0], log.click[0])] + ["2"] * swap + ["3"] * pivot
         assert len(lines) == len(log) + 1
 
 
@@ -135,6 +142,10 @@ def test_parquet_errors_name_file_and_row(tmp_path):
         ClickLog.read(path)
     pq.write_table(pa.table({"query": [1], "session": [0]}), path)
     with pytest.raises(DataFormatError, match="missing columns"):
+        ClickLog.read(path)
+    columns = {"query": [1], "session": [0], "document": [0], "position": [1], "clicked": [0], "pivot": [2]}
+    pq.write_table(pa.table(columns), path)
+    with pytest.raises(DataFormatError, match=r"bad\.parquet: a pivot column needs a swap column"):
         ClickLog.read(path)
 
 

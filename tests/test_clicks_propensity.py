@@ -1,5 +1,5 @@
-"""estimate_propensity recovers a simulated PBM's theta_k / theta_1 at ranks 1-10 (swap, EM, harvesting)
-within 5 bootstrap standard errors, themselves bounded by the binomial error of the clicks per rank."""
+"""estimate_propensity recovers a simulated PBM's theta_k / theta_1 at ranks 1-10 (swap, RandPair, EM, regression
+EM, harvesting) within 5 bootstrap standard errors, themselves bounded by the binomial error of the clicks per rank."""
 
 from __future__ import annotations
 
@@ -23,15 +23,16 @@ def data():
     return ds, np.stack([y + rng.normal(size=200) for _ in range(4)])
 
 
-def binomial_se(log):
-    """Relative standard error of a click-rate ratio of rank k to rank 1 from the clicks at each rank."""
+def binomial_se(log, pivot=1):
+    """Standard error of a click-rate ratio of rank k to rank 1 from the clicks at each rank; through a
+    RandPair pivot P, (p_k / p_P) / (p_1 / p_P) adds the pivot's clicks twice."""
     clicks = np.bincount(log.position, weights=log.click, minlength=11)[1:11]
-    return THETA * np.sqrt(1 / clicks + 1 / clicks[0])
+    return THETA * np.sqrt(1 / clicks + 1 / clicks[0] + (2 / clicks[pivot - 1] if pivot > 1 else 0))
 
 
-def check_recovers_theta(p, log):
+def check_recovers_theta(p, log, pivot=1):
     assert p.propensity[0] == 1.0 and p.propensity.shape == (10,) and p.interval.shape == (10, 2)
-    bound = binomial_se(log)
+    bound = binomial_se(log, pivot)
     assert np.all(p.stderr[1:] <= 5 * bound[1:]), (p.stderr, bound)  # the bootstrap is not blown up
     assert np.all(np.abs(p.propensity - THETA) <= 5 * p.stderr + 1e-12), (p.propensity, THETA, p.stderr)
     assert np.all((p.interval[:, 0] <= p.propensity + 1e-12) & (p.propensity <= p.interval[:, 1] + 1e-12))
@@ -42,6 +43,32 @@ def test_swap_interventions_recover_theta(data):
     ds, scores = data
     log = simulate(ds, scores[0], PBM(), n_sessions=30_000, seed=1, intervention="swap")
     check_recovers_theta(estimate_propensity(log, "swap", n_bootstrap=50), log)
+
+
+@pytest.mark.parametrize("pivot", [3, 6])
+def test_randpair_recovers_theta(data, pivot):
+    """RandPair (Wang et al. 2018): the pivot trades places with a uniform rank; p_k / p_pivot from each
+    swap, divided by p_1 / p_pivot."""
+    ds, scores = data
+    log = simulate(ds, scores[0], PBM(), n_sessions=40_000, seed=4, intervention="randpair", pivot=pivot)
+    check_recovers_theta(estimate_propensity(log, "swap", n_bootstrap=50), log, pivot)
+
+
+def test_randpair_estimate_by_hand():
+    # pivot 2; controls 0, 1 (clicks 1 1 0 and 0 1 1); sessions 2, 3 swap ranks 2 and 1 (clicks 1 0 0, 1 0 1);
+    # sessions 4, 5 swap ranks 2 and 3 (clicks 0 0 1, 0 1 0). p_1 / p_2 = (2/2 + 1/2) / (2/2 + 0/2) = 1.5,
+    # p_3 / p_2 = (1/2 + 1/2) / (2/2 + 1/2) = 2/3; relative to rank 1: 1, 1 / 1.5, (2/3) / 1.5
+    clicks = [1, 1, 0, 0, 1, 1, 1, 0, 0, 1, 0, 1, 0, 0, 1, 0, 1, 0]
+    log = ClickLog.from_arrays(
+        query=[0] * 18, session=np.repeat(np.arange(6), 3), document=[0, 1, 2] * 6, position=[1, 2, 3] * 6,
+        click=clicks, swap=np.repeat([2, 2, 1, 1, 3, 3], 3), pivot=[2] * 18,
+    )  # fmt: skip
+    p = estimate_propensity(log, "swap", n_bootstrap=0)
+    np.testing.assert_allclose(p.propensity, [1.0, 1 / 1.5, (2 / 3) / 1.5], rtol=1e-12)
+    mixed = ClickLog.from_arrays(query=[0] * 4, session=[0, 0, 1, 1], document=[0, 1] * 2, position=[1, 2] * 2,
+                                 click=[0] * 4, swap=[1, 1, 2, 2], pivot=[1, 1, 2, 2])  # fmt: skip
+    with pytest.raises(ValueError, match=r"reads one pivot rank per log; this log holds pivots \[1, 2\]"):
+        estimate_propensity(mixed, "swap")
 
 
 def test_em_recovers_theta_from_plackett_luce_logging(data):

@@ -1,5 +1,5 @@
 """simulate(): click rates per rank equal the models' closed forms (binomial 5-sigma bounds), seeds
-reproduce whatever the threads, Plackett-Luce logging, swaps, top_k, query frequencies."""
+reproduce whatever the threads, Plackett-Luce logging, swaps and RandPair, top_k, query frequencies."""
 
 from __future__ import annotations
 
@@ -130,6 +130,40 @@ def test_swap_interventions_trade_rank_1_with_a_uniform_rank(data):
     assert np.all(np.abs(share - 1 / 6) <= SIGMA * np.sqrt((1 / 6) * (5 / 6) / len(full)))
 
 
+def test_randpair_trades_the_pivot_with_a_uniform_rank(data):
+    """RandPair with pivot 3: rank 3's document trades places with a rank drawn uniformly from the
+    list; lists shorter than the pivot are shown as logged (swap 0); with pivot 1 it is the swap
+    intervention, draw for draw."""
+    ds, scores = data
+    log = simulate(ds, scores, PBM(), n_sessions=4000, top_k=6, seed=5, intervention="randpair", pivot=3)
+    assert log.pivot is not None and np.all(log.pivot == 3)
+    for s in range(300):
+        rows = log.session == s
+        q = int(np.searchsorted(ds.query_ids, log.query[rows][0]))
+        a, b = ds.ptr[q], ds.ptr[q + 1]
+        ranked = np.argsort(-scores[a:b], kind="stable")[:6]
+        k = int(log.swap[rows][0])
+        assert np.all(log.swap[rows] == k)
+        if len(ranked) < 3:
+            assert k == 0
+        else:
+            assert 1 <= k <= len(ranked)
+            ranked[[2, k - 1]] = ranked[[k - 1, 2]]
+        assert log.document[rows].tolist() == ranked.tolist()
+    full = log.swap[(log.position == 1) & (np.isin(log.query, ds.query_ids[np.diff(ds.ptr) >= 6]))]
+    share = np.bincount(full, minlength=7)[1:] / len(full)
+    assert np.all(np.abs(share - 1 / 6) <= SIGMA * np.sqrt((1 / 6) * (5 / 6) / len(full)))
+    swap = simulate(ds, scores, PBM(), n_sessions=500, top_k=6, seed=5, intervention="swap")
+    one = simulate(ds, scores, PBM(), n_sessions=500, top_k=6, seed=5, intervention="randpair", pivot=1)
+    for f in ("query", "session", "document", "position", "click", "swap"):
+        assert np.array_equal(getattr(swap, f), getattr(one, f)), f
+    assert swap.pivot is None and np.all(one.pivot == 1)
+    threads = [simulate(ds, scores, DCM(), n_sessions=2000, seed=9, intervention="randpair", pivot=4, n_jobs=n)
+               for n in (1, 2)]  # fmt: skip
+    for f in ("document", "click", "swap", "pivot"):
+        assert np.array_equal(getattr(threads[0], f), getattr(threads[1], f)), f
+
+
 def test_query_frequency_is_followed(data):
     ds, scores = data
     f = np.arange(ds.n_queries, dtype=float)  # query 0 never, the last most often
@@ -149,6 +183,9 @@ def test_query_frequency_is_followed(data):
         (dict(top_k=0), "top_k must be"),
         (dict(temperature=0.0), "temperature must be > 0"),
         (dict(intervention="shuffle"), "intervention must be one of"),
+        (dict(intervention="randpair", pivot=11), r"pivot must be an integer rank from 1 to top_k \(10\)"),
+        (dict(intervention="randpair", pivot=0), "pivot must be an integer rank"),
+        (dict(intervention="swap", pivot=2), "pivot=2 needs intervention='randpair'"),
         (dict(query_frequency=[1.0, 2.0]), "query_frequency must be 30 finite weights"),
         (dict(max_grade=1.0), "max_grade must be > 0 and at least every label"),
         (dict(scores=np.zeros(3)), "scores must be one score per row"),

@@ -71,6 +71,7 @@ def run_simulate_clicks(
     top_k: int,
     temperature: float | None,
     swap: bool,
+    randpair: int | None,
     seed: int,
     out: Path,
     aggregate: bool,
@@ -81,6 +82,10 @@ def run_simulate_clicks(
     from ranklearn.io import load_model
 
     model = click_model(model_name, options)  # options first: before any file is read
+    if swap and randpair is not None:
+        raise ValueError("--swap and --randpair are two interventions: give one (--swap is --randpair 1)")
+    if randpair is not None and not 1 <= randpair <= top_k:
+        raise ValueError(f"--randpair must be a rank from 1 to --top-k ({top_k}), got {randpair}")
     outputs = [out, sidecar_path(out), weight_path(out)] if aggregate else [out]
     if aggregate and is_special(out):
         raise ValueError(f"--aggregate writes OUT, OUT.position and OUT.weight together: OUT cannot be standard output or a device ({out})")
@@ -99,7 +104,8 @@ def run_simulate_clicks(
         wide = C.load_data_as_wide(data, n, f"the features of {path} ({n})") if ds.X.shape[1] != n else ds
         scores.append(estimator.predict(wide.X, qid=wide.qid))
     log = simulate(ds, np.stack(scores), model, n_sessions=sessions, top_k=top_k, seed=seed,
-                   temperature=temperature, intervention="swap" if swap else None)  # fmt: skip
+                   temperature=temperature, intervention="swap" if swap else None if randpair is None else "randpair",
+                   pivot=1 if randpair is None else randpair)  # fmt: skip
     clicks = int(log.click.sum())
     if aggregate:
         files = aggregated_files(log, ds, out)

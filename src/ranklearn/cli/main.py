@@ -540,6 +540,7 @@ def simulate_clicks(
     top_k: int = typer.Option(10, "--top-k", min=1, help="Length of the logged lists."),
     temperature: float | None = typer.Option(None, "--temperature", help="Stochastic logging: a Plackett-Luce sample of softmax(score / T) instead of the ranking."),
     swap: bool = typer.Option(False, "--swap", help="Swap interventions: rank 1 trades places with a uniformly drawn rank (the log's swap column)."),
+    randpair: int | None = typer.Option(None, "--randpair", metavar="PIVOT", help="RandPair: rank PIVOT trades places with a uniformly drawn rank (the log's swap and pivot columns); --swap is RandPair with pivot 1."),
     seed: int = typer.Option(0, "--seed", help="Same seed, same log."),
     out: Path = typer.Option(..., "--out", parser=C.output_path, help="Click log to write: TSV (query session document position clicked), Parquet for .parquet; - = stdout."),
     aggregate: bool = typer.Option(False, "--aggregate", help="Write OUT as SVMlight instead: one row per query, document and position, label = clicks, with OUT.position and OUT.weight (impressions)."),
@@ -550,7 +551,7 @@ def simulate_clicks(
     run_simulate_clicks(
         data=data, logging_models=logging_model, model_name=click_model.value,
         options={"eta": eta, "epsilon": epsilon, "continuation": continuation}, sessions=sessions, top_k=top_k,
-        temperature=temperature, swap=swap, seed=seed, out=out, aggregate=aggregate,
+        temperature=temperature, swap=swap, randpair=randpair, seed=seed, out=out, aggregate=aggregate,
     )  # fmt: skip
 
 

@@ -13,7 +13,10 @@ line, tab-separated integers::
 within its query in that dataset (0-based, in the file's row order), ``position`` the 1-based
 rank at which it was shown, ``clicked`` 0 or 1. An optional sixth column ``swap`` records a swap
 intervention (Joachims et al. 2017): the rank whose document traded places with rank 1's in
-that session (1: a control session of the experiment, 0: no intervention).
+that session (1: a control session of the experiment, 0: no intervention). An optional seventh
+column ``pivot`` (after ``swap``) generalizes it to RandPair (Wang et al. 2018): the rank whose
+document traded places with the ``swap`` rank's (``swap == pivot``: a control session); without
+it the pivot is rank 1.
 
 Parquet (``.parquet``, ``.pq``; needs pyarrow): the same columns, integer typed.
 """
@@ -36,9 +39,10 @@ if TYPE_CHECKING:
     from ranklearn.clicks.aggregate import ClickCounts, ClickTrainingSet
     from ranklearn.data import RankingDataset
 
-#: The header of the TSV layout (the optional ``swap`` column follows them).
+#: The header of the TSV layout (the optional ``swap`` and ``pivot`` columns follow them).
 COLUMNS = ("query", "session", "document", "position", "clicked")
 SWAP = "swap"
+PIVOT = "pivot"
 PARQUET_SUFFIXES = (".parquet", ".pq")
 
 
@@ -79,7 +83,7 @@ def _first_repeat(key_a: np.ndarray, key_b: np.ndarray) -> int | None:
     return int(order[1:][same].min()) if same.any() else None
 
 
-def _check(query, session, document, position, click, swap) -> None:
+def _check(query, session, document, position, click, swap, pivot) -> None:
     """Raise ``_Bad`` for the first (smallest) row that breaks a rule."""
     found: list[tuple[int, str]] = []
 
@@ -93,6 +97,8 @@ def _check(query, session, document, position, click, swap) -> None:
     first((click != 0) & (click != 1), lambda r: f"clicked must be 0 or 1, got {click[r]}")
     if swap is not None:
         first(swap < 0, lambda r: f"swap must be a rank (or 0: no intervention), got {swap[r]}")
+    if pivot is not None:
+        first(pivot < 1, lambda r: f"pivot must be a rank (at least 1), got {pivot[r]}")
     repeat = _first_repeat(session, position)
     if repeat is not None:
         found.append((repeat, f"session {session[repeat]} shows position {position[repeat]} twice"))
@@ -113,7 +119,8 @@ class ClickLog:
     """Impressions of a click log: per row a query, session, document, position and click.
 
     Build it with :meth:`from_arrays` or :meth:`read` (both check every row); treat it as
-    read-only. ``swap`` is None for a log without swap interventions.
+    read-only. ``swap`` is None for a log without swap interventions, ``pivot`` None for swaps
+    with rank 1 (Joachims et al.'s; RandPair's pivot otherwise).
 
     Attributes
     ----------
@@ -125,7 +132,11 @@ class ClickLog:
     click : ndarray of int8
         1 if the document was clicked.
     swap : ndarray of int64 or None
-        Per impression, the rank swapped with rank 1 in its session (1: control, 0: none).
+        Per impression, the rank swapped with the pivot in its session (the pivot itself:
+        control, 0: none).
+    pivot : ndarray of int64 or None
+        Per impression, the rank whose document traded places with the ``swap`` rank's (RandPair,
+        Wang et al. 2018); None: rank 1 (the swap interventions of Joachims et al. 2017).
     """
 
     query: np.ndarray
@@ -134,6 +145,7 @@ class ClickLog:
     position: np.ndarray
     click: np.ndarray
     swap: np.ndarray | None = None
+    pivot: np.ndarray | None = None
 
     @classmethod
     def from_arrays(
@@ -145,6 +157,7 @@ class ClickLog:
         position: ArrayLike,
         click: ArrayLike,
         swap: ArrayLike | None = None,
+        pivot: ArrayLike | None = None,
     ) -> ClickLog:
         """Build a log from per-impression arrays of one length.
 
@@ -152,24 +165,29 @@ class ClickLog:
         ------
         ValueError
             Naming the first bad row (0-based): a position below 1, a negative document, a
-            NaN or a non-integer, a click other than 0/1, a session whose positions repeat
-            or that spans two queries; or arrays of different lengths.
+            NaN or a non-integer, a click other than 0/1, a swap below 0 or a pivot below 1,
+            a session whose positions repeat or that spans two queries; arrays of different
+            lengths, or a pivot without swap.
         """
         try:
-            return cls._checked(query, session, document, position, click, swap)
+            return cls._checked(query, session, document, position, click, swap, pivot)
         except _Bad as exc:
             raise ValueError(f"click log row {exc.row}: {exc.message}") from None
 
     @classmethod
-    def _checked(cls, query, session, document, position, click, swap) -> ClickLog:
+    def _checked(cls, query, session, document, position, click, swap, pivot=None) -> ClickLog:
         given = {"query": query, "session": session, "document": document, "position": position, "click": click}
         if swap is not None:
             given["swap"] = swap
+        if pivot is not None:
+            if swap is None:
+                raise ValueError("a pivot column needs a swap column (the rank swapped with the pivot)")
+            given["pivot"] = pivot
         arrays = {name: _integers(values, name) for name, values in given.items()}
         lengths = {name: len(a) for name, a in arrays.items()}
         if len(set(lengths.values())) > 1:
             raise ValueError(f"click log arrays differ in length: {lengths}")
-        _check(*(arrays.get(n) for n in ("query", "session", "document", "position", "click", "swap")))
+        _check(*(arrays.get(n) for n in ("query", "session", "document", "position", "click", "swap", "pivot")))
         return cls(
             arrays["query"],
             arrays["session"],
@@ -177,6 +195,7 @@ class ClickLog:
             arrays["position"],
             arrays["click"].astype(np.int8),
             arrays.get("swap"),
+            arrays.get("pivot"),
         )
 
     def __len__(self) -> int:
@@ -209,9 +228,10 @@ class ClickLog:
         newline = raw.find(b"\n")
         header_bytes = raw if newline < 0 else raw[:newline]
         header = header_bytes.decode("utf-8", errors="backslashreplace").strip("\r\ufeff").split("\t")
-        if tuple(header) not in (COLUMNS, (*COLUMNS, SWAP)):
+        if tuple(header) not in (COLUMNS, (*COLUMNS, SWAP), (*COLUMNS, SWAP, PIVOT)):
             raise DataFormatError(
-                f"expected the header {' <tab> '.join(COLUMNS)} (optionally then <tab> {SWAP})",
+                f"expected the header {' <tab> '.join(COLUMNS)} (optionally then <tab> {SWAP}, "
+                f"then <tab> {PIVOT})",
                 path=name, line=1, token=header_bytes.decode("utf-8", errors="backslashreplace"),
             )  # fmt: skip
         n_cols = len(header)
@@ -229,7 +249,7 @@ class ClickLog:
         values = values[:n_rows]
         lines = _data_lines(buf, start, n_rows)
         try:
-            return cls._checked(*(values[:, c] for c in range(n_cols)), *([None] if n_cols == 5 else []))
+            return cls._checked(*(values[:, c] for c in range(n_cols)), *([None] * (7 - n_cols)))
         except _Bad as exc:
             raise DataFormatError(exc.message, path=name, line=int(lines[exc.row])) from None
 
@@ -239,11 +259,15 @@ class ClickLog:
         table = pq.read_table(name)
         missing = [c for c in COLUMNS if c not in table.column_names]
         if missing:
-            raise DataFormatError(f"missing columns {missing} (needs {', '.join(COLUMNS)}, optionally {SWAP})", path=name)
+            raise DataFormatError(f"missing columns {missing} (needs {', '.join(COLUMNS)}, optionally {SWAP} "
+                                  f"and {PIVOT})", path=name)  # fmt: skip
+        if PIVOT in table.column_names and SWAP not in table.column_names:
+            raise DataFormatError(f"a {PIVOT} column needs a {SWAP} column (the rank swapped with the pivot)", path=name)
         columns = [table.column(c).to_numpy(zero_copy_only=False) for c in COLUMNS]
-        swap = table.column(SWAP).to_numpy(zero_copy_only=False) if SWAP in table.column_names else None
+        swap, pivot = (table.column(c).to_numpy(zero_copy_only=False) if c in table.column_names else None
+                       for c in (SWAP, PIVOT))  # fmt: skip
         try:
-            return cls._checked(*columns, swap)
+            return cls._checked(*columns, swap, pivot)
         except _Bad as exc:
             raise DataFormatError(f"row {exc.row}: {exc.message}", path=name) from None
 
@@ -251,17 +275,18 @@ class ClickLog:
         """Write the log in the TSV layout, or Parquet for a ``.parquet``/``.pq`` path (safely:
         :mod:`ranklearn._files`; ``-`` is standard output for TSV)."""
         name = os.fspath(path)
-        names = [*COLUMNS, *([SWAP] if self.swap is not None else [])]
-        arrays = [self.query, self.session, self.document, self.position, self.click]
-        if self.swap is not None:
-            arrays.append(self.swap)
+        arrays = dict(zip(COLUMNS, (self.query, self.session, self.document, self.position, self.click)))
+        for column, values in ((SWAP, self.swap), (PIVOT, self.pivot)):
+            if values is not None:
+                arrays[column] = values
+        names = list(arrays)
         if name.lower().endswith(PARQUET_SUFFIXES):
             pa, pq = _parquet()
             sink = pa.BufferOutputStream()
-            pq.write_table(pa.table(dict(zip(names, arrays))), sink)
+            pq.write_table(pa.table(arrays), sink)
             write_output(name, sink.getvalue().to_pybytes())
             return
-        body = K.format_int_tsv(np.stack([np.asarray(a, dtype=np.int64) for a in arrays]))
+        body = K.format_int_tsv(np.stack([np.asarray(a, dtype=np.int64) for a in arrays.values()]))
         write_output(name, "\t".join(names).encode() + b"\n" + body.tobytes())
 
     # ------------------------------------------------------------------ aggregation

@@ -68,50 +68,61 @@ class _Sessions:
 
 class _Swap:
     """Swap interventions: Joachims, Swaminathan and Schnabel, "Unbiased learning-to-rank with
-    biased feedback", WSDM 2017. A session whose rank 1 traded places with rank ``k`` shows the
-    documents logged at ranks 1 and ``k`` at ``k`` and 1; a control session shows them in place.
-    With ``r`` the mean click rate per session (the control sessions taken among lists of at least
-    ``k`` documents, so that both groups hold the same queries), under the PBM
-    ``r_swap(k) + r_control(k) = p_k (g_1 + g_k)`` and ``r_control(1) + r_swap(1) = p_1 (g_1 + g_k)``,
-    so their ratio is ``p_k / p_1``: the paper's ratio for the document moved from rank 1, pooled
-    with the one for the document moved to rank 1 (the same swaps' other clicks, less variance).
+    biased feedback", WSDM 2017, and their RandPair generalization (Wang, Golbandi, Bendersky,
+    Metzler and Najork, WSDM 2018): a session whose pivot rank ``P`` (1 for Joachims et al.)
+    traded places with rank ``k`` shows the documents logged at ranks ``P`` and ``k`` at ``k``
+    and ``P``; a control session (``k = P``) shows them in place. With ``r`` the mean click rate
+    per session (the control sessions taken among lists of at least ``k`` documents, so that both
+    groups hold the same queries), under the PBM ``r_swap(k) + r_control(k) = p_k (g_P + g_k)``
+    and ``r_control(P) + r_swap(P) = p_P (g_P + g_k)``, so their ratio is ``p_k / p_P``: the
+    paper's ratio for the document moved from the pivot, pooled with the one for the document
+    moved to the pivot (the same swaps' other clicks, less variance). Divided by the same ratio
+    at ``k = 1``, it is ``p_k / p_1``. Sessions without an intervention (``swap == 0``: lists
+    shorter than the pivot) are left out.
     """
 
     def __init__(self, s: _Sessions) -> None:
         log = s.log
         if log.swap is None:
-            raise ValueError("method='swap' needs a log with swap interventions (simulate(..., intervention='swap'))")
+            raise ValueError("method='swap' needs a log with swap interventions "
+                             "(simulate(..., intervention='swap' or 'randpair'))")  # fmt: skip
+        pivots = np.unique(log.pivot[log.swap > 0]) if log.pivot is not None else np.ones(1, np.int64)
+        if pivots.size > 1:
+            raise ValueError(f"method='swap' reads one pivot rank per log; this log holds pivots {pivots.tolist()} "
+                             "(estimate each pivot's sessions separately)")  # fmt: skip
+        self.pivot = int(pivots[0]) if pivots.size else 1
         self.max_rank = s.max_rank
         self.session = s.index
         self.click = log.click.astype(np.float64)
         self.position = log.position
         self.swap = log.swap
         self.length = s.length[s.index]  # per impression, its list's length
-        self.control = log.swap == 1
+        self.control = log.swap == self.pivot
+        self.intervened = log.swap > 0
         self.at_swap = log.position == log.swap
 
     def estimate(self, w: np.ndarray) -> np.ndarray:
-        K = self.max_rank
+        P = self.pivot
+        K = max(self.max_rank, P)
         wi = w[self.session]
         wc = wi * self.click
-        top, ctl = self.position == 1, self.control
+        at_pivot, ctl, swapped = self.position == P, self.control, self.intervened & ~self.control
 
         def per_rank(mask: np.ndarray, key: np.ndarray, weights: np.ndarray) -> np.ndarray:
             return np.bincount(key[mask], weights[mask], minlength=K + 1)[: K + 1]
 
-        swap_n = per_rank(top & ~ctl, self.swap, wi)  # sessions swapping rank 1 with k
-        swap_at_k = per_rank(self.at_swap & ~ctl, self.swap, wc)  # their clicks at rank k
-        swap_at_1 = per_rank(top & ~ctl, self.swap, wc)  # and at rank 1
+        swap_n = per_rank(at_pivot & swapped, self.swap, wi)  # sessions swapping the pivot with k
+        swap_at_k = per_rank(self.at_swap & swapped, self.swap, wc)  # their clicks at rank k
+        swap_at_p = per_rank(at_pivot & swapped, self.swap, wc)  # and at the pivot
         ctl_n = per_rank(ctl, self.position, wi)  # control sessions reaching rank k
         ctl_at_k = per_rank(ctl, self.position, wc)
-        # control clicks at rank 1 in lists of at least k documents: by length, summed from the longest
-        by_length = np.bincount(self.length[ctl & top], wc[ctl & top], minlength=K + 1)
-        ctl_at_1 = np.cumsum(by_length[::-1])[::-1][: K + 1]
+        # control clicks at the pivot in lists of at least k documents: by length, summed from the longest
+        by_length = np.bincount(self.length[ctl & at_pivot], wc[ctl & at_pivot], minlength=K + 1)
+        ctl_at_p = np.cumsum(by_length[::-1])[::-1][: K + 1]
         with np.errstate(divide="ignore", invalid="ignore"):
-            out = (swap_at_k / swap_n + ctl_at_k / ctl_n) / (ctl_at_1 / ctl_n + swap_at_1 / swap_n)
-        out = out[1:]
-        out[0] = 1.0
-        return out
+            ratio = (swap_at_k / swap_n + ctl_at_k / ctl_n) / (ctl_at_p / ctl_n + swap_at_p / swap_n)
+            ratio[P] = 1.0  # p_k / p_P, k = 1..K
+            return (ratio[1:] / ratio[1])[: self.max_rank]
 
 
 # ---------------------------------------------------------------------------- click-log cells
@@ -227,6 +238,34 @@ def _expected_kernel(theta, gamma, pos, qd, clicked, shown, n_ranks, n_pairs):  
     return examined, relevant
 
 
+#: The relevance models of regression EM's M-step (``relevance_model=``).
+RELEVANCE_MODELS = ("gbdt", "logistic")
+
+
+def _relevance_model(name_or_model: Any) -> Any:
+    """A scikit-learn classifier for regression EM's M-step: ``"gbdt"`` (gradient-boosted trees, as
+    Wang et al.), ``"logistic"`` (logistic regression, warm-started from the last fit), or a classifier of the user's
+    (cloned; it must take ``sample_weight`` and have ``predict_proba``)."""
+    from sklearn.base import clone
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.linear_model import LogisticRegression
+
+    if isinstance(name_or_model, str):
+        if name_or_model not in RELEVANCE_MODELS:
+            raise ValueError(f"relevance_model must be one of {RELEVANCE_MODELS} or a scikit-learn classifier, "
+                             f"got {name_or_model!r}")  # fmt: skip
+        if name_or_model == "logistic":
+            return LogisticRegression(C=1.0, warm_start=True, max_iter=200)
+        # shallow trees, strong leaves: relevance shared across documents of alike features, which
+        # is what identifies the propensities; deterministic (no early-stopping split)
+        return HistGradientBoostingClassifier(max_iter=50, learning_rate=0.2, max_leaf_nodes=8, min_samples_leaf=50,
+                                              max_bins=63, early_stopping=False, random_state=0)  # fmt: skip
+    if not (hasattr(name_or_model, "fit") and hasattr(name_or_model, "predict_proba")):
+        raise ValueError(f"relevance_model must be one of {RELEVANCE_MODELS} or a scikit-learn classifier "
+                         f"(fit with sample_weight, predict_proba), got {name_or_model!r}")  # fmt: skip
+    return clone(name_or_model)
+
+
 class _RegressionEM(_Cells):
     """Regression EM: Wang, Golbandi, Bendersky, Metzler and Najork, WSDM 2018 (Section 4.2):
     the PBM's EM where the relevance ``gamma(x)`` of a query-document is a regression on its
@@ -234,57 +273,56 @@ class _RegressionEM(_Cells):
     from documents of alike features shown at different ranks, even under deterministic logging.
 
     E-step as :class:`_EM` (a numba kernel over the cells); M-step: ``p_k`` in closed form, and
-    the relevance model refitted on the posteriors: a logistic regression (scikit-learn,
-    standardized features, L2 ``C=1``, warm-started from the previous iteration) on every
+    the relevance model refitted on the posteriors: a classifier (by default gradient-boosted
+    trees, scikit-learn's ``HistGradientBoostingClassifier``, as the paper's GBDT) on every
     query-document's features with its expected relevant impressions as the weight of label 1
     and the rest of its impressions as the weight of label 0 (the paper's regression on sampled
     posteriors, with the exact expectations as sample weights instead of samples). Stops when the
     propensities relative to rank 1 move less than ``tol`` or after ``max_iter`` iterations.
     """
 
-    def __init__(self, s: _Sessions, features: Callable[[np.ndarray], Any], max_iter: int, tol: float) -> None:
-        from sklearn.preprocessing import StandardScaler
-
+    def __init__(self, s: _Sessions, features: Callable[[np.ndarray], Any], relevance_model: Any,
+                 max_iter: int, tol: float) -> None:  # fmt: skip
         super().__init__(s)
         keep = s.log.position <= s.max_rank
         first = np.zeros(self.n_pairs, dtype=np.int64)  # an impression of every query-document
         cell_of = np.full(self.n_cells, -1, dtype=np.int64)
         cell_of[self.cell] = np.flatnonzero(keep)
         first[self.query_doc[::-1]] = cell_of[::-1]
+        from sklearn.preprocessing import StandardScaler
+
+        # standardized: the logistic regression's L2 penalty treats features alike (trees do not care)
         self.X = StandardScaler().fit_transform(np.asarray(features(first), dtype=np.float64))
+        self.model = _relevance_model(relevance_model)
         self.max_iter = max_iter
         self.tol = tol
-        self.start: tuple[np.ndarray, object] | None = None
+        self.start: tuple[np.ndarray, np.ndarray] | None = None
 
     def estimate(self, w: np.ndarray) -> np.ndarray:
-        from sklearn.linear_model import LogisticRegression
+        from threadpoolctl import threadpool_limits
 
         clicked, shown = self.counts(w)
         K, pos, qd = self.max_rank, self.position, self.query_doc
         rank_shown = np.bincount(pos, shown, minlength=K)
         pair_shown = np.bincount(qd, shown, minlength=self.n_pairs)
         rank_seen, pair_seen = rank_shown > 0, pair_shown > 0
-        model = LogisticRegression(C=1.0, warm_start=True, max_iter=200)
         Xy = np.concatenate((self.X[pair_seen], self.X[pair_seen]))
         labels = np.repeat([1, 0], int(pair_seen.sum()))
-        if self.start is None:  # a bootstrap resample starts from the whole log's solution
-            theta, gamma = np.full(K, 0.5), np.full(self.n_pairs, 0.5)
-        else:
-            theta, model.coef_, model.intercept_ = (v.copy() for v in self.start)
-            model.classes_ = np.array([0, 1])
-            gamma = model.predict_proba(self.X)[:, 1]
+        # a bootstrap resample starts from the whole log's solution
+        theta, gamma = (np.full(K, 0.5), np.full(self.n_pairs, 0.5)) if self.start is None else self.start
         for _ in range(self.max_iter):
             examined, relevant = _expected_kernel(theta, gamma, pos, qd, clicked, shown, K, self.n_pairs)
             new = np.where(rank_seen, examined / np.maximum(rank_shown, 1e-300), theta).clip(0.0, 1.0)
             rel = np.clip(relevant[pair_seen], 0.0, pair_shown[pair_seen])
-            model.fit(Xy, labels, sample_weight=np.concatenate((rel, pair_shown[pair_seen] - rel)))
-            gamma = model.predict_proba(self.X)[:, 1]
+            with threadpool_limits(1):  # small fits: threads cost more than they give
+                self.model.fit(Xy, labels, sample_weight=np.concatenate((rel, pair_shown[pair_seen] - rel)))
+                gamma = self.model.predict_proba(self.X)[:, 1]
             change = np.max(np.abs(new / max(new[0], 1e-300) - theta / max(theta[0], 1e-300)))
             theta = new
             if change < self.tol:
                 break
         if self.start is None:
-            self.start = (theta, model.coef_.copy(), model.intercept_.copy())
+            self.start = (theta, gamma)
         theta = np.where(rank_seen, theta, np.nan)
         return theta / theta[0]
 
@@ -375,6 +413,7 @@ def estimate_propensity(
     seed: int = 0,
     max_iter: int = 1000,
     tol: float | None = None,
+    relevance_model: Any = "gbdt",
 ) -> Propensity:
     """Estimate the examination propensity of ranks ``1..max_rank`` relative to rank 1.
 
@@ -441,7 +480,7 @@ def estimate_propensity(
     elif method == "regression_em":
         if features is None:
             raise ValueError("method='regression_em' needs dataset= (the documents' features) or a ClickTrainingSet")
-        estimator = _RegressionEM(sessions, features, max_iter, 1e-4 if tol is None else tol)
+        estimator = _RegressionEM(sessions, features, relevance_model, max_iter, 1e-4 if tol is None else tol)
     else:
         estimator = _Harvest(sessions)
     point = estimator.estimate(np.ones(sessions.n_sessions))

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from ranklearn.data import RankingDataset
 
 #: Result randomizations :func:`simulate` offers (``intervention=``).
-INTERVENTIONS = ("swap",)
+INTERVENTIONS = ("swap", "randpair")
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -48,7 +48,7 @@ def _uniform(state):
 @njit(cache=True, parallel=True)
 def _simulate_kernel(ptr, relevance, rankings, scores, session_query, session_ranker, offsets, query_ids,
                      code, epsilon, examination, continuation, clicked_relevant, clicked_nonrelevant, ubm,
-                     temperature, swap, base,
+                     temperature, pivot, base,
                      out_query, out_session, out_document, out_position, out_click, out_swap):  # fmt: skip
     for s in prange(session_query.shape[0]):
         q = session_query[s]
@@ -75,12 +75,12 @@ def _simulate_kernel(ptr, relevance, rankings, scores, session_query, session_ra
         else:
             for j in range(length):
                 out_document[o + j] = rankings[r, start + j]
-        chosen = 0
-        if swap:  # rank 1 trades places with a rank drawn uniformly from the list (itself: control)
+        chosen = -1  # 0-based rank swapped with the pivot (-1: no intervention)
+        if 0 < pivot <= length:  # the pivot trades places with a rank drawn uniformly from the list (itself: control)
             state, u = _uniform(state)
             chosen = min(int(u * length), length - 1)
-            d = out_document[o]
-            out_document[o] = out_document[o + chosen]
+            d = out_document[o + pivot - 1]
+            out_document[o + pivot - 1] = out_document[o + chosen]
             out_document[o + chosen] = d
         last = 0  # rank of the last click (0: none yet)
         reading = True  # cascade models: the user has not left the list
@@ -108,7 +108,7 @@ def _simulate_kernel(ptr, relevance, rankings, scores, session_query, session_ra
             out_query[o + j] = query_ids[q]
             out_session[o + j] = s
             out_position[o + j] = j + 1
-            if swap:
+            if pivot > 0:
                 out_swap[o + j] = chosen + 1
 
 
@@ -162,6 +162,7 @@ def simulate(
     query_frequency: ArrayLike | None = None,
     temperature: float | None = None,
     intervention: str | None = None,
+    pivot: int = 1,
     max_grade: float | None = None,
     n_jobs: int | None = None,
 ) -> ClickLog:
@@ -192,10 +193,15 @@ def simulate(
     temperature : float, optional
         Stochastic logging (Plackett-Luce sample, drawn as the top of ``scores / temperature``
         plus Gumbel noise).
-    intervention : {"swap"}, optional
-        Swap interventions (Joachims et al., WSDM 2017): in every session the document at rank 1
-        trades places with the one at a rank drawn uniformly from the list (rank 1: a control
-        session); the log's ``swap`` column records the rank.
+    intervention : {"swap", "randpair"}, optional
+        ``"swap"``: swap interventions (Joachims et al., WSDM 2017): in every session the document
+        at rank 1 trades places with the one at a rank drawn uniformly from the list (rank 1: a
+        control session); the log's ``swap`` column records the rank. ``"randpair"``: RandPair
+        (Wang et al., WSDM 2018), the same with the document at rank ``pivot`` instead of rank 1
+        (lists shorter than ``pivot`` are left as logged, ``swap`` 0); the log's ``pivot`` column
+        records the pivot. Both are read by ``estimate_propensity(log, "swap")``.
+    pivot : int, default 1
+        RandPair's pivot rank (``intervention="randpair"`` only).
     max_grade : float, optional
         ``ymax`` of the relevance probability ``(2^y - 1)/(2^ymax - 1)``; default the largest
         label (at least 1).
@@ -221,6 +227,10 @@ def simulate(
         raise ValueError(f"temperature must be > 0 (or None: deterministic logging), got {temperature!r}")
     if intervention is not None and intervention not in INTERVENTIONS:
         raise ValueError(f"intervention must be one of {INTERVENTIONS} or None, got {intervention!r}")
+    if isinstance(pivot, bool) or not isinstance(pivot, (int, np.integer)) or not 1 <= pivot <= top_k:
+        raise ValueError(f"pivot must be an integer rank from 1 to top_k ({top_k}), got {pivot!r}")
+    if pivot != 1 and intervention != "randpair":
+        raise ValueError(f"pivot={pivot} needs intervention='randpair' (swap interventions pivot on rank 1)")
     if not isinstance(model, ClickModel):
         raise ValueError(f"model must be a ClickModel (PBM(), Cascade(), ...), got {model!r}")
     ids = np.asarray(dataset.query_ids)
@@ -245,7 +255,7 @@ def simulate(
     out = dict(
         query=np.empty(n, np.int64), session=np.empty(n, np.int64), document=np.empty(n, np.int64),
         position=np.empty(n, np.int64), click=np.empty(n, np.int8),
-        swap=np.empty(n if intervention == "swap" else 0, np.int64),
+        swap=np.empty(n if intervention is not None else 0, np.int64),
     )  # fmt: skip
     rankings = logged_rankings(scores, ptr) if temperature is None else np.empty((1, 0), np.int64)
     with numba_threads(n_jobs):
@@ -253,7 +263,8 @@ def simulate(
             ptr, relevance_probabilities(y, top), rankings, scores, session_query, session_ranker, offsets,
             ids.astype(np.int64), params.code, params.epsilon, params.examination, params.continuation,
             params.clicked_relevant, params.clicked_nonrelevant, params.ubm,
-            0.0 if temperature is None else float(temperature), intervention == "swap", base,
+            0.0 if temperature is None else float(temperature), 0 if intervention is None else int(pivot), base,
             out["query"], out["session"], out["document"], out["position"], out["click"], out["swap"],
         )  # fmt: skip
-    return ClickLog(**{**out, "swap": out["swap"] if intervention == "swap" else None})
+    return ClickLog(**{**out, "swap": out["swap"] if intervention is not None else None,
+                       "pivot": np.full(n, int(pivot), np.int64) if intervention == "randpair" else None})  # fmt: skip
