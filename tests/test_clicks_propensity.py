@@ -96,6 +96,15 @@ def test_regression_em_recovers_theta_under_deterministic_logging():
     assert np.max(np.abs(per_document - THETA) / THETA) > 0.3
     with pytest.raises(ValueError, match="needs dataset="):
         estimate_propensity(log, "regression_em")
+    # the boosted trees' M-step (Wang et al.'s) and a classifier of the user's recover it too
+    from sklearn.linear_model import LogisticRegression
+
+    for model in ("gbdt", LogisticRegression(C=10.0)):
+        check_recovers_theta(estimate_propensity(log, "regression_em", dataset=ds, n_bootstrap=5,
+                                                 relevance_model=model), log)  # fmt: skip
+    for bad in ("trees", object()):
+        with pytest.raises(ValueError, match="relevance_model must be one of"):
+            estimate_propensity(log, "regression_em", dataset=ds, relevance_model=bad)
 
 
 def test_harvesting_recovers_theta_across_logging_rankers(data):
