@@ -147,20 +147,27 @@ def test_ctrl_c_while_the_final_table_is_scored_says_the_model_was_saved(capsys,
     assert load_model(save).n_iter_ == 2
 
 
-def test_asyncio_s_never_retrieved_allexit_is_dropped_and_other_errors_kept(caplog):
+def test_asyncio_s_never_retrieved_cluster_leftovers_are_dropped_and_other_errors_kept(caplog):
     import logging
 
+    import distributed.actor
     from distributed.client import AllExit
 
-    from ranklearn.cli._dask import DropAllExit
+    from ranklearn.cli._dask import DropClusterLeftovers
+
+    def raised_in_distributed():  # as an actor call whose worker had gone raises it
+        exec(compile("raise OSError(\"Unable to contact Actor's worker\")", distributed.actor.__file__, "exec"))
+
+    def raised(exc):
+        raise exc
 
     log = logging.getLogger("asyncio")
-    drop = DropAllExit()
+    drop = DropClusterLeftovers()
     log.addFilter(drop)
     try:
-        for exc in (AllExit(), ValueError("kept")):
+        for make in (lambda: raised(AllExit()), raised_in_distributed, lambda: raised(ValueError("kept"))):
             try:
-                raise exc
+                make()
             except Exception:
                 log.error("Task exception was never retrieved", exc_info=True)
     finally:
@@ -292,3 +299,19 @@ def test_ctrl_c_while_train_s_options_are_built_is_one_line(capsys, monkeypatch)
     monkeypatch.setattr(cli_main, "_register_train_command", interrupted)
     code, _, err = run(capsys, "train", "--help")
     assert (code, err) == (130, "ranklearn: interrupted\n")
+
+
+def test_processes_spawned_while_the_cluster_starts_write_no_stderr(capfd):
+    """A worker interrupted by a Ctrl-C before it leaves the terminal's process group would print
+    its import's traceback: the processes started while the cluster starts inherit a null stderr,
+    and this process's stderr is back afterwards."""
+    import subprocess
+    import sys
+
+    from ranklearn.cli import _dask
+
+    with _dask._children_stderr_silenced():
+        subprocess.run([sys.executable, "-c", "import sys; sys.stderr.write('spawned while starting')"], check=True)
+    subprocess.run([sys.executable, "-c", "import sys; sys.stderr.write('spawned after')"], check=True)
+    err = capfd.readouterr().err
+    assert "spawned while starting" not in err and "spawned after" in err

@@ -23,15 +23,23 @@ from ranklearn.data.groups import group_ptr
 from ranklearn.exceptions import DataFormatError
 
 
-class DropAllExit(logging.Filter):
-    """Drop asyncio's "Task exception was never retrieved" for distributed's ``AllExit``: the
-    exception a Ctrl-C leaves in a cancelled gather of the client's event loop, logged with a
-    traceback when the task is collected, after the command's own line already said it was
-    interrupted."""
+class DropClusterLeftovers(logging.Filter):
+    """Drop asyncio's "Task exception was never retrieved" for an exception that distributed's own
+    code raised: the ``AllExit`` a Ctrl-C leaves in a cancelled gather of the client's event loop,
+    an actor call whose worker had already gone (``OSError: Unable to contact Actor's worker``).
+    They are logged with a traceback when the task is collected, after the command's own line
+    said it was interrupted; an exception raised elsewhere is kept."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         exc = record.exc_info[1] if record.exc_info else None
-        return not (exc is not None and type(exc).__name__ == "AllExit" and type(exc).__module__.startswith("distributed"))
+        if exc is None:
+            return True
+        if type(exc).__name__ == "AllExit" and type(exc).__module__.startswith("distributed"):
+            return False
+        tb = exc.__traceback__
+        while tb is not None and tb.tb_next is not None:
+            tb = tb.tb_next
+        return tb is None or f"{os.sep}distributed{os.sep}" not in tb.tb_frame.f_code.co_filename
 
 
 @contextlib.contextmanager
@@ -39,15 +47,15 @@ def _client(scheduler: str | None, workers: int | None) -> Iterator[Any]:
     from distributed import Client, LocalCluster
 
     asyncio_log = logging.getLogger("asyncio")
-    if not any(isinstance(f, DropAllExit) for f in asyncio_log.filters):  # kept: the task may be collected at exit
-        asyncio_log.addFilter(DropAllExit())
+    if not any(isinstance(f, DropClusterLeftovers) for f in asyncio_log.filters):  # kept: the task may be collected at exit
+        asyncio_log.addFilter(DropClusterLeftovers())
     if scheduler is None and workers < 1:
         raise ValueError(f"--workers must be at least 1, got {workers}")
     with _ctrl_c_at_safe_points():
         if scheduler is not None:
             client, cluster = Client(scheduler, timeout="30s"), None
         else:
-            with _ctrl_c_for_this_process_only():
+            with _ctrl_c_for_this_process_only(), _children_stderr_silenced():
                 # the workers' own log lines (a failed task's traceback, a restarted nanny) are not the
                 # command line's: its error says what went wrong in one line
                 cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
@@ -144,6 +152,23 @@ def _ctrl_c_for_this_process_only() -> Iterator[None]:
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+@contextlib.contextmanager
+def _children_stderr_silenced() -> Iterator[None]:
+    """Point file descriptor 2 at the null device while the local cluster starts: the worker
+    processes spawned then inherit it. Until a worker has left the terminal's process group
+    (:mod:`ranklearn.cli._dask_worker`, after its imports) a Ctrl-C reaches it too and Python
+    would print the interrupted import's traceback; this process says what happened in one line."""
+    saved = os.dup(2)
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(null)
 
 
 def _read(read_svmlight: Any, path: Path, client: Any, width: int | None = None) -> tuple:
