@@ -215,3 +215,21 @@ def test_per_grade_gains_and_relevance_level_by_hand():
         get_metric("bpref@3")
     with pytest.raises(ValueError, match="not defined for trec_eval"):
         get_metric("bpref", ties="average")
+
+
+@pytest.mark.parametrize("name, measure", [("rr", "recip_rank"), ("ndcg@10", "ndcg_cut_10"), ("bpref", "bpref")])
+def test_trec_eval_conventions_compare_scores_as_c_floats_as_pytrec_eval(name, measure):
+    """a > b > c as doubles, equal as C floats: trec_eval ranks them by docid descending (c b a),
+    and so do the metrics under its conventions, on the generic and the trec measures' paths."""
+    pytrec_eval = pytest.importorskip("pytrec_eval", reason="pytrec-eval-terrier is not installed")
+    from ranklearn.metrics import get_metric
+
+    scores = {"a": 0.1000000003, "b": 0.1000000002, "c": 0.1000000001}
+    grades = {"a": 0, "b": 1, "c": 1}
+    want = pytrec_eval.RelevanceEvaluator({"1": grades}, {measure}).evaluate({"1": scores})["1"][measure]
+    metric = get_metric(name, conventions="trec_eval")
+    got = metric.per_query(list(grades.values()), list(scores.values()), [0, 3], docids=list(scores))[0]
+    doubles = get_metric(name, conventions="trec_eval", ties="stable") if name != "bpref" else None
+    assert got == pytest.approx(want, abs=1e-12)
+    if doubles is not None:  # ranked as doubles (a, b, c), the value differs: the test can tell
+        assert doubles.per_query(list(grades.values()), list(scores.values()), [0, 3])[0] != pytest.approx(want)

@@ -117,7 +117,8 @@ class Metric:
         ptr : array-like of int, shape (n_queries + 1,)
             Query boundaries: query ``q`` owns rows ``ptr[q]:ptr[q+1]``.
         docids : array-like of str, shape (n_samples,), optional
-            Document ids; required by ``ties="docid"`` (equal scores in descending id order).
+            Document ids; required by ``ties="docid"`` (trec_eval's rule: scores compared as the C
+            ``float`` trec_eval keeps, equal ones in descending id order).
         retrieved : array-like of int, shape (n_queries,), optional
             Rows of each query that the ranking holds: the first ``retrieved[q]`` rows of
             query ``q`` are ranked, the others are judged documents it did not retrieve
@@ -145,7 +146,7 @@ class Metric:
             if docids is None:
                 raise ValueError(f"{self.name}: ties='docid' needs the document ids (docids=)")
             order = docid_order(docids, p, n_ret)
-            labels, s = labels[order], s[order]
+            labels, s = labels[order], as_c_float(s[order])
         labels = self._relevance(labels)
         self._check_labels(labels)
         return self._values(labels, s, p, n_ret)
@@ -255,6 +256,12 @@ def check_retrieved(retrieved: ArrayLike | None, ptr: np.ndarray) -> np.ndarray:
     if n_ret.shape != sizes.shape or np.any(n_ret < 0) or np.any(n_ret > sizes):
         raise ValueError(f"retrieved must hold one count per query, each between 0 and its rows ({sizes.size} queries)")
     return n_ret
+
+
+def as_c_float(scores: np.ndarray) -> np.ndarray:
+    """Scores as trec_eval compares them: it keeps each as a C ``float``, so scores that differ
+    only beyond single precision tie (and go to the document-id rule)."""
+    return scores.astype(np.float32).astype(np.float64)
 
 
 def docid_order(docids: ArrayLike, ptr: np.ndarray, retrieved: np.ndarray) -> np.ndarray:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ranklearn.metrics._api import Metric, check_inputs, check_retrieved, docid_order, query_mean
+from ranklearn.metrics._api import Metric, as_c_float, check_inputs, check_retrieved, docid_order, query_mean
 from ranklearn.metrics.trec.measures import BY_NAME, GEOMETRIC, evaluate_rels, parse_request
 from ranklearn.metrics.trec.counts import NONPOOL, UNJUDGED
 
@@ -91,7 +91,7 @@ class TrecMetric(Metric):
             if docids is None:
                 raise ValueError(f"{self.name}: ties='docid' needs the document ids (docids=)")
             first = docid_order(docids, p, n_ret)
-            labels, s, pool = labels[first], s[first], pool[first]
+            labels, s, pool = labels[first], as_c_float(s[first]), pool[first]
         query = np.repeat(np.arange(sizes.size), sizes)
         ranked = (np.arange(labels.size) - p[query]) < n_ret[query]
         tiebreak = labels if self.ties == "pessimistic" else np.zeros(labels.size)
