@@ -114,3 +114,22 @@ def test_help_names_which_model_takes_which_option(capsys):
     code, out, _ = run(capsys, "simulate-clicks", "--help")
     text = " ".join(out.replace("│", " ").split())
     assert code == 0 and "[pbm, ubm, trust] Position-bias severity" in text and "[dcm] Probability" in text
+
+
+def test_randpair_reaches_the_simulator_and_is_checked(capsys, setup):
+    root, ds, data, (model, _) = setup
+    out = root / "randpair.tsv"
+    code, _, err = run(capsys, "simulate-clicks", "--data", data, "--logging-model", root / "m.json",
+                       "--sessions", 300, "--top-k", 5, "--randpair", 3, "--seed", 2, "--out", out)  # fmt: skip
+    assert code == 0, err
+    expected = simulate(ds, model.predict(ds.X), PBM(), n_sessions=300, top_k=5, intervention="randpair", pivot=3,
+                        seed=2)  # fmt: skip
+    got = ClickLog.read(out)
+    for f in ("document", "position", "click", "swap", "pivot"):
+        assert np.array_equal(getattr(got, f), getattr(expected, f)), f
+    for extra, fragment in ((["--randpair", 6], "--randpair must be a rank from 1 to --top-k (5), got 6"),
+                            (["--randpair", 2, "--swap"], "--swap and --randpair are two interventions")):
+        code, _, err = run(capsys, "simulate-clicks", "--data", data, "--logging-model", root / "m.json",
+                           "--sessions", 10, "--top-k", 5, "--out", root / "bad.tsv", *extra)  # fmt: skip
+        assert_one_line_error(code, err, fragment)
+        assert not (root / "bad.tsv").exists()
