@@ -112,16 +112,21 @@ def test_plackett_luce_logging_draws_rank_1_by_the_softmax(data):
     assert np.all(np.abs(top - u) <= SIGMA * np.sqrt(u * (1 - u) / n))
 
 
+def logged_session(log, ds, scores, s, top_k):
+    """Session ``s`` of ``log``: its rows, the logging ranker's top ``top_k`` of its query (dataset
+    row offsets within the query) and the session's drawn swap rank."""
+    rows = log.session == s
+    q = int(np.searchsorted(ds.query_ids, log.query[rows][0]))
+    a, b = ds.ptr[q], ds.ptr[q + 1]
+    return rows, np.argsort(-scores[a:b], kind="stable")[:top_k], int(log.swap[rows][0])
+
+
 def test_swap_interventions_trade_rank_1_with_a_uniform_rank(data):
     ds, scores = data
     log = simulate(ds, scores, PBM(), n_sessions=4000, top_k=6, seed=5, intervention="swap")
     assert log.swap is not None and log.swap.min() >= 1
     for s in range(200):
-        rows = log.session == s
-        q = int(np.searchsorted(ds.query_ids, log.query[rows][0]))
-        a, b = ds.ptr[q], ds.ptr[q + 1]
-        ranked = np.argsort(-scores[a:b], kind="stable")[:6]
-        k = int(log.swap[rows][0])
+        rows, ranked, k = logged_session(log, ds, scores, s, 6)
         assert np.all(log.swap[rows] == k) and 1 <= k <= len(ranked)
         ranked[[0, k - 1]] = ranked[[k - 1, 0]]
         assert log.document[rows].tolist() == ranked.tolist()
@@ -138,11 +143,7 @@ def test_randpair_trades_the_pivot_with_a_uniform_rank(data):
     log = simulate(ds, scores, PBM(), n_sessions=4000, top_k=6, seed=5, intervention="randpair", pivot=3)
     assert log.pivot is not None and np.all(log.pivot == 3)
     for s in range(300):
-        rows = log.session == s
-        q = int(np.searchsorted(ds.query_ids, log.query[rows][0]))
-        a, b = ds.ptr[q], ds.ptr[q + 1]
-        ranked = np.argsort(-scores[a:b], kind="stable")[:6]
-        k = int(log.swap[rows][0])
+        rows, ranked, k = logged_session(log, ds, scores, s, 6)
         assert np.all(log.swap[rows] == k)
         if len(ranked) < 3:
             assert k == 0
