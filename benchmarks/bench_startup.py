@@ -208,11 +208,13 @@ OPTIONS = {
 }
 
 
-def coldstart(train: Path) -> None:
+def coldstart(train: Path, only: str | None = None) -> None:
     print(f"## Cold start: first run after a plain install\n\ndata: {train}; 10 trees of 31 leaves; "
           f"{os.cpu_count()} cores (shared)\n", flush=True)  # fmt: skip
     rows, speeds = [], {}
     for name, (extra, shipped) in OPTIONS.items():
+        if only is not None and only not in name:
+            continue
         with tempfile.TemporaryDirectory() as tmp:
             build, install = Path(tmp) / "build", Path(tmp) / "install"
             _copy_package(build / "ranklearn", REPO / "src" / "ranklearn", with_cache=False)
@@ -258,13 +260,14 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--baseline", default=None, help="also time the commands on this commit's code (e.g. main)")
     ap.add_argument("--fold", type=Path, default=None, help="LETOR fold folder with train.txt (MQ2008 Fold1)")
+    ap.add_argument("--option", default=None, help="cold start: only the options whose name contains this, e.g. shipped")
     args = ap.parse_args()
     data = require_shared_data()
     parts = args.parts.split(",")
     if "commands" in parts:
         commands(data, args.repeats, args.baseline)
     if "coldstart" in parts:
-        coldstart((args.fold or data / "MQ2008" / "Fold1") / "train.txt")
+        coldstart((args.fold or data / "MQ2008" / "Fold1") / "train.txt", args.option)
     print("\nRegenerate: .venv/bin/python benchmarks/bench_startup.py")
 
 
