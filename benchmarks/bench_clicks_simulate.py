@@ -4,8 +4,9 @@
    queries, on 2 threads and on 1, interleaved with a plain numpy PBM simulator (the same
    sessions' arithmetic, vectorized; no other library simulates clicks), median of --repeats.
 2. Estimate the PBM propensities (eta 1, epsilon 0.1) from 10^4 / 10^5 / 10^6 sessions by swap
-   interventions, EM (Plackett-Luce logging at temperature 1) and intervention harvesting (three
-   logging rankers) and print each rank's relative error against theta_k / theta_1.
+   interventions, EM and regression EM (Plackett-Luce logging at temperature 1; regression EM also
+   under the deterministic logging ranker) and intervention harvesting (three logging rankers)
+   and print each rank's relative error against theta_k / theta_1.
 
 The logging ranker is a LambdaMART trained on the true labels of 1% of the training queries (5
 queries), as the unbiased-LTR protocol's "production" ranker. The 1-minute load average is
@@ -110,6 +111,8 @@ def propensities(ds, scores, theta, logging, rng, args) -> None:
         for method, make in (
             ("swap", lambda m: simulate(ds, scores, PBM(), n_sessions=m, seed=1, intervention="swap")),
             ("em (PL logging, T=1)", lambda m: simulate(ds, scores, PBM(), n_sessions=m, seed=1, temperature=1.0)),
+            ("regression_em (PL logging, T=1)", lambda m: simulate(ds, scores, PBM(), n_sessions=m, seed=1,
+                                                                   temperature=1.0)),  # fmt: skip
             ("regression_em (deterministic logging)", lambda m: simulate(ds, scores, PBM(), n_sessions=m, seed=1)),
             ("harvest (3 rankers)", lambda m: simulate(ds, several, PBM(), n_sessions=m, seed=1)),
         ):

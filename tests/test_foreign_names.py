@@ -99,7 +99,8 @@ def test_nearest_compares_names_without_dashes():
      (["-estop", "10"], "ranklearn calls it --early-stopping (RankLib's -estop)"),
      (["--min-child-samples", "3"], "ranklearn calls it --min-leaf-samples (LightGBM's min_child_samples)"),
      (["--num-leaves", "3"], "ranklearn calls it --leaves (LightGBM's num_leaves)"),
-     (["--num-leaves", "3"], "ranklearn calls it --leaves (LightGBM's num_leaves)"),
+     (["--iterations", "3"], "ranklearn calls it --line-search-steps (earlier ranklearn's --iterations; coordinate "
+                             "ascent's steps; trees, epochs or rounds: --n-estimators)"),
      (["--min-samples-leaf", "3"], "No such option: --min-samples-leaf: ranklearn calls it --min-leaf-samples"),
      (["--verbose", "1"], "ranklearn calls it the Python parameter verbose (no command-line option)"),
      (["--colsample-bytree", "0.5"], "ranklearn calls it --feature-fraction (LightGBM's and XGBoost's colsample_bytree)"),

@@ -137,3 +137,19 @@ def check_warmed_up(spec, monkeypatch) -> None:
 @pytest.mark.parametrize("name", list(REGISTRY))
 def test_every_registered_ranker_is_warmed_up(name, monkeypatch):
     check_warmed_up(REGISTRY[name], monkeypatch)
+
+
+def test_cache_location_names_every_kernel_s_folder():
+    """The header names where all kernels go: the package's ``__pycache__`` folders (beside each
+    module, not only the metrics'), or NUMBA_CACHE_DIR, which holds a folder per module."""
+    import ranklearn
+
+    code = "from ranklearn.warmup import cache_location; print(cache_location())"
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    beside = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    package = os.path.dirname(ranklearn.__file__)
+    if os.access(package, os.W_OK):  # numba writes beside the sources only where it may
+        assert beside.stdout.strip() == f"the __pycache__ folders under {package}", beside.stderr
+    elsewhere = subprocess.run([sys.executable, "-c", code], env={**env, "NUMBA_CACHE_DIR": "/tmp/rl-cache-x"},
+                               capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert elsewhere.stdout.strip() == "/tmp/rl-cache-x", elsewhere.stderr

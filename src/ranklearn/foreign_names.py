@@ -121,7 +121,7 @@ NAMES: tuple[ForeignName, ...] = (
         ("--trees", "--n-estimators", "random-forest's trees per bag: --trees-per-bag"),
         ("--epochs", "--n-estimators", "the networks' epochs"), ("--rounds", "--n-estimators"),
         ("--restarts", "--n-estimators"), ("--bags", "--n-estimators"),
-        ("--iterations", "--line-search-steps"),
+        ("--iterations", "--line-search-steps", "coordinate ascent's steps; trees, epochs or rounds: --n-estimators"),
     ]),  # fmt: skip
 )
 

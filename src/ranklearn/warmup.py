@@ -152,10 +152,15 @@ def _run_group(name: str) -> tuple[int, float]:
 
 
 def cache_location() -> str:
-    """Where numba keeps ranklearn's compiled kernels (the folder of one of them)."""
+    """Where numba keeps ranklearn's compiled kernels: the ``__pycache__`` folders beside the
+    package's modules, or the cache directory that holds a folder for each of them."""
+    import ranklearn
     from ranklearn.metrics.kernels import per_query_values
 
-    return str(Path(per_query_values.dispatcher._cache._cache_path))
+    one = Path(per_query_values.dispatcher._cache._cache_path)  # the folder of one kernel's module
+    if one.name == "__pycache__":
+        return f"the __pycache__ folders under {Path(ranklearn.__file__).parent}"
+    return str(one.parent)
 
 
 def warm_up(jobs: int = 2, echo: Callable[[str], None] = print) -> dict[str, tuple[int, float]]:
