@@ -2,7 +2,7 @@
 
     cd benchmarks && ../.venv/bin/python bench_clicks.py [--data mq2008,mslr] [--clicks pbm1,pbm0.5,pbm2,cascade,trust]
         [--sessions 10000,100000,1000000] [--seeds 0,1,2] [--rankers all|peers] [--neural add|only] [--ipw add|only|lightgbm]
-        [--folds 1] [--save DIR | --report DIR[,DIR2] [DIR[,DIR2] ...]]
+        [--folds 1] [--save DIR [--resume] | --report DIR[,DIR2] [DIR[,DIR2] ...]]
 
 For every dataset split (MQ2008 Fold1-5; MSLR-sample's training file (every 5th query validates) and test file), click model, session count
 and seed: a logging ranker on 1% of the training queries' true labels, sessions simulated on its
@@ -29,7 +29,8 @@ comparison is then against the neural naive row). ``--rankers peers``: the refer
 pools the runs saved in one or more directories into one table per dataset, click model and session
 count (every seed and split of it); a ranker that is not in every run of a table is named and left out
 of it (its values would not pair); DIR,DIR2 joins the rows of one run saved in two directories.
-comparison is then against the neural naive row). ``--ipw``: rows early-stopped on the IPW click DCG@10
+``--save DIR --resume`` reads the runs DIR already holds instead of running them again, so that an
+interrupted protocol goes on where it stopped (and the tables pool old and new runs). ``--ipw``: rows early-stopped on the IPW click DCG@10
 of the validation clicks (``ranklearn.clicks.ipw_dcg``) with propensities estimated by the swap
 estimator from ``SWAP_SHARE`` more training-query sessions with swap interventions (a randomized
 share, read by these rows only): the naive model so stopped, ``unbiased="ipw"`` with those
@@ -410,6 +411,22 @@ def _run_file(out: Path, click: str, n_sessions: int, seed: int, split: str) -> 
     return out / f"{click}_{n_sessions}_{seed}_{split.replace(' ', '-')}.npz"
 
 
+def _saved_run(args: argparse.Namespace, click: str, n_sessions: int, seed: int, split: str,
+               rankers: dict) -> dict | None:  # fmt: skip
+    """With ``--resume``, the run of these settings already in ``--save DIR`` when it holds every
+    requested ranker's row and the same swap sessions (a run of other rankers is rerun), else None."""
+    path = None if not args.resume else _run_file(args.save, click, n_sessions, seed, split)
+    if path is None or not path.exists():
+        return None
+    run = np.load(path, allow_pickle=True)["run"].item()
+    swap = int(SWAP_SHARE * n_sessions) if args.ipw else 0
+    if not set(rankers) <= set(run["per_query"]) or run["swap_sessions"] != swap:
+        return None
+    print(f"[{click} {n_sessions} seed {seed} {split}: read from {path} (--resume), ran in {run['seconds']:.0f} s "
+          f"at load {run['load']:.1f}]", file=sys.stderr, flush=True)  # fmt: skip
+    return run
+
+
 def load_runs(groups: list[list[Path]]) -> list[dict]:
     """The runs saved (``--save``) in each group of directories (a group's copies of one run joined,
     :func:`_joined_runs`); a run of the same click model, sessions, seed and split in a later group
@@ -440,6 +457,9 @@ def main() -> None:
                     help="print the tables of the runs saved in DIR(s) instead of running (seeds and splits pooled); "
                     "DIR,DIR2: the rows of one run saved in several directories are joined, after checking that "
                     "the rows they share hold the same test values")  # fmt: skip
+    ap.add_argument("--resume", action="store_true",
+                    help="read the runs already saved in --save DIR instead of running them again (those with every "
+                    "requested ranker's row); the tables pool them with the new ones. Empty DIR after changing the code")
     ap.add_argument("--rankers", choices=("all", "peers"), default="all",
                     help="peers: the references, LightGBM's and XGBoost's rows only; all: with ranklearn's debiased rows")
     ap.add_argument("--neural", choices=("add", "only"),
@@ -450,6 +470,8 @@ def main() -> None:
                     "more sessions with swap interventions (only: without the other debiased rows; lightgbm: only "
                     "LightGBM's position model stopped on that metric)")  # fmt: skip
     args = ap.parse_args()
+    if args.resume and args.save is None:
+        ap.error("--resume reads the runs of --save DIR: give --save")
     trees = {"all": PEERS | OURS, "peers": PEERS}[args.rankers]
     rankers = {"add": trees | NEURAL_ROWS, "only": NEURAL_ROWS, None: trees}[args.neural]
     lightgbm_ipw = {k: v for k, v in IPW_ROWS.items() if k.startswith("LightGBM")}
@@ -466,6 +488,10 @@ def main() -> None:
             for n_sessions in (int(float(s)) for s in args.sessions.split(",")):
                 for seed in (int(s) for s in args.seeds.split(",")):
                     for split, (tr, va, te) in all_splits:
+                        saved = _saved_run(args, click, n_sessions, seed, split, rankers)
+                        if saved is not None:
+                            runs.append(saved)
+                            continue
                         start = time.perf_counter()
                         # the neural rows train on one row per session (their losses take no session weights)
                         result = run_protocol(tr, va, te, CLICK_MODELS[click](), n_sessions=n_sessions, seed=seed,

@@ -43,9 +43,12 @@ SECTIONS = {
     "metrics": ("Metric speed against ranx and pytrec_eval; compare (issue 14)", ["bench_metrics.py"]),
     "rankers": ("Every ranker with its defaults against LightGBM and XGBoost on four datasets (issue 17)",
                 ["bench_rankers.py"]),
+    # 270 runs (5 click models x 3 session counts x 3 seeds x 6 splits, about 3 hours on 2 cores):
+    # --resume goes on from the runs saved by an interrupted or partial run
     "clicks-protocol": ("Learning from clicks: the offline protocol, LightGBM's and XGBoost's debiasing (issue 29)",
                         ["bench_clicks.py", "--data", "mq2008,mslr", "--clicks", "pbm1,pbm0.5,pbm2,cascade,trust",
-                         "--sessions", "10000", "--seeds", "0"]),
+                         "--sessions", "10000,100000,1000000", "--seeds", "0,1,2", "--rankers", "peers",
+                         "--save", "out/protocol_peers", "--resume"]),
 }
 #: hand-written records that RESULTS.md carries after the generated sections
 NOTES = ["core_refactor_ab.md", "boosting_step_ab.md", "neural_defaults.md", "ranker_defaults.md",
