@@ -4,7 +4,7 @@
    queries, on 2 threads and on 1, interleaved with a plain numpy PBM simulator (the same
    sessions' arithmetic, vectorized; no other library simulates clicks), median of --repeats.
 2. Estimate the PBM propensities (eta 1, epsilon 0.1) from 10^4 / 10^5 / 10^6 sessions by swap
-   interventions, EM and regression EM (Plackett-Luce logging at temperature 1; regression EM also
+   interventions (rank 1, or RandPair's pivot 3, swapped with a uniform rank), EM and regression EM (Plackett-Luce logging at temperature 1; regression EM also
    under the deterministic logging ranker) and intervention harvesting (three logging rankers)
    and print each rank's relative error against theta_k / theta_1.
 
@@ -110,6 +110,8 @@ def propensities(ds, scores, theta, logging, rng, args) -> None:
     for n_sessions in args.sessions:
         for method, make in (
             ("swap", lambda m: simulate(ds, scores, PBM(), n_sessions=m, seed=1, intervention="swap")),
+            ("swap (RandPair, pivot 3)", lambda m: simulate(ds, scores, PBM(), n_sessions=m, seed=1,
+                                                            intervention="randpair", pivot=3)),  # fmt: skip
             ("em (PL logging, T=1)", lambda m: simulate(ds, scores, PBM(), n_sessions=m, seed=1, temperature=1.0)),
             ("regression_em (PL logging, T=1)", lambda m: simulate(ds, scores, PBM(), n_sessions=m, seed=1,
                                                                    temperature=1.0)),  # fmt: skip
