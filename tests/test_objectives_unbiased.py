@@ -70,12 +70,26 @@ def naive_ndcg(clicks):
     ],
 )
 def test_learned_bias_recovers_the_simulated_pbm_and_beats_the_naive_model(clicks, naive_ndcg, method, recovered):
+    """Unregularized factors (r=0, LightGBM's default) estimate the bias; the default r=1 shrinks them
+    toward 0 (see test_regularization_shrinks_the_position_factors)."""
     train, test, _, rows, tolerance = clicks
-    model = _fit(rows, unbiased=method)
+    model = _fit(rows, unbiased=method, **({"position_bias_regularization": 0.0} if method == "position_factors" else {}))
     est = recovered(model)
     assert est[0] == pytest.approx(1.0)
     np.testing.assert_array_less(np.abs(est - TRUTH), tolerance)
     assert NDCG10.mean(test.y, model.predict(test.X), test.ptr) > naive_ndcg + 0.005
+
+
+def test_regularization_shrinks_the_position_factors(clicks):
+    """r * (rows at the rank) is added to the factors' Newton denominator and pulls them to 0: with
+    r = 0, 0.1, 1 the estimated bias at every rank moves toward 1 (no bias)."""
+    _, _, _, rows, _ = clicks
+    ratios = []
+    for r in (0.0, 0.1, 1.0):
+        f = _fit(rows, unbiased="position_factors", position_bias_regularization=r).position_bias_["factor"]
+        ratios.append(np.exp(f - f[0]))
+    assert LambdaMART().position_bias_regularization == 1.0
+    assert np.all(np.diff(np.stack(ratios), axis=0)[:, 1:] > 0)
 
 
 def test_ipw_with_em_propensities_recovers_the_bias_and_beats_the_naive_model(clicks, naive_ndcg):

@@ -68,7 +68,7 @@ class MART(LambdaMART):
         unbiased: str | None = None,
         position_bias_max_rank: int = 10,
         position_bias_norm: float = 2.0,
-        position_bias_regularization: float = 0.0,
+        position_bias_regularization: float = 1.0,
         propensity: Any = None,
         propensity_clip: float | None = None,
     ) -> None:
