@@ -70,10 +70,12 @@ def naive_ndcg(clicks):
     ],
 )
 def test_learned_bias_recovers_the_simulated_pbm_and_beats_the_naive_model(clicks, naive_ndcg, method, recovered):
-    """Unregularized factors (r=0, LightGBM's default) estimate the bias; the default r=1 shrinks them
-    toward 0 (see test_regularization_shrinks_the_position_factors)."""
+    """At the peers' defaults, XGBoost's p=2 and LightGBM's r=0 (unregularized factors). ranklearn's
+    defaults, chosen on validation clicks, regularize more (p=4, r=1): r=1 shrinks the factors toward
+    0 (test_regularization_shrinks_the_position_factors)."""
     train, test, _, rows, tolerance = clicks
-    model = _fit(rows, unbiased=method, **({"position_bias_regularization": 0.0} if method == "position_factors" else {}))
+    peers_default = {"pairwise": {"position_bias_norm": 2.0}, "position_factors": {"position_bias_regularization": 0.0}}
+    model = _fit(rows, unbiased=method, **peers_default[method])
     est = recovered(model)
     assert est[0] == pytest.approx(1.0)
     np.testing.assert_array_less(np.abs(est - TRUTH), tolerance)

@@ -67,7 +67,7 @@ class MART(LambdaMART):
         verbose: int = 0,
         unbiased: str | None = None,
         position_bias_max_rank: int = 10,
-        position_bias_norm: float = 2.0,
+        position_bias_norm: float = 4.0,
         position_bias_regularization: float = 1.0,
         propensity: Any = None,
         propensity_clip: float | None = None,
