@@ -276,6 +276,9 @@ MALFORMED = [
     ("1 qid:1:2 1:2\n", 1, "qid:1:2", "malformed qid"),
     ("1 qid:1 1:2 qid:1\n", 1, "qid:1", "misplaced qid"),
     (b"1 qid:1 1:0.5\n1 qid:1 2:\xff\xfe\n", 2, "2:\\xff\\xfe", "not a number"),
+    (b"1 qid:1 1:0.5\n1 qid:1 2:\xff\xfe\n", 2, "2:\\xff\\xfe", "the token is not UTF-8 text (a file in another"),
+    (b"\xcb\xca qid:1 1:0.5\n", 1, "\\xcb\\xca", "bad label: expected a number as the first token of the line; the "
+     "token is not UTF-8 text"),
     (b"1 qid:1 1:1 # caf\xe9\n", 1, "caf\\xe9", "not valid UTF-8"),
     (b"1 qid:\xe9 1:1\n", 1, "\\xe9", "not valid UTF-8"),
 ]

@@ -347,6 +347,10 @@ def _raise_parse_error(
         msg = f"unexpected qid: line {aux} has none; expected every line with a qid, or none"
     else:
         msg = _MESSAGES[err]
+    try:
+        raw[start:end].decode("utf-8")
+    except UnicodeDecodeError:  # say why the token looks garbled, not only that it is no number
+        msg += "; the token is not UTF-8 text (a file in another encoding, such as Latin-1, or a binary file?)"
     raise DataFormatError(msg, path=name, line=line, token=token)
 
 
