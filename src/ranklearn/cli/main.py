@@ -589,7 +589,8 @@ def explain(
 def warm_up(
     jobs: int = typer.Option(2, "--jobs", min=1, help="Processes to compile in (the kernels come in two groups)."),
 ) -> None:
-    """Compile the kernels of the common paths into numba's cache now, so that later commands start at once."""
+    """Compile the kernels of the common paths into numba's cache now (those already there are
+    only loaded), so that later commands start at once."""
     from ranklearn.warmup import warm_up as compile_kernels
 
     compile_kernels(jobs, echo=typer.echo)

@@ -172,7 +172,7 @@ def run_training(
     if stopped_early:
         how = f"stopped early after {n_iter} {unit}s ({early_stopping_rounds} without a gain on {watched!r})"
     else:
-        how = f"ran all {n_iter} {unit}s"
+        how = f"ran all {n_iter} {unit}s" if n_iter != 1 else f"ran its one {unit}"  # linear: one solve
     message = f"{how}; kept {unit} {kept}" + _best_text(watched, name, best_value, best_iter)
     _tell_end(callbacks, message)
     return Outcome(history, best_iter, _score(best_value, best_iter), n_iter, False, message)
