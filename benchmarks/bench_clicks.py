@@ -319,13 +319,44 @@ def _interval(a: np.ndarray, b: np.ndarray) -> str:
     return f"{a.mean() - b.mean():+.4f} [{low:+.4f}, {high:+.4f}] ({verdict})"
 
 
+def _pooled(runs: list[dict]) -> dict[str, dict[str, np.ndarray]]:
+    """Per ranker and metric, the test-query values of every run concatenated (queries x splits x
+    seeds); only the rankers of every run (their values pair)."""
+    names = [n for n in runs[0]["per_query"] if all(n in r["per_query"] for r in runs)]
+    return {name: {m: np.concatenate([r["per_query"][name][m] for r in runs]) for m in METRICS} for name in names}
+
+
+def print_summary(groups: list[tuple[tuple, list[dict]]]) -> None:
+    """One line per table below: NDCG@10 of the references, and of every other row with its
+    paired difference against the naive model."""
+    tables = [(key, _pooled(runs), runs) for key, runs in groups]
+    others = list(dict.fromkeys(n for _, t, _ in tables for n in t if n not in ("logging", "naive", "full information")))
+    print("### Summary: NDCG@10 on the test queries' true labels, each row's difference against naive [paired 95%]")
+    print()
+    print("| data | clicks | sessions | seeds | logging | naive | full information | " + " | ".join(others) + " |")
+    print("|---|---|---:|---|---:|---:|---:|" + "---|" * len(others))
+    for (click, n_sessions, dataset), table, runs in tables:
+        naive = table["naive"]["ndcg@10"]
+        cells = []
+        for name in others:
+            if name not in table:
+                cells.append("")
+                continue
+            low, high = bootstrap_interval(table[name]["ndcg@10"], naive, n_resamples=5000, seed=0)
+            cells.append(f"{table[name]['ndcg@10'].mean():.4f} ({table[name]['ndcg@10'].mean() - naive.mean():+.4f} "
+                         f"[{low:+.4f}, {high:+.4f}])")  # fmt: skip
+        refs = " | ".join(f"{table[n]['ndcg@10'].mean():.4f}" for n in ("logging", "naive", "full information"))
+        seeds = ",".join(sorted({str(r["seed"]) for r in runs}))
+        print(f"| {dataset} | {click} | {n_sessions:,} | {seeds} | {refs} | " + " | ".join(cells) + " |")
+    print()
+
+
 def print_table(title: str, runs: list[dict]) -> None:
     """One markdown table of the pooled runs (test queries x splits x seeds), with the paired intervals.
 
     Only the rankers of every run are pooled (their per-query values pair); the others are named.
     """
-    names = [n for n in runs[0]["per_query"] if all(n in r["per_query"] for r in runs)]
-    table = {name: {m: np.concatenate([r["per_query"][name][m] for r in runs]) for m in METRICS} for name in names}
+    table = _pooled(runs)
     partial = {n: sum(n in r["per_query"] for r in runs) for r in runs for n in r["per_query"] if n not in table}
     loads, rows = [r["load"] for r in runs], [r["train_rows"] for r in runs]
     print(f"### {title}")
@@ -513,8 +544,10 @@ def main() -> None:
     for run in runs:  # one table per click model, session count and dataset (MQ2008's folds pooled)
         groups.setdefault((run["click"], run["n_sessions"], run["split"].split()[0]), []).append(run)
     order = list(CLICK_MODELS)  # sessions, then click model as listed, then dataset
-    for (click, n_sessions, dataset), group in sorted(groups.items(),
-                                                      key=lambda g: (g[0][1], order.index(g[0][0]), g[0][2])):
+    ordered = sorted(groups.items(), key=lambda g: (g[0][1], order.index(g[0][0]), g[0][2]))
+    if len(ordered) > 1:
+        print_summary(ordered)
+    for (click, n_sessions, dataset), group in ordered:
         print_table(f"{dataset}: {click} ({CLICK_MODELS[click]()!r}), {n_sessions:,} sessions", group)
     print("Conventions: NDCG with gain 2^rel-1, queries without a relevant document count 0, ties in input order "
           "(ranklearn's), on the test queries' true labels.")  # fmt: skip
