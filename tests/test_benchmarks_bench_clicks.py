@@ -58,3 +58,35 @@ def test_report_leaves_out_and_names_a_ranker_missing_from_some_runs(tmp_path, c
 def test_report_of_an_empty_directory_says_so(tmp_path):
     with pytest.raises(SystemExit, match="no saved runs"):
         bench_clicks.load_runs([[tmp_path]])
+
+
+def test_resume_reads_a_saved_run_only_when_it_holds_every_requested_row(tmp_path, capsys):
+    import argparse
+
+    run = _run(0, "MQ2008 Fold1")
+    run["swap_sessions"] = 0
+    _save(tmp_path, run)
+    args = argparse.Namespace(resume=True, save=tmp_path, ipw=None)
+    peers = dict.fromkeys(("LightGBM position", "XGBoost unbiased"))
+    got = bench_clicks._saved_run(args, "pbm1", 100, 0, "MQ2008 Fold1", peers)
+    assert got is not None and np.array_equal(got["per_query"]["naive"]["ndcg@10"], run["per_query"]["naive"]["ndcg@10"])
+    assert "read from" in capsys.readouterr().err
+    # a row the saved run lacks, another seed, or no --resume: run it again
+    assert bench_clicks._saved_run(args, "pbm1", 100, 0, "MQ2008 Fold1", {**peers, "ranklearn pairwise": None}) is None
+    assert bench_clicks._saved_run(args, "pbm1", 100, 1, "MQ2008 Fold1", peers) is None
+    assert bench_clicks._saved_run(argparse.Namespace(resume=False, save=tmp_path, ipw=None), "pbm1", 100, 0,
+                                   "MQ2008 Fold1", peers) is None  # fmt: skip
+    # swap sessions are part of the run: an --ipw run is not read for a run without them
+    assert bench_clicks._saved_run(argparse.Namespace(resume=True, save=tmp_path, ipw="only"), "pbm1", 100, 0,
+                                   "MQ2008 Fold1", peers) is None  # fmt: skip
+
+
+def test_summary_gives_every_row_against_naive(capsys):
+    runs = [_run(0, "MQ2008 Fold1"), _run(1, "MQ2008 Fold1")]
+    bench_clicks.print_summary([(("pbm1", 100, "MQ2008"), runs), (("pbm1", 100, "MSLR-sample"), [_run(0, "MSLR-sample")])])
+    out = capsys.readouterr().out
+    naive = np.concatenate([r["per_query"]["naive"]["ndcg@10"] for r in runs])
+    xgb = np.concatenate([r["per_query"]["XGBoost unbiased"]["ndcg@10"] for r in runs])
+    line = next(line for line in out.splitlines() if line.startswith("| MQ2008 | pbm1 | 100 | 0,1 |"))
+    assert f"| {naive.mean():.4f} |" in line and f"{xgb.mean():.4f} ({xgb.mean() - naive.mean():+.4f} [" in line
+    assert "| MSLR-sample | pbm1 | 100 | 0 |" in out
