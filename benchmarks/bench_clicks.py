@@ -30,9 +30,9 @@ pools the runs saved in one or more directories into one table per dataset, clic
 count (every seed and split of it); a ranker that is not in every run of a table is named and left out
 of it (its values would not pair); DIR,DIR2 joins the rows of one run saved in two directories.
 ``--save DIR --resume`` reads the runs DIR already holds instead of running them again, so that an
-interrupted protocol goes on where it stopped (and the tables pool old and new runs). ``--ipw``: rows early-stopped on the IPW click DCG@10
-of the validation clicks (``ranklearn.clicks.ipw_dcg``) with propensities estimated by the swap
-estimator from ``SWAP_SHARE`` more training-query sessions with swap interventions (a randomized
+interrupted protocol goes on where it stopped (and the tables pool old and new runs).
+``--ipw``: rows early-stopped on the IPW click DCG@10 of the validation clicks
+(``ranklearn.clicks.ipw_dcg``) with propensities estimated by the swap estimator from ``SWAP_SHARE`` more training-query sessions with swap interventions (a randomized
 share, read by these rows only): the naive model so stopped, ``unbiased="ipw"`` with those
 propensities, and the one of ipw / pairwise (p=2) / position factors (r=0) with the best validation
 IPW click DCG@10; and LightGBM's position model stopped and tuned on the same metric (``--ipw lightgbm``:

@@ -4,9 +4,10 @@
    queries, on 2 threads and on 1, interleaved with a plain numpy PBM simulator (the same
    sessions' arithmetic, vectorized; no other library simulates clicks), median of --repeats.
 2. Estimate the PBM propensities (eta 1, epsilon 0.1) from 10^4 / 10^5 / 10^6 sessions by swap
-   interventions (rank 1, or RandPair's pivot 3, swapped with a uniform rank), EM and regression EM (Plackett-Luce logging at temperature 1; regression EM also
-   under the deterministic logging ranker) and intervention harvesting (three logging rankers)
-   and print each rank's relative error against theta_k / theta_1.
+   interventions (rank 1, or RandPair's pivot 3, swapped with a uniform rank), EM and
+   regression EM (Plackett-Luce logging at temperature 1; regression EM also under the
+   deterministic logging ranker) and intervention harvesting (three logging rankers), and print
+   each rank's relative error against theta_k / theta_1.
 
 The logging ranker is a LambdaMART trained on the true labels of 1% of the training queries (5
 queries), as the unbiased-LTR protocol's "production" ranker. The 1-minute load average is

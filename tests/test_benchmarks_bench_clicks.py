@@ -83,7 +83,8 @@ def test_resume_reads_a_saved_run_only_when_it_holds_every_requested_row(tmp_pat
 
 def test_summary_gives_every_row_against_naive(capsys):
     runs = [_run(0, "MQ2008 Fold1"), _run(1, "MQ2008 Fold1")]
-    bench_clicks.print_summary([(("pbm1", 100, "MQ2008"), runs), (("pbm1", 100, "MSLR-sample"), [_run(0, "MSLR-sample")])])
+    bench_clicks.print_summary([(("pbm1", 100, "MQ2008"), runs),
+                                (("pbm1", 100, "MSLR-sample"), [_run(0, "MSLR-sample")])])  # fmt: skip
     out = capsys.readouterr().out
     naive = np.concatenate([r["per_query"]["naive"]["ndcg@10"] for r in runs])
     xgb = np.concatenate([r["per_query"]["XGBoost unbiased"]["ndcg@10"] for r in runs])
