@@ -1,7 +1,7 @@
 """The offline click protocol (ranklearn.clicks.protocol) with LightGBM's and XGBoost's debiasing beside it.
 
     cd benchmarks && ../.venv/bin/python bench_clicks.py [--data mq2008,mslr] [--clicks pbm1,pbm0.5,pbm2,cascade,trust]
-        [--sessions 10000,100000,1000000] [--seeds 0,1,2] [--rankers all|peers] [--neural add|only] [--ipw add|only|lightgbm]
+        [--sessions 10000,100000,1000000] [--seeds 0,1,2] [--rankers all|peers|ours] [--neural add|only] [--ipw add|only|lightgbm]
         [--folds 1] [--save DIR [--resume] | --report DIR[,DIR2] [DIR[,DIR2] ...]]
 
 For every dataset split (MQ2008 Fold1-5; MSLR-sample's training file (every 5th query validates) and test file), click model, session count
@@ -24,9 +24,10 @@ the same session rows (``NEURAL``'s fixed settings): naive (clicks as labels), I
 propensities estimated from the training clicks, the Dual Learning Algorithm, and regression EM (the
 network as relevance model); ``--neural only`` leaves the tree peers out (the references stay; the
 comparison is then against the neural naive row). ``--rankers peers``: the references and the two peers only
-(ranklearn's debiased rows left out). Means over test queries pooled across splits and seeds; paired
-95% percentile-bootstrap intervals of the per-query differences (queries x splits x seeds). ``--report``
-pools the runs saved in one or more directories into one table per dataset, click model and session
+(ranklearn's debiased rows left out); ``--rankers ours``: the references and ranklearn's debiased rows only
+(joined with a ``peers`` run of the same settings by ``--report DIR,DIR2``). Means over test queries pooled
+across splits and seeds; paired 95% percentile-bootstrap intervals of the per-query differences (queries x
+splits x seeds). ``--report`` pools the runs saved in one or more directories into one table per dataset, click model and session
 count (every seed and split of it); a ranker that is not in every run of a table is named and left out
 of it (its values would not pair); DIR,DIR2 joins the rows of one run saved in two directories.
 ``--save DIR --resume`` reads the runs DIR already holds instead of running them again, so that an
@@ -491,8 +492,9 @@ def main() -> None:
     ap.add_argument("--resume", action="store_true",
                     help="read the runs already saved in --save DIR instead of running them again (those with every "
                     "requested ranker's row); the tables pool them with the new ones. Empty DIR after changing the code")
-    ap.add_argument("--rankers", choices=("all", "peers"), default="all",
-                    help="peers: the references, LightGBM's and XGBoost's rows only; all: with ranklearn's debiased rows")
+    ap.add_argument("--rankers", choices=("all", "peers", "ours"), default="all",
+                    help="peers: the references, LightGBM's and XGBoost's rows only; ours: the references and "
+                    "ranklearn's debiased rows only; all: both")
     ap.add_argument("--neural", choices=("add", "only"),
                     help="add the neural click estimators' rows (only: without the tree rows beside the references)")
     ap.add_argument("--folds", help="MQ2008 folds to run, e.g. 1 (default: all five)")
@@ -503,7 +505,7 @@ def main() -> None:
     args = ap.parse_args()
     if args.resume and args.save is None:
         ap.error("--resume reads the runs of --save DIR: give --save")
-    trees = {"all": PEERS | OURS, "peers": PEERS}[args.rankers]
+    trees = {"all": PEERS | OURS, "peers": PEERS, "ours": OURS}[args.rankers]
     rankers = {"add": trees | NEURAL_ROWS, "only": NEURAL_ROWS, None: trees}[args.neural]
     lightgbm_ipw = {k: v for k, v in IPW_ROWS.items() if k.startswith("LightGBM")}
     rankers = {"add": rankers | IPW_ROWS, "only": IPW_ROWS, "lightgbm": lightgbm_ipw, None: rankers}[args.ipw]
