@@ -16,9 +16,8 @@ LightGBM's lambdarank with ``position`` (its position-bias factors) and
 ``lambdarank_unbiased=True`` and ``lambdarank_bias_norm`` in {1, 2}: the value with the best
 validation-click NDCG@10 is kept. The training clicks hold each distinct session (query, shown
 documents, clicks) once with its count as the sample weight (every ranker, ours and the peers,
-weights its gradients by it: the same signal as one row per session, but 10^6 sessions cost little
-more than 10^4; with ``--neural`` the sessions are not merged: the neural losses take no session
-weights, so every ranker then trains on one row per session); the validation sessions are
+weights its gradients by it, and the neural click losses their own propensity models' steps too: the
+same signal as one row per session, but 10^6 sessions cost little more than 10^4); the validation sessions are
 proportional to the training ones, at most 50,000. ``--neural``: ListNet rows on
 the same session rows (``NEURAL``'s fixed settings): naive (clicks as labels), IPW with regression-EM
 propensities estimated from the training clicks, the Dual Learning Algorithm, and regression EM (the
@@ -261,7 +260,8 @@ def _neural(loss_for):
         loss = loss_for(exp)
         model = ListNet(**NEURAL, loss=loss, random_state=exp.seed)
         position = None if loss is None else t.position
-        return model.fit(t.X, t.y, qid=t.qid, position=position, eval_set=[exp.eval_set()])
+        return model.fit(t.X, t.y, qid=t.qid, sample_weight=t.sample_weight, position=position,
+                         eval_set=[exp.eval_set()])  # fmt: skip
 
     return fit
 
@@ -526,9 +526,8 @@ def main() -> None:
                             runs.append(saved)
                             continue
                         start = time.perf_counter()
-                        # the neural rows train on one row per session (their losses take no session weights)
                         result = run_protocol(tr, va, te, CLICK_MODELS[click](), n_sessions=n_sessions, seed=seed,
-                                              rankers=rankers, merge_sessions=args.neural is None,
+                                              rankers=rankers, merge_sessions=True,
                                               max_valid_sessions=MAX_VALID_SESSIONS,
                                               swap_sessions=int(SWAP_SHARE * n_sessions) if args.ipw else 0)  # fmt: skip
                         run = dict(click=click, n_sessions=n_sessions, seed=seed, split=split,

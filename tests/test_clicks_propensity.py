@@ -92,6 +92,12 @@ def test_regression_em_recovers_theta_under_deterministic_logging():
     rows = ClickTrainingSet.per_session(log, ds)  # the protocol's training rows carry the features
     from_rows = estimate_propensity(rows, "regression_em", n_bootstrap=0).propensity
     np.testing.assert_allclose(from_rows, estimate.propensity, rtol=1e-6)
+    # distinct sessions merged with their counts (the protocol's training rows) are those sessions
+    merged = ClickTrainingSet.per_pattern(log, ds)
+    assert merged.y.size < rows.y.size / 2
+    from_merged = estimate_propensity(merged, "regression_em", n_bootstrap=0)
+    np.testing.assert_allclose(from_merged.propensity, estimate.propensity, rtol=1e-4)
+    assert from_merged.n_sessions == estimate.n_sessions == 30_000
     per_document = estimate_propensity(log, "em", n_bootstrap=0).propensity
     assert np.max(np.abs(per_document - THETA) / THETA) > 0.3
     with pytest.raises(ValueError, match="needs dataset="):
@@ -155,3 +161,21 @@ def test_an_empty_log_is_refused():
     empty = ClickLog.from_arrays(query=[], session=[], document=[], position=[], click=[])
     with pytest.raises(ValueError, match="the click log is empty"):
         estimate_propensity(empty, "em")
+
+
+def test_merged_sessions_bootstrap_as_the_sessions_they_stand_for(data):
+    """A distinct session counted c times is resampled as c sessions (Poisson(c) draws): its
+    bootstrap error is the per-session log's, not that of one session per pattern; a weight that
+    differs between the rows of one session is refused."""
+    ds, scores = data
+    log = simulate(ds, scores[0], PBM(), n_sessions=20_000, seed=4)
+    rows, merged = ClickTrainingSet.per_session(log, ds), ClickTrainingSet.per_pattern(log, ds)
+    a = estimate_propensity(rows, "regression_em", n_bootstrap=30, seed=1)
+    b = estimate_propensity(merged, "regression_em", n_bootstrap=30, seed=1)
+    np.testing.assert_allclose(b.propensity, a.propensity, rtol=1e-4)
+    assert np.all((b.stderr[1:] > a.stderr[1:] / 2) & (b.stderr[1:] < a.stderr[1:] * 2)), (a.stderr, b.stderr)
+    w = merged.sample_weight.copy()
+    w[1] += 1.0
+    bad = ClickTrainingSet(merged.X, merged.y, merged.qid, w, merged.position, merged.document)
+    with pytest.raises(ValueError, match="one count per session"):
+        estimate_propensity(bad, "regression_em", n_bootstrap=0)

@@ -570,3 +570,30 @@ def test_click_losses_learn_the_propensities_and_beat_the_naive_ranker(make, cli
     from ranklearn.plot import position_bias
 
     assert len(position_bias(again, truth=theta_base(10)).axes[0].lines) == 2  # learned, and the truth
+
+
+@pytest.mark.parametrize("make", [DLALoss, RegressionEMLoss], ids=["dla", "regression-em"])
+def test_a_list_weighted_twice_is_the_list_twice_for_the_click_models_too(make):
+    """Sessions merged with their count (``sample_weight``) train as the sessions themselves: one
+    call on the lists (a, a, b) unweighted and on (a, b) weighted (2, 1) gives the same gradient
+    per session and the same step of the loss's own propensity model (DLA's logits, regression
+    EM's theta). Weights the model ignored would step it as if a were shown once."""
+    rng = np.random.default_rng(3)
+    scores = torch.tensor(rng.normal(size=(2, 5)), dtype=torch.float32)
+    clicks = torch.tensor([[1, 0, 1, 0, 0], [0, 1, 0, 0, 1]], dtype=torch.float32)
+    position = torch.tensor([[1, 2, 3, 4, 5], [1, 2, 3, 4, 5]])
+    mask = torch.ones((2, 5), dtype=torch.bool)
+    twice, weighted, ignored = make(max_rank=5), make(max_rank=5), make(max_rank=5)
+    if make is DLALoss:  # Adam's first step is the gradient's sign: plain steps show its size too
+        for loss in (twice, weighted, ignored):
+            loss.optimizer = torch.optim.SGD([loss.logits], lr=0.5)
+    rows = [0, 0, 1]
+    g_twice, _ = twice(scores[rows], clicks[rows], mask[rows], None, {"position": position[rows]})
+    w = torch.tensor([[2.0] * 5, [1.0] * 5])
+    g_weighted, _ = weighted(scores, clicks, mask, w, {"position": position})
+    ignored(scores, clicks, mask, None, {"position": position})
+    np.testing.assert_allclose(g_weighted[0].numpy(), (g_twice[0] + g_twice[1]).numpy(), rtol=1e-6)
+    np.testing.assert_allclose(g_weighted[1].numpy(), g_twice[2].numpy(), rtol=1e-6)
+    bias = twice.position_bias()["propensity"]
+    np.testing.assert_allclose(weighted.position_bias()["propensity"], bias, rtol=1e-9)
+    assert np.max(np.abs(ignored.position_bias()["propensity"] - bias)) > 1e-3

@@ -41,6 +41,7 @@ class Propensity:
         Bootstrap standard deviation of each rank's propensity.
     confidence : float
     n_sessions : int
+        Sessions estimated from (a merged distinct session counts as the sessions it stands for).
     """
 
     method: str
@@ -388,13 +389,20 @@ class _Harvest(_Cells):
         return np.exp(out)
 
 
-def _training_set_log(rows: ClickTrainingSet) -> ClickLog:
-    """Per-session training rows as a click log: one query, documents named by their dataset rows."""
+def _training_set_log(rows: ClickTrainingSet) -> tuple[ClickLog, np.ndarray]:
+    """Session rows as a click log (one query, documents named by their dataset rows) and every
+    session's count in the log's session order: ``sample_weight``, 1 for per-session rows, the
+    number of alike sessions for merged ones (:meth:`ClickTrainingSet.per_pattern`)."""
     if rows.position is None or rows.document.size != rows.y.size or np.any((rows.y != 0) & (rows.y != 1)):
-        raise ValueError("a ClickTrainingSet must hold per-session rows (ClickTrainingSet.per_session): clicks 0/1 "
-                         "with positions")  # fmt: skip
+        raise ValueError("a ClickTrainingSet must hold session rows (ClickTrainingSet.per_session or .per_pattern): "
+                         "clicks 0/1 with positions")  # fmt: skip
+    sessions, first = np.unique(rows.qid, return_index=True)
+    count = rows.sample_weight[first]
+    if np.any(rows.sample_weight != count[np.searchsorted(sessions, rows.qid)]):
+        raise ValueError("a ClickTrainingSet's sample_weight must be one count per session (qid), the same on its rows")
     zeros = np.zeros(rows.y.size, dtype=np.int64)
-    return ClickLog.from_arrays(query=zeros, session=rows.qid, document=rows.document, position=rows.position, click=rows.y)
+    log = ClickLog.from_arrays(query=zeros, session=rows.qid, document=rows.document, position=rows.position, click=rows.y)
+    return log, count
 
 
 def _dataset_features(log: ClickLog, dataset: RankingDataset) -> Callable[[np.ndarray], Any]:
@@ -420,8 +428,10 @@ def estimate_propensity(
     Parameters
     ----------
     log : ClickLog or ClickTrainingSet
-        A click log, or per-session training rows (:meth:`ClickTrainingSet.per_session`, which
-        carry the documents' features and dataset rows: ``dataset`` is then not needed).
+        A click log, or session training rows (:meth:`ClickTrainingSet.per_session`, or
+        :meth:`~ClickTrainingSet.per_pattern`'s distinct sessions, each counted ``sample_weight``
+        times and resampled as that many sessions), which carry the documents' features and
+        dataset rows: ``dataset`` is then not needed.
     method : {"swap", "em", "regression_em", "harvest"}
         ``"swap"``: swap interventions (Joachims et al., WSDM 2017; the log needs its ``swap``
         column: ``simulate(..., intervention="swap")``); ``"em"``: expectation-maximization of
@@ -470,9 +480,10 @@ def estimate_propensity(
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
     if isinstance(n_bootstrap, bool) or not isinstance(n_bootstrap, (int, np.integer)) or n_bootstrap < 0:
         raise ValueError(f"n_bootstrap must be an integer >= 0, got {n_bootstrap!r}")
-    features = None
+    features, count = None, None
     if isinstance(log, ClickTrainingSet):
-        log, features = _training_set_log(log), log.X.__getitem__
+        features = log.X.__getitem__
+        log, count = _training_set_log(log)
     elif dataset is not None:
         features = _dataset_features(log, dataset)
     if len(log) == 0:
@@ -488,9 +499,11 @@ def estimate_propensity(
         estimator = _RegressionEM(sessions, features, relevance_model, max_iter, 1e-4 if tol is None else tol)
     else:
         estimator = _Harvest(sessions)
-    point = estimator.estimate(np.ones(sessions.n_sessions))
+    point = estimator.estimate(np.ones(sessions.n_sessions) if count is None else count)
     rng = np.random.default_rng(seed)
-    draws = np.array([estimator.estimate(rng.poisson(1.0, sessions.n_sessions).astype(np.float64))
+    # a distinct session counted c times is c sessions: the sum of c Poisson(1) draws is Poisson(c)
+    lam = 1.0 if count is None else count
+    draws = np.array([estimator.estimate(rng.poisson(lam, sessions.n_sessions).astype(np.float64))
                       for _ in range(n_bootstrap)]).reshape(n_bootstrap, len(point))  # fmt: skip
     tail = (1.0 - confidence) / 2.0 * 100.0
     with np.errstate(invalid="ignore"):
@@ -499,4 +512,5 @@ def estimate_propensity(
             stderr = np.nanstd(draws, axis=0, ddof=1) if n_bootstrap > 1 else np.full(len(point), np.nan)
         else:
             interval, stderr = np.full((len(point), 2), np.nan), np.full(len(point), np.nan)
-    return Propensity(method, point, interval, stderr, float(confidence), sessions.n_sessions)
+    n = sessions.n_sessions if count is None else int(round(count.sum()))
+    return Propensity(method, point, interval, stderr, float(confidence), n)

@@ -68,6 +68,11 @@ class Loss(ABC):
     #: True for a loss that learns from every list, even one whose labels are all equal (a
     #: pointwise click model learns from lists without clicks); False: only lists with a pair
     every_list: bool = False
+    #: True for a loss that fits a model of its own beside the ranker (DLA's propensities,
+    #: regression EM's theta): it gets the documents' ``weight`` too, ``gradient(..., weight=)``,
+    #: and weighs that model's step by it, so that a distinct session merged with its count
+    #: (``sample_weight``) counts there as that many sessions, as it does in the ranker's gradient
+    weighs_own_model: bool = False
 
     def __call__(
         self,
@@ -102,14 +107,13 @@ class Loss(ABC):
         loss : Tensor [..., B]
             Loss of every query, before ``weight``.
         """
+        extra: dict[str, Any] = {"weight": weight} if self.weighs_own_model else {}
         if self.side_keys:
             missing = [k for k in self.side_keys if side is None or k not in side]
             if missing:
                 raise ValueError(f"loss {self.name!r} needs {', '.join(missing)} per document: fit with {missing[0]}=")
-            kept = {k: side[k] for k in self.side_keys}
-            grad, loss = self.gradient(scores.detach(), labels.to(scores.dtype), mask, side=kept)
-        else:
-            grad, loss = self.gradient(scores.detach(), labels.to(scores.dtype), mask)
+            extra["side"] = {k: side[k] for k in self.side_keys}
+        grad, loss = self.gradient(scores.detach(), labels.to(scores.dtype), mask, **extra)
         if weight is not None:
             grad = grad * weight
         return grad, loss
@@ -598,6 +602,15 @@ class IPWLoss(Loss):
         return self.base_loss.weighted_gradient(scores, labels.masked_fill(~mask, 0.0), mask, w)
 
 
+def _list_weights(weight: torch.Tensor | None, mask: torch.Tensor) -> torch.Tensor | None:
+    """Every list's weight [B] (float64): the mean of its documents' ``weight`` (a sample weight
+    per row weighs its query by the mean, as the rankers' ``fit`` says); None without weights."""
+    if weight is None:
+        return None
+    w = weight.to(torch.float64).masked_fill(~mask, 0.0)
+    return w.sum(dim=-1) / mask.sum(dim=-1).clamp(min=1)
+
+
 class DLALoss(Loss):
     """The Dual Learning Algorithm (Ai, Bi, Luo, Guo, Croft, "Unbiased learning to rank with
     unbiased propensity estimation", SIGIR 2018): a propensity model learned jointly with the ranker.
@@ -610,7 +623,7 @@ class DLALoss(Loss):
       relative to the list's top rank (``P_top / P_i`` with ``P = softmax(g)`` over the list);
     * the propensity model takes one Adam step (``learning_rate``) on the inverse-relevance-weighted
       softmax cross-entropy ``-sum_i c_i v_i log softmax_list(g)_{k_i}`` per list (averaged over the
-      lists), with ``v_i = 1 / max(exp(s_i - s_top), clip)``, the ranker's relevance of the top
+      lists, weighted by their sample weights when the fit has them), with ``v_i = 1 / max(exp(s_i - s_top), clip)``, the ranker's relevance of the top
       document over i's (``R_top / R_i`` with ``R = softmax(s)``; the networks' mean of it).
 
     Each is the other's unbiased estimate under the position-based model (examination and
@@ -633,6 +646,7 @@ class DLALoss(Loss):
 
     name = "dla"
     side_keys = ("position",)
+    weighs_own_model = True
 
     def __init__(
         self,
@@ -670,7 +684,13 @@ class DLALoss(Loss):
         return (1.0 / ratio).masked_fill(~mask, 0.0)
 
     def gradient(
-        self, scores: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor, *, side: dict[str, torch.Tensor]
+        self,
+        scores: torch.Tensor,
+        labels: torch.Tensor,
+        mask: torch.Tensor,
+        *,
+        side: dict[str, torch.Tensor],
+        weight: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         if self.logits.device != scores.device:  # the propensity model lives beside the scores
             self.logits = self.logits.detach().to(scores.device).requires_grad_(True)
@@ -689,7 +709,9 @@ class DLALoss(Loss):
             v = self._inverse(s, top.expand(*s.shape[:-1], 1), mask)
             v = v.mean(dim=tuple(range(s.dim() - 2))) if s.dim() > 2 else v
             logp = torch.log_softmax(g, dim=-1).masked_fill(~mask, 0.0)
-            exam = -(clicks.to(torch.float64) * v * logp).sum() / mask.shape[0]
+            per_list = -(clicks.to(torch.float64) * v * logp).sum(dim=-1)
+            lists = _list_weights(weight, mask)
+            exam = per_list.mean() if lists is None else (lists * per_list).sum() / lists.sum()
             self.optimizer.zero_grad(set_to_none=True)
             exam.backward()
         self.optimizer.step()
@@ -708,7 +730,8 @@ class RegressionEMLoss(Loss):
     * M-step of the relevance model: the gradient of the binary cross-entropy of ``sigmoid(s)``
       against ``P(R=1 | c)`` (the paper's regression on the posteriors; one optimizer step per batch);
     * M-step of the propensities: ``theta_k`` moves a step ``theta_learning_rate`` towards the
-      batch's mean ``P(E=1 | c)`` at rank k (online EM; the networks' mean gamma).
+      batch's mean ``P(E=1 | c)`` at rank k (online EM; the networks' mean gamma; weighted by the
+      documents' sample weights when the fit has them).
 
     Every list trains (sessions without clicks are evidence too). The ranker scores by
     ``s`` (rank-equivalent to ``gamma``); :meth:`position_bias` holds ``theta_k / theta_1``.
@@ -724,6 +747,7 @@ class RegressionEMLoss(Loss):
     name = "regression_em"
     side_keys = ("position",)
     every_list = True
+    weighs_own_model = True
 
     def __init__(self, max_rank: int = 10, theta_learning_rate: float = 0.05) -> None:
         if isinstance(max_rank, bool) or not isinstance(max_rank, (int, np.integer)) or max_rank < 1:
@@ -741,7 +765,13 @@ class RegressionEMLoss(Loss):
         return {"propensity": t / t[0]}
 
     def gradient(
-        self, scores: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor, *, side: dict[str, torch.Tensor]
+        self,
+        scores: torch.Tensor,
+        labels: torch.Tensor,
+        mask: torch.Tensor,
+        *,
+        side: dict[str, torch.Tensor],
+        weight: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         rank = _rank_index(side["position"], self.max_rank).masked_fill(~mask, 0)
         self.theta = self.theta.to(scores.device)
@@ -757,8 +787,9 @@ class RegressionEMLoss(Loss):
         g = gamma.mean(dim=lead) if lead else gamma
         examined = torch.where(clicked, torch.ones_like(g), theta * (1.0 - g) / (1.0 - theta * g).clamp(min=1e-12))
         at = rank[mask]
-        count = torch.bincount(at, minlength=self.max_rank).to(torch.float64)
-        total = torch.bincount(at, weights=examined[mask].to(torch.float64), minlength=self.max_rank)
+        w = torch.ones_like(examined) if weight is None else weight.to(examined.dtype)
+        count = torch.bincount(at, weights=w[mask].to(torch.float64), minlength=self.max_rank)
+        total = torch.bincount(at, weights=(w * examined)[mask].to(torch.float64), minlength=self.max_rank)
         seen = count > 0
         step = self.theta_learning_rate
         self.theta[seen] = (1.0 - step) * self.theta[seen] + step * total[seen] / count[seen]
