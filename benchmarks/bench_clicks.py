@@ -2,7 +2,7 @@
 
     cd benchmarks && ../.venv/bin/python bench_clicks.py [--data mq2008,mslr] [--clicks pbm1,pbm0.5,pbm2,cascade,trust]
         [--sessions 10000,100000,1000000] [--seeds 0,1,2] [--rankers all|peers|ours] [--neural add|only] [--ipw add|only|lightgbm]
-        [--folds 1] [--save DIR [--resume] | --report DIR[,DIR2] [DIR[,DIR2] ...]]
+        [--folds 1] [--save DIR [--resume]] [--join DIR[,DIR2]] | --report DIR[,DIR2] [DIR[,DIR2] ...]
 
 For every dataset split (MQ2008 Fold1-5; MSLR-sample's training file (every 5th query validates) and test file), click model, session count
 and seed: a logging ranker on 1% of the training queries' true labels, sessions simulated on its
@@ -30,7 +30,8 @@ splits x seeds). ``--report`` pools the runs saved in one or more directories in
 count (every seed and split of it); a ranker that is not in every run of a table is named and left out
 of it (its values would not pair); DIR,DIR2 joins the rows of one run saved in two directories.
 ``--save DIR --resume`` reads the runs DIR already holds instead of running them again, so that an
-interrupted protocol goes on where it stopped (and the tables pool old and new runs).
+interrupted protocol goes on where it stopped (and the tables pool old and new runs). ``--join DIR``
+puts beside every run the rows of the same run saved in DIR (``--rankers ours`` beside a ``peers`` run).
 ``--ipw``: rows early-stopped on the IPW click DCG@10 of the validation clicks
 (``ranklearn.clicks.ipw_dcg``) with propensities estimated by the swap estimator from ``SWAP_SHARE`` more training-query sessions with swap interventions (a randomized
 share, read by these rows only): the naive model so stopped, ``unbiased="ipw"`` with those
@@ -428,15 +429,21 @@ def _joined_runs(dirs: list[Path]) -> list[dict]:
             if key not in joined:
                 joined[key] = run
                 continue
-            have = joined[key]
-            for name in set(have["per_query"]) & set(run["per_query"]):
-                if not all(np.array_equal(have["per_query"][name][m], run["per_query"][name][m]) for m in METRICS):
-                    raise SystemExit(f"{f}: row {name!r} differs from the same run's in another directory")
-            have["per_query"] = have["per_query"] | run["per_query"]
-            have["seconds"] += run["seconds"]
-            have["load"] = max(have["load"], run["load"])
-            have["swap_sessions"] = max(have.get("swap_sessions", 0), run.get("swap_sessions", 0))
+            _join(joined[key], run, f)
     return list(joined.values())
+
+
+def _join(have: dict, run: dict, source: Path) -> dict:
+    """``run``'s rows added to ``have`` (the same settings run elsewhere), after checking that the
+    rows both hold (the references) are the same per query; returns ``have``."""
+    for name in set(have["per_query"]) & set(run["per_query"]):
+        if not all(np.array_equal(have["per_query"][name][m], run["per_query"][name][m]) for m in METRICS):
+            raise SystemExit(f"{source}: row {name!r} differs from the same run's in another directory")
+    have["per_query"] = have["per_query"] | run["per_query"]
+    have["seconds"] += run["seconds"]
+    have["load"] = max(have["load"], run["load"])
+    have["swap_sessions"] = max(have.get("swap_sessions", 0), run.get("swap_sessions", 0))
+    return have
 
 
 def _run_file(out: Path, click: str, n_sessions: int, seed: int, split: str) -> Path:
@@ -457,6 +464,14 @@ def _saved_run(args: argparse.Namespace, click: str, n_sessions: int, seed: int,
     print(f"[{click} {n_sessions} seed {seed} {split}: read from {path} (--resume), ran in {run['seconds']:.0f} s "
           f"at load {run['load']:.1f}]", file=sys.stderr, flush=True)  # fmt: skip
     return run
+
+
+def join_runs(runs: list[dict], dirs: list[Path]) -> list[dict]:
+    """Every run with the rows of the same run (click model, sessions, seed, split) saved in ``dirs``
+    beside its own (e.g. the peers' rows beside ``--rankers ours``); a run they lack is kept as it is."""
+    key = lambda r: (r["click"], r["n_sessions"], r["seed"], r["split"])  # noqa: E731
+    other = {key(r): r for r in _joined_runs(dirs)}
+    return [_join(dict(run), other[key(run)], dirs[0]) if key(run) in other else run for run in runs]
 
 
 def load_runs(groups: list[list[Path]]) -> list[dict]:
@@ -502,6 +517,9 @@ def main() -> None:
                     help=f"add the rows early-stopped on the IPW click DCG@10, with propensities from {SWAP_SHARE:.0%} "
                     "more sessions with swap interventions (only: without the other debiased rows; lightgbm: only "
                     "LightGBM's position model stopped on that metric)")  # fmt: skip
+    ap.add_argument("--join", metavar="DIR[,DIR2]",
+                    help="join every run's rows with the same run's saved in DIR (e.g. --rankers ours beside the "
+                    "peers' out/protocol_peers; the rows both hold must agree per query)")
     args = ap.parse_args()
     if args.resume and args.save is None:
         ap.error("--resume reads the runs of --save DIR: give --save")
@@ -541,6 +559,8 @@ def main() -> None:
                         if args.save is not None:
                             args.save.mkdir(parents=True, exist_ok=True)
                             np.savez(_run_file(args.save, click, n_sessions, seed, split), run=np.array(run, dtype=object))
+    if args.join is not None:
+        runs = join_runs(runs, [Path(d) for d in args.join.split(",")])
     groups: dict[tuple, list[dict]] = {}
     for run in runs:  # one table per click model, session count and dataset (MQ2008's folds pooled)
         groups.setdefault((run["click"], run["n_sessions"], run["split"].split()[0]), []).append(run)

@@ -91,3 +91,22 @@ def test_summary_gives_every_row_against_naive(capsys):
     line = next(line for line in out.splitlines() if line.startswith("| MQ2008 | pbm1 | 100 | 0,1 |"))
     assert f"| {naive.mean():.4f} |" in line and f"{xgb.mean():.4f} ({xgb.mean() - naive.mean():+.4f} [" in line
     assert "| MSLR-sample | pbm1 | 100 | 0 |" in out
+
+
+def test_join_puts_the_peers_rows_of_the_same_run_beside_ours_and_checks_the_references(tmp_path):
+    peers_dir = tmp_path / "peers"
+    refs = ("logging", "naive", "full information")
+    peers = _run(0, "MQ2008 Fold1")
+    _save(peers_dir, peers)
+    ours = _run(0, "MQ2008 Fold1", (*refs, "ranklearn pairwise"))  # the same seed: the same references
+    alone = _run(1, "MQ2008 Fold2", (*refs, "ranklearn pairwise"))  # no peers' copy: kept as it is
+    joined = bench_clicks.join_runs([ours, alone], [peers_dir])
+    assert set(joined[0]["per_query"]) == {*RANKERS, "ranklearn pairwise"}
+    got, saved = joined[0]["per_query"]["XGBoost unbiased"], peers["per_query"]["XGBoost unbiased"]
+    assert all(np.array_equal(got[m], saved[m]) for m in bench_clicks.METRICS)
+    assert joined[0]["per_query"]["ranklearn pairwise"] is ours["per_query"]["ranklearn pairwise"]
+    assert set(ours["per_query"]) == {*refs, "ranklearn pairwise"}  # the run given is not changed
+    assert joined[1] is alone
+    other = _run(0, "MQ2008 Fold1", (*refs, "ranklearn pairwise"), offset=1.0)  # another simulation
+    with pytest.raises(SystemExit, match="differs from the same run's"):
+        bench_clicks.join_runs([other], [peers_dir])

@@ -52,7 +52,8 @@ def test_best_split_equals_exhaustive_search(nan_frac):
 
 
 def _scalar_best_of_feature(hf, nb, sum_g, sum_h, count, l2, min_leaf, min_hess):
-    """Each threshold in turn (missing values right, then left), the first strictly best kept."""
+    """Each threshold in turn (missing values right, then left), the first strictly best kept; a
+    threshold at a bin without rows is not tried (it cuts the rows as the one below it)."""
     def score(g, h):
         return g * g / (h + l2) if h + l2 > 0.0 else 0.0
 
@@ -62,6 +63,8 @@ def _scalar_best_of_feature(hf, nb, sum_g, sum_h, count, l2, min_leaf, min_hess)
     gl = hl = cl = 0.0
     for t in range(nb if mc > 0.0 else nb - 1):
         gl, hl, cl = gl + hf[t, 0], hl + hf[t, 1], cl + hf[t, 2]
+        if hf[t, 2] == 0.0:
+            continue
         for side in (0, 1) if mc > 0.0 else (0,):
             if side == 1 and t == nb - 1:
                 continue
@@ -158,3 +161,28 @@ def test_children_kernel_equals_histograms_subtraction_and_split_search_bit_for_
     np.testing.assert_array_equal(written(fused_large, feats, nb), written(large, feats, nb))
     assert [tuple(found[:4]), tuple(found[4:])] == [tuple(e) for e in expected]
     assert any(e[1] >= 0 for e in expected)  # a split was found: the comparison says something
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_rounding_residues_in_empty_bins_do_not_move_the_threshold(seed):
+    """An empty bin of a child's histogram is parent - sibling: 0 counts exactly, but gradient
+    sums off zero by rounding, of either sign with the summation order (a distributed fit's).
+    The search keeps the same feature and threshold, whatever the residues."""
+    rng = np.random.default_rng(seed)
+    nb = np.array([40, 255, 255], dtype=np.int64)
+    hist = new_histogram(len(nb))
+    for f, k in enumerate(nb):
+        cnt = rng.integers(1, 6, k) * (rng.random(k) < 0.5)
+        hist[f, :k, 2] = cnt
+        hist[f, :k, 0] = rng.normal(size=k) * cnt
+        hist[f, :k, 1] = rng.random(k) * cnt
+    feats = np.arange(len(nb), dtype=np.int64)
+    sum_g, sum_h, count = hist[0, :40].sum(0)
+    clean = find_best_split(hist, feats, nb, sum_g, sum_h, count, 0.0, 1, 0.0, -np.inf)
+    assert clean[1] >= 0 and hist[clean[1], clean[2], 2] > 0  # a threshold at a bin with rows
+    for sign in (1.0, -1.0):
+        noisy = hist.copy()
+        empty = noisy[:, :, 2] == 0.0
+        noisy[:, :, 0][empty] = sign * 1e-13 * (1 + rng.random(empty.sum()))
+        got = find_best_split(noisy, feats, nb, sum_g, sum_h, count, 0.0, 1, 0.0, -np.inf)
+        assert got[1:] == clean[1:] and got[0] == pytest.approx(clean[0], rel=1e-9)

@@ -77,16 +77,21 @@ def _best_of_feature(
         gl[t] = g
         hl[t] = h
         cl[t] = c
+    # A threshold at a bin without rows of this leaf cuts its rows as the one below it does: the
+    # two gains are equal but for rounding residues of the histogram subtraction (an empty bin's
+    # parent - sibling sums), which differ with the summation order (a distributed fit's), so
+    # such thresholds are not tried and every fit keeps the lowest threshold of a cut. The counts
+    # are whole numbers, exact in any order.
     for t in range(last):
-        gain_right[t] = _threshold_gain(
-            gl[t], hl[t], cl[t], sum_g, sum_h, count, parent, l2, min_samples_leaf, min_sum_hessian
-        )
+        gain = _threshold_gain(gl[t], hl[t], cl[t], sum_g, sum_h, count, parent, l2, min_samples_leaf, min_sum_hessian)
+        gain_right[t] = gain if hf[t, 2] > 0.0 else -np.inf
     if has_missing:
         for t in range(last):
-            gain_left[t] = _threshold_gain(
+            gain = _threshold_gain(
                 gl[t] + mg, hl[t] + mh, cl[t] + mc, sum_g, sum_h, count, parent, l2, min_samples_leaf,
                 min_sum_hessian,
             )  # fmt: skip
+            gain_left[t] = gain if hf[t, 2] > 0.0 else -np.inf
         gain_left[nb - 1] = -np.inf  # everything left: no split
     best_gain = -np.inf
     best_bin = 0
