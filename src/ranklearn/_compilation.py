@@ -3,7 +3,8 @@
 Every hot loop is ``@njit(cache=True)``: the first run compiles them (tens of seconds on a
 small machine) and stores the machine code next to the sources (``__pycache__/*.nbi``) or under
 ``NUMBA_CACHE_DIR``; later runs load it in milliseconds. A cache entry is keyed by the source's
-content, numba's version and the CPU the code was compiled for.
+content, numba's version and the CPU the code was compiled for: the kernel's own source only, not
+that of the kernels it calls in other modules (a source checkout edited there needs its cache deleted).
 
 :func:`select_cpu_target` (run by the package init, before numba loads) makes numba compile for
 the portable x86-64 level ``x86-64-v3`` (AVX2, FMA, BMI2: every x86-64 CPU sold since about
