@@ -10,7 +10,8 @@ of compiling for tens of seconds.
 Where the cache goes is numba's choice: ``__pycache__`` next to the sources when that is
 writable (an editable or a user install), else the user's cache directory
 (``~/.cache/numba``, or ``NUMBA_CACHE_DIR``) when site-packages is read-only. A cache entry
-is tied to its source file's timestamp: editing a module recompiles its kernels on next use.
+is tied to its source file's timestamp: editing a module recompiles its kernels on next use,
+but not the cached kernels of other modules that call them (delete the cache after such an edit).
 
 The work is split into two groups that run in two processes when ``jobs`` >= 2: the tree
 kernels (binning, histograms, gradients, splits, prediction) and the rest (data loading,
