@@ -684,14 +684,9 @@ class DLALoss(Loss):
         return (1.0 / ratio).masked_fill(~mask, 0.0)
 
     def gradient(
-        self,
-        scores: torch.Tensor,
-        labels: torch.Tensor,
-        mask: torch.Tensor,
-        *,
-        side: dict[str, torch.Tensor],
-        weight: torch.Tensor | None = None,
-    ) -> tuple[torch.Tensor, torch.Tensor]:
+        self, scores: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor, *,
+        side: dict[str, torch.Tensor], weight: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
         if self.logits.device != scores.device:  # the propensity model lives beside the scores
             self.logits = self.logits.detach().to(scores.device).requires_grad_(True)
             self.optimizer = torch.optim.Adam([self.logits], lr=self.learning_rate)
@@ -765,14 +760,9 @@ class RegressionEMLoss(Loss):
         return {"propensity": t / t[0]}
 
     def gradient(
-        self,
-        scores: torch.Tensor,
-        labels: torch.Tensor,
-        mask: torch.Tensor,
-        *,
-        side: dict[str, torch.Tensor],
-        weight: torch.Tensor | None = None,
-    ) -> tuple[torch.Tensor, torch.Tensor]:
+        self, scores: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor, *,
+        side: dict[str, torch.Tensor], weight: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
         rank = _rank_index(side["position"], self.max_rank).masked_fill(~mask, 0)
         self.theta = self.theta.to(scores.device)
         theta = self.theta[rank].to(scores.dtype)
