@@ -49,13 +49,19 @@ SECTIONS = {
                         ["bench_clicks.py", "--data", "mq2008,mslr", "--clicks", "pbm1,pbm0.5,pbm2,cascade,trust",
                          "--sessions", "10000,100000,1000000", "--seeds", "0,1,2", "--rankers", "peers",
                          "--save", "out/protocol_peers", "--resume"]),
-    # the same 270 settings with ranklearn's debiased rows (and LightGBM stopped on the IPW click DCG), beside the
-    # peers' saved runs above (--join checks that the references agree per query); about 4 hours on 2 cores
+    # the same 270 settings with ranklearn's neural click estimators (about 2 hours on 2 cores), then with its
+    # debiased LambdaMART (and LightGBM stopped on the IPW click DCG; about 4 hours), beside the saved runs above
+    # (--join checks that the references agree per query)
+    "clicks-protocol-neural": ("Learning from clicks: the offline protocol with ranklearn's neural click estimators "
+                               "(issue 31)",
+                               ["bench_clicks.py", "--data", "mq2008,mslr", "--clicks", "pbm1,pbm0.5,pbm2,cascade,trust",
+                                "--sessions", "10000,100000,1000000", "--seeds", "0,1,2", "--neural", "only",
+                                "--save", "out/protocol_neural", "--resume", "--join", "out/protocol_peers"]),
     "clicks-protocol-ours": ("Learning from clicks: the offline protocol with ranklearn's debiased LambdaMART (issue 31)",
                              ["bench_clicks.py", "--data", "mq2008,mslr", "--clicks", "pbm1,pbm0.5,pbm2,cascade,trust",
                               "--sessions", "10000,100000,1000000", "--seeds", "0,1,2", "--rankers", "ours",
                               "--ipw", "add", "--save", "out/protocol_ours", "--resume",
-                              "--join", "out/protocol_peers"]),
+                              "--join", "out/protocol_peers,out/protocol_neural"]),
 }
 #: hand-written records that RESULTS.md carries after the generated sections
 NOTES = ["core_refactor_ab.md", "boosting_step_ab.md", "neural_defaults.md", "ranker_defaults.md",
