@@ -28,7 +28,8 @@ comparison is then against the neural naive row). ``--rankers peers``: the refer
 across splits and seeds; paired 95% percentile-bootstrap intervals of the per-query differences (queries x
 splits x seeds). ``--report`` pools the runs saved in one or more directories into one table per dataset, click model and session
 count (every seed and split of it); a ranker that is not in every run of a table is named and left out
-of it (its values would not pair); DIR,DIR2 joins the rows of one run saved in two directories.
+of it (its values would not pair); DIR,DIR2 joins the rows of one run saved in two directories (the same
+logging row, hence the same clicks, is required; a reference both hold keeps the first one's values).
 ``--save DIR --resume`` reads the runs DIR already holds instead of running them again, so that an
 interrupted protocol goes on where it stopped (and the tables pool old and new runs). ``--join DIR``
 puts beside every run the rows of the same run saved in DIR (``--rankers ours`` beside a ``peers`` run).
@@ -418,8 +419,8 @@ def _joined_runs(dirs: list[Path]) -> list[dict]:
     Raises
     ------
     SystemExit
-        When two directories' copies of a run give a row they share different test values
-        (another simulation or another code: their rows cannot be paired).
+        When two directories' copies of a run have different logging rows (another simulation:
+        their rows cannot be paired); another row they share keeps the first directory's values.
     """
     joined: dict[tuple, dict] = {}
     for d in dirs:
@@ -434,12 +435,26 @@ def _joined_runs(dirs: list[Path]) -> list[dict]:
 
 
 def _join(have: dict, run: dict, source: Path) -> dict:
-    """``run``'s rows added to ``have`` (the same settings run elsewhere), after checking that the
-    rows both hold (the references) are the same per query; returns ``have``."""
-    for name in set(have["per_query"]) & set(run["per_query"]):
-        if not all(np.array_equal(have["per_query"][name][m], run["per_query"][name][m]) for m in METRICS):
-            raise SystemExit(f"{source}: row {name!r} differs from the same run's in another directory")
-    have["per_query"] = have["per_query"] | run["per_query"]
+    """``run``'s rows added to ``have`` (the same settings run elsewhere); returns ``have``.
+
+    The logging ranker's row must be the same per query in both: it decides the clicks every row
+    learns from (another one, another simulation: the rows cannot be paired). Another row both hold
+    (a reference refitted on the same clicks by another version of the code) keeps ``have``'s
+    values, and the difference is named on stderr.
+    """
+    for name in sorted(set(have["per_query"]) & set(run["per_query"])):
+        a, b = have["per_query"][name], run["per_query"][name]
+        if all(np.array_equal(a[m], b[m]) for m in METRICS):
+            continue
+        if name == "logging":
+            raise SystemExit(f"{source}: row 'logging' differs from the same run's in another directory (another "
+                             "simulation: the rows cannot be paired)")  # fmt: skip
+        moved = np.flatnonzero(a["ndcg@10"] != b["ndcg@10"])
+        print(f"[{source}: row {name!r} of {have['click']} {have['n_sessions']} seed {have['seed']} {have['split']} "
+              f"differs in {moved.size} test queries (NDCG@10 by at most "
+              f"{np.abs(a['ndcg@10'] - b['ndcg@10']).max():.4f}): the same clicks refitted by other code; "
+              f"the first copy is kept]", file=sys.stderr)  # fmt: skip
+    have["per_query"] = run["per_query"] | have["per_query"]
     have["seconds"] += run["seconds"]
     have["load"] = max(have["load"], run["load"])
     have["swap_sessions"] = max(have.get("swap_sessions", 0), run.get("swap_sessions", 0))
@@ -519,7 +534,8 @@ def main() -> None:
                     "LightGBM's position model stopped on that metric)")  # fmt: skip
     ap.add_argument("--join", metavar="DIR[,DIR2]",
                     help="join every run's rows with the same run's saved in DIR (e.g. --rankers ours beside the "
-                    "peers' out/protocol_peers; the rows both hold must agree per query)")
+                    "peers' out/protocol_peers; the logging rows must agree per query, other rows both hold keep "
+                    "this run's values)")
     args = ap.parse_args()
     if args.resume and args.save is None:
         ap.error("--resume reads the runs of --save DIR: give --save")

@@ -93,7 +93,7 @@ def test_summary_gives_every_row_against_naive(capsys):
     assert "| MSLR-sample | pbm1 | 100 | 0 |" in out
 
 
-def test_join_puts_the_peers_rows_of_the_same_run_beside_ours_and_checks_the_references(tmp_path):
+def test_join_puts_the_peers_rows_of_the_same_run_beside_ours_and_checks_the_clicks(tmp_path, capsys):
     peers_dir = tmp_path / "peers"
     refs = ("logging", "naive", "full information")
     peers = _run(0, "MQ2008 Fold1")
@@ -107,6 +107,14 @@ def test_join_puts_the_peers_rows_of_the_same_run_beside_ours_and_checks_the_ref
     assert joined[0]["per_query"]["ranklearn pairwise"] is ours["per_query"]["ranklearn pairwise"]
     assert set(ours["per_query"]) == {*refs, "ranklearn pairwise"}  # the run given is not changed
     assert joined[1] is alone
+    # the naive model refitted on the same clicks by other code: this run's values are kept, and named
+    refit = _run(0, "MQ2008 Fold1", (*refs, "ranklearn pairwise"))
+    refit["per_query"]["naive"] = {m: v.copy() for m, v in refit["per_query"]["naive"].items()}
+    refit["per_query"]["naive"]["ndcg@10"][2] += 0.25
+    joined = bench_clicks.join_runs([refit], [peers_dir])
+    assert joined[0]["per_query"]["naive"] is refit["per_query"]["naive"]
+    assert "row 'naive' of pbm1 100 seed 0 MQ2008 Fold1 differs in 1 test queries (NDCG@10 by at most 0.2500)" in (
+        capsys.readouterr().err)
     other = _run(0, "MQ2008 Fold1", (*refs, "ranklearn pairwise"), offset=1.0)  # another simulation
-    with pytest.raises(SystemExit, match="differs from the same run's"):
+    with pytest.raises(SystemExit, match="row 'logging' differs"):
         bench_clicks.join_runs([other], [peers_dir])
