@@ -38,7 +38,8 @@ puts beside every run the rows of the same run saved in DIR (``--rankers ours`` 
 share, read by these rows only): the naive model so stopped, ``unbiased="ipw"`` with those
 propensities, and the one of ipw / pairwise (p=2) / position factors (r=0) with the best validation
 IPW click DCG@10; and LightGBM's position model stopped and tuned on the same metric (``--ipw lightgbm``:
-that row alone).
+that row alone). A run whose swap sessions have no click at some rank (no propensity estimate there: 10^3 swap
+sessions at 10^4) has none of these rows, and says so; the tables name them as missing from some runs.
 """
 
 from __future__ import annotations
@@ -178,9 +179,18 @@ SWAP_SHARE = 0.1
 
 
 def _swap_propensity(exp: ClickExperiment):
+    """The swap sessions' propensity estimate, or None (the IPW rows then have no row in this run)
+    where it is not a positive number at every rank: swap sessions without a click at a rank (a
+    few thousand sessions of a small click rate) say nothing of its propensity."""
     from ranklearn.clicks import estimate_propensity
 
-    return estimate_propensity(exp.swap_log, "swap", n_bootstrap=0)
+    prop = estimate_propensity(exp.swap_log, "swap", n_bootstrap=0)
+    missing = np.flatnonzero(~(prop.propensity > 0))  # 0 or NaN
+    if missing.size:
+        print(f"[the {prop.n_sessions:,} swap sessions estimate no propensity at rank(s) {(missing + 1).tolist()} "
+              f"(no clicks there): the IPW rows are left out of this run]", file=sys.stderr, flush=True)  # fmt: skip
+        return None
+    return prop
 
 
 def _ipw_stopped(method: str | None, params: dict):
@@ -189,8 +199,10 @@ def _ipw_stopped(method: str | None, params: dict):
     from ranklearn import LambdaMART
     from ranklearn.clicks import ipw_dcg, ipw_eval_set
 
-    def fit(exp: ClickExperiment, prop=None) -> LambdaMART:
+    def fit(exp: ClickExperiment, prop=None) -> LambdaMART | None:
         prop = _swap_propensity(exp) if prop is None else prop
+        if prop is None:
+            return None
         extra = {} if method is None else dict(unbiased=method, **params)
         if method == "ipw":
             extra["propensity"] = prop.propensity
@@ -225,6 +237,8 @@ def _candidate(name: str, exp: ClickExperiment, prop=None):
 def _chosen_on_ipw_dcg(exp: ClickExperiment):
     """The candidate with the best validation IPW click DCG@10 (at its early-stopped tree)."""
     prop = _swap_propensity(exp)
+    if prop is None:
+        return None
     best = None
     for name in IPW_CANDIDATES:
         model = _candidate(name, exp, prop)
@@ -232,6 +246,11 @@ def _chosen_on_ipw_dcg(exp: ClickExperiment):
             best = (model.best_score_, name, model)
     print(f"[chosen on IPW-DCG: {best[1]}, {best[0]:.4f}]", file=sys.stderr, flush=True)
     return best[2]
+
+
+def _lightgbm_ipw_stopped(exp: ClickExperiment) -> _Predictor | None:
+    prop = _swap_propensity(exp)
+    return None if prop is None else lightgbm_position(exp, prop.propensity)
 
 
 #: ``--ipw``: early stopping on the IPW click DCG (propensities from the swap sessions); see the plan
@@ -242,7 +261,7 @@ IPW_ROWS = {
     "ranklearn chosen on IPW-DCG": _chosen_on_ipw_dcg,
     # the best peer at eta=1 stopped (and its regularization chosen) on the same metric: how much of our
     # rows' lead is the stopping metric's
-    "LightGBM position, IPW-DCG stopping": lambda exp: lightgbm_position(exp, _swap_propensity(exp).propensity),
+    "LightGBM position, IPW-DCG stopping": _lightgbm_ipw_stopped,
 }
 
 
@@ -474,7 +493,7 @@ def _saved_run(args: argparse.Namespace, click: str, n_sessions: int, seed: int,
         return None
     run = np.load(path, allow_pickle=True)["run"].item()
     swap = int(SWAP_SHARE * n_sessions) if args.ipw else 0
-    if not set(rankers) <= set(run["per_query"]) or run["swap_sessions"] != swap:
+    if not set(rankers) <= set(run["per_query"]) | set(run.get("skipped", ())) or run["swap_sessions"] != swap:
         return None
     print(f"[{click} {n_sessions} seed {seed} {split}: read from {path} (--resume), ran in {run['seconds']:.0f} s "
           f"at load {run['load']:.1f}]", file=sys.stderr, flush=True)  # fmt: skip
@@ -565,7 +584,7 @@ def main() -> None:
                                               max_valid_sessions=MAX_VALID_SESSIONS,
                                               swap_sessions=int(SWAP_SHARE * n_sessions) if args.ipw else 0)  # fmt: skip
                         run = dict(click=click, n_sessions=n_sessions, seed=seed, split=split,
-                                   swap_sessions=result.settings["swap_sessions"],
+                                   swap_sessions=result.settings["swap_sessions"], skipped=result.settings["skipped"],
                                    seconds=time.perf_counter() - start, load=os.getloadavg()[0],
                                    train_rows=result.settings["train_rows"], per_query=result.per_query)  # fmt: skip
                         runs.append(run)

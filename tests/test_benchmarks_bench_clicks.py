@@ -76,6 +76,10 @@ def test_resume_reads_a_saved_run_only_when_it_holds_every_requested_row(tmp_pat
     assert bench_clicks._saved_run(args, "pbm1", 100, 1, "MQ2008 Fold1", peers) is None
     assert bench_clicks._saved_run(argparse.Namespace(resume=False, save=tmp_path, ipw=None), "pbm1", 100, 0,
                                    "MQ2008 Fold1", peers) is None  # fmt: skip
+    # a row the run left out (its function returned None, e.g. no propensity at some rank) counts as run
+    run["skipped"] = ["ranklearn pairwise"]
+    _save(tmp_path, run)
+    assert bench_clicks._saved_run(args, "pbm1", 100, 0, "MQ2008 Fold1", {**peers, "ranklearn pairwise": None})
     # swap sessions are part of the run: an --ipw run is not read for a run without them
     assert bench_clicks._saved_run(argparse.Namespace(resume=True, save=tmp_path, ipw="only"), "pbm1", 100, 0,
                                    "MQ2008 Fold1", peers) is None  # fmt: skip
@@ -118,3 +122,20 @@ def test_join_puts_the_peers_rows_of_the_same_run_beside_ours_and_checks_the_cli
     other = _run(0, "MQ2008 Fold1", (*refs, "ranklearn pairwise"), offset=1.0)  # another simulation
     with pytest.raises(SystemExit, match="row 'logging' differs"):
         bench_clicks.join_runs([other], [peers_dir])
+
+
+def test_ipw_rows_are_left_out_where_the_swap_sessions_estimate_no_propensity(capsys):
+    """1,000 swap sessions with hardly any clicks past rank 5: the swap estimate is 0 (or NaN)
+    there, no IPW row can weight by it, and every IPW row returns None (no row), said once per row."""
+    from types import SimpleNamespace
+
+    from ranklearn.clicks import PBM, simulate
+    from ranklearn.datasets import make_ranking_splits
+
+    tr, _, _ = make_ranking_splits((60, 10, 10), n_features=8, random_state=0)
+    log = simulate(tr, tr.X[:, 0], PBM(eta=4.0, epsilon=0.01), n_sessions=1000, seed=0, intervention="swap")
+    exp = SimpleNamespace(swap_log=log)
+    assert bench_clicks._swap_propensity(exp) is None
+    assert "estimate no propensity at rank(s)" in capsys.readouterr().err
+    for name, make in bench_clicks.IPW_ROWS.items():
+        assert make(exp) is None, name

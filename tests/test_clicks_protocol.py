@@ -45,9 +45,11 @@ def test_protocol_rows_and_reproducibility(splits):
         seen["exp"] = exp
         return exp.logging
 
-    result = run_protocol(tr, va, te, PBM(eta=1.0), n_sessions=2000, seed=0, rankers={"spy": spy},
-                          metrics=("ndcg@10",))  # fmt: skip
+    result = run_protocol(tr, va, te, PBM(eta=1.0), n_sessions=2000, seed=0,
+                          rankers={"spy": spy, "declines": lambda exp: None}, metrics=("ndcg@10",))  # fmt: skip
+    # a ranker that cannot train on the experiment returns None: no row, and it is named
     assert list(result.per_query) == ["logging", "naive", "full information", "spy"]
+    assert result.settings["skipped"] == ["declines"]
     values = result.per_query["naive"]["ndcg@10"]
     assert values.shape == (te.n_queries,) and np.all((values >= 0) & (values <= 1))
     # a ranker of one's own is scored like the references: the spy returned the logging ranker

@@ -245,7 +245,9 @@ def run_protocol(
     seed : int
         Seeds the logging ranker's queries, the simulation and every ranker.
     rankers : mapping of name -> function(ClickExperiment) -> fitted model, optional
-        Rankers to compare besides the references (logging, naive, full information).
+        Rankers to compare besides the references (logging, naive, full information). A function
+        may return None when the experiment cannot train it (e.g. propensities that its clicks
+        cannot estimate): it then has no row, and ``settings["skipped"]`` names it.
     metrics : sequence of str
         Metric specs, on the test labels.
     merge_sessions, max_valid_sessions, swap_sessions
@@ -261,8 +263,13 @@ def run_protocol(
     scorers = [get_metric(m) for m in metrics]
     ptr = group_ptr(test.qid)
     fitted = {"logging": experiment.logging}
+    skipped = []
     for name, make in {**REFERENCES, **(rankers or {})}.items():
-        fitted[name] = make(experiment)
+        model = make(experiment)
+        if model is None:
+            skipped.append(name)
+        else:
+            fitted[name] = model
     per_query = {}
     for name, model in fitted.items():
         scores = np.asarray(model.predict(test.X), dtype=np.float64)
@@ -270,7 +277,7 @@ def run_protocol(
     settings = dict(click_model=repr(click_model), n_sessions=n_sessions, seed=seed,
                     logging_fraction=logging_fraction, top_k=top_k,
                     train_rows=int(experiment.train_clicks.y.size), swap_sessions=swap_sessions,
-                    valid_rows=int(experiment.valid_clicks.y.size),
+                    valid_rows=int(experiment.valid_clicks.y.size), skipped=skipped,
                     train_click_rate=float(np.average(experiment.train_clicks.y,
                                                       weights=experiment.train_clicks.sample_weight)))  # fmt: skip
     return ProtocolResult(per_query, scorers[0].conventions, settings)
