@@ -177,5 +177,5 @@ def test_merged_sessions_bootstrap_as_the_sessions_they_stand_for(data):
     w = merged.sample_weight.copy()
     w[1] += 1.0
     bad = ClickTrainingSet(merged.X, merged.y, merged.qid, w, merged.position, merged.document)
-    with pytest.raises(ValueError, match="one count per session"):
+    with pytest.raises(ValueError, match=r"one count per session \(qid\).*on row 1 and"):
         estimate_propensity(bad, "regression_em", n_bootstrap=0)

@@ -398,8 +398,11 @@ def _training_set_log(rows: ClickTrainingSet) -> tuple[ClickLog, np.ndarray]:
                          "clicks 0/1 with positions")  # fmt: skip
     sessions, first = np.unique(rows.qid, return_index=True)
     count = rows.sample_weight[first]
-    if np.any(rows.sample_weight != count[np.searchsorted(sessions, rows.qid)]):
-        raise ValueError("a ClickTrainingSet's sample_weight must be one count per session (qid), the same on its rows")
+    bad = np.flatnonzero(rows.sample_weight != count[np.searchsorted(sessions, rows.qid)])
+    if bad.size:
+        raise ValueError(f"a ClickTrainingSet's sample_weight must be one count per session (qid), the same on its "
+                         f"rows; session {rows.qid[bad[0]]} has {rows.sample_weight[bad[0]]:g} on row {bad[0]} and "
+                         f"{count[np.searchsorted(sessions, rows.qid[bad[0]])]:g} on its first")  # fmt: skip
     zeros = np.zeros(rows.y.size, dtype=np.int64)
     log = ClickLog.from_arrays(query=zeros, session=rows.qid, document=rows.document, position=rows.position, click=rows.y)
     return log, count
