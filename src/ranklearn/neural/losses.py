@@ -623,8 +623,9 @@ class DLALoss(Loss):
       relative to the list's top rank (``P_top / P_i`` with ``P = softmax(g)`` over the list);
     * the propensity model takes one Adam step (``learning_rate``) on the inverse-relevance-weighted
       softmax cross-entropy ``-sum_i c_i v_i log softmax_list(g)_{k_i}`` per list (averaged over the
-      lists, weighted by their sample weights when the fit has them), with ``v_i = 1 / max(exp(s_i - s_top), clip)``, the ranker's relevance of the top
-      document over i's (``R_top / R_i`` with ``R = softmax(s)``; the networks' mean of it).
+      lists, weighted by their sample weights when the fit has them), with
+      ``v_i = 1 / max(exp(s_i - s_top), clip)``, the ranker's relevance of the top document over
+      i's (``R_top / R_i`` with ``R = softmax(s)``; the networks' mean of it).
 
     Each is the other's unbiased estimate under the position-based model (examination and
     relevance play symmetric parts). The learned propensities relative to rank 1 are
