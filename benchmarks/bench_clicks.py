@@ -17,7 +17,7 @@ LightGBM's lambdarank with ``position`` (its position-bias factors) and
 validation-click NDCG@10 is kept. The training clicks hold each distinct session (query, shown
 documents, clicks) once with its count as the sample weight (every ranker, ours and the peers,
 weights its gradients by it, and the neural click losses their own propensity models' steps too: the
-same signal as one row per session, but 10^6 sessions cost little more than 10^4); the validation sessions are
+objective of one row per session, but 10^6 sessions cost little more than 10^4); the validation sessions are
 proportional to the training ones, at most 50,000. ``--neural``: ListNet rows on
 the same session rows (``NEURAL``'s fixed settings): naive (clicks as labels), IPW with regression-EM
 propensities estimated from the training clicks, the Dual Learning Algorithm, and regression EM (the
@@ -26,8 +26,8 @@ comparison is then against the neural naive row). ``--rankers peers``: the refer
 (ranklearn's debiased rows left out); ``--rankers ours``: the references and ranklearn's debiased rows only
 (joined with a ``peers`` run of the same settings by ``--report DIR,DIR2``). Means over test queries pooled
 across splits and seeds; paired 95% percentile-bootstrap intervals of the per-query differences (queries x
-splits x seeds). ``--report`` pools the runs saved in one or more directories into one table per dataset, click model and session
-count (every seed and split of it); a ranker that is not in every run of a table is named and left out
+splits x seeds). ``--report`` pools the runs saved in one or more directories into one table per dataset,
+click model and session count (every seed and split of it); a ranker that is not in every run of a table is named and left out
 of it (its values would not pair); DIR,DIR2 joins the rows of one run saved in two directories (the same
 logging row, hence the same clicks, is required; a reference both hold keeps the first one's values).
 ``--save DIR --resume`` reads the runs DIR already holds instead of running them again, so that an
