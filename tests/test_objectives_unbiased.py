@@ -112,7 +112,8 @@ def test_pair_weights_against_a_brute_force():
     t_plus, t_minus = np.array([1.0, 0.8, 0.5, 0.4, 0.3]), np.array([1.0, 1.2, 1.5, 1.1, 0.9])
     lam = get_objective("ranknet", lambda_normalization="none")
     grad, hess = np.empty(n), np.empty(n)
-    costs = lam.pair_gradients(s, y, np.array([0, n]), grad, hess, bucket, t_plus, t_minus, track_costs=True)
+    costs = np.full((2, n), np.nan)  # every entry is set, not added to
+    lam.pair_gradients(s, y, np.array([0, n]), grad, hess, bucket, t_plus, t_minus, costs)
     g, h, c = np.zeros(n), np.zeros(n), np.zeros((2, n))
     for i in range(n):
         for j in range(n):

@@ -69,7 +69,7 @@ def parse_lambda_metric(lambda_metric: str | None, metric: str) -> tuple[str, in
 #: queries up to this long are sorted by insertion into scratch memory, longer ones by numpy
 SHORT_QUERY = 32
 #: rows of a scratch array: s, e, l, w, d, g, h per rank, two prefix arrays, sort keys
-_SCRATCH_ROWS = 10
+_SCRATCH_ROWS = 14
 #: query blocks of :func:`lambda_gradients`: each allocates its scratch once
 QUERY_BLOCKS = 256
 #: integer labels below this take their 2^rel - 1 gain from a table
@@ -146,20 +146,21 @@ def _query_lambdas(
     gains: np.ndarray,
     discounts: np.ndarray,
     bucket: np.ndarray,
-    t_plus: np.ndarray,
-    t_minus: np.ndarray,
+    inv_plus: np.ndarray,
+    inv_minus: np.ndarray,
     cost_plus: np.ndarray,
     cost_minus: np.ndarray,
 ) -> None:
-    """Accumulate one query's gradients into ``g`` and ``h`` (already zeroed).
+    """Set one query's gradients in ``g`` and ``h`` (already zeroed).
 
     Position debiasing (:mod:`ranklearn.objectives.unbiased`), when ``bucket`` (this query's
-    rows' position buckets, 0-based) is not empty: each pair's lambda and hessian are divided
-    by ``t_plus[bucket[hi]] * t_minus[bucket[lo]]`` (``hi`` the more relevant document), and,
-    when ``cost_plus`` is not empty (this query's rows), the pair's cost ``-log(1 - rho) |ΔZ|``
-    is added to ``cost_plus[hi]`` divided by ``t_minus[bucket[lo]]`` and to ``cost_minus[lo]``
-    divided by ``t_plus[bucket[hi]]`` (Hu et al., WWW 2019, eqs. 30-31): per row, so that the
-    caller can weight them by the rows' sample weights before summing them per rank.
+    rows' position buckets, 0-based) is not empty: each pair's lambda and hessian are multiplied
+    by ``inv_plus[bucket[hi]] * inv_minus[bucket[lo]]`` (``hi`` the more relevant document;
+    the reciprocals of the ratios ``t+`` and ``t-``), and, when ``cost_plus`` is not empty (this
+    query's rows, set here), the pair's cost ``-log(1 - rho) |ΔZ|`` times ``inv_minus[bucket[lo]]``
+    is added to ``cost_plus[hi]`` and times ``inv_plus[bucket[hi]]`` to ``cost_minus[lo]``
+    (Hu et al., WWW 2019, eqs. 30-31): per row, so that the caller can weight them by the rows'
+    sample weights before summing them per rank.
 
     ``work`` (``_SCRATCH_ROWS``, >= n + 1) float64 and ``order`` (>= 2 n) int64 are scratch
     memory: allocating a dozen arrays per query serializes the threads on the allocator.
@@ -254,6 +255,18 @@ def _query_lambdas(
     by_distance = distance_weight and s_r[0] != s_r[n - 1]
     debias = bucket.shape[0] > 0
     track = cost_plus.shape[0] > 0
+    # the ratios' reciprocals and the costs in rank order: no gather per pair
+    inv_tp = work[10, :n]
+    inv_tm = work[11, :n]
+    cp_r = work[12, :n]
+    cm_r = work[13, :n]
+    if debias:
+        for r in range(n):
+            b_r = bucket[order[r]]
+            inv_tp[r] = inv_plus[b_r]
+            inv_tm[r] = inv_minus[b_r]
+            cp_r[r] = 0.0
+            cm_r[r] = 0.0
     top = min(truncation, n)
     for a in range(top):
         la = l_r[a]
@@ -301,13 +314,11 @@ def _query_lambdas(
             lam = -sigma * rho * delta
             hw = sigma * sigma * rho * (1.0 - rho) * delta
             if debias:
-                b_hi = bucket[order[hi]]
-                b_lo = bucket[order[lo]]
                 if track:
                     cost = -np.log1p(-rho) * delta
-                    cost_plus[order[hi]] += cost / t_minus[b_lo]
-                    cost_minus[order[lo]] += cost / t_plus[b_hi]
-                scale = 1.0 / (t_plus[b_hi] * t_minus[b_lo])
+                    cp_r[hi] += cost * inv_tm[lo]
+                    cm_r[lo] += cost * inv_tp[hi]
+                scale = inv_tp[hi] * inv_tm[lo]
                 lam *= scale
                 hw *= scale
             g_r[hi] += lam
@@ -319,6 +330,10 @@ def _query_lambdas(
     for r in range(n):
         g[order[r]] = g_r[r] * factor
         h[order[r]] = h_r[r] * factor
+    if track:
+        for r in range(n):
+            cost_plus[order[r]] = cp_r[r]
+            cost_minus[order[r]] = cm_r[r]
 
 
 @njit(parallel=True, cache=True)
@@ -343,10 +358,10 @@ def lambda_gradients(
 ) -> None:
     """Fill ``grad`` and ``hess`` (float64, length n_samples) for every query, in parallel.
 
-    ``bucket`` (int64 per row, or empty: no debiasing), ``t_plus`` and ``t_minus`` are the
-    position debiasing of :func:`_query_lambdas`; ``costs`` (``(2, n_samples)``, or empty: not
-    tracked; zeroed by the caller) receives the pair costs per row (row 0 as the more relevant
-    document of a pair, row 1 as the other).
+    ``bucket`` (int64 per row, or empty: no debiasing), ``t_plus`` and ``t_minus`` (the ratios)
+    are the position debiasing of :func:`_query_lambdas`; ``costs`` (``(2, n_samples)``, or
+    empty: not tracked) is set to the pair costs per row (row 0 as the more relevant document of
+    a pair, row 1 as the other).
 
     Queries are taken in ``QUERY_BLOCKS`` blocks of consecutive queries; a block allocates
     scratch memory for its longest query, and the gain and discount tables, once. Each query
@@ -368,12 +383,16 @@ def lambda_gradients(
         discounts = np.empty(min(k, longest))
         for r in range(discounts.shape[0]):
             discounts[r] = discount(r)
+        inv_plus = 1.0 / t_plus
+        inv_minus = 1.0 / t_minus
         track = costs.shape[0] > 0
         for q in range(q0, q1):
             s = ptr[q]
             e = ptr[q + 1]
             grad[s:e] = 0.0
             hess[s:e] = 0.0
+            if track:
+                costs[:, s:e] = 0.0
             _query_lambdas(
                 scores[s:e],
                 labels[s:e],
@@ -392,10 +411,10 @@ def lambda_gradients(
                 gains,
                 discounts,
                 bucket[s:e] if bucket.shape[0] > 0 else bucket,
-                t_plus,
-                t_minus,
-                costs[0, s:e] if track else t_plus[:0],
-                costs[1, s:e] if track else t_plus[:0],
+                inv_plus,
+                inv_minus,
+                costs[0, s:e] if track else inv_plus[:0],
+                costs[1, s:e] if track else inv_plus[:0],
             )
 
 
@@ -541,8 +560,8 @@ class LambdaObjective(Objective):
         bucket: np.ndarray | None = None,
         t_plus: np.ndarray | None = None,
         t_minus: np.ndarray | None = None,
-        track_costs: bool = False,
-    ) -> np.ndarray | None:
+        costs: np.ndarray | None = None,
+    ) -> None:
         """Fill ``grad`` and ``hess``, each pair's lambda divided by position-bias ratios.
 
         Parameters
@@ -552,22 +571,17 @@ class LambdaObjective(Objective):
         t_plus, t_minus : float64 (K,)
             Ratios of the more and the less relevant document of a pair, by bucket: a pair's
             lambda and hessian are divided by ``t_plus[bucket[hi]] * t_minus[bucket[lo]]``.
-        track_costs : bool
-            Also return the pairs' costs per row (see :func:`_query_lambdas`).
-
-        Returns
-        -------
-        float64 (2, n_samples) or None
-            With ``track_costs``: row 0 each row's costs as the more relevant document of its
-            pairs, each divided by the other document's ``t_minus``; row 1 its costs as the less
-            relevant one, each divided by the other's ``t_plus``.
+        costs : float64 C-contiguous (2, n_samples), optional
+            Set to the pairs' costs per row (see :func:`_query_lambdas`): row 0 each row's costs
+            as the more relevant document of its pairs, each divided by the other document's
+            ``t_minus``; row 1 its costs as the less relevant one, each divided by the other's
+            ``t_plus``.
         """
         big = np.iinfo(np.int64).max
         k = big if (self.k is None or self.kind in (Z_MAP, Z_NONE)) else int(self.k)
         trunc = int(self.truncation) if self.truncation is not None else k
         max_grade = 1.0 if self.max_grade is None else float(self.max_grade)
         empty = np.empty(0)
-        costs = np.zeros((2, scores.shape[0]) if track_costs else (0, 0))
         lambda_gradients(
             np.ascontiguousarray(scores, dtype=np.float64),
             np.ascontiguousarray(y, dtype=np.float64),
@@ -585,6 +599,5 @@ class LambdaObjective(Objective):
             np.empty(0, np.int64) if bucket is None else np.ascontiguousarray(bucket, dtype=np.int64),
             empty if t_plus is None else np.ascontiguousarray(t_plus, dtype=np.float64),
             empty if t_minus is None else np.ascontiguousarray(t_minus, dtype=np.float64),
-            costs,
+            np.empty((0, 0)) if costs is None else costs,
         )
-        return costs if track_costs else None

@@ -103,6 +103,8 @@ class DebiasedObjective(Objective):
             raise ValueError(f"the maximum tracked rank must be >= 1, got {max_rank}")
         self.lambdas = lambdas
         self.max_rank = int(max_rank)
+        self._positions: np.ndarray | None = None  # the positions _bucket_rows were computed from
+        self._bucket_rows = np.zeros(0, np.int64)
 
     @property
     def name(self) -> str:
@@ -127,7 +129,12 @@ class DebiasedObjective(Objective):
         }
 
     def _bucket(self, side: Mapping[str, np.ndarray] | None) -> np.ndarray:
-        return position_buckets(side, self.max_rank, f"unbiased={self.method!r}")
+        # the boosting loop passes the same positions every iteration: computed once per fit
+        positions = None if side is None else side.get("position")
+        if positions is None or positions is not self._positions:
+            self._bucket_rows = position_buckets(side, self.max_rank, f"unbiased={self.method!r}")
+            self._positions = positions
+        return self._bucket_rows
 
 
 class PairwiseDebiasedObjective(DebiasedObjective):
@@ -150,14 +157,14 @@ class PairwiseDebiasedObjective(DebiasedObjective):
         self.norm = float(norm)
         self.t_plus = np.ones(self.max_rank)
         self.t_minus = np.ones(self.max_rank)
-        self._bucket_rows = np.zeros(0, np.int64)
         self._row_costs = np.zeros((2, 0))
 
     def gradients(self, scores, y, ptr, grad=None, hess=None, *, side=None):
         grad, hess = output_arrays(scores.shape[0], grad, hess)
-        self._bucket_rows = self._bucket(side)
-        self._row_costs = self.lambdas.pair_gradients(
-            scores, y, ptr, grad, hess, self._bucket_rows, self.t_plus, self.t_minus, track_costs=True
+        if self._row_costs.shape[1] != scores.shape[0]:
+            self._row_costs = np.empty((2, scores.shape[0]))
+        self.lambdas.pair_gradients(
+            scores, y, ptr, grad, hess, self._bucket(side), self.t_plus, self.t_minus, self._row_costs
         )
         return grad, hess
 
@@ -203,12 +210,10 @@ class PositionFactorObjective(DebiasedObjective):
         self.regularization = float(regularization)
         self.learning_rate = float(learning_rate)
         self.factors = np.zeros(self.max_rank)
-        self._bucket_rows = np.zeros(0, np.int64)
 
     def gradients(self, scores, y, ptr, grad=None, hess=None, *, side=None):
         grad, hess = output_arrays(scores.shape[0], grad, hess)
-        self._bucket_rows = self._bucket(side)
-        self.lambdas.pair_gradients(scores + self.factors[self._bucket_rows], y, ptr, grad, hess)
+        self.lambdas.pair_gradients(scores + self.factors[self._bucket(side)], y, ptr, grad, hess)
         return grad, hess
 
     def bias_statistics(self, grad: np.ndarray, hess: np.ndarray, weight: np.ndarray | None = None) -> np.ndarray:
