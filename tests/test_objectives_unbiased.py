@@ -102,12 +102,21 @@ def test_ipw_with_em_propensities_recovers_the_bias_and_beats_the_naive_model(cl
     assert NDCG10.mean(test.y, model.predict(test.X), test.ptr) > naive_ndcg + 0.005
 
 
-def test_pair_weights_against_a_brute_force():
+@pytest.mark.parametrize(
+    "s",
+    [
+        np.random.default_rng(3).normal(size=7),
+        # ties, as a document shown at several positions: a pair's loss is reused along a run of
+        # equal scores, and must be recomputed where the more relevant side changes
+        np.array([0.3, 0.3, -1.2, 0.3, 0.5, -1.2, 0.5]),
+    ],
+    ids=["distinct", "ties"],
+)
+def test_pair_weights_against_a_brute_force(s):
     """One query: every pair's lambda divided by t+ of the more relevant document's rank and t-
     of the other's, and the pair costs per row, against a loop over the pairs."""
-    rng = np.random.default_rng(3)
     n = 7
-    s, y = rng.normal(size=n), np.array([1.0, 0, 0, 1, 0, 1, 0])
+    y = np.array([2.0, 0, 0, 2, 1, 1, 0])
     bucket = np.array([0, 1, 2, 3, 4, 2, 1])
     t_plus, t_minus = np.array([1.0, 0.8, 0.5, 0.4, 0.3]), np.array([1.0, 1.2, 1.5, 1.1, 0.9])
     lam = get_objective("ranknet", lambda_normalization="none")

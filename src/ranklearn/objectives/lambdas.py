@@ -270,6 +270,12 @@ def _query_lambdas(
     top = min(truncation, n)
     for a in range(top):
         la = l_r[a]
+        # A pair's log loss depends on its two scores and which one is more relevant. Rows of
+        # equal score are adjacent in rank order (click data aggregated per position repeats a
+        # document at several positions): the last one is reused, the same value bit for bit.
+        last_s = np.nan
+        last_a_hi = False
+        last_loss = 0.0
         for b in range(a + 1, n):
             lb = l_r[b]
             if la == lb:
@@ -315,7 +321,12 @@ def _query_lambdas(
             hw = sigma * sigma * rho * (1.0 - rho) * delta
             if debias:
                 if track:
-                    cost = -np.log1p(-rho) * delta
+                    a_hi = hi == a
+                    if s_r[b] != last_s or a_hi != last_a_hi:
+                        last_s = s_r[b]
+                        last_a_hi = a_hi
+                        last_loss = -np.log1p(-rho)
+                    cost = last_loss * delta
                     cp_r[hi] += cost * inv_tm[lo]
                     cm_r[lo] += cost * inv_tp[hi]
                 scale = inv_tp[hi] * inv_tm[lo]
