@@ -216,10 +216,17 @@ def _ipw_stopped(method: str | None, params: dict):
 
 
 #: the candidates of "ranklearn chosen on IPW-DCG" (benchmarks/ranker_defaults.md, pre-registered)
+ENTRY_CANDIDATES = {
+    "ipw": ("ipw", {}),
+    "pairwise p=2": ("pairwise", dict(position_bias_norm=2.0)),
+    "position factors r=0": ("position_factors", dict(position_bias_regularization=0.0)),
+}
+#: every candidate by name: the entry's, and each of them with 7-leaf trees (the second entry's, registered
+#: 2026-11-27 04:50 UTC: "A second click entry with smaller trees")
 IPW_CANDIDATES = {
-    "ipw": _ipw_stopped("ipw", {}),
-    "pairwise p=2": _ipw_stopped("pairwise", dict(position_bias_norm=2.0)),
-    "position factors r=0": _ipw_stopped("position_factors", dict(position_bias_regularization=0.0)),
+    **{name: _ipw_stopped(method, params) for name, (method, params) in ENTRY_CANDIDATES.items()},
+    **{f"{name}, 7 leaves": _ipw_stopped(method, {**params, "num_leaves": 7})
+       for name, (method, params) in ENTRY_CANDIDATES.items()},
 }
 
 
@@ -234,18 +241,22 @@ def _candidate(name: str, exp: ClickExperiment, prop=None):
     return _FITTED[name][1]
 
 
-def _chosen_on_ipw_dcg(exp: ClickExperiment):
-    """The candidate with the best validation IPW click DCG@10 (at its early-stopped tree)."""
-    prop = _swap_propensity(exp)
-    if prop is None:
-        return None
-    best = None
-    for name in IPW_CANDIDATES:
-        model = _candidate(name, exp, prop)
-        if best is None or model.best_score_ > best[0]:
-            best = (model.best_score_, name, model)
-    print(f"[chosen on IPW-DCG: {best[1]}, {best[0]:.4f}]", file=sys.stderr, flush=True)
-    return best[2]
+def _chosen_on_ipw_dcg(names: list[str]):
+    """The candidate of ``names`` with the best validation IPW click DCG@10 (at its early-stopped tree)."""
+
+    def fit(exp: ClickExperiment):
+        prop = _swap_propensity(exp)
+        if prop is None:
+            return None
+        best = None
+        for name in names:
+            model = _candidate(name, exp, prop)
+            if best is None or model.best_score_ > best[0]:
+                best = (model.best_score_, name, model)
+        print(f"[chosen on IPW-DCG: {best[1]}, {best[0]:.4f}]", file=sys.stderr, flush=True)
+        return best[2]
+
+    return fit
 
 
 def _lightgbm_ipw_stopped(exp: ClickExperiment) -> _Predictor | None:
@@ -258,11 +269,15 @@ def _lightgbm_ipw_stopped(exp: ClickExperiment) -> _Predictor | None:
 IPW_ROWS = {
     "naive, IPW-DCG stopping": _ipw_stopped(None, {}),
     "ranklearn IPW (swap propensities)": lambda exp: _candidate("ipw", exp),
-    "ranklearn chosen on IPW-DCG": _chosen_on_ipw_dcg,
+    "ranklearn chosen on IPW-DCG": _chosen_on_ipw_dcg(list(ENTRY_CANDIDATES)),
     # the best peer at eta=1 stopped (and its regularization chosen) on the same metric: how much of our
     # rows' lead is the stopping metric's
     "LightGBM position, IPW-DCG stopping": _lightgbm_ipw_stopped,
 }
+#: ``--ipw sizes``: the second entry (benchmarks/ranker_defaults.md, "A second click entry with smaller trees")
+SIZES_ROWS = {"ranklearn chosen on IPW-DCG, 31 or 7 leaves": _chosen_on_ipw_dcg(list(IPW_CANDIDATES))}
+#: the pre-registered entries for issue 31's targets, each compared with every peer
+ENTRIES = ("ranklearn chosen on IPW-DCG", *SIZES_ROWS)
 
 
 #: the neural rows' network and training, fixed before any run (benchmarks/ranker_defaults.md, "Neural
@@ -408,15 +423,16 @@ def print_table(title: str, runs: list[dict]) -> None:
     for name in table if best_peer != "naive" else ():
         if name not in (best_peer,) and name not in PEERS:
             print(f"- {name} - {best_peer}: {_interval(table[name]['ndcg@10'], table[best_peer]['ndcg@10'])}")
-    entry = "ranklearn chosen on IPW-DCG"  # the pre-registered entry for issue 31's targets: against every peer
-    for peer in (p for p in PEERS if p in table and p != best_peer and entry in table):
-        print(f"- {entry} - {peer}: {_interval(table[entry]['ndcg@10'], table[peer]['ndcg@10'])}")
+    for entry in (e for e in ENTRIES if e in table):
+        for peer in (p for p in PEERS if p in table and p != best_peer):
+            print(f"- {entry} - {peer}: {_interval(table[entry]['ndcg@10'], table[peer]['ndcg@10'])}")
     dla, ipw = "neural DLA", "neural IPW (regression-EM propensities)"
     if dla in table and ipw in table:  # issue 31's neural target: DLA at or above IPW
         print(f"- {dla} - {ipw}: {_interval(table[dla]['ndcg@10'], table[ipw]['ndcg@10'])}")
     naive = table["naive"]["ndcg@10"].mean()
     gap = table["full information"]["ndcg@10"].mean() - naive
-    ours = [o for o in (*OURS, *IPW_ROWS, *NEURAL_ROWS) if o in table and not o.startswith(("naive", "LightGBM"))]
+    ours = [o for o in (*OURS, *IPW_ROWS, *SIZES_ROWS, *NEURAL_ROWS)
+            if o in table and not o.startswith(("naive", "LightGBM"))]
     if ours:  # (--ipw lightgbm has none)
         best = max(ours, key=lambda o: table[o]["ndcg@10"].mean())
         closed = (table[best]["ndcg@10"].mean() - naive) / gap if gap else float("nan")
@@ -547,10 +563,11 @@ def main() -> None:
     ap.add_argument("--neural", choices=("add", "only"),
                     help="add the neural click estimators' rows (only: without the tree rows beside the references)")
     ap.add_argument("--folds", help="MQ2008 folds to run, e.g. 1 (default: all five)")
-    ap.add_argument("--ipw", choices=("add", "only", "lightgbm"),
+    ap.add_argument("--ipw", choices=("add", "only", "lightgbm", "sizes"),
                     help=f"add the rows early-stopped on the IPW click DCG@10, with propensities from {SWAP_SHARE:.0%} "
                     "more sessions with swap interventions (only: without the other debiased rows; lightgbm: only "
-                    "LightGBM's position model stopped on that metric)")  # fmt: skip
+                    "LightGBM's position model stopped on that metric; sizes: only the second entry, chosen among "
+                    "the first's candidates with 31- and 7-leaf trees)")  # fmt: skip
     ap.add_argument("--join", metavar="DIR[,DIR2]",
                     help="join every run's rows with the same run's saved in DIR (e.g. --rankers ours beside the "
                     "peers' out/protocol_peers; the logging rows must agree per query, other rows both hold keep "
@@ -561,7 +578,8 @@ def main() -> None:
     trees = {"all": PEERS | OURS, "peers": PEERS, "ours": OURS}[args.rankers]
     rankers = {"add": trees | NEURAL_ROWS, "only": NEURAL_ROWS, None: trees}[args.neural]
     lightgbm_ipw = {k: v for k, v in IPW_ROWS.items() if k.startswith("LightGBM")}
-    rankers = {"add": rankers | IPW_ROWS, "only": IPW_ROWS, "lightgbm": lightgbm_ipw, None: rankers}[args.ipw]
+    rankers = {"add": rankers | IPW_ROWS, "only": IPW_ROWS, "lightgbm": lightgbm_ipw, "sizes": SIZES_ROWS,
+               None: rankers}[args.ipw]  # fmt: skip
     if args.report is not None:
         runs = load_runs([[Path(d) for d in group.split(",")] for group in args.report])
     else:

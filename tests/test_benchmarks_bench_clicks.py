@@ -139,3 +139,24 @@ def test_ipw_rows_are_left_out_where_the_swap_sessions_estimate_no_propensity(ca
     assert "estimate no propensity at rank(s)" in capsys.readouterr().err
     for name, make in bench_clicks.IPW_ROWS.items():
         assert make(exp) is None, name
+
+
+def test_each_entry_is_chosen_among_its_own_candidates_by_validation_ipw_dcg(monkeypatch, capsys):
+    """The registered entry picks among its three candidates only; the second entry among those and
+    their 7-leaf versions (the registered plans' candidates, by name and parameters)."""
+    from types import SimpleNamespace
+
+    assert set(bench_clicks.IPW_CANDIDATES) == {*bench_clicks.ENTRY_CANDIDATES,
+                                               *(f"{n}, 7 leaves" for n in bench_clicks.ENTRY_CANDIDATES)}  # fmt: skip
+    scores = {name: i / 10 for i, name in enumerate(bench_clicks.IPW_CANDIDATES)}  # a 7-leaf one is best
+    best_small = max(scores, key=scores.get)
+    best_entry = max(bench_clicks.ENTRY_CANDIDATES, key=scores.get)
+    fits = {name: (lambda exp, prop, s=s: SimpleNamespace(best_score_=s)) for name, s in scores.items()}
+    monkeypatch.setattr(bench_clicks, "IPW_CANDIDATES", fits)
+    monkeypatch.setattr(bench_clicks, "_swap_propensity", lambda exp: "propensities")
+    monkeypatch.setattr(bench_clicks, "_FITTED", {})
+    exp = SimpleNamespace()
+    entry = bench_clicks.IPW_ROWS["ranklearn chosen on IPW-DCG"](exp)
+    assert entry.best_score_ == scores[best_entry] and f"[chosen on IPW-DCG: {best_entry}," in capsys.readouterr().err
+    second = bench_clicks.SIZES_ROWS["ranklearn chosen on IPW-DCG, 31 or 7 leaves"](exp)
+    assert second.best_score_ == scores[best_small] and best_small.endswith(", 7 leaves")
