@@ -423,9 +423,11 @@ def print_table(title: str, runs: list[dict]) -> None:
     for name in table if best_peer != "naive" else ():
         if name not in (best_peer,) and name not in PEERS:
             print(f"- {name} - {best_peer}: {_interval(table[name]['ndcg@10'], table[best_peer]['ndcg@10'])}")
-    for entry in (e for e in ENTRIES if e in table):
-        for peer in (p for p in PEERS if p in table and p != best_peer):
-            print(f"- {entry} - {peer}: {_interval(table[entry]['ndcg@10'], table[peer]['ndcg@10'])}")
+    entries = [e for e in ENTRIES if e in table]
+    for i, entry in enumerate(entries):  # against every peer, the peer stopped on its metric, the earlier entries
+        others = [p for p in PEERS if p != best_peer] + ["LightGBM position, IPW-DCG stopping", *entries[:i]]
+        for other in (o for o in others if o in table):
+            print(f"- {entry} - {other}: {_interval(table[entry]['ndcg@10'], table[other]['ndcg@10'])}")
     dla, ipw = "neural DLA", "neural IPW (regression-EM propensities)"
     if dla in table and ipw in table:  # issue 31's neural target: DLA at or above IPW
         print(f"- {dla} - {ipw}: {_interval(table[dla]['ndcg@10'], table[ipw]['ndcg@10'])}")
@@ -435,8 +437,9 @@ def print_table(title: str, runs: list[dict]) -> None:
             if o in table and not o.startswith(("naive", "LightGBM"))]
     if ours:  # (--ipw lightgbm has none)
         best = max(ours, key=lambda o: table[o]["ndcg@10"].mean())
-        closed = (table[best]["ndcg@10"].mean() - naive) / gap if gap else float("nan")
-        print(f"- gap full information - naive: {gap:+.4f}; the best of ours ({best}) closes {closed:.0%} of it")
+        closed = {o: (table[o]["ndcg@10"].mean() - naive) / gap if gap else float("nan") for o in (best, *entries)}
+        each = "".join(f"; {e} {closed[e]:.0%}" for e in entries if e != best)
+        print(f"- gap full information - naive: {gap:+.4f}; the best of ours ({best}) closes {closed[best]:.0%} of it{each}")
     else:
         print(f"- gap full information - naive: {gap:+.4f}")
     swaps = max(r.get("swap_sessions", 0) for r in runs)

@@ -160,3 +160,20 @@ def test_each_entry_is_chosen_among_its_own_candidates_by_validation_ipw_dcg(mon
     assert entry.best_score_ == scores[best_entry] and f"[chosen on IPW-DCG: {best_entry}," in capsys.readouterr().err
     second = bench_clicks.SIZES_ROWS["ranklearn chosen on IPW-DCG, 31 or 7 leaves"](exp)
     assert second.best_score_ == scores[best_small] and best_small.endswith(", 7 leaves")
+
+
+def test_table_sets_each_entry_against_the_peers_and_the_earlier_entry_and_gives_its_share_of_the_gap(capsys):
+    first, second = bench_clicks.ENTRIES
+    rankers = (*RANKERS, "LightGBM position, IPW-DCG stopping", first, second)
+    runs = [_run(0, "MQ2008 Fold1", rankers), _run(1, "MQ2008 Fold1", rankers)]
+    bench_clicks.print_table("t", runs)
+    out = capsys.readouterr().out
+    pooled = {r: np.concatenate([run["per_query"][r]["ndcg@10"] for run in runs]) for r in rankers}
+    assert f"- {second} - {first}: {pooled[second].mean() - pooled[first].mean():+.4f} [" in out
+    assert f"- {first} - LightGBM position, IPW-DCG stopping: " in out
+    assert f"- {second} - XGBoost unbiased: " in out and f"- {first} - {second}:" not in out
+    gap = pooled["full information"].mean() - pooled["naive"].mean()
+    shares = {e: (pooled[e].mean() - pooled["naive"].mean()) / gap for e in (first, second)}
+    best = max(shares, key=lambda e: pooled[e].mean())  # the best row by its mean (the gap may be < 0 here)
+    other = second if best == first else first
+    assert f"the best of ours ({best}) closes {shares[best]:.0%} of it; {other} {shares[other]:.0%}" in out
