@@ -440,6 +440,8 @@ def print_table(title: str, runs: list[dict]) -> None:
         closed = {o: (table[o]["ndcg@10"].mean() - naive) / gap if gap else float("nan") for o in (best, *entries)}
         each = "".join(f"; {e} {closed[e]:.0%}" for e in entries if e != best)
         print(f"- gap full information - naive: {gap:+.4f}; the best of ours ({best}) closes {closed[best]:.0%} of it{each}")
+        for entry in (e for e in entries if e != best):
+            print(f"- {best} - {entry}: {_interval(table[best]['ndcg@10'], table[entry]['ndcg@10'])}")
     else:
         print(f"- gap full information - naive: {gap:+.4f}")
     swaps = max(r.get("swap_sessions", 0) for r in runs)
