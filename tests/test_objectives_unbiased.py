@@ -231,3 +231,21 @@ def test_bad_combinations_are_one_error_before_training(params, fit_position, ma
     X, y, q = np.zeros((4, 1)), np.array([1.0, 0, 1, 0]), np.array([0, 0, 1, 1])
     with pytest.raises(ValueError, match=match):
         LambdaMART(**params).fit(X, y, qid=q, position=np.array([1, 2, 1, 2]) if fit_position else None)
+
+
+def test_positions_are_read_again_after_prepare_even_when_changed_in_place():
+    """The buckets are computed once per fit (the boosting loop passes the same positions every
+    tree); a new fit (``prepare``) reads the positions again, even the same array changed in place."""
+    y, ptr = np.array([1.0, 0, 0, 1]), np.array([0, 4])
+    scores = np.array([0.5, 0.1, -0.2, 0.3])
+    pos = np.array([1, 2, 3, 4])
+    objective = make_unbiased("ipw", get_objective("ranknet"), propensity=[1.0, 0.5, 0.25, 0.125])
+    objective.prepare(y, ptr)
+    first = objective.gradients(scores, y, ptr, side={"position": pos})[0].copy()
+    pos[:] = [4, 3, 2, 1]
+    objective.prepare(y, ptr)
+    again = objective.gradients(scores, y, ptr, side={"position": pos})[0]
+    fresh = make_unbiased("ipw", get_objective("ranknet"), propensity=[1.0, 0.5, 0.25, 0.125])
+    fresh.prepare(y, ptr)
+    np.testing.assert_array_equal(again, fresh.gradients(scores, y, ptr, side={"position": pos.copy()})[0])
+    assert not np.array_equal(again, first)

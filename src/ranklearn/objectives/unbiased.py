@@ -112,6 +112,7 @@ class DebiasedObjective(Objective):
 
     def prepare(self, y: np.ndarray, ptr: np.ndarray) -> None:
         self.lambdas.prepare(y, ptr)
+        self._positions = None  # a new fit: its positions' buckets are computed again
 
     def row_weights(self, y: np.ndarray, ptr: np.ndarray) -> np.ndarray | None:
         return self.lambdas.row_weights(y, ptr)
