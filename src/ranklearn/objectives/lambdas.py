@@ -68,7 +68,8 @@ def parse_lambda_metric(lambda_metric: str | None, metric: str) -> tuple[str, in
 
 #: queries up to this long are sorted by insertion into scratch memory, longer ones by numpy
 SHORT_QUERY = 32
-#: rows of a scratch array: s, e, l, w, d, g, h per rank, two prefix arrays, sort keys
+#: rows of a scratch array: s, e, l, w, d, g, h per rank, two prefix arrays, sort keys, and for position
+#: debiasing the ratios' reciprocals and the pair costs per rank
 _SCRATCH_ROWS = 14
 #: query blocks of :func:`lambda_gradients`: each allocates its scratch once
 QUERY_BLOCKS = 256
@@ -265,8 +266,9 @@ def _query_lambdas(
             b_r = bucket[order[r]]
             inv_tp[r] = inv_plus[b_r]
             inv_tm[r] = inv_minus[b_r]
-            cp_r[r] = 0.0
-            cm_r[r] = 0.0
+    if track:
+        cp_r[:] = 0.0
+        cm_r[:] = 0.0
     top = min(truncation, n)
     for a in range(top):
         la = l_r[a]
