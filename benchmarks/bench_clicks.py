@@ -1,7 +1,7 @@
 """The offline click protocol (ranklearn.clicks.protocol) with LightGBM's and XGBoost's debiasing beside it.
 
     cd benchmarks && ../.venv/bin/python bench_clicks.py [--data mq2008,mslr] [--clicks pbm1,pbm0.5,pbm2,cascade,trust]
-        [--sessions 10000,100000,1000000] [--seeds 0,1,2] [--rankers all|peers|ours] [--neural add|only] [--ipw add|only|lightgbm]
+        [--sessions 10000,100000,1000000] [--seeds 0,1,2] [--rankers all|peers|ours|shown] [--neural add|only] [--ipw add|only|lightgbm]
         [--folds 1] [--save DIR [--resume]] [--join DIR[,DIR2]] | --report DIR[,DIR2] [DIR[,DIR2] ...]
 
 For every dataset split (MQ2008 Fold1-5; MSLR-sample's training file (every 5th query validates) and test file), click model, session count
@@ -24,7 +24,9 @@ propensities estimated from the training clicks, the Dual Learning Algorithm, an
 network as relevance model); ``--neural only`` leaves the tree peers out (the references stay; the
 comparison is then against the neural naive row). ``--rankers peers``: the references and the two peers only
 (ranklearn's debiased rows left out); ``--rankers ours``: the references and ranklearn's debiased rows only
-(joined with a ``peers`` run of the same settings by ``--report DIR,DIR2``). Means over test queries pooled
+(joined with a ``peers`` run of the same settings by ``--report DIR,DIR2``); ``--rankers shown``: the references
+and the ceilings of position debiasing only (LambdaMART on the true labels of the documents the sessions
+showed, 31 and 7 leaves: what a perfect correction for position bias could reach). Means over test queries pooled
 across splits and seeds; paired 95% percentile-bootstrap intervals of the per-query differences (queries x
 splits x seeds). ``--report`` pools the runs saved in one or more directories into one table per dataset,
 click model and session count (every seed and split of it); a ranker that is not in every run of a table is named and left out
@@ -54,7 +56,7 @@ import numpy as np
 
 from _common import require_shared_data
 from ranklearn.clicks import PBM, Cascade, TrustBias
-from ranklearn.clicks.protocol import METRICS, ClickExperiment, run_protocol
+from ranklearn.clicks.protocol import METRICS, ClickExperiment, run_protocol, shown_information_ranker
 from ranklearn.data import load_svmlight
 from ranklearn.datasets import load_letor_fold
 from ranklearn.metrics import get_metric
@@ -276,6 +278,12 @@ IPW_ROWS = {
 }
 #: ``--ipw sizes``: the second entry (benchmarks/ranker_defaults.md, "A second click entry with smaller trees")
 SIZES_ROWS = {"ranklearn chosen on IPW-DCG, 31 or 7 leaves": _chosen_on_ipw_dcg(list(IPW_CANDIDATES))}
+#: the ceilings of position debiasing (``--rankers shown``): LambdaMART on the true labels of the shown
+#: documents only (``shown_information_ranker``), at the defaults and with the second entry's smaller trees
+SHOWN_ROWS = {
+    "full information, shown documents": shown_information_ranker,
+    "full information, shown documents, 7 leaves": lambda exp: shown_information_ranker(exp, num_leaves=7),
+}
 #: the pre-registered entries for issue 31's targets, each compared with every peer
 ENTRIES = ("ranklearn chosen on IPW-DCG", *SIZES_ROWS)
 
@@ -444,6 +452,12 @@ def print_table(title: str, runs: list[dict]) -> None:
             print(f"- {best} - {entry}: {_interval(table[best]['ndcg@10'], table[entry]['ndcg@10'])}")
     else:
         print(f"- gap full information - naive: {gap:+.4f}")
+    for ceiling in (c for c in SHOWN_ROWS if c in table):  # what removing position bias alone could close
+        share = (table[ceiling]["ndcg@10"].mean() - naive) / gap if gap else float("nan")
+        print(f"- {ceiling} closes {share:.0%} of the gap (true labels of the documents the sessions showed: the "
+              "ceiling of position debiasing)")  # fmt: skip
+        for entry in entries:
+            print(f"- {entry} - {ceiling}: {_interval(table[entry]['ndcg@10'], table[ceiling]['ndcg@10'])}")
     swaps = max(r.get("swap_sessions", 0) for r in runs)
     if swaps:
         print(f"- interventions: the rows stopped on the IPW click DCG (and the IPW model) read the propensities that "
@@ -562,9 +576,10 @@ def main() -> None:
     ap.add_argument("--resume", action="store_true",
                     help="read the runs already saved in --save DIR instead of running them again (those with every "
                     "requested ranker's row); the tables pool them with the new ones. Empty DIR after changing the code")
-    ap.add_argument("--rankers", choices=("all", "peers", "ours"), default="all",
+    ap.add_argument("--rankers", choices=("all", "peers", "ours", "shown"), default="all",
                     help="peers: the references, LightGBM's and XGBoost's rows only; ours: the references and "
-                    "ranklearn's debiased rows only; all: both")
+                    "ranklearn's debiased rows only; all: both; shown: the references and the ceilings of position "
+                    "debiasing only (LambdaMART on the true labels of the shown documents)")
     ap.add_argument("--neural", choices=("add", "only"),
                     help="add the neural click estimators' rows (only: without the tree rows beside the references)")
     ap.add_argument("--folds", help="MQ2008 folds to run, e.g. 1 (default: all five)")
@@ -580,7 +595,7 @@ def main() -> None:
     args = ap.parse_args()
     if args.resume and args.save is None:
         ap.error("--resume reads the runs of --save DIR: give --save")
-    trees = {"all": PEERS | OURS, "peers": PEERS, "ours": OURS}[args.rankers]
+    trees = {"all": PEERS | OURS, "peers": PEERS, "ours": OURS, "shown": SHOWN_ROWS}[args.rankers]
     rankers = {"add": trees | NEURAL_ROWS, "only": NEURAL_ROWS, None: trees}[args.neural]
     lightgbm_ipw = {k: v for k, v in IPW_ROWS.items() if k.startswith("LightGBM")}
     rankers = {"add": rankers | IPW_ROWS, "only": IPW_ROWS, "lightgbm": lightgbm_ipw, "sizes": SIZES_ROWS,

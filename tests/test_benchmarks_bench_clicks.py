@@ -178,3 +178,20 @@ def test_table_sets_each_entry_against_the_peers_and_the_earlier_entry_and_gives
     other = second if best == first else first
     assert f"the best of ours ({best}) closes {shares[best]:.0%} of it; {other} {shares[other]:.0%}" in out
     assert f"- {best} - {other}: {pooled[best].mean() - pooled[other].mean():+.4f} [" in out
+
+
+def test_table_gives_the_shown_documents_ceilings_share_of_the_gap_and_each_entry_against_it(capsys):
+    entry = bench_clicks.ENTRIES[-1]
+    ceiling, small = bench_clicks.SHOWN_ROWS
+    rankers = (*RANKERS, entry, ceiling, small)
+    runs = [_run(0, "MQ2008 Fold1", rankers), _run(1, "MQ2008 Fold2", rankers)]
+    bench_clicks.print_table("t", runs)
+    out = capsys.readouterr().out
+    pooled = {r: np.concatenate([run["per_query"][r]["ndcg@10"] for run in runs]) for r in rankers}
+    gap = pooled["full information"].mean() - pooled["naive"].mean()
+    for row in (ceiling, small):
+        share = (pooled[row].mean() - pooled["naive"].mean()) / gap
+        assert f"- {row} closes {share:.0%} of the gap (true labels of the documents the sessions showed" in out
+        assert f"- {entry} - {row}: {pooled[entry].mean() - pooled[row].mean():+.4f} [" in out
+    # the ceilings read true labels: never "the best of ours"
+    assert "the best of ours (full information" not in out

@@ -6,8 +6,15 @@ import numpy as np
 import pytest
 
 from ranklearn.clicks import PBM
-from ranklearn.clicks.protocol import ClickExperiment, prepare, run_protocol
+from ranklearn.clicks.protocol import (
+    ClickExperiment,
+    full_information_ranker,
+    prepare,
+    run_protocol,
+    shown_information_ranker,
+)
 from ranklearn.datasets import make_ranking_splits
+from ranklearn.models.lambdamart import LambdaMART
 
 
 @pytest.fixture(scope="module")
@@ -84,3 +91,29 @@ def test_protocol_parameter_errors(splits):
         prepare(tr, va, PBM(), n_sessions=10, logging_fraction=0)
     with pytest.raises(ValueError, match="n_sessions must be at least 1"):
         prepare(tr, va, PBM(), n_sessions=0)
+
+
+def test_shown_information_ranker_reads_the_shown_documents_true_labels(splits):
+    tr, va, te = splits
+    exp = prepare(tr, va, PBM(eta=1.0, epsilon=0.1), n_sessions=3000, seed=2, top_k=5, merge_sessions=True)
+    model = shown_information_ranker(exp, n_estimators=20)
+    # the logging ranker's top 5 of every query (3000 sessions reach all 120), with their true labels
+    sizes = np.diff(tr.ptr)
+    rows = np.unique(exp.train_clicks.document)
+    assert rows.size == np.minimum(sizes, 5).sum()
+    scores = exp.logging.predict(tr.X)
+    for q in range(0, tr.n_queries, 7):
+        mine = rows[(rows >= tr.ptr[q]) & (rows < tr.ptr[q + 1])]
+        top = tr.ptr[q] + np.argsort(-scores[tr.ptr[q] : tr.ptr[q + 1]], kind="stable")[:5]
+        assert np.array_equal(np.sort(scores[mine]), np.sort(scores[top]))
+    v_rows = np.unique(exp.valid_clicks.document)
+    by_hand = LambdaMART(n_estimators=20, early_stopping_rounds=50, random_state=2).fit(
+        tr.X[rows], tr.y[rows], qid=tr.qid[rows], eval_set=[(va.X[v_rows], va.y[v_rows], va.qid[v_rows])]
+    )
+    assert np.array_equal(model.predict(te.X), by_hand.predict(te.X))
+    # every document shown: the full-information ranker itself
+    everything = prepare(tr, va, PBM(eta=1.0, epsilon=0.1), n_sessions=3000, seed=2, top_k=100)
+    assert np.array_equal(
+        shown_information_ranker(everything, n_estimators=20).predict(te.X),
+        full_information_ranker(everything, n_estimators=20).predict(te.X),
+    )

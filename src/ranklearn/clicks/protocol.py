@@ -17,6 +17,8 @@ LETOR data:
 Reference rows: the logging ranker itself, the *naive* ranker (LambdaMART on the clicks as
 labels, positions ignored) and the *full-information* ranker (LambdaMART on the training queries'
 true labels, early-stopped on the validation queries' true labels: the ceiling).
+:func:`shown_information_ranker` is a further ceiling, of position debiasing alone: the same
+LambdaMART on the true labels of only the documents the sessions showed (pass it in ``rankers``).
 :func:`run_protocol` runs all of it; a ranker of one's own is a function of the
 :class:`ClickExperiment` that returns a fitted model (anything with ``predict(X)``).
 """
@@ -38,7 +40,15 @@ from ranklearn.data.groups import group_ptr
 from ranklearn.metrics import get_metric
 from ranklearn.models.lambdamart import LambdaMART
 
-__all__ = ["ClickExperiment", "ProtocolResult", "prepare", "naive_ranker", "full_information_ranker", "run_protocol"]
+__all__ = [
+    "ClickExperiment",
+    "ProtocolResult",
+    "prepare",
+    "naive_ranker",
+    "full_information_ranker",
+    "shown_information_ranker",
+    "run_protocol",
+]
 
 #: metrics of the literature's tables, on the test queries' true labels (ranklearn's conventions)
 METRICS = ("ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10")
@@ -190,6 +200,28 @@ def full_information_ranker(experiment: ClickExperiment, **params: Any) -> Lambd
     tr, va = experiment.train, experiment.valid
     settings = dict(n_estimators=500, early_stopping_rounds=50, random_state=experiment.seed) | params
     return LambdaMART(**settings).fit(tr.X, tr.y, qid=tr.qid, eval_set=[(va.X, va.y, va.qid)])
+
+
+def shown_information_ranker(experiment: ClickExperiment, **params: Any) -> LambdaMART:
+    """The ceiling of position debiasing: LambdaMART on the true labels of the shown documents only.
+
+    It trains on the training queries' documents that some training session showed (the rows of
+    ``train_clicks``, each once, with its true label) and is early-stopped on the true labels of the
+    validation documents that some validation session showed. These are the documents a ranker
+    trained on the clicks learns from, so a click estimator that removed position bias perfectly
+    (and saw graded labels instead of clicks) could reach this row, not the full-information one:
+    the difference between the two is what the logging ranker's selection of documents costs
+    (item selection bias, which no correction for position bias can undo). A reference that reads
+    true labels, like :func:`full_information_ranker`. ``params`` as there.
+    """
+    # each split's shown rows in ascending order: a query's documents stay contiguous
+    tr, va = (
+        (split.X[rows], split.y[rows], split.qid[rows])
+        for split, rows in ((experiment.train, np.unique(experiment.train_clicks.document)),
+                            (experiment.valid, np.unique(experiment.valid_clicks.document)))
+    )  # fmt: skip
+    settings = dict(n_estimators=500, early_stopping_rounds=50, random_state=experiment.seed) | params
+    return LambdaMART(**settings).fit(tr[0], tr[1], qid=tr[2], eval_set=[va])
 
 
 #: the protocol's reference rows (the logging ranker is always a row)
