@@ -63,12 +63,13 @@ SECTIONS = {
                               "--ipw", "add", "--save", "out/protocol_ours", "--resume",
                               "--join", "out/protocol_peers,out/protocol_neural"]),
     # the second pre-registered entry (benchmarks/ranker_defaults.md, "A second click entry with smaller trees") at
-    # the targets' settings, beside the saved runs above (about 30 minutes on 2 cores)
+    # every click model at 10^6 sessions, beside the saved runs above (about 90 minutes on 2 cores)
     "clicks-entry-sizes": ("Learning from clicks: the second entry, 31- or 7-leaf trees chosen on the IPW click DCG "
                            "(issue 31)",
-                           ["bench_clicks.py", "--data", "mq2008,mslr", "--clicks", "pbm1,pbm2", "--sessions", "1000000",
+                           ["bench_clicks.py", "--data", "mq2008,mslr", "--clicks", "pbm1,pbm0.5,pbm2,cascade,trust",
+                            "--sessions", "1000000",
                             "--seeds", "0,1,2", "--ipw", "sizes", "--save", "out/ipw_sizes", "--resume",
-                            "--join", "out/protocol_ours,out/protocol_peers,out/protocol_neural"]),
+                            "--join", "out/protocol_ours,out/protocol_peers,out/protocol_neural,out/shown"]),
 }
 #: hand-written records that RESULTS.md carries after the generated sections
 NOTES = ["core_refactor_ab.md", "boosting_step_ab.md", "neural_defaults.md", "ranker_defaults.md",
