@@ -249,3 +249,60 @@ def test_positions_are_read_again_after_prepare_even_when_changed_in_place():
     fresh.prepare(y, ptr)
     np.testing.assert_array_equal(again, fresh.gradients(scores, y, ptr, side={"position": pos.copy()})[0])
     assert not np.array_equal(again, first)
+
+
+def _pair_cost_sums(s, y, qid, t_plus, t_minus, reversed_pair):
+    """Unbiased LambdaMART's per-rank sums (eqs. 30-31) by brute force, with XGBoost's |ΔZ| (ΔNDCG
+    over the scores' ranks, divided by |s_i - s_j| + 0.01): ``reversed_pair`` sums
+    log(1 + exp(s_i - s_j)) for the pair (i more relevant than j) instead of the paper's
+    log(1 + exp(-(s_i - s_j)))."""
+    k = t_plus.size
+    li, lj = np.zeros(k), np.zeros(k)
+    starts = np.flatnonzero(np.r_[True, qid[1:] != qid[:-1]])
+    for a, b in zip(starts, np.r_[starts[1:], qid.size]):
+        sc, lab, n = s[a:b], y[a:b], b - a
+        rank = np.empty(n, dtype=int)
+        rank[np.argsort(-sc, kind="stable")] = np.arange(n)
+        gains, disc = 2.0**lab - 1, 1 / np.log2(np.arange(n) + 2)
+        idcg = np.sum(np.sort(gains)[::-1] * disc)
+        for i in range(n):
+            for j in range(n):
+                if lab[i] > lab[j] and i < k and j < k:
+                    delta = abs((gains[i] - gains[j]) * (disc[rank[i]] - disc[rank[j]])) / idcg
+                    delta /= abs(sc[i] - sc[j]) + 0.01
+                    cost = np.log1p(np.exp((1 if reversed_pair else -1) * (sc[i] - sc[j]))) * delta
+                    li[i] += cost / t_minus[j]
+                    lj[j] += cost / t_plus[i]
+    return li, lj
+
+
+def test_xgboost_sums_the_reversed_pairs_loss_into_its_ratios_where_ranklearn_sums_the_papers():
+    """A documented difference from the peer (README, "Unbiased LambdaMART"): XGBoost's ratios after
+    tree n are eqs. 30-31 on the scores of its first n - 1 trees with the cost of the *reversed*
+    pair, log(1 + exp(s_i - s_j)) |ΔZ| (its LambdaGrad: log(1 / (1 - sigmoid(s_i - s_j)))), not the
+    paper's pairwise loss. ranklearn's kernel sums the paper's (test_pair_weights_against_a_brute_force)."""
+    xgb = pytest.importorskip("xgboost")
+    import json
+
+    train = _letor(60, 0)
+    log = simulate(train, train.X[:, 1], PBM(eta=1.0), n_sessions=300, seed=0, temperature=1.0)
+    rows = ClickTrainingSet.per_session(log, train)
+    order = np.lexsort((rows.position, rows.qid))  # XGBoost reads the positions from the row order
+    X, y, qid = rows.X[order], rows.y[order], rows.qid[order]
+
+    def fit(n_trees):
+        model = xgb.XGBRanker(n_estimators=n_trees, max_leaves=63, grow_policy="lossguide", objective="rank:ndcg",
+                              lambdarank_unbiased=True, lambdarank_bias_norm=2.0, tree_method="hist", nthread=1)  # fmt: skip
+        model.fit(X, y, qid=qid)
+        config = json.loads(model.get_booster().save_config())["learner"]["objective"]
+        return model, np.array(config["ti+"]), np.array(config["tj-"])
+
+    _, t_plus, t_minus = fit(5)
+    model, want_plus, want_minus = fit(6)
+    scores = model.predict(X, output_margin=True, iteration_range=(0, 5)).astype(np.float64)
+    sums = {rev: _pair_cost_sums(scores, y, qid, t_plus, t_minus, rev) for rev in (False, True)}
+    got = {rev: [(s / s[0]) ** (1 / 3) for s in sums[rev]] for rev in sums}
+    np.testing.assert_allclose(got[True][0], want_plus, rtol=1e-4)
+    np.testing.assert_allclose(got[True][1], want_minus, rtol=1e-4)
+    # the paper's cost gives other ratios on the same scores
+    assert np.abs(got[False][1] - want_minus).max() > 0.01

@@ -169,7 +169,8 @@ class LambdaMART(TreeContributions, TreeImportance, BaseRanker):
         they were shown at; :mod:`ranklearn.objectives.unbiased`): "pairwise" is Unbiased
         LambdaMART (Hu et al., WWW 2019: position-bias ratios of clicked and unclicked
         documents learned with the trees, each pair's lambda divided by them; XGBoost's
-        ``lambdarank_unbiased``), "position_factors" LightGBM's additive position term (scores
+        ``lambdarank_unbiased`` learns its ratios from the reversed pair's loss instead, see
+        :mod:`ranklearn.objectives.unbiased`), "position_factors" LightGBM's additive position term (scores
         ``f(x) + g(rank)`` in training, ``predict`` gives ``f``), "ipw" inverse propensity
         weighting of the pairs by the clicked document's ``propensity``. Needs positions and
         the objective "lambdarank" or "ranknet". None: clicks taken as labels.

@@ -16,7 +16,11 @@ divided by ``t+[b_i] t-[b_j]``; after every iteration, from that iteration's pai
     t-[k] = (sum_{pairs, b_j = k} C_ij / t+[b_i]  /  the same sum for k = 1) ^ (1 / (1 + p))
 
 where ``p`` is the L_p regularization of the ratios (XGBoost's ``lambdarank_bias_norm``, 2 by
-default). A rank without pairs keeps its ratio.
+default). A rank without pairs keeps its ratio. XGBoost's ``lambdarank_unbiased`` sums another
+cost into the same ratios: ``log(1 + exp(sigma (s_i - s_j))) |ΔZ_ij|``, the loss of the reversed
+pair, large when the pair is already well ordered (its ``log(1 / (1 - sigmoid(s_i - s_j)))``; the
+ratios it saves are reproduced from its own scores in
+``tests/test_objectives_unbiased.py``). Its ratios therefore differ from these on the same scores.
 
 The learned ratios and factors are rounded to multiples of 2^-36 after each update, so that the
 same sums added in another order (a distributed fit's) give the same bias bit for bit.
