@@ -76,7 +76,8 @@ NOTES = ["core_refactor_ab.md", "boosting_step_ab.md", "neural_defaults.md", "ra
          "clicks_simulation.md", "trec_eval_dropin.md", "habits_warmup.md", "explain_speed.md",
          "unbiased_speed.md", "spark_speed.md", "neural_clicks.md", "vocabulary_ab.md", "clicks_protocol_peers.md",
          "clicks_protocol.md",
-         "startup.md", "clicks_debiased_stopping.md", "clicks_dask.md", "clicks_protocol_ours.md", "clicks_entry_sizes.md"]
+         "startup.md", "clicks_debiased_stopping.md", "clicks_dask.md", "clicks_protocol_ours.md", "clicks_entry_sizes.md",
+         "clicks_shown_ceiling.md"]
 
 
 def _existing_sections(path: Path) -> dict[str, list[str]]:
