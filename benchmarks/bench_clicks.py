@@ -2,7 +2,7 @@
 
     cd benchmarks && ../.venv/bin/python bench_clicks.py [--data mq2008,mslr] [--clicks pbm1,pbm0.5,pbm2,cascade,trust]
         [--sessions 10000,100000,1000000] [--seeds 0,1,2] [--rankers all|peers|ours|shown] [--neural add|only] [--ipw add|only|lightgbm]
-        [--folds 1] [--save DIR [--resume]] [--join DIR[,DIR2]] | --report DIR[,DIR2] [DIR[,DIR2] ...]
+        [--folds 1] [--save DIR [--resume]] [--join DIR[,DIR2]] [--figures DIR] | --report DIR[,DIR2] [DIR[,DIR2] ...]
 
 For every dataset split (MQ2008 Fold1-5; MSLR-sample's training file (every 5th query validates) and test file), click model, session count
 and seed: a logging ranker on 1% of the training queries' true labels, sessions simulated on its
@@ -467,6 +467,19 @@ def print_table(title: str, runs: list[dict]) -> None:
     print()
 
 
+def draw(path: Path, title: str, runs: list[dict]):
+    """``ranklearn.plot.protocol`` of the pooled runs (the rows of every run), titled, written to
+    ``path``; returns the figure."""
+    from ranklearn.plot import protocol
+
+    fig = protocol(_pooled(runs))
+    fig.suptitle(title, fontsize="medium")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=100)
+    print(f"[{path}: written]", file=sys.stderr)
+    return fig
+
+
 def _joined_runs(dirs: list[Path]) -> list[dict]:
     """The saved runs of ``dirs``; one run's rows saved in several of them joined into one run.
 
@@ -588,6 +601,9 @@ def main() -> None:
                     "more sessions with swap interventions (only: without the other debiased rows; lightgbm: only "
                     "LightGBM's position model stopped on that metric; sizes: only the second entry, chosen among "
                     "the first's candidates with 31- and 7-leaf trees)")  # fmt: skip
+    ap.add_argument("--figures", type=Path, metavar="DIR",
+                    help="also draw every table as a PNG in DIR (ranklearn.plot.protocol: each row's mean NDCG@10 "
+                    "and its paired interval against naive, the gap shaded)")
     ap.add_argument("--join", metavar="DIR[,DIR2]",
                     help="join every run's rows with the same run's saved in DIR (e.g. --rankers ours beside the "
                     "peers' out/protocol_peers; the logging rows must agree per query, other rows both hold keep "
@@ -642,7 +658,10 @@ def main() -> None:
     if len(ordered) > 1:
         print_summary(ordered)
     for (click, n_sessions, dataset), group in ordered:
-        print_table(f"{dataset}: {click} ({CLICK_MODELS[click]()!r}), {n_sessions:,} sessions", group)
+        title = f"{dataset}: {click} ({CLICK_MODELS[click]()!r}), {n_sessions:,} sessions"
+        print_table(title, group)
+        if args.figures is not None:
+            draw(args.figures / f"{dataset}_{click}_{n_sessions}.png", title, group)
     print("Conventions: NDCG with gain 2^rel-1, queries without a relevant document count 0, ties in input order "
           "(ranklearn's), on the test queries' true labels.")  # fmt: skip
 

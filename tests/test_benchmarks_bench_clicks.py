@@ -195,3 +195,14 @@ def test_table_gives_the_shown_documents_ceilings_share_of_the_gap_and_each_entr
         assert f"- {entry} - {row}: {pooled[entry].mean() - pooled[row].mean():+.4f} [" in out
     # the ceilings read true labels: never "the best of ours"
     assert "the best of ours (full information" not in out
+
+
+def test_figures_draw_each_table_with_its_rows(tmp_path):
+    pytest.importorskip("matplotlib")
+    runs = [_run(0, "MQ2008 Fold1"), _run(1, "MQ2008 Fold1")]
+    path = tmp_path / "figs" / "MQ2008_pbm1_100.png"
+    runs[1]["per_query"]["ranklearn pairwise"] = runs[1]["per_query"]["naive"]  # in one run only: left out
+    fig = bench_clicks.draw(path, "MQ2008: pbm1, 100 sessions", runs)
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert fig.get_suptitle() == "MQ2008: pbm1, 100 sessions"
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == list(RANKERS)

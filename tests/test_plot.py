@@ -222,3 +222,48 @@ def test_waterfall_and_pair_bars_add_up_to_the_score(fitted):
     pe = explain.pair(model, X[0], X[1])
     bars = plot.pair(pe, top=3, labels=("a", "b")).axes[0].patches
     assert bars[-1].get_x() + bars[-1].get_width() == pytest.approx(pe.difference, abs=1e-9)
+
+
+def test_protocol_rows_hold_each_rankers_mean_and_its_paired_interval_against_naive(tmp_path):
+    from ranklearn.stats import bootstrap_interval
+
+    rng = np.random.default_rng(0)
+    naive = rng.random(60)
+    per_query = {
+        "logging": {"ndcg@10": naive - 0.05},
+        "naive": {"ndcg@10": naive},
+        "full information": {"ndcg@10": naive + 0.2},
+        "better": {"ndcg@10": naive + 0.1 + rng.normal(0, 0.01, 60)},  # above naive, outside the noise
+        "same": {"ndcg@10": naive + rng.normal(0, 0.05, 60)},
+    }
+    fig = plot.protocol(per_query, n_resamples=500)
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_yticklabels()] == list(per_query)
+    dots = {int(line.get_ydata()[0]): line for line in ax.lines if line.get_marker() == "o"}
+    for row, name in enumerate(per_query):
+        assert dots[row].get_xdata()[0] == pytest.approx(per_query[name]["ndcg@10"].mean())
+    spans = {int(line.get_ydata()[0]): line for line in ax.lines
+             if line.get_marker() != "o" and line.get_label() != "half the gap"}  # fmt: skip
+    for row, name in ((3, "better"), (4, "same")):
+        low, high = bootstrap_interval(per_query[name]["ndcg@10"], naive, n_resamples=500, seed=0)
+        np.testing.assert_allclose(spans[row].get_xdata(), [naive.mean() + low, naive.mean() + high])
+    assert set(spans) == {3, 4}  # the references have no interval
+    assert dots[3].get_color() == "tab:green" and dots[4].get_color() == "tab:blue"
+    band = ax.patches[0]
+    assert band.get_x() == pytest.approx(naive.mean()) and band.get_width() == pytest.approx(0.2)
+    fig.savefig(tmp_path / "protocol.png")
+    with pytest.raises(ValueError, match="no 'full information' row"):
+        plot.protocol({"naive": per_query["naive"]})
+    with pytest.raises(ValueError, match="metric 'ndcg@5' is not in the protocol result"):
+        plot.protocol(per_query, metric="ndcg@5")
+
+
+def test_protocol_takes_run_protocols_result():
+    from ranklearn.clicks import PBM
+    from ranklearn.clicks.protocol import run_protocol
+
+    tr, va, te = make_ranking_splits((40, 15, 20), n_features=5, n_informative=3, random_state=1)
+    result = run_protocol(tr, va, te, PBM(eta=1.0), n_sessions=500, seed=0, metrics=("ndcg@10",),
+                          rankers={"logging again": lambda exp: exp.logging})  # fmt: skip
+    ax = plot.protocol(result).axes[0]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["logging", "naive", "full information", "logging again"]

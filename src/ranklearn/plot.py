@@ -1,7 +1,7 @@
 """Plots of rankers and rankings: learning curves, feature importance, metric@k, per-query
 differences, the lambda "forces" of one query, explanations (feature contributions: a summary
-beeswarm, a dependence plot, one document's waterfall, one pair's) and the position bias of a
-ranker trained on clicks.
+beeswarm, a dependence plot, one document's waterfall, one pair's), the position bias of a
+ranker trained on clicks and a click-protocol run's rankers against its references.
 
 Every function returns a :class:`matplotlib.figure.Figure` built without pyplot (no global
 state, no window, rendered by the Agg canvas when saved), so it works on servers and in
@@ -238,6 +238,69 @@ def per_query_difference(
     ax.set_ylabel(f"{metric}: {system} - {baseline_name}")
     wins, ties, losses = int((d > 0).sum()), int((d == 0).sum()), int((d < 0).sum())
     ax.set_title(f"{wins} wins, {ties} ties, {losses} losses over {d.shape[0]} queries")
+    return fig
+
+
+#: the click protocol's reference rows (:mod:`ranklearn.clicks.protocol`), drawn grey
+_PROTOCOL_REFERENCES = ("logging", "naive", "full information")
+
+
+def protocol(result: Any, metric: str = "ndcg@10", n_resamples: int = 2000) -> Figure:
+    """Every ranker of a click-protocol run against the naive model and the full-information one.
+
+    One row per ranker: its mean ``metric`` over the test queries (a dot) and where that mean
+    lies within the paired 95% bootstrap interval of its difference to the naive model (a line
+    around it, shifted by the naive mean; per query, :func:`ranklearn.stats.bootstrap_interval`).
+    The band between the naive and the full-information means is the gap that debiasing aims at,
+    its middle dashed. Green: above naive outside the noise; red: below; blue: inside the noise;
+    grey: the references.
+
+    Parameters
+    ----------
+    result : ProtocolResult or mapping
+        :func:`ranklearn.clicks.protocol.run_protocol`'s result, or its ``per_query``
+        (``{ranker: {metric: values per test query}}``, pooled runs' values concatenated).
+    metric : str
+        One of the metrics the run kept.
+    n_resamples : int
+        Bootstrap resamples of each interval.
+
+    Raises
+    ------
+    ValueError
+        For a result without a "naive" and a "full information" row, or without ``metric``.
+    """
+    from ranklearn.stats import bootstrap_interval
+
+    per_query = getattr(result, "per_query", result)
+    missing = [name for name in ("naive", "full information") if name not in per_query]
+    if missing:
+        raise ValueError(f"the protocol result has no {' and no '.join(map(repr, missing))} row")
+    if metric not in per_query["naive"]:
+        raise ValueError(f"metric {metric!r} is not in the protocol result (it has {', '.join(per_query['naive'])})")
+    naive = np.asarray(per_query["naive"][metric], dtype=np.float64)
+    full = float(np.mean(per_query["full information"][metric]))
+    names = list(per_query)
+    fig = _figure(8.0, 1.4 + 0.34 * len(names))
+    ax = fig.add_subplot()
+    ax.axvspan(min(naive.mean(), full), max(naive.mean(), full), color="0.92", label="gap naive - full information")
+    ax.axvline((naive.mean() + full) / 2, color="0.5", linestyle="--", linewidth=0.8, label="half the gap")
+    for row, name in enumerate(names):
+        values = np.asarray(per_query[name][metric], dtype=np.float64)
+        mean = values.mean()
+        if name in _PROTOCOL_REFERENCES:
+            ax.plot(mean, row, "o", color="0.4")
+            continue
+        low, high = bootstrap_interval(values, naive, n_resamples=n_resamples, seed=0)
+        color = "tab:green" if low > 0 else "tab:red" if high < 0 else "tab:blue"
+        ax.plot([naive.mean() + low, naive.mean() + high], [row, row], color=color, linewidth=2.5, alpha=0.6)
+        ax.plot(mean, row, "o", color=color)
+    ax.set_yticks(np.arange(len(names)), names)
+    ax.invert_yaxis()
+    ax.set_xlabel(f"mean {metric}, test queries' true labels ({naive.size} values)")
+    ax.set_title("each ranker, and its paired 95% interval against naive", fontsize="medium")
+    ax.grid(axis="x", alpha=0.3)
+    fig.legend(loc="outside lower center", ncols=2, fontsize="small")
     return fig
 
 
