@@ -470,9 +470,9 @@ def print_table(title: str, runs: list[dict]) -> None:
 def draw(path: Path, title: str, runs: list[dict]):
     """``ranklearn.plot.protocol`` of the pooled runs (the rows of every run), titled, written to
     ``path``; returns the figure."""
-    from ranklearn.plot import protocol
+    from ranklearn.plot import PROTOCOL_REFERENCES, protocol
 
-    fig = protocol(_pooled(runs))
+    fig = protocol(_pooled(runs), references=(*PROTOCOL_REFERENCES, *SHOWN_ROWS))  # the ceilings read true labels
     fig.suptitle(title, fontsize="medium")
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=100)

@@ -587,6 +587,12 @@ def test_train_unbiased_reads_positions_from_a_position_file_or_the_sidecar(caps
     ref = LambdaMART(n_estimators=3, num_leaves=4, min_samples_leaf=2, random_state=0, n_jobs=1, unbiased="ipw",
                      propensity=[1, 0.6, 0.4]).fit(train.X, train.y, qid=train.qid, position=position)  # fmt: skip
     np.testing.assert_array_equal(load_model(tmp_path / "ipw.json").predict(train.X), ref.predict(train.X))
+    # its errors in the options' words
+    for extra, message in ((["--propensity", "1,0,-1"], "--propensity must be positive finite numbers, one per rank "
+                             "from 1 (got [1, 0, -1])"), ([], "--propensity is required by --unbiased 'ipw'")):  # fmt: skip
+        code, _, err = run(capsys, "train", "--model", "lambdamart", "--train", small_files["train"], "--unbiased",
+                           "ipw", "--position-file", pos_file, *extra, *opts)  # fmt: skip
+        assert_one_line_error(code, err, message)
 
 
 @needs_torch

@@ -218,7 +218,7 @@ def test_plot_position_bias(clicks):
     "params, fit_position, match",
     [
         (dict(unbiased="pairwise"), False, r"LambdaMART\(unbiased='pairwise'\) needs position="),
-        (dict(unbiased="ipw"), True, "unbiased='ipw' needs propensity="),
+        (dict(unbiased="ipw"), True, "propensity is required by unbiased='ipw'"),
         (dict(unbiased="pairwise", propensity=[1.0]), True, "propensity= is read by unbiased='ipw' only"),
         (dict(unbiased="ipw", propensity=[1.0, np.nan]), True, "positive finite"),
         (dict(unbiased="pairwise", objective="squared_error"), True, "not 'squared_error'"),

@@ -247,8 +247,12 @@ def test_protocol_rows_hold_each_rankers_mean_and_its_paired_interval_against_na
     for row, name in ((3, "better"), (4, "same")):
         low, high = bootstrap_interval(per_query[name]["ndcg@10"], naive, n_resamples=500, seed=0)
         np.testing.assert_allclose(spans[row].get_xdata(), [naive.mean() + low, naive.mean() + high])
-    assert set(spans) == {3, 4}  # the references have no interval
+    assert set(spans) == {0, 2, 3, 4}  # every row but naive's
     assert dots[3].get_color() == "tab:green" and dots[4].get_color() == "tab:blue"
+    assert dots[0].get_color() == dots[1].get_color() == dots[2].get_color() == "0.4"  # the references: grey
+    # a row of one's own that reads true labels is a reference too: grey, not judged
+    grey = plot.protocol(per_query, n_resamples=500, references=(*plot.PROTOCOL_REFERENCES, "better")).axes[0]
+    assert [line.get_color() for line in grey.lines if line.get_marker() == "o"][3] == "0.4"
     band = ax.patches[0]
     assert band.get_x() == pytest.approx(naive.mean()) and band.get_width() == pytest.approx(0.2)
     fig.savefig(tmp_path / "protocol.png")

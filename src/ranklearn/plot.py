@@ -242,18 +242,19 @@ def per_query_difference(
 
 
 #: the click protocol's reference rows (:mod:`ranklearn.clicks.protocol`), drawn grey
-_PROTOCOL_REFERENCES = ("logging", "naive", "full information")
+PROTOCOL_REFERENCES = ("logging", "naive", "full information")
 
 
-def protocol(result: Any, metric: str = "ndcg@10", n_resamples: int = 2000) -> Figure:
+def protocol(
+    result: Any, metric: str = "ndcg@10", n_resamples: int = 2000, references: Iterable[str] = PROTOCOL_REFERENCES
+) -> Figure:
     """Every ranker of a click-protocol run against the naive model and the full-information one.
 
-    One row per ranker: its mean ``metric`` over the test queries (a dot) and where that mean
-    lies within the paired 95% bootstrap interval of its difference to the naive model (a line
-    around it, shifted by the naive mean; per query, :func:`ranklearn.stats.bootstrap_interval`).
-    The band between the naive and the full-information means is the gap that debiasing aims at,
-    its middle dashed. Green: above naive outside the noise; red: below; blue: inside the noise;
-    grey: the references.
+    One row per ranker: its mean ``metric`` over the test queries (a dot) and the paired 95%
+    bootstrap interval of its difference to the naive model, shifted by the naive mean (a line;
+    per query, :func:`ranklearn.stats.bootstrap_interval`). The band between the naive and the
+    full-information means is the gap that debiasing aims at, its middle dashed. Green: above
+    naive outside the noise; red: below; blue: inside the noise; grey: the ``references``.
 
     Parameters
     ----------
@@ -264,6 +265,9 @@ def protocol(result: Any, metric: str = "ndcg@10", n_resamples: int = 2000) -> F
         One of the metrics the run kept.
     n_resamples : int
         Bootstrap resamples of each interval.
+    references : iterable of str
+        Rows drawn grey, not judged against naive: the protocol's own, and rows of one's own
+        that read true labels (e.g. :func:`~ranklearn.clicks.protocol.shown_information_ranker`'s).
 
     Raises
     ------
@@ -285,14 +289,15 @@ def protocol(result: Any, metric: str = "ndcg@10", n_resamples: int = 2000) -> F
     ax = fig.add_subplot()
     ax.axvspan(min(naive.mean(), full), max(naive.mean(), full), color="0.92", label="gap naive - full information")
     ax.axvline((naive.mean() + full) / 2, color="0.5", linestyle="--", linewidth=0.8, label="half the gap")
+    grey = set(references)
     for row, name in enumerate(names):
         values = np.asarray(per_query[name][metric], dtype=np.float64)
         mean = values.mean()
-        if name in _PROTOCOL_REFERENCES:
+        if name == "naive":
             ax.plot(mean, row, "o", color="0.4")
             continue
         low, high = bootstrap_interval(values, naive, n_resamples=n_resamples, seed=0)
-        color = "tab:green" if low > 0 else "tab:red" if high < 0 else "tab:blue"
+        color = "0.4" if name in grey else "tab:green" if low > 0 else "tab:red" if high < 0 else "tab:blue"
         ax.plot([naive.mean() + low, naive.mean() + high], [row, row], color=color, linewidth=2.5, alpha=0.6)
         ax.plot(mean, row, "o", color=color)
     ax.set_yticks(np.arange(len(names)), names)
@@ -543,6 +548,7 @@ def pair(explanation: Any, top: int = 10, labels: tuple[str, str] = ("A", "B")) 
 
 __all__ = [
     "DEFAULT_KS",
+    "PROTOCOL_REFERENCES",
     "dependence",
     "feature_importance",
     "lambda_forces",
@@ -550,6 +556,8 @@ __all__ = [
     "metric_at_k",
     "pair",
     "per_query_difference",
+    "position_bias",
+    "protocol",
     "query_lambdas",
     "summary",
     "waterfall",

@@ -72,7 +72,8 @@ class ClickExperiment:
     seed : int
         The experiment's seed (rankers use it as their ``random_state``).
     train, valid : RankingDataset
-        The labelled splits: only the full-information reference may read their labels.
+        The labelled splits: only the references that read true labels (the full-information
+        and the shown-documents rows) may read their labels.
     swap_log : ClickLog or None
         With ``prepare(..., swap_sessions=n)``: ``n`` more sessions on the training queries
         with swap interventions (rank 1 traded with a uniformly drawn rank, the randomized share
@@ -187,7 +188,8 @@ def prepare(
 def naive_ranker(experiment: ClickExperiment, **params: Any) -> LambdaMART:
     """LambdaMART on the clicks as labels (positions ignored), early-stopped on the validation clicks.
 
-    ``params`` override the defaults (``n_estimators=500, early_stopping_rounds=50``).
+    ``params`` override LambdaMART's settings here (``n_estimators=500, early_stopping_rounds=50``,
+    ``random_state`` the experiment's seed, the rest LambdaMART's defaults).
     """
     t = experiment.train_clicks
     settings = dict(n_estimators=500, early_stopping_rounds=50, random_state=experiment.seed) | params
@@ -196,7 +198,11 @@ def naive_ranker(experiment: ClickExperiment, **params: Any) -> LambdaMART:
 
 def full_information_ranker(experiment: ClickExperiment, **params: Any) -> LambdaMART:
     """The ceiling: LambdaMART on the training queries' true labels, early-stopped on the validation
-    queries' true labels (the one row that reads them)."""
+    queries' true labels (with :func:`shown_information_ranker`, the rows that read them).
+
+    ``params`` override LambdaMART's settings here (``n_estimators=500, early_stopping_rounds=50``,
+    ``random_state`` the experiment's seed, the rest LambdaMART's defaults).
+    """
     tr, va = experiment.train, experiment.valid
     settings = dict(n_estimators=500, early_stopping_rounds=50, random_state=experiment.seed) | params
     return LambdaMART(**settings).fit(tr.X, tr.y, qid=tr.qid, eval_set=[(va.X, va.y, va.qid)])
@@ -212,7 +218,10 @@ def shown_information_ranker(experiment: ClickExperiment, **params: Any) -> Lamb
     (and saw graded labels instead of clicks) could reach this row, not the full-information one:
     the difference between the two is what the logging ranker's selection of documents costs
     (item selection bias, which no correction for position bias can undo). A reference that reads
-    true labels, like :func:`full_information_ranker`. ``params`` as there.
+    true labels, like :func:`full_information_ranker`.
+
+    ``params`` override LambdaMART's settings here (``n_estimators=500, early_stopping_rounds=50``,
+    ``random_state`` the experiment's seed, the rest LambdaMART's defaults), e.g. ``num_leaves=7``.
     """
     # each split's shown rows in ascending order: a query's documents stay contiguous
     tr, va = (

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ranklearn.clicks.aggregate import ClickTrainingSet
+from ranklearn.objectives.unbiased import propensity_per_rank
 
 if TYPE_CHECKING:
     from ranklearn.metrics import Metric
@@ -40,12 +41,7 @@ __all__ = ["ipw_dcg", "ipw_eval_set", "ipw_labels"]
 
 def _per_rank(propensity: Any, clip: float | None) -> np.ndarray:
     """``propensity`` (per rank from 1, or a ``Propensity``) as float64, clipped and checked."""
-    p = np.asarray(getattr(propensity, "propensity", propensity), dtype=np.float64).ravel()
-    if p.size == 0 or not np.all(np.isfinite(p)) or np.any(p <= 0):
-        raise ValueError(
-            "propensity must be positive finite numbers, one per rank from 1 "
-            f"(got {np.array2string(p, precision=3, threshold=12)})"
-        )
+    p = propensity_per_rank(propensity)
     if clip is not None:
         if not clip > 0:
             raise ValueError(f"clip must be > 0, got {clip!r}")

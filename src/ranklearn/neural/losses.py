@@ -39,6 +39,7 @@ import numpy as np
 import torch
 
 from ranklearn.neural.lambdas import DEFAULT_MAX_ELEMENTS, compute_lambdas, parse_lambda_metric
+from ranklearn.objectives.unbiased import propensity_per_rank
 
 __all__ = [
     "Loss",
@@ -495,11 +496,7 @@ class NeuralNDCGLoss(AutogradLoss):
 def _check_propensity(propensity: Any) -> tuple[float, ...]:
     """Propensities per rank from 1 (a sequence, or an object with ``.propensity`` such as
     :class:`ranklearn.clicks.Propensity`) as a tuple of positive finite floats."""
-    values = getattr(propensity, "propensity", propensity)
-    p = np.asarray(values, dtype=np.float64)
-    if p.ndim != 1 or p.size == 0 or not np.all(np.isfinite(p)) or np.any(p <= 0):
-        raise ValueError(f"propensity must be positive finite numbers, one per rank from 1; got {values!r}")
-    return tuple(float(v) for v in p)
+    return tuple(float(v) for v in propensity_per_rank(propensity))
 
 
 def _check_clip(clip: float | None) -> None:

@@ -254,12 +254,7 @@ class IPWObjective(DebiasedObjective):
     method = "ipw"
 
     def __init__(self, lambdas: LambdaObjective, propensity: Any, clip: float | None = None) -> None:
-        p = np.asarray(propensity, dtype=np.float64).ravel()
-        if p.size == 0 or not np.all(np.isfinite(p)) or np.any(p <= 0):
-            raise ValueError(
-                "propensity= must be positive finite numbers, one per rank from 1 "
-                f"(got {np.array2string(p, precision=3, threshold=12)})"
-            )
+        p = propensity_per_rank(propensity)
         if clip is not None and not clip > 0:
             raise ValueError(f"propensity_clip must be > 0, got {clip}")
         super().__init__(lambdas, p.size)
@@ -277,6 +272,23 @@ class IPWObjective(DebiasedObjective):
 
     def get_params(self) -> dict[str, Any]:
         return {**super().get_params(), "clip": self.clip}
+
+
+def propensity_per_rank(propensity: Any) -> np.ndarray:
+    """``propensity`` per rank from 1 (a sequence, or an object with ``.propensity`` such as
+    :class:`ranklearn.clicks.Propensity`) as float64, checked.
+
+    Raises
+    ------
+    ValueError
+        Unless it is a non-empty 1-d sequence of positive finite numbers (the message shows at
+        most its first 12 values).
+    """
+    p = np.asarray(getattr(propensity, "propensity", propensity), dtype=np.float64)
+    if p.ndim != 1 or p.size == 0 or not np.all(np.isfinite(p)) or np.any(p <= 0):
+        shown = ", ".join(f"{v:.4g}" for v in p.ravel()[:12]) + (", ..." if p.size > 12 else "")
+        raise ValueError(f"propensity must be positive finite numbers, one per rank from 1 (got [{shown}])")
+    return p
 
 
 def make_unbiased(
@@ -302,7 +314,8 @@ def make_unbiased(
         raise ValueError(f"unbiased must be one of {', '.join(UNBIASED_METHODS)} or None; got {method!r}")
     if (method == "ipw") != (propensity is not None):
         raise ValueError(
-            "unbiased='ipw' needs propensity= (per rank from 1, e.g. ranklearn.clicks.estimate_propensity(log).propensity)"
+            "propensity is required by unbiased='ipw' (the examination propensity per rank from 1, e.g. from "
+            "ranklearn.clicks.estimate_propensity)"
             if method == "ipw"
             else f"propensity= is read by unbiased='ipw' only, not unbiased={method!r}"
         )
