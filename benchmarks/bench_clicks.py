@@ -25,8 +25,8 @@ network as relevance model); ``--neural only`` leaves the tree peers out (the re
 comparison is then against the neural naive row). ``--rankers peers``: the references and the two peers only
 (ranklearn's debiased rows left out); ``--rankers ours``: the references and ranklearn's debiased rows only
 (joined with a ``peers`` run of the same settings by ``--report DIR,DIR2``); ``--rankers shown``: the references
-and the ceilings of position debiasing only (LambdaMART on the true labels of the documents the sessions
-showed, 31 and 7 leaves: what a perfect correction for position bias could reach). Means over test queries pooled
+and LambdaMART on the true labels of only the documents the sessions showed (31 and 7 leaves: these trees
+given the shown documents' labels in place of their clicks; a reference, not a bound). Means over test queries pooled
 across splits and seeds; paired 95% percentile-bootstrap intervals of the per-query differences (queries x
 splits x seeds). ``--report`` pools the runs saved in one or more directories into one table per dataset,
 click model and session count (every seed and split of it); a ranker that is not in every run of a table is named and left out
@@ -51,6 +51,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -93,7 +94,7 @@ class _Predictor:
         self.predict = fn
 
 
-def _group_weights(t) -> np.ndarray:
+def group_weights(t) -> np.ndarray:
     """One weight per session group (XGBoost's ranking weights are per group)."""
     return t.sample_weight[np.r_[0, np.cumsum(_sizes(t.qid))[:-1]]]
 
@@ -136,7 +137,7 @@ def xgboost_unbiased(exp: ClickExperiment) -> _Predictor:
         model = xgb.XGBRanker(n_estimators=ROUNDS, objective="rank:ndcg", lambdarank_unbiased=True,
                               lambdarank_bias_norm=norm, tree_method="hist", nthread=2, random_state=exp.seed,
                               eval_metric="ndcg@10", early_stopping_rounds=PATIENCE)  # fmt: skip
-        model.fit(t.X, t.y, qid=t.qid, sample_weight=_group_weights(t), eval_set=[(v.X, v.y)], eval_qid=[v.qid],
+        model.fit(t.X, t.y, qid=t.qid, sample_weight=group_weights(t), eval_set=[(v.X, v.y)], eval_qid=[v.qid],
                   verbose=False)  # fmt: skip
         predictor = _Predictor(lambda X, m=model: m.predict(X, iteration_range=(0, m.best_iteration + 1)))
         score = _valid_ndcg(exp, predictor)
@@ -278,7 +279,7 @@ IPW_ROWS = {
 }
 #: ``--ipw sizes``: the second entry (benchmarks/ranker_defaults.md, "A second click entry with smaller trees")
 SIZES_ROWS = {"ranklearn chosen on IPW-DCG, 31 or 7 leaves": _chosen_on_ipw_dcg(list(IPW_CANDIDATES))}
-#: the ceilings of position debiasing (``--rankers shown``): LambdaMART on the true labels of the shown
+#: references on the shown documents (``--rankers shown``): LambdaMART on the true labels of the shown
 #: documents only (``shown_information_ranker``), at the defaults and with the second entry's smaller trees
 SHOWN_ROWS = {
     "full information, shown documents": shown_information_ranker,
@@ -452,12 +453,12 @@ def print_table(title: str, runs: list[dict]) -> None:
             print(f"- {best} - {entry}: {_interval(table[best]['ndcg@10'], table[entry]['ndcg@10'])}")
     else:
         print(f"- gap full information - naive: {gap:+.4f}")
-    for ceiling in (c for c in SHOWN_ROWS if c in table):  # what removing position bias alone could close
-        share = (table[ceiling]["ndcg@10"].mean() - naive) / gap if gap else float("nan")
-        print(f"- {ceiling} closes {share:.0%} of the gap (true labels of the documents the sessions showed: the "
-              "ceiling of position debiasing)")  # fmt: skip
+    for shown in (r for r in SHOWN_ROWS if r in table):  # these trees given the shown documents' labels
+        share = (table[shown]["ndcg@10"].mean() - naive) / gap if gap else float("nan")
+        print(f"- {shown} closes {share:.0%} of the gap (LambdaMART on the true labels of the documents the "
+              "sessions showed: a reference, not a bound)")  # fmt: skip
         for entry in entries:
-            print(f"- {entry} - {ceiling}: {_interval(table[entry]['ndcg@10'], table[ceiling]['ndcg@10'])}")
+            print(f"- {entry} - {shown}: {_interval(table[entry]['ndcg@10'], table[shown]['ndcg@10'])}")
     swaps = max(r.get("swap_sessions", 0) for r in runs)
     if swaps:
         print(f"- interventions: the rows stopped on the IPW click DCG (and the IPW model) read the propensities that "
@@ -467,12 +468,12 @@ def print_table(title: str, runs: list[dict]) -> None:
     print()
 
 
-def draw(path: Path, title: str, runs: list[dict]):
+def draw(path: Path, title: str, runs: list[dict]) -> Any:
     """``ranklearn.plot.protocol`` of the pooled runs (the rows of every run), titled, written to
     ``path``; returns the figure."""
     from ranklearn.plot import PROTOCOL_REFERENCES, protocol
 
-    fig = protocol(_pooled(runs), references=(*PROTOCOL_REFERENCES, *SHOWN_ROWS))  # the ceilings read true labels
+    fig = protocol(_pooled(runs), references=(*PROTOCOL_REFERENCES, *SHOWN_ROWS))  # they read true labels
     fig.suptitle(title, fontsize="medium")
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=100)
@@ -550,7 +551,11 @@ def _saved_run(args: argparse.Namespace, click: str, n_sessions: int, seed: int,
 
 def join_runs(runs: list[dict], dirs: list[Path]) -> list[dict]:
     """Every run with the rows of the same run (click model, sessions, seed, split) saved in ``dirs``
-    beside its own (e.g. the peers' rows beside ``--rankers ours``); a run they lack is kept as it is."""
+    beside its own (e.g. the peers' rows beside ``--rankers ours``); a run they lack is kept as it is.
+    A directory without saved runs is an error (its rows would be missing without a word)."""
+    for d in dirs:
+        if not any(d.glob("*.npz")):
+            raise SystemExit(f"bench_clicks: --join {d}: no saved runs (*.npz) there")
     key = lambda r: (r["click"], r["n_sessions"], r["seed"], r["split"])  # noqa: E731
     other = {key(r): r for r in _joined_runs(dirs)}
     return [_join(dict(run), other[key(run)], dirs[0]) if key(run) in other else run for run in runs]
@@ -591,8 +596,8 @@ def main() -> None:
                     "requested ranker's row); the tables pool them with the new ones. Empty DIR after changing the code")
     ap.add_argument("--rankers", choices=("all", "peers", "ours", "shown"), default="all",
                     help="peers: the references, LightGBM's and XGBoost's rows only; ours: the references and "
-                    "ranklearn's debiased rows only; all: both; shown: the references and the ceilings of position "
-                    "debiasing only (LambdaMART on the true labels of the shown documents)")
+                    "ranklearn's debiased rows only; all: both; shown: the references and LambdaMART on the true labels "
+                    "of the shown documents only")
     ap.add_argument("--neural", choices=("add", "only"),
                     help="add the neural click estimators' rows (only: without the tree rows beside the references)")
     ap.add_argument("--folds", help="MQ2008 folds to run, e.g. 1 (default: all five)")

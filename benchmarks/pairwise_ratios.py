@@ -5,7 +5,8 @@ sessions): ranklearn's ``LambdaMART(unbiased="pairwise")`` and XGBoost's ``rank:
 ``lambdarank_unbiased=True`` at the same L_p regularization, the same number of trees and no early
 stopping. Prints both sets of ratios relative to rank 1 (``t+^(1+p)`` estimates theta_k / theta_1)
 beside the simulated examination. The two differ in the cost they sum into the ratios
-(``ranklearn.objectives.unbiased``: XGBoost sums the reversed pair's loss).
+(``ranklearn.objectives.unbiased``: XGBoost sums the reversed pair's loss), in whether the sums
+weigh a merged session by its count (ranklearn does, XGBoost does not) and in their trees.
 
     cd benchmarks && ../.venv/bin/python pairwise_ratios.py [--sessions 100000] [--trees 10,50,100] [--norm 2]
 """
@@ -17,7 +18,7 @@ import json
 
 import numpy as np
 
-from bench_clicks import _group_weights, splits
+from bench_clicks import group_weights, splits
 from ranklearn import LambdaMART
 from ranklearn.clicks import PBM
 from ranklearn.clicks.models import theta_base
@@ -46,8 +47,9 @@ def main() -> None:
         ours = LambdaMART(n_estimators=n, unbiased="pairwise", position_bias_norm=args.norm, random_state=args.seed)
         bias = ours.fit(t.X, t.y, **exp.fit_kwargs()).position_bias_
         peer = xgb.XGBRanker(n_estimators=n, objective="rank:ndcg", lambdarank_unbiased=True,
-                             lambdarank_bias_norm=args.norm, tree_method="hist", nthread=2, random_state=args.seed)  # fmt: skip
-        peer.fit(t.X, t.y, qid=t.qid, sample_weight=_group_weights(t))  # rows of a session in position order
+                             lambdarank_bias_norm=args.norm, tree_method="hist", nthread=2,
+                             random_state=args.seed)  # fmt: skip
+        peer.fit(t.X, t.y, qid=t.qid, sample_weight=group_weights(t))  # rows of a session in position order
         config = json.loads(peer.get_booster().save_config())["learner"]["objective"]
         rows = {
             "ranklearn t+^(1+p)": (bias["t_plus"][:10] / bias["t_plus"][0]) ** power,

@@ -180,20 +180,20 @@ def test_table_sets_each_entry_against_the_peers_and_the_earlier_entry_and_gives
     assert f"- {best} - {other}: {pooled[best].mean() - pooled[other].mean():+.4f} [" in out
 
 
-def test_table_gives_the_shown_documents_ceilings_share_of_the_gap_and_each_entry_against_it(capsys):
+def test_table_gives_the_shown_documents_rows_share_of_the_gap_and_each_entry_against_them(capsys):
     entry = bench_clicks.ENTRIES[-1]
-    ceiling, small = bench_clicks.SHOWN_ROWS
-    rankers = (*RANKERS, entry, ceiling, small)
+    shown, small = bench_clicks.SHOWN_ROWS
+    rankers = (*RANKERS, entry, shown, small)
     runs = [_run(0, "MQ2008 Fold1", rankers), _run(1, "MQ2008 Fold2", rankers)]
     bench_clicks.print_table("t", runs)
     out = capsys.readouterr().out
     pooled = {r: np.concatenate([run["per_query"][r]["ndcg@10"] for run in runs]) for r in rankers}
     gap = pooled["full information"].mean() - pooled["naive"].mean()
-    for row in (ceiling, small):
+    for row in (shown, small):
         share = (pooled[row].mean() - pooled["naive"].mean()) / gap
-        assert f"- {row} closes {share:.0%} of the gap (true labels of the documents the sessions showed" in out
+        assert f"- {row} closes {share:.0%} of the gap (LambdaMART on the true labels of the documents" in out
         assert f"- {entry} - {row}: {pooled[entry].mean() - pooled[row].mean():+.4f} [" in out
-    # the ceilings read true labels: never "the best of ours"
+    # they read true labels: never "the best of ours"
     assert "the best of ours (full information" not in out
 
 
@@ -206,3 +206,10 @@ def test_figures_draw_each_table_with_its_rows(tmp_path):
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert fig.get_suptitle() == "MQ2008: pbm1, 100 sessions"
     assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == list(RANKERS)
+
+
+def test_join_of_a_directory_without_runs_is_an_error(tmp_path):
+    _save(tmp_path / "a", _run(0, "MQ2008 Fold1"))
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(SystemExit, match="--join .*empty: no saved runs"):
+        bench_clicks.join_runs([_run(0, "MQ2008 Fold1")], [tmp_path / "a", tmp_path / "empty"])

@@ -111,6 +111,16 @@ def test_shown_information_ranker_reads_the_shown_documents_true_labels(splits):
         tr.X[rows], tr.y[rows], qid=tr.qid[rows], eval_set=[(va.X[v_rows], va.y[v_rows], va.qid[v_rows])]
     )
     assert np.array_equal(model.predict(te.X), by_hand.predict(te.X))
+    # few sessions: the queries no session showed have no rows, the others stay grouped
+    sparse = prepare(tr, va, PBM(eta=1.0, epsilon=0.1), n_sessions=30, seed=2, top_k=5)
+    rows = np.unique(sparse.train_clicks.document)
+    assert np.unique(tr.qid[rows]).size <= 30 < tr.n_queries  # at most one query a session
+    shown_model = shown_information_ranker(sparse, n_estimators=5)
+    by_hand = LambdaMART(n_estimators=5, early_stopping_rounds=50, random_state=2).fit(
+        tr.X[rows], tr.y[rows], qid=tr.qid[rows], eval_set=[(va.X[v], va.y[v], va.qid[v]) for v in
+                                                             [np.unique(sparse.valid_clicks.document)]]
+    )  # fmt: skip
+    assert np.array_equal(shown_model.predict(te.X), by_hand.predict(te.X))
     # every document shown: the full-information ranker itself
     everything = prepare(tr, va, PBM(eta=1.0, epsilon=0.1), n_sessions=3000, seed=2, top_k=100)
     assert np.array_equal(

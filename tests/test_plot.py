@@ -260,6 +260,13 @@ def test_protocol_rows_hold_each_rankers_mean_and_its_paired_interval_against_na
         plot.protocol({"naive": per_query["naive"]})
     with pytest.raises(ValueError, match="metric 'ndcg@5' is not in the protocol result"):
         plot.protocol(per_query, metric="ndcg@5")
+    for bad, message in (({"ndcg@5": naive}, "row 'same' has no 'ndcg@10' values"),
+                         ({"ndcg@10": naive[:-1]}, "row 'same' has 59 ndcg@10 values, the naive row 60"),
+                         ({"ndcg@10": np.r_[np.nan, naive[1:]]}, "row 'same' has 1 NaN ndcg@10 values")):  # fmt: skip
+        with pytest.raises(ValueError, match=message):
+            plot.protocol({**per_query, "same": bad})
+    with pytest.raises(ValueError, match="references must be row names, not one string"):
+        plot.protocol(per_query, references="naive")
 
 
 def test_protocol_takes_run_protocols_result():

@@ -105,3 +105,13 @@ def test_predict_of_part_of_a_model_builds_the_estimator(inputs, tmp_path):
     imported = _imported("predict", "--model", inputs / "trees.json", "--data", inputs / "data.txt",
                          "--out", tmp_path / "s", "--iterations", "2")  # fmt: skip
     assert "sklearn" in imported
+
+
+def test_importing_the_clicks_package_loads_no_heavy_library():
+    """``import ranklearn.clicks`` (logs, simulators, propensities, the IPW click DCG) stays light:
+    scikit-learn and the rest load only where a function needs them."""
+    code = "import sys, ranklearn.clicks; print(' '.join(sorted({m.split('.')[0] for m in sys.modules})))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    imported = set(out.stdout.split())
+    assert "ranklearn" in imported and not imported & set(HEAVY), sorted(imported & set(HEAVY))

@@ -272,31 +272,44 @@ def protocol(
     Raises
     ------
     ValueError
-        For a result without a "naive" and a "full information" row, or without ``metric``.
+        For a result without a "naive" and a "full information" row, a row without ``metric``,
+        with another number of values than the naive row's or with a NaN (naming the row), and
+        for ``references`` given as one string.
     """
     from ranklearn.stats import bootstrap_interval
 
+    if isinstance(references, str):
+        raise ValueError(f"references must be row names, not one string: got {references!r}")
     per_query = getattr(result, "per_query", result)
     missing = [name for name in ("naive", "full information") if name not in per_query]
     if missing:
         raise ValueError(f"the protocol result has no {' and no '.join(map(repr, missing))} row")
     if metric not in per_query["naive"]:
         raise ValueError(f"metric {metric!r} is not in the protocol result (it has {', '.join(per_query['naive'])})")
-    naive = np.asarray(per_query["naive"][metric], dtype=np.float64)
-    full = float(np.mean(per_query["full information"][metric]))
     names = list(per_query)
+    n_queries = len(per_query["naive"][metric])
+    values = {}
+    for name in names:
+        if metric not in per_query[name]:
+            raise ValueError(f"row {name!r} has no {metric!r} values")
+        v = values[name] = np.asarray(per_query[name][metric], dtype=np.float64)
+        if v.shape != (n_queries,):
+            raise ValueError(f"row {name!r} has {v.size} {metric} values, the naive row {n_queries}: they must pair")
+        if np.isnan(v).any():
+            raise ValueError(f"row {name!r} has {int(np.isnan(v).sum())} NaN {metric} values")
+    naive = values["naive"]
+    full = float(values["full information"].mean())
     fig = _figure(8.0, 1.4 + 0.34 * len(names))
     ax = fig.add_subplot()
     ax.axvspan(min(naive.mean(), full), max(naive.mean(), full), color="0.92", label="gap naive - full information")
     ax.axvline((naive.mean() + full) / 2, color="0.5", linestyle="--", linewidth=0.8, label="half the gap")
     grey = set(references)
     for row, name in enumerate(names):
-        values = np.asarray(per_query[name][metric], dtype=np.float64)
-        mean = values.mean()
+        mean = values[name].mean()
         if name == "naive":
             ax.plot(mean, row, "o", color="0.4")
             continue
-        low, high = bootstrap_interval(values, naive, n_resamples=n_resamples, seed=0)
+        low, high = bootstrap_interval(values[name], naive, n_resamples=n_resamples, seed=0)
         color = "0.4" if name in grey else "tab:green" if low > 0 else "tab:red" if high < 0 else "tab:blue"
         ax.plot([naive.mean() + low, naive.mean() + high], [row, row], color=color, linewidth=2.5, alpha=0.6)
         ax.plot(mean, row, "o", color=color)

@@ -16,8 +16,8 @@ LETOR data:
 
 Reference rows: the logging ranker itself, the *naive* ranker (LambdaMART on the clicks as
 labels, positions ignored) and the *full-information* ranker (LambdaMART on the training queries'
-true labels, early-stopped on the validation queries' true labels: the ceiling).
-:func:`shown_information_ranker` is a further ceiling, of position debiasing alone: the same
+true labels, early-stopped on the validation queries' true labels: the skyline).
+:func:`shown_information_ranker` is a further reference that reads true labels: the same
 LambdaMART on the true labels of only the documents the sessions showed (pass it in ``rankers``).
 :func:`run_protocol` runs all of it; a ranker of one's own is a function of the
 :class:`ClickExperiment` that returns a fitted model (anything with ``predict(X)``).
@@ -185,6 +185,11 @@ def prepare(
     return ClickExperiment(train_clicks, valid_clicks, logging, click_model, seed, train, valid, swap_log)
 
 
+def _settings(experiment: ClickExperiment, params: dict[str, Any]) -> dict[str, Any]:
+    """The reference rows' LambdaMART settings, ``params`` overriding them."""
+    return dict(n_estimators=500, early_stopping_rounds=50, random_state=experiment.seed) | params
+
+
 def naive_ranker(experiment: ClickExperiment, **params: Any) -> LambdaMART:
     """LambdaMART on the clicks as labels (positions ignored), early-stopped on the validation clicks.
 
@@ -192,45 +197,46 @@ def naive_ranker(experiment: ClickExperiment, **params: Any) -> LambdaMART:
     ``random_state`` the experiment's seed, the rest LambdaMART's defaults).
     """
     t = experiment.train_clicks
-    settings = dict(n_estimators=500, early_stopping_rounds=50, random_state=experiment.seed) | params
-    return LambdaMART(**settings).fit(t.X, t.y, qid=t.qid, sample_weight=t.sample_weight, eval_set=[experiment.eval_set()])
+    return LambdaMART(**_settings(experiment, params)).fit(
+        t.X, t.y, qid=t.qid, sample_weight=t.sample_weight, eval_set=[experiment.eval_set()]
+    )
 
 
 def full_information_ranker(experiment: ClickExperiment, **params: Any) -> LambdaMART:
-    """The ceiling: LambdaMART on the training queries' true labels, early-stopped on the validation
-    queries' true labels (with :func:`shown_information_ranker`, the rows that read them).
+    """The skyline: LambdaMART on the training queries' true labels, early-stopped on the validation
+    queries' true labels (with :func:`shown_information_ranker`, the rows that read them). A
+    reference, not a bound: a model of another kind, or other settings, may score above it.
 
     ``params`` override LambdaMART's settings here (``n_estimators=500, early_stopping_rounds=50``,
     ``random_state`` the experiment's seed, the rest LambdaMART's defaults).
     """
     tr, va = experiment.train, experiment.valid
-    settings = dict(n_estimators=500, early_stopping_rounds=50, random_state=experiment.seed) | params
-    return LambdaMART(**settings).fit(tr.X, tr.y, qid=tr.qid, eval_set=[(va.X, va.y, va.qid)])
+    return LambdaMART(**_settings(experiment, params)).fit(tr.X, tr.y, qid=tr.qid, eval_set=[(va.X, va.y, va.qid)])
 
 
 def shown_information_ranker(experiment: ClickExperiment, **params: Any) -> LambdaMART:
-    """The ceiling of position debiasing: LambdaMART on the true labels of the shown documents only.
+    """A reference: LambdaMART on the true labels of the shown documents only.
 
     It trains on the training queries' documents that some training session showed (the rows of
     ``train_clicks``, each once, with its true label) and is early-stopped on the true labels of the
-    validation documents that some validation session showed. These are the documents a ranker
-    trained on the clicks learns from, so a click estimator that removed position bias perfectly
-    (and saw graded labels instead of clicks) could reach this row, not the full-information one:
-    the difference between the two is what the logging ranker's selection of documents costs
-    (item selection bias, which no correction for position bias can undo). A reference that reads
-    true labels, like :func:`full_information_ranker`.
+    validation documents that some validation session showed: what LambdaMART at these settings
+    learns from the documents a ranker trained on the clicks sees, with their labels in place of
+    the clicks. Set beside the full-information row (every document), it shows how much of the
+    gap the logging ranker's selection of documents alone leaves to these trees. It bounds
+    neither other models (a network generalizes from the same documents otherwise) nor other
+    settings of LambdaMART. Like :func:`full_information_ranker`, it reads true labels.
 
     ``params`` override LambdaMART's settings here (``n_estimators=500, early_stopping_rounds=50``,
     ``random_state`` the experiment's seed, the rest LambdaMART's defaults), e.g. ``num_leaves=7``.
+    A query no session showed has no rows (a split's rows stay grouped by query).
     """
-    # each split's shown rows in ascending order: a query's documents stay contiguous
-    tr, va = (
-        (split.X[rows], split.y[rows], split.qid[rows])
-        for split, rows in ((experiment.train, np.unique(experiment.train_clicks.document)),
-                            (experiment.valid, np.unique(experiment.valid_clicks.document)))
+    train_rows = np.unique(experiment.train_clicks.document)  # ascending: each query's rows stay together
+    valid_rows = np.unique(experiment.valid_clicks.document)
+    tr, va = experiment.train, experiment.valid
+    return LambdaMART(**_settings(experiment, params)).fit(
+        tr.X[train_rows], tr.y[train_rows], qid=tr.qid[train_rows],
+        eval_set=[(va.X[valid_rows], va.y[valid_rows], va.qid[valid_rows])],
     )  # fmt: skip
-    settings = dict(n_estimators=500, early_stopping_rounds=50, random_state=experiment.seed) | params
-    return LambdaMART(**settings).fit(tr[0], tr[1], qid=tr[2], eval_set=[va])
 
 
 #: the protocol's reference rows (the logging ranker is always a row)

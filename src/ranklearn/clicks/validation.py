@@ -31,7 +31,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ranklearn.clicks.aggregate import ClickTrainingSet
-from ranklearn.objectives.unbiased import propensity_per_rank
 
 if TYPE_CHECKING:
     from ranklearn.metrics import Metric
@@ -41,6 +40,9 @@ __all__ = ["ipw_dcg", "ipw_eval_set", "ipw_labels"]
 
 def _per_rank(propensity: Any, clip: float | None) -> np.ndarray:
     """``propensity`` (per rank from 1, or a ``Propensity``) as float64, clipped and checked."""
+    # imported here: ranklearn.objectives loads scikit-learn, which `import ranklearn.clicks` does not
+    from ranklearn.objectives.unbiased import propensity_per_rank
+
     p = propensity_per_rank(propensity)
     if clip is not None:
         if not clip > 0:

@@ -17,7 +17,7 @@ divided by ``t+[b_i] t-[b_j]``; after every iteration, from that iteration's pai
 
 where ``p`` is the L_p regularization of the ratios (XGBoost's ``lambdarank_bias_norm``, 2 by
 default). A rank without pairs keeps its ratio. XGBoost's ``lambdarank_unbiased`` sums another
-cost into the same ratios: ``log(1 + exp(sigma (s_i - s_j))) |ΔZ_ij|``, the loss of the reversed
+cost into the same ratios: ``log(1 + exp(s_i - s_j)) |ΔZ_ij|``, the loss of the reversed
 pair, large when the pair is already well ordered (its ``log(1 / (1 - sigmoid(s_i - s_j)))``; the
 ratios it saves are reproduced from its own scores in
 ``tests/test_objectives_unbiased.py``). Its ratios therefore differ from these on the same scores.
@@ -282,11 +282,13 @@ def propensity_per_rank(propensity: Any) -> np.ndarray:
     ------
     ValueError
         Unless it is a non-empty 1-d sequence of positive finite numbers (the message shows at
-        most its first 12 values).
+        most its first 12 values, or the shape of an array of another dimension).
     """
     p = np.asarray(getattr(propensity, "propensity", propensity), dtype=np.float64)
-    if p.ndim != 1 or p.size == 0 or not np.all(np.isfinite(p)) or np.any(p <= 0):
-        shown = ", ".join(f"{v:.4g}" for v in p.ravel()[:12]) + (", ..." if p.size > 12 else "")
+    if p.ndim != 1:
+        raise ValueError(f"propensity must be one number per rank from 1 (1-d), got an array of shape {p.shape}")
+    if p.size == 0 or not np.all(np.isfinite(p)) or np.any(p <= 0):
+        shown = ", ".join(f"{v:.4g}" for v in p[:12]) + (", ..." if p.size > 12 else "")
         raise ValueError(f"propensity must be positive finite numbers, one per rank from 1 (got [{shown}])")
     return p
 
