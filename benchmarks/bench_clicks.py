@@ -487,9 +487,13 @@ def _joined_runs(dirs: list[Path]) -> list[dict]:
     Raises
     ------
     SystemExit
-        When two directories' copies of a run have different logging rows (another simulation:
-        their rows cannot be paired); another row they share keeps the first directory's values.
+        For a directory without saved runs (its rows would be missing without a word), and when
+        two directories' copies of a run have different logging rows (another simulation: their
+        rows cannot be paired); another row they share keeps the first directory's values.
     """
+    for d in dirs:
+        if not any(d.glob("*.npz")):
+            raise SystemExit(f"bench_clicks: no saved runs (*.npz) in {d}")
     joined: dict[tuple, dict] = {}
     for d in dirs:
         for f in sorted(d.glob("*.npz")):
@@ -551,11 +555,7 @@ def _saved_run(args: argparse.Namespace, click: str, n_sessions: int, seed: int,
 
 def join_runs(runs: list[dict], dirs: list[Path]) -> list[dict]:
     """Every run with the rows of the same run (click model, sessions, seed, split) saved in ``dirs``
-    beside its own (e.g. the peers' rows beside ``--rankers ours``); a run they lack is kept as it is.
-    A directory without saved runs is an error (its rows would be missing without a word)."""
-    for d in dirs:
-        if not any(d.glob("*.npz")):
-            raise SystemExit(f"bench_clicks: --join {d}: no saved runs (*.npz) there")
+    beside its own (e.g. the peers' rows beside ``--rankers ours``); a run they lack is kept as it is."""
     key = lambda r: (r["click"], r["n_sessions"], r["seed"], r["split"])  # noqa: E731
     other = {key(r): r for r in _joined_runs(dirs)}
     return [_join(dict(run), other[key(run)], dirs[0]) if key(run) in other else run for run in runs]
@@ -567,9 +567,6 @@ def load_runs(groups: list[list[Path]]) -> list[dict]:
     too is named on stderr and not counted twice."""
     runs: dict[tuple, dict] = {}
     for dirs in groups:
-        for d in dirs:
-            if not any(d.glob("*.npz")):
-                raise SystemExit(f"bench_clicks: no saved runs (*.npz) in {d}")
         for run in _joined_runs(dirs):
             key = (run["click"], run["n_sessions"], run["seed"], run["split"])
             if key in runs:

@@ -69,7 +69,7 @@ SECTIONS = {
                       "--sessions", "1000000", "--seeds", "0,1,2", "--rankers", "shown", "--save", "out/shown",
                       "--resume"]),
     # the second pre-registered entry (benchmarks/ranker_defaults.md, "A second click entry with smaller trees") at
-    # every click model and session count, beside the saved runs above (about 3 hours on 2 cores)
+    # every click model and session count, beside the saved runs above (about 90 minutes on 2 cores)
     "clicks-entry-sizes": ("Learning from clicks: the second entry, 31- or 7-leaf trees chosen on the IPW click DCG "
                            "(issue 31)",
                            ["bench_clicks.py", "--data", "mq2008,mslr", "--clicks", "pbm1,pbm0.5,pbm2,cascade,trust",

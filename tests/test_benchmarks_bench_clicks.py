@@ -211,5 +211,5 @@ def test_figures_draw_each_table_with_its_rows(tmp_path):
 def test_join_of_a_directory_without_runs_is_an_error(tmp_path):
     _save(tmp_path / "a", _run(0, "MQ2008 Fold1"))
     (tmp_path / "empty").mkdir()
-    with pytest.raises(SystemExit, match="--join .*empty: no saved runs"):
+    with pytest.raises(SystemExit, match=r"no saved runs \(\*\.npz\) in .*empty"):
         bench_clicks.join_runs([_run(0, "MQ2008 Fold1")], [tmp_path / "a", tmp_path / "empty"])
