@@ -433,6 +433,11 @@ def test_save_refuses_what_cannot_be_read_back(tmp_path):
         save_svmlight(RankingDataset([[1]], [1], [0, 1], query_ids=["a b"]), path)
     with pytest.raises(ValueError, match="several lines"):
         save_svmlight(RankingDataset([[1]], [1], [0, 1], comments=["a\nb"]), path)
+    # a NUL is what the loader reads as a binary file (found by tests/test_properties.py)
+    with pytest.raises(ValueError, match="comment of row 0 has a NUL character"):
+        save_svmlight(RankingDataset([[1]], [1], [0, 1], comments=["a\0b"]), path)
+    with pytest.raises(ValueError, match="cannot be written: .*or a NUL"):
+        save_svmlight(RankingDataset([[1]], [1], [0, 1], query_ids=["a\0b"]), path)
     assert not path.exists()
 
 

@@ -448,7 +448,8 @@ def format_svmlight(dataset: RankingDataset, *, with_qid: bool = True) -> bytes:
     Raises
     ------
     ValueError
-        If ``X`` holds inf, or a qid or comment cannot be written on one line.
+        If ``X`` holds inf, or a qid or comment cannot be written on one line (or holds a NUL
+        character, which the loader reads as a binary file).
     """
     import scipy.sparse as sp
 
@@ -461,8 +462,8 @@ def format_svmlight(dataset: RankingDataset, *, with_qid: bool = True) -> bytes:
     entry_ptr = np.searchsorted(row_of_entry, np.arange(X.shape[0] + 1))
     for q in dataset.query_ids.tolist() if with_qid else ():
         text = str(q)
-        if not text or ":" in text or "#" in text or any(c.isspace() for c in text):
-            raise ValueError(f"qid {text!r} cannot be written: it is empty or has whitespace, ':' or '#'")
+        if not text or ":" in text or "#" in text or "\0" in text or any(c.isspace() for c in text):
+            raise ValueError(f"qid {text!r} cannot be written: it is empty or has whitespace, ':', '#' or a NUL")
     labels = _format_numbers(dataset.y).tolist()
     qids = [f"qid:{q}" for q in dataset.qid.tolist()] if with_qid else None
     comments = dataset.comments if with_qid else None
@@ -475,6 +476,8 @@ def format_svmlight(dataset: RankingDataset, *, with_qid: bool = True) -> bytes:
             comment = str(comment)
             if "\n" in comment or "\r" in comment:
                 raise ValueError(f"comment of row {row} spans several lines and cannot be written")
+            if "\0" in comment:  # the loader takes a NUL byte for a binary file
+                raise ValueError(f"comment of row {row} has a NUL character and cannot be written")
             parts.append(f"#{comment}")
         lines.append(" ".join(parts))
     lines.append("")
