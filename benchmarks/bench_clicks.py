@@ -599,7 +599,7 @@ def main() -> None:
                     help="add the neural click estimators' rows (only: without the tree rows beside the references)")
     ap.add_argument("--folds", help="MQ2008 folds to run, e.g. 1 (default: all five)")
     ap.add_argument("--ipw", choices=("add", "only", "lightgbm", "sizes"),
-                    help=f"add the rows early-stopped on the IPW click DCG@10, with propensities from {SWAP_SHARE:.0%} "
+                    help=f"add the rows early-stopped on the IPW click DCG@10, with propensities from {100 * SWAP_SHARE:.0f}%% "
                     "more sessions with swap interventions (only: without the other debiased rows; lightgbm: only "
                     "LightGBM's position model stopped on that metric; sizes: only the second entry, chosen among "
                     "the first's candidates with 31- and 7-leaf trees)")  # fmt: skip
