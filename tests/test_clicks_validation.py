@@ -26,7 +26,7 @@ def test_labels_are_clicks_over_the_propensity_of_the_rank_shown():
     [
         (dict(propensity=[1.0, np.nan]), "positive finite"),
         (dict(propensity=[1.0, 0.0]), "positive finite"),
-        (dict(propensity=[1.0], clip=0.0), "clip must be > 0"),
+        (dict(propensity=[1.0], clip=0.0), "clip must be a positive number or None, got 0.0"),
         (dict(propensity=[1.0], position=[0, 1]), "whole numbers >= 1"),
         (dict(propensity=[1.0], position=[1.5, 1]), "whole numbers >= 1"),
         (dict(propensity=[1.0], position=[1]), "one value per row"),

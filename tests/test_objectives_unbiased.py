@@ -4,6 +4,8 @@ save/load, the plot and the errors."""
 
 from __future__ import annotations
 
+import re
+
 import warnings
 
 import numpy as np
@@ -233,6 +235,22 @@ def test_bad_combinations_are_one_error_before_training(params, fit_position, ma
     X, y, q = np.zeros((4, 1)), np.array([1.0, 0, 1, 0]), np.array([0, 0, 1, 1])
     with pytest.raises(ValueError, match=match):
         LambdaMART(**params).fit(X, y, qid=q, position=np.array([1, 2, 1, 2]) if fit_position else None)
+
+
+@pytest.mark.parametrize("clip", [0.0, -1, True, np.inf, np.nan, "0.1"])
+def test_the_trees_the_click_dcg_and_the_neural_losses_refuse_a_bad_clip_alike(clip):
+    """One check of the clip serves the three places propensities are clipped."""
+    from ranklearn.clicks import ipw_labels
+    from ranklearn.neural.losses import DLALoss, IPWLoss
+
+    message = f"must be a positive number or None, got {clip!r}"
+    with pytest.raises(ValueError, match="propensity_clip " + re.escape(message)):
+        make_unbiased("ipw", get_objective("ranknet"), propensity=[1.0, 0.5], clip=clip)
+    with pytest.raises(ValueError, match="clip " + re.escape(message)):
+        ipw_labels([1, 0], [1, 2], [1.0, 0.5], clip=clip)
+    for loss in (lambda: IPWLoss(propensity=(1.0, 0.5), clip=clip), lambda: DLALoss(clip=clip)):
+        with pytest.raises(ValueError, match="clip " + re.escape(message)):
+            loss()
 
 
 def test_positions_are_read_again_after_prepare_even_when_changed_in_place():

@@ -41,14 +41,11 @@ __all__ = ["ipw_dcg", "ipw_eval_set", "ipw_labels"]
 def _per_rank(propensity: Any, clip: float | None) -> np.ndarray:
     """``propensity`` (per rank from 1, or a ``Propensity``) as float64, clipped and checked."""
     # imported here: ranklearn.objectives loads scikit-learn, which `import ranklearn.clicks` does not
-    from ranklearn.objectives.unbiased import propensity_per_rank
+    from ranklearn.objectives.unbiased import checked_clip, propensity_per_rank
 
     p = propensity_per_rank(propensity)
-    if clip is not None:
-        if not clip > 0:
-            raise ValueError(f"clip must be > 0, got {clip!r}")
-        p = np.maximum(p, clip)
-    return p
+    clip = checked_clip(clip)
+    return p if clip is None else np.maximum(p, clip)
 
 
 def ipw_labels(click: Any, position: Any, propensity: Any, *, clip: float | None = None) -> np.ndarray:

@@ -39,7 +39,7 @@ import numpy as np
 import torch
 
 from ranklearn.neural.lambdas import DEFAULT_MAX_ELEMENTS, compute_lambdas, parse_lambda_metric
-from ranklearn.objectives.unbiased import propensity_per_rank
+from ranklearn.objectives.unbiased import checked_clip, propensity_per_rank
 
 __all__ = [
     "Loss",
@@ -499,11 +499,6 @@ def _check_propensity(propensity: Any) -> tuple[float, ...]:
     return tuple(float(v) for v in propensity_per_rank(propensity))
 
 
-def _check_clip(clip: float | None) -> None:
-    if clip is not None and (isinstance(clip, bool) or not isinstance(clip, (int, float)) or not 0 < clip < np.inf):
-        raise ValueError(f"clip must be a positive number or None, got {clip!r}")
-
-
 def _base_loss(base: str | Loss, sigma: float) -> Loss:
     """The loss weighted by an unbiased loss: a name of :func:`get_loss` (RankNet and LambdaRank
     take ``sigma``) or a Loss with a :meth:`~Loss.weighted_gradient`."""
@@ -575,7 +570,7 @@ class IPWLoss(Loss):
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "propensity", _check_propensity(self.propensity))
-        _check_clip(self.clip)
+        object.__setattr__(self, "clip", checked_clip(self.clip))
         if isinstance(self.sigma, bool) or not isinstance(self.sigma, (int, float)) or not 0 < self.sigma < np.inf:
             raise ValueError(f"sigma must be a positive number, got {self.sigma!r}")
         object.__setattr__(self, "base_loss", _base_loss(self.base, float(self.sigma)))
@@ -659,7 +654,7 @@ class DLALoss(Loss):
         lr = learning_rate
         if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not 0 < lr < np.inf:
             raise ValueError(f"learning_rate must be a positive number, got {lr!r}")
-        _check_clip(clip)
+        clip = checked_clip(clip)
         self.base = base
         self.base_loss = _base_loss(base, float(sigma))
         self.max_rank = int(max_rank)

@@ -255,10 +255,9 @@ class IPWObjective(DebiasedObjective):
 
     def __init__(self, lambdas: LambdaObjective, propensity: Any, clip: float | None = None) -> None:
         p = propensity_per_rank(propensity)
-        if clip is not None and not clip > 0:
-            raise ValueError(f"propensity_clip must be > 0, got {clip}")
+        clip = checked_clip(clip, "propensity_clip")
         super().__init__(lambdas, p.size)
-        self.clip = None if clip is None else float(clip)
+        self.clip = clip
         self.propensity = p if clip is None else np.maximum(p, clip)
         self._ones = np.ones(p.size)
 
@@ -291,6 +290,21 @@ def propensity_per_rank(propensity: Any) -> np.ndarray:
         shown = ", ".join(f"{v:.4g}" for v in p[:12]) + (", ..." if p.size > 12 else "")
         raise ValueError(f"propensity must be positive finite numbers, one per rank from 1 (got [{shown}])")
     return p
+
+
+def checked_clip(clip: Any, name: str = "clip") -> float | None:
+    """``clip`` (the smallest propensity a weight divides by) as a float, or None when not given.
+
+    Raises
+    ------
+    ValueError
+        Naming ``name``, unless ``clip`` is None or a positive finite number (not a bool).
+    """
+    if clip is None:
+        return None
+    if isinstance(clip, bool) or not isinstance(clip, (int, float, np.integer, np.floating)) or not 0 < clip < np.inf:
+        raise ValueError(f"{name} must be a positive number or None, got {clip!r}")
+    return float(clip)
 
 
 def make_unbiased(
