@@ -161,3 +161,22 @@ def test_cli_train_and_cv_pass_the_sidecar_positions_to_fit(tmp_path, capsys):
     assert "ranklearn: warning: Linear regression ignores position=: its training does not read it" in err
     code, out, err = run(capsys, "cv", "--model", "linear", "--data", str(data), "--folds", "2")
     assert code == 0 and "ranklearn: warning: Linear regression ignores position=" in err
+
+
+def test_cli_commands_that_use_no_positions_do_not_read_the_sidecar_and_say_so(tmp_path, capsys):
+    """Train reads the training file's sidecar; --validate and --test are scored on their labels,
+    so their sidecars are not read (a bad one is no error) and one note says so per set."""
+    data = write(tmp_path / "clicks.txt", DATA * 4)
+    write(sidecar_path(data), "1\n2\n1\n2\n3\n" * 4)
+    other = write(tmp_path / "test.txt", DATA)
+    write(sidecar_path(other), "not a position\n")  # unread: no error
+    model = tmp_path / "m.json"
+    code, out, err = run(capsys, "train", "--model", "lambdamart", "--train", str(data), "--validate", str(data),
+                         "--test", str(other), "--unbiased", "pairwise", "--n-estimators", "2", "--save", str(model))
+    assert code == 0, err
+    assert err.count("positions from") == 1 and f"ranklearn: positions from {data}.position" in err
+    assert f"ranklearn: {data}.position not read: --validate is scored on its true labels" in err
+    assert f"ranklearn: {other}.position not read: --test is scored on its true labels" in err
+    code, out, err = run(capsys, "predict", "--model", str(model), "--data", str(other), "--out", str(tmp_path / "s"))
+    assert code == 0, err
+    assert err.strip() == f"ranklearn: {other}.position not read: predict scores the documents without them"

@@ -91,7 +91,7 @@ def run_simulate_clicks(
         raise ValueError(f"--aggregate writes OUT, OUT.position and OUT.weight together: OUT cannot be standard output or a device ({out})")
     for path in outputs:
         C.check_output_path(path, data, *logging_models)
-    ds = C.load_data(data)
+    ds = C.load_data(data, positions_unused="the simulation ranks by the logging models")
     C.check_labels_nonnegative(ds, data, " (the click models' relevance is (2^label - 1) / (2^max - 1))")
     ids = np.asarray(ds.query_ids)
     if not np.issubdtype(ids.dtype, np.integer):
@@ -101,7 +101,8 @@ def run_simulate_clicks(
     for path in logging_models:
         estimator = load_model(path)
         n = estimator.n_features_in_
-        wide = C.load_data_as_wide(data, n, f"the features of {path} ({n})") if ds.X.shape[1] != n else ds
+        wide = ds if ds.X.shape[1] == n else C.load_data_as_wide(
+            data, n, f"the features of {path} ({n})", positions_unused="")  # noted at the first read
         scores.append(estimator.predict(wide.X, qid=wide.qid))
     log = simulate(ds, np.stack(scores), model, n_sessions=sessions, top_k=top_k, seed=seed,
                    temperature=temperature, intervention="swap" if swap else None if randpair is None else "randpair",

@@ -40,6 +40,7 @@ def load_data(
     dtype: type | str = "float32",
     require_groups: bool = True,
     position_file: Path | None = None,
+    positions_unused: str | None = None,
 ) -> RankingDataset | tuple[RankingDataset, np.ndarray | None]:
     """Load a ranking file (qid layout, or LightGBM layout with ``<path>.query``; ``-`` = stdin).
 
@@ -54,8 +55,12 @@ def load_data(
     the models train on float32. ``require_groups=False``: lines without qid and no query
     file are one query (``predict``, which needs no groups). ``position_file``: the rows'
     display positions from that file instead of the ``<path>.position`` sidecar.
+    ``positions_unused``: the command does not use positions here, and this is why: the sidecar
+    is not read (a bad one is no error), and a note on stderr says so when there is one (``""``:
+    no note, for a file read again).
     """
     from ranklearn.data import load_svmlight
+    from ranklearn.data.positions import sidecar_path
 
     if not is_stdio(path) and path.is_dir():
         raise IsADirectoryError(21, "is a directory, not a data file", str(path))
@@ -63,7 +68,7 @@ def load_data(
     try:
         ds, order = load_svmlight(
             source, regroup=regroup, sparse=sparse, n_features=n_features, return_order=True, dtype=dtype,
-            require_groups=require_groups, position_file=position_file,
+            require_groups=require_groups, position_file=position_file if positions_unused is None else False,
         )
     except DataFormatError as exc:
         if regroup or "regroup=True" not in exc.reason:
@@ -73,6 +78,8 @@ def load_data(
         _warn_regrouped(path, ds, order)
     if ds.position is not None and position_file is None:  # read from a sidecar the user did not name: say so
         note(f"positions from {ds.position_file}")
+    if positions_unused and not is_stdio(path) and sidecar_path(path).exists():
+        note(f"{sidecar_path(path)} not read: {positions_unused}")
     return (ds, order) if return_order else ds
 
 

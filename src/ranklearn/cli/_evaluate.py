@@ -68,7 +68,8 @@ def values_from_scores(
     Score files follow the file's rows; when the loader gathered a reappearing qid, they are
     put in the same order.
     """
-    ds, order = C.load_data(data, regroup=regroup, return_order=True)
+    ds, order = C.load_data(data, regroup=regroup, return_order=True,
+                            positions_unused="the scores are evaluated on the true labels")  # fmt: skip
     scores = {}
     for name, path in zip(_names(score_files), score_files):
         s = C.read_scores(path, ds.n_samples, data)

@@ -105,7 +105,8 @@ def run_explain(model_path: Path, data: Path, qid: str, *, pair: list[str] | Non
         C.check_output_path(out, model_path, data)
     model = load_model(model_path)
     n = model.n_features_in_
-    ds = C.load_data_as_wide(data, n, f"the model's features ({model_path} was trained on {n})")
+    ds = C.load_data_as_wide(data, n, f"the model's features ({model_path} was trained on {n})",
+                             positions_unused="explain reads the features only")  # fmt: skip
     rows = query_rows(ds, qid, data)
     X = np.asarray(ds.X[rows], dtype=np.float32)
     ids = document_ids(ds, rows, docid_field)

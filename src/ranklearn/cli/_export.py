@@ -134,7 +134,8 @@ def _check(estimator: Any, out: Path, fmt: str, data: Path) -> None:
     n_features = estimator.n_features_in_
     # doubles, as the file's decimals are: readers that compare doubles (LightGBM, Treelite) see them
     ds = C.load_data_as_wide(data, n_features, f"the model's features ({n_features})", warn_regroup=False,
-                             dtype=np.float64, require_groups=False)  # fmt: skip
+                             dtype=np.float64, require_groups=False,
+                             positions_unused="the check reads the features only")  # fmt: skip
     try:
         result = check_export(estimator, out, fmt, np.asarray(ds.X))
     except ImportError as exc:

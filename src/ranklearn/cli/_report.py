@@ -45,7 +45,8 @@ def run_report(
     model = load_model(model_path)
     n = model.n_features_in_
     ds, order = C.load_data_as_wide(
-        data_path, n, f"the model's features ({model_path} was trained on {n})", return_order=True, regroup=regroup
+        data_path, n, f"the model's features ({model_path} was trained on {n})", return_order=True, regroup=regroup,
+        positions_unused="the report evaluates the model on the true labels",
     )
     baseline = baseline_name = None
     if baseline_path is not None:

@@ -460,7 +460,7 @@ def run_train(
             if paths[name] is not None:
                 sets[name] = C.load_data_as_wide(
                     paths[name], width, f"the training file's features ({width}): the model could not use it",
-                    regroup=not no_regroup,
+                    regroup=not no_regroup, positions_unused=f"--{name} is scored on its true labels",
                 )  # fmt: skip
     except KeyboardInterrupt:
         raise C.Interrupted("interrupted while loading data; nothing trained, nothing saved") from None

@@ -493,7 +493,7 @@ def predict(
     norm = getattr(estimator, "normalizer_", None)
     ds, order = C.load_data_as_wide(
         data, n_features, f"the model's features ({model} was trained on {n_features})",
-        return_order=True, warn_regroup=False,
+        return_order=True, warn_regroup=False, positions_unused="predict scores the documents without them",
         require_groups=fmt is PredictFormat.trec or (norm is not None and norm.per_query),
     )  # fmt: skip
     try:
