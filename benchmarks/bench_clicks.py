@@ -1,7 +1,7 @@
 """The offline click protocol (ranklearn.clicks.protocol) with LightGBM's and XGBoost's debiasing beside it.
 
     cd benchmarks && ../.venv/bin/python bench_clicks.py [--data mq2008,mslr] [--clicks pbm1,pbm0.5,pbm2,cascade,trust]
-        [--sessions 10000,100000,1000000] [--seeds 0,1,2] [--rankers all|peers|ours|shown] [--neural add|only] [--ipw add|only|lightgbm]
+        [--sessions 10000,100000,1000000] [--seeds 0,1,2] [--rankers all|peers|ours|shown] [--neural add|only] [--ipw add|only|lightgbm|sizes|candidates]
         [--folds 1] [--save DIR [--resume]] [--join DIR[,DIR2]] [--figures DIR] | --report DIR[,DIR2] [DIR[,DIR2] ...]
 
 For every dataset split (MQ2008 Fold1-5; MSLR-sample's training file (every 5th query validates) and test file), click model, session count
@@ -40,7 +40,9 @@ puts beside every run the rows of the same run saved in DIR (``--rankers ours`` 
 share, read by these rows only): the naive model so stopped, ``unbiased="ipw"`` with those
 propensities, and the one of ipw / pairwise (p=2) / position factors (r=0) with the best validation
 IPW click DCG@10; and LightGBM's position model stopped and tuned on the same metric (``--ipw lightgbm``:
-that row alone). A run whose swap sessions have no click at some rank (no propensity estimate there: 10^3 swap
+that row alone; ``--ipw sizes``: the second entry alone; ``--ipw candidates``: the third entry, LambdaMART on
+every candidate document of each query labelled by its IPW relevance estimate, and its naive reference). A run
+whose swap sessions have no click at some rank (no propensity estimate there: 10^3 swap
 sessions at 10^4) has none of these rows, and says so; the tables name them as missing from some runs.
 """
 
@@ -279,6 +281,58 @@ IPW_ROWS = {
 }
 #: ``--ipw sizes``: the second entry (benchmarks/ranker_defaults.md, "A second click entry with smaller trees")
 SIZES_ROWS = {"ranklearn chosen on IPW-DCG, 31 or 7 leaves": _chosen_on_ipw_dcg(list(IPW_CANDIDATES))}
+
+
+def candidate_labels(clicks, split, propensity: np.ndarray) -> np.ndarray:
+    """Every row of ``split`` labelled with its IPW relevance estimate: the sum over its query's sessions
+    of click / propensity of the rank shown, divided by the query's number of sessions (0 for a
+    document no session showed). Reads the clicks and where they were shown, never a true label."""
+    from ranklearn.clicks import ipw_labels
+
+    w = clicks.sample_weight  # merged sessions: each row stands for that many sessions
+    total = np.bincount(clicks.document, weights=w * ipw_labels(clicks.y, clicks.position, propensity),
+                        minlength=split.n_samples)  # fmt: skip
+    query = np.repeat(np.arange(split.n_queries), np.diff(split.ptr))
+    first = clicks.position == 1  # one row at rank 1 per session
+    sessions = np.bincount(query[clicks.document[first]], weights=w[first], minlength=split.n_queries)[query]
+    return np.divide(total, sessions, out=np.zeros_like(total), where=sessions > 0)
+
+
+def _over_candidates(debiased: bool):
+    """LambdaMART on every candidate document of each query (the dataset's rows: their features,
+    not their labels) labelled by :func:`candidate_labels` with the swap sessions' propensities
+    (``debiased``) or none (1 at every rank), early-stopped on the validation queries' candidates
+    labelled the same way; 31 or 7 leaves, whichever scores better there (benchmarks/ranker_defaults.md,
+    "A third click entry")."""
+    from ranklearn import LambdaMART
+
+    def fit(exp: ClickExperiment) -> LambdaMART | None:
+        prop = _swap_propensity(exp) if debiased else None
+        if debiased and prop is None:
+            return None
+        p = prop.propensity if debiased else np.ones(1)
+        y, y_valid = (candidate_labels(c, split, p) for c, split in ((exp.train_clicks, exp.train),
+                                                                     (exp.valid_clicks, exp.valid)))
+        best = None
+        for leaves in (31, 7):
+            model = LambdaMART(n_estimators=ROUNDS, early_stopping_rounds=PATIENCE, random_state=exp.seed,
+                               metric="ndcg@10", num_leaves=leaves)  # fmt: skip
+            model.fit(exp.train.X, y, qid=exp.train.qid, eval_set=[(exp.valid.X, y_valid, exp.valid.qid)])
+            if best is None or model.best_score_ > best[0]:
+                best = (model.best_score_, leaves, model)
+        print(f"[over the candidates ({'IPW' if debiased else 'naive'}): {best[1]} leaves, {best[0]:.4f}]",
+              file=sys.stderr, flush=True)  # fmt: skip
+        return best[2]
+
+    return fit
+
+
+#: ``--ipw candidates``: the third entry and its naive reference (benchmarks/ranker_defaults.md, "A third
+#: click entry"); unlike every other click row they read the unshown candidates' features
+CANDIDATE_ROWS = {
+    "ranklearn IPW labels over the candidates, 31 or 7 leaves": _over_candidates(True),
+    "naive labels over the candidates": _over_candidates(False),
+}
 #: references on the shown documents (``--rankers shown``): LambdaMART on the true labels of the shown
 #: documents only (``shown_information_ranker``), at the defaults and with the second entry's smaller trees
 SHOWN_ROWS = {
@@ -286,7 +340,7 @@ SHOWN_ROWS = {
     "full information, shown documents, 7 leaves": lambda exp: shown_information_ranker(exp, num_leaves=7),
 }
 #: the pre-registered entries for issue 31's targets, each compared with every peer
-ENTRIES = ("ranklearn chosen on IPW-DCG", *SIZES_ROWS)
+ENTRIES = ("ranklearn chosen on IPW-DCG", *SIZES_ROWS, "ranklearn IPW labels over the candidates, 31 or 7 leaves")
 
 
 #: the neural rows' network and training, fixed before any run (benchmarks/ranker_defaults.md, "Neural
@@ -442,7 +496,7 @@ def print_table(title: str, runs: list[dict]) -> None:
         print(f"- {dla} - {ipw}: {_interval(table[dla]['ndcg@10'], table[ipw]['ndcg@10'])}")
     naive = table["naive"]["ndcg@10"].mean()
     gap = table["full information"]["ndcg@10"].mean() - naive
-    ours = [o for o in (*OURS, *IPW_ROWS, *SIZES_ROWS, *NEURAL_ROWS)
+    ours = [o for o in (*OURS, *IPW_ROWS, *SIZES_ROWS, *CANDIDATE_ROWS, *NEURAL_ROWS)
             if o in table and not o.startswith(("naive", "LightGBM"))]
     if ours:  # (--ipw lightgbm has none)
         best = max(ours, key=lambda o: table[o]["ndcg@10"].mean())
@@ -598,11 +652,12 @@ def main() -> None:
     ap.add_argument("--neural", choices=("add", "only"),
                     help="add the neural click estimators' rows (only: without the tree rows beside the references)")
     ap.add_argument("--folds", help="MQ2008 folds to run, e.g. 1 (default: all five)")
-    ap.add_argument("--ipw", choices=("add", "only", "lightgbm", "sizes"),
+    ap.add_argument("--ipw", choices=("add", "only", "lightgbm", "sizes", "candidates"),
                     help=f"add the rows early-stopped on the IPW click DCG@10, with propensities from {100 * SWAP_SHARE:.0f}%% "
                     "more sessions with swap interventions (only: without the other debiased rows; lightgbm: only "
                     "LightGBM's position model stopped on that metric; sizes: only the second entry, chosen among "
-                    "the first's candidates with 31- and 7-leaf trees)")  # fmt: skip
+                    "the first's candidates with 31- and 7-leaf trees; candidates: only the third entry, IPW "
+                    "relevance labels over every candidate document, and its naive reference)")  # fmt: skip
     ap.add_argument("--figures", type=Path, metavar="DIR",
                     help="also draw every table as a PNG in DIR (ranklearn.plot.protocol: each row's mean NDCG@10 "
                     "and its paired interval against naive, the gap shaded)")
@@ -617,7 +672,7 @@ def main() -> None:
     rankers = {"add": trees | NEURAL_ROWS, "only": NEURAL_ROWS, None: trees}[args.neural]
     lightgbm_ipw = {k: v for k, v in IPW_ROWS.items() if k.startswith("LightGBM")}
     rankers = {"add": rankers | IPW_ROWS, "only": IPW_ROWS, "lightgbm": lightgbm_ipw, "sizes": SIZES_ROWS,
-               None: rankers}[args.ipw]  # fmt: skip
+               "candidates": CANDIDATE_ROWS, None: rankers}[args.ipw]  # fmt: skip
     if args.report is not None:
         runs = load_runs([[Path(d) for d in group.split(",")] for group in args.report])
     else:

@@ -162,22 +162,26 @@ def test_each_entry_is_chosen_among_its_own_candidates_by_validation_ipw_dcg(mon
     assert second.best_score_ == scores[best_small] and best_small.endswith(", 7 leaves")
 
 
-def test_table_sets_each_entry_against_the_peers_and_the_earlier_entry_and_gives_its_share_of_the_gap(capsys):
-    first, second = bench_clicks.ENTRIES
-    rankers = (*RANKERS, "LightGBM position, IPW-DCG stopping", first, second)
+def test_table_sets_each_entry_against_the_peers_and_the_earlier_entries_and_gives_its_share_of_the_gap(capsys):
+    first, second, third = bench_clicks.ENTRIES
+    rankers = (*RANKERS, "LightGBM position, IPW-DCG stopping", first, second, third)
     runs = [_run(0, "MQ2008 Fold1", rankers), _run(1, "MQ2008 Fold1", rankers)]
     bench_clicks.print_table("t", runs)
     out = capsys.readouterr().out
     pooled = {r: np.concatenate([run["per_query"][r]["ndcg@10"] for run in runs]) for r in rankers}
     assert f"- {second} - {first}: {pooled[second].mean() - pooled[first].mean():+.4f} [" in out
+    assert f"- {third} - {first}: {pooled[third].mean() - pooled[first].mean():+.4f} [" in out
+    assert f"- {third} - {second}: {pooled[third].mean() - pooled[second].mean():+.4f} [" in out
     assert f"- {first} - LightGBM position, IPW-DCG stopping: " in out
-    assert f"- {second} - XGBoost unbiased: " in out
+    assert f"- {second} - XGBoost unbiased: " in out and f"- {third} - XGBoost unbiased: " in out
     gap = pooled["full information"].mean() - pooled["naive"].mean()
-    shares = {e: (pooled[e].mean() - pooled["naive"].mean()) / gap for e in (first, second)}
+    entries = (first, second, third)
+    shares = {e: (pooled[e].mean() - pooled["naive"].mean()) / gap for e in entries}
     best = max(shares, key=lambda e: pooled[e].mean())  # the best row by its mean (the gap may be < 0 here)
-    other = second if best == first else first
-    assert f"the best of ours ({best}) closes {shares[best]:.0%} of it; {other} {shares[other]:.0%}" in out
-    assert f"- {best} - {other}: {pooled[best].mean() - pooled[other].mean():+.4f} [" in out
+    others = "".join(f"; {e} {shares[e]:.0%}" for e in entries if e != best)
+    assert f"the best of ours ({best}) closes {shares[best]:.0%} of it{others}" in out
+    for other in (e for e in entries if e != best):
+        assert f"- {best} - {other}: {pooled[best].mean() - pooled[other].mean():+.4f} [" in out
 
 
 def test_table_gives_the_shown_documents_rows_share_of_the_gap_and_each_entry_against_them(capsys):
@@ -213,3 +217,44 @@ def test_join_of_a_directory_without_runs_is_an_error(tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(SystemExit, match=r"no saved runs \(\*\.npz\) in .*empty"):
         bench_clicks.join_runs([_run(0, "MQ2008 Fold1")], [tmp_path / "a", tmp_path / "empty"])
+
+
+def test_candidate_labels_are_each_documents_clicks_over_propensity_per_session_of_its_query():
+    """Hand-computed: query 0 (3 documents) had 4 sessions (one pattern of weight 3 clicking the
+    document shown at rank 2, one of weight 1 clicking rank 1), query 1 (2 documents) none; the
+    document never shown and query 1's documents get 0. Query 0's documents shown at ranks 1, 2."""
+    from types import SimpleNamespace
+
+    from ranklearn.data import from_arrays
+
+    split = from_arrays(np.zeros((5, 1)), np.array([9.0, 9, 9, 9, 9]), qid=[0, 0, 0, 1, 1])  # labels unread
+    clicks = SimpleNamespace(
+        document=np.array([1, 0, 1, 0]), position=np.array([1, 2, 1, 2]), y=np.array([0.0, 1, 1, 0]),
+        sample_weight=np.array([3.0, 3, 1, 1]),
+    )  # pattern A (x3): doc 1 at rank 1, doc 0 at rank 2 clicked; pattern B (x1): doc 1 at rank 1 clicked
+    labels = bench_clicks.candidate_labels(clicks, split, np.array([1.0, 0.5]))
+    np.testing.assert_allclose(labels, [3 * 1 / 0.5 / 4, 1 / 1.0 / 4, 0, 0, 0])
+    naive = bench_clicks.candidate_labels(clicks, split, np.ones(1))
+    np.testing.assert_allclose(naive, [3 / 4, 1 / 4, 0, 0, 0])
+
+
+def test_the_third_entry_trains_on_every_candidate_and_reads_no_true_label(monkeypatch, capsys):
+    """On a small protocol run: the entry fits the training split's every row (not the shown
+    rows), its labels come from the clicks (true labels scrambled after the simulation change
+    nothing), and its naive reference needs no swap sessions."""
+    from dataclasses import replace
+
+    from ranklearn.clicks import PBM
+    from ranklearn.clicks.protocol import prepare
+    from ranklearn.datasets import make_ranking_splits
+
+    tr, va, _ = make_ranking_splits((40, 10, 10), n_features=8, random_state=1)
+    exp = prepare(tr, va, PBM(eta=1.0, epsilon=0.1), n_sessions=4000, seed=0, merge_sessions=True, swap_sessions=4000)
+    monkeypatch.setattr(bench_clicks, "ROUNDS", 20)
+    first = bench_clicks.CANDIDATE_ROWS["ranklearn IPW labels over the candidates, 31 or 7 leaves"](exp)
+    assert first is not None and first.n_features_in_ == tr.n_features
+    exp.train.y[:], exp.valid.y[:] = 99.0, 99.0  # true labels are never read: the same model again
+    again = bench_clicks.CANDIDATE_ROWS["ranklearn IPW labels over the candidates, 31 or 7 leaves"](exp)
+    np.testing.assert_array_equal(first.predict(tr.X), again.predict(tr.X))
+    assert bench_clicks.CANDIDATE_ROWS["naive labels over the candidates"](replace(exp, swap_log=None)) is not None
+    assert "over the candidates (IPW): " in capsys.readouterr().err
