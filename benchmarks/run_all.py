@@ -76,6 +76,14 @@ SECTIONS = {
                             "--sessions", "10000,100000,1000000",
                             "--seeds", "0,1,2", "--ipw", "sizes", "--save", "out/ipw_sizes", "--resume",
                             "--join", "out/protocol_ours,out/protocol_peers,out/protocol_neural,out/shown"]),
+    # the third pre-registered entry (benchmarks/ranker_defaults.md, "A third click entry"): LambdaMART on every
+    # candidate document labelled by its IPW relevance estimate, and its naive reference, at issue 31's target
+    # settings, beside the saved runs above (about 10 minutes on 2 cores)
+    "clicks-candidates": ("Learning from clicks: the third entry, IPW relevance labels over each query's candidates "
+                          "(issue 31)",
+                          ["bench_clicks.py", "--data", "mq2008,mslr", "--clicks", "pbm1,pbm2", "--sessions", "1000000",
+                           "--seeds", "0,1,2", "--ipw", "candidates", "--save", "out/ipw_candidates", "--resume",
+                           "--join", "out/ipw_sizes,out/protocol_ours,out/protocol_peers,out/protocol_neural,out/shown"]),
 }
 #: hand-written records that RESULTS.md carries after the generated sections
 NOTES = ["core_refactor_ab.md", "boosting_step_ab.md", "neural_defaults.md", "ranker_defaults.md",
@@ -83,7 +91,7 @@ NOTES = ["core_refactor_ab.md", "boosting_step_ab.md", "neural_defaults.md", "ra
          "unbiased_speed.md", "spark_speed.md", "neural_clicks.md", "vocabulary_ab.md", "clicks_protocol_peers.md",
          "clicks_protocol.md",
          "startup.md", "clicks_debiased_stopping.md", "clicks_dask.md", "clicks_protocol_ours.md", "clicks_entry_sizes.md",
-         "clicks_shown_labels.md"]
+         "clicks_shown_labels.md", "clicks_candidates.md"]
 
 
 def _existing_sections(path: Path) -> dict[str, list[str]]:
