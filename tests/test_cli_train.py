@@ -526,11 +526,12 @@ def test_validation_split_carves_seeded_validation_queries_from_the_training_fil
     from ranklearn.cli._train import carve_validation
 
     ds = load_svmlight(small_files["train"])
-    train, vali = carve_validation(ds, 0.8, 3, small_files["train"])
+    train, vali, kept = carve_validation(ds, 0.8, 3, small_files["train"])
+    assert kept.sum() == train.n_samples and np.array_equal(ds.X[kept], train.X)
     assert (train.n_queries, vali.n_queries) == (round(0.8 * ds.n_queries), ds.n_queries - round(0.8 * ds.n_queries))
     assert sorted([*train.query_ids, *vali.query_ids]) == sorted(ds.query_ids)  # every query once, none twice
-    again, _ = carve_validation(ds, 0.8, 3, small_files["train"])
-    other, _ = carve_validation(ds, 0.8, 4, small_files["train"])
+    again, _, _ = carve_validation(ds, 0.8, 3, small_files["train"])
+    other, _, _ = carve_validation(ds, 0.8, 4, small_files["train"])
     assert list(again.query_ids) == list(train.query_ids) != list(other.query_ids)  # seeded
     save = tmp_path / "m.json"
     code, out, err = run(capsys, "train", "--train", small_files["train"], "--validation-split", "0.8", "--split-seed", "3",
@@ -816,3 +817,71 @@ def check_train_and_predict(spec, capsys, files, tmp_path) -> None:
 @pytest.mark.parametrize("name", list(REGISTRY))
 def test_every_registered_ranker_trains_and_predicts_from_the_command_line(name, capsys, small_files, tmp_path):
     check_train_and_predict(REGISTRY[name], capsys, small_files, tmp_path)
+
+
+def test_train_passes_the_weight_file_to_fit_in_the_rows_order(capsys, tmp_path):
+    """``<train>.weight`` (LightGBM's weight file, as ``simulate-clicks --aggregate`` writes it) or
+    ``--weight-file`` reach fit as sample_weight, regrouped with their rows; the loader's "not
+    read" warning is not shown for the file that is read."""
+    rng = np.random.default_rng(0)
+    X, y = rng.random((60, 3)), rng.integers(0, 3, 60).astype(float)
+    qid = np.tile(np.repeat(np.arange(6), 5), 2)  # every qid reappears: the rows are regrouped
+    weight = rng.integers(1, 9, 60).astype(float)
+    data = tmp_path / "clicks.txt"
+    data.write_text("".join(f"{int(label)} qid:{q} " + " ".join(f"{j + 1}:{v:.6f}" for j, v in enumerate(row)) + "\n"
+                            for label, q, row in zip(y, qid, X)))  # fmt: skip
+    X = np.round(X, 6).astype(np.float32)
+    Path(f"{data}.weight").write_text("".join(f"{w:g}\n" for w in weight))
+    opts = ["--model", "lambdamart", "--n-estimators", "3", "--leaves", "4", "--min-leaf-samples", "2", "--seed", "0"]
+    code, _, err = run(capsys, "train", "--train", data, "--save", tmp_path / "m.json", *opts)
+    assert code == 0, err
+    assert f"ranklearn: weights from {data}.weight (sample_weight)" in err and "is not read" not in err
+    order = np.argsort(qid, kind="stable")
+    ref = LambdaMART(n_estimators=3, num_leaves=4, min_samples_leaf=2, random_state=0)
+    ref.fit(X[order], y[order], qid=qid[order], sample_weight=weight[order])
+    unweighted = LambdaMART(n_estimators=3, num_leaves=4, min_samples_leaf=2, random_state=0)
+    unweighted.fit(X[order], y[order], qid=qid[order])
+    saved = load_model(tmp_path / "m.json").predict(X)
+    np.testing.assert_allclose(saved, ref.predict(X), rtol=1e-6)
+    assert not np.allclose(saved, unweighted.predict(X))  # the weights change the model
+    # --weight-file instead of the sidecar (all 1: the unweighted model)
+    ones = tmp_path / "ones"
+    ones.write_text("1\n" * 60)
+    code, _, err = run(capsys, "train", "--train", data, "--weight-file", ones, "--save", tmp_path / "m1.json", *opts)
+    assert code == 0 and f"weights from {ones}" in err, err
+    np.testing.assert_allclose(load_model(tmp_path / "m1.json").predict(X), unweighted.predict(X), rtol=1e-6)
+    # --validation-split keeps the weights of the rows trained on
+    code, _, err = run(capsys, "train", "--train", data, "--validation-split", "0.5", "--save", tmp_path / "m2.json",
+                       *opts)  # fmt: skip
+    assert code == 0, err
+    from ranklearn.cli._train import carve_validation
+
+    with pytest.warns(UserWarning, match="is not read"):  # Python's loader holds no weights: it says so
+        ds = load_svmlight(data, regroup=True)
+    part, vali, kept = carve_validation(ds, 0.5, 0, data)
+    ref = LambdaMART(n_estimators=3, num_leaves=4, min_samples_leaf=2, random_state=0)
+    ref.fit(part.X, part.y, qid=part.qid, sample_weight=weight[order][kept], eval_set=[(vali.X, vali.y, vali.qid)])
+    np.testing.assert_allclose(load_model(tmp_path / "m2.json").predict(X), ref.predict(X), rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "text, options, fragments",
+    [
+        ("1\n-2\n" + "1\n" * 4, [], ["clicks.txt.weight:2", "a weight must be >= 0", "'-2'"]),
+        ("1\n" * 5, [], ["5 weights for 6 rows in", "need one weight per row"]),
+        ("1\nx\n" + "1\n" * 4, [], ["clicks.txt.weight:2", "expected one finite number per line"]),
+        ("0\n" * 6, [], ["every weight in", "is 0: nothing to train on"]),
+        ("1\n" * 6, ["--workers", "2"], None),
+    ],
+)
+def test_train_refuses_a_bad_weight_file_in_one_line(capsys, tmp_path, text, options, fragments):
+    data = tmp_path / "clicks.txt"
+    data.write_text("2 qid:1 1:0.5\n0 qid:1 1:0.1\n1 qid:2 1:0.3\n0 qid:2 1:0.2\n1 qid:2 1:0.9\n0 qid:2 1:0.4\n")
+    weights = Path(f"{data}.weight")
+    weights.write_text(text)
+    if fragments is None:  # a Dask fit takes no weights: --weight-file is refused
+        code, _, err = run(capsys, "train", "--model", "lambdamart", "--train", data, "--weight-file", weights, *options)
+        assert_one_line_error(code, err, "--weight-file applies to a fit on this machine", "takes no weights")
+        return
+    code, _, err = run(capsys, "train", "--model", "lambdamart", "--train", data, "--n-estimators", "2", *options)
+    assert_one_line_error(code, err, *fragments)

@@ -87,6 +87,8 @@ NAMES: tuple[ForeignName, ...] = (
         ("eval_at", "metric", "one metric at one depth: metric='ndcg@10'"), ("eval_metric", "metric"),
         ("init_score", "", "not taken: every fit starts from 0"),
         ("eval_group", "fit(eval_group=)"), ("eval_set", "fit(eval_set=)"), ("group", "fit(group=)"),
+        ("weight", "fit(sample_weight=)", "a weight per row; ranklearn train reads TRAIN.weight as LightGBM does"),
+        ("position", "fit(position=)", "ranklearn's are 1-based ranks; ranklearn train reads TRAIN.position"),
     ]),  # fmt: skip
     *_rows(XGBOOST, [
         ("n_estimators", "n_estimators"), ("learning_rate", "learning_rate"), ("max_depth", "max_depth"),

@@ -262,8 +262,12 @@ def names_markdown_table() -> str:
             parameters.setdefault(name, option_flag(name) or "")
         fit = [p for p in inspect.signature(cls.fit).parameters if p not in ("self", "X", "y")]
     for name in fit:
-        parameters.setdefault(f"fit({name}=)", "")
+        parameters.setdefault(f"fit({name}=)", FIT_OPTIONS.get(name, ""))
     return names_table(parameters)
+
+
+#: ``ranklearn train``'s options for the arguments of ``fit`` (the others have none)
+FIT_OPTIONS = {"sample_weight": "--weight-file", "position": "--position-file"}
 
 
 # ------------------------------------------------------------------------------ the rankers

@@ -250,8 +250,9 @@ def model_part(estimator: Any, iterations: int | None, best: bool, path: Path) -
         raise ValueError(f"--iterations {iterations}: {path}: {exc}") from None
 
 
-def read_scores(path: Path, n_rows: int, data_path: Path) -> np.ndarray:
-    """One finite number per line, exactly ``n_rows`` of them (a final newline is optional).
+def read_scores(path: Path, n_rows: int, data_path: Path, what: str = "score") -> np.ndarray:
+    """One finite number per line, exactly ``n_rows`` of them (a final newline is optional);
+    ``what`` each number is, as errors name it.
 
     Raises
     ------
@@ -285,7 +286,7 @@ def read_scores(path: Path, n_rows: int, data_path: Path) -> np.ndarray:
         scores[i] = value
     if scores.shape[0] != n_rows:
         raise DataFormatError(
-            f"{scores.shape[0]} scores for {n_rows} rows in {data_path}; need one score per row, "
+            f"{scores.shape[0]} {what}s for {n_rows} rows in {data_path}; need one {what} per row, "
             "in the row order of the data file",
             path=name,
         )

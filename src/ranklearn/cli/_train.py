@@ -6,6 +6,7 @@ import dataclasses
 import inspect
 import math
 import re
+import warnings
 from collections.abc import Callable
 from enum import Enum
 from numbers import Integral
@@ -14,16 +15,18 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
-from ranklearn._files import writes_stdout
+from ranklearn._files import is_stdio, writes_stdout
 from ranklearn.cli import _common as C
 from ranklearn.registry import Option
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from ranklearn.data import RankingDataset
 
 #: options of ``train`` that are not model parameters
 _FIXED = (
-    "train", "validate", "test", "model", "save", "no_regroup", "position_file", "scheduler", "workers", "spark",
+    "train", "validate", "test", "model", "save", "no_regroup", "position_file", "weight_file", "scheduler", "workers", "spark",
     "worker_timeout", "validation_split", "split_seed", "normalize", "features",
 )  # fmt: skip
 
@@ -177,6 +180,7 @@ def build_train_command() -> Callable[..., None]:
         ("no_regroup", bool, typer.Option(False, "--no-regroup", help="Refuse a file where a qid reappears after "
                                           "other queries (by default its rows are merged, with a warning).")),
         ("position_file", Path | None, typer.Option(None, "--position-file", help="The training rows' display positions (one whole number >= 1 a line), instead of the --train file's .position sidecar.")),
+        ("weight_file", Path | None, typer.Option(None, "--weight-file", help="The training rows' weights (one number >= 0 a line, LightGBM's weight file), instead of the --train file's .weight sidecar; passed to fit as sample_weight.")),
         ("scheduler", str | None, typer.Option(None, "--scheduler", help="Train lambdamart on this Dask cluster (tcp://HOST:PORT); --train and --validate may be globs of files the workers read.")),
         ("workers", int | None, typer.Option(None, "--workers", help="Train lambdamart on a local Dask cluster of this many worker processes (1 thread each).")),
         ("spark", str | None, typer.Option(None, "--spark", metavar="MASTER", help="Train lambdamart on Spark (a master URL: local[2], spark://HOST:7077); the files are read here and their rows sent to the tasks.")),
@@ -394,6 +398,7 @@ def run_train(
     *,
     no_regroup: bool = False,
     position_file: Path | None = None,
+    weight_file: Path | None = None,
     scheduler: str | None = None,
     workers: int | None = None,
     spark: str | None = None,
@@ -413,9 +418,10 @@ def run_train(
     (a master URL) the files are read here as for one machine and the fit runs on Spark
     (:func:`ranklearn.cli._spark.fit_on_spark`); the model and the table are those of one machine.
     ``position_file`` gives the training rows' positions (default: the ``train.position`` sidecar,
-    when present). ``normalize`` is the estimator's ``normalize`` parameter, ``features`` a file of
-    the feature ids to train on (:func:`read_feature_ids`; the estimator's ``features``): a fit on
-    this machine only.
+    when present); ``weight_file`` their weights, ``fit``'s ``sample_weight`` (default: the
+    ``train.weight`` sidecar, when present; a fit on this machine only). ``normalize`` is the
+    estimator's ``normalize`` parameter, ``features`` a file of the feature ids to train on
+    (:func:`read_feature_ids`; the estimator's ``features``): a fit on this machine only.
     """
     from ranklearn._progress import TrainingProgress
 
@@ -429,9 +435,11 @@ def run_train(
     if normalize is not None:
         params = {**params, "normalize": checked_normalize(normalize)}
     if scheduler is not None or workers is not None or spark is not None:
-        for flag, given in (("--normalize", normalize), ("--features", features)):
+        for flag, given, why in (("--normalize", normalize, "takes the features as given"),
+                                 ("--features", features, "takes the features as given"),
+                                 ("--weight-file", weight_file, "takes no weights")):  # fmt: skip
             if given is not None:
-                raise ValueError(f"{flag} applies to a fit on this machine: a Dask or Spark fit takes the features as given")
+                raise ValueError(f"{flag} applies to a fit on this machine: a Dask or Spark fit {why}")
     feature_ids = read_feature_ids(features) if features is not None else None  # before loading data
     if params.get("early_stopping_rounds") is not None and validate is None and validation_split is None:
         raise ValueError("--early-stopping needs a --validate set (or --validation-split) to watch")
@@ -454,7 +462,15 @@ def run_train(
     estimator = checked_estimator(model_class(model)(**params), model)  # before loading data
     try:
         paths = {"train": train, "validate": validate, "test": test}
-        sets = {"train": C.load_data(train, regroup=not no_regroup, position_file=position_file)}
+        sets = {}
+        # a Spark fit takes no weights (--weight-file is refused above; a sidecar gets the loader's warning)
+        weights_from = None if spark is not None else weight_file if weight_file is not None else weight_sidecar(train)
+        with warnings.catch_warnings():  # the loader's "<train>.weight is not read": read here
+            if weights_from is not None:
+                warnings.filterwarnings("ignore", message=r".*\.weight \(per-row weights", category=UserWarning)
+            sets["train"], order = C.load_data(train, regroup=not no_regroup, position_file=position_file,
+                                               return_order=True)  # fmt: skip
+        weight = None if weights_from is None else read_weights(weights_from, sets["train"].n_samples, train, order)
         width = sets["train"].n_features  # the other sets padded to it: trailing zeros may be left out
         for name in ("validate", "test"):
             if paths[name] is not None:
@@ -465,7 +481,8 @@ def run_train(
     except KeyboardInterrupt:
         raise C.Interrupted("interrupted while loading data; nothing trained, nothing saved") from None
     if validation_split is not None:
-        sets["train"], sets["validate"] = carve_validation(sets["train"], validation_split, split_seed, train)
+        sets["train"], sets["validate"], kept = carve_validation(sets["train"], validation_split, split_seed, train)
+        weight = None if weight is None else weight[kept]
         sets = {name: sets[name] for name in ("train", "validate", "test") if name in sets}
         paths["validate"] = train
     if feature_ids is not None:
@@ -489,6 +506,7 @@ def run_train(
                 estimator.fit(
                     tr.X, tr.y, qid=tr.qid, position=tr.position, eval_set=eval_set,
                     eval_names=["validate"] if eval_set else None, callbacks=[progress],
+                    **({} if weight is None else {"sample_weight": weight}),
                 )  # fmt: skip
             else:
                 from ranklearn.cli._spark import fit_on_spark
@@ -595,10 +613,12 @@ def _training_label_error(exc: ValueError, ds: RankingDataset, path: Path) -> Ex
     return DataFormatError(C.one_line(exc), path=C.shown(path), line=C.line_of(ds, row))
 
 
-def carve_validation(ds: RankingDataset, fraction: float, seed: int, path: Path) -> tuple[RankingDataset, RankingDataset]:
-    """``(train, validation)``: ``fraction`` of the queries of ``ds`` (rounded, at least one each
-    side) drawn with ``seed`` to train on, the others to validate on, each in file order
-    (RankLib's ``-tvs``, seeded).
+def carve_validation(
+    ds: RankingDataset, fraction: float, seed: int, path: Path
+) -> tuple[RankingDataset, RankingDataset, np.ndarray]:
+    """``(train, validation, kept)``: ``fraction`` of the queries of ``ds`` (rounded, at least one
+    each side) drawn with ``seed`` to train on, the others to validate on, each in file order
+    (RankLib's ``-tvs``, seeded); ``kept`` marks the rows of ``ds`` trained on.
 
     Raises
     ------
@@ -612,7 +632,42 @@ def carve_validation(ds: RankingDataset, fraction: float, seed: int, path: Path)
     if ds.n_queries < 2:
         raise ValueError(f"--validation-split needs two queries or more; {C.shown(path)} has {ds.n_queries}")
     chosen = carve_queries(np.arange(ds.n_queries), fraction, seed)  # one "row" per query, in file order
-    return ds.subset(chosen), ds.subset(~chosen)
+    return ds.subset(chosen), ds.subset(~chosen), np.repeat(chosen, np.diff(ds.ptr))
+
+
+def weight_sidecar(train: Path) -> Path | None:
+    """``<train>.weight`` (LightGBM's weight file, as ``simulate-clicks --aggregate`` writes it) when it exists."""
+    if is_stdio(train):
+        return None
+    path = Path(f"{train}.weight")
+    return path if path.exists() else None
+
+
+def read_weights(path: Path, n_rows: int, train: Path, order: np.ndarray | None) -> np.ndarray:
+    """The training rows' weights from ``path``: one finite number >= 0 a line, one per row of
+    ``train`` in file order, put in the rows' order after regrouping (``order``); noted on stderr.
+
+    Raises
+    ------
+    DataFormatError
+        Naming the line of a negative weight, and :func:`ranklearn.cli._common.read_scores`'s errors
+        (a token that is not a finite number, another count of lines than of rows).
+    ValueError
+        When every weight is 0.
+    """
+    import numpy as np
+
+    from ranklearn.exceptions import DataFormatError
+
+    weight = C.read_scores(path, n_rows, train, "weight")
+    negative = np.flatnonzero(weight < 0)
+    if negative.size:
+        raise DataFormatError("a weight must be >= 0", path=C.shown(path), line=int(negative[0]) + 1,
+                              token=f"{weight[negative[0]]:g}")  # fmt: skip
+    if not weight.any():
+        raise ValueError(f"every weight in {C.shown(path)} is 0: nothing to train on")
+    C.note(f"weights from {path} (sample_weight)")
+    return weight if order is None else weight[order]
 
 
 # ------------------------------------------------------------------------------------- demo
