@@ -849,6 +849,12 @@ def test_train_passes_the_weight_file_to_fit_in_the_rows_order(capsys, tmp_path)
     ones.write_text("1\n" * 60)
     code, _, err = run(capsys, "train", "--train", data, "--weight-file", ones, "--save", tmp_path / "m1.json", *opts)
     assert code == 0 and f"weights from {ones}" in err, err
+    # a set that is only scored: its sidecar is not read, and one note says so (the Python advice is not shown)
+    code, _, err = run(capsys, "train", "--train", data, "--validate", data, *opts)
+    assert code == 0, err
+    assert err.count(f"weights from {data}.weight") == 1
+    assert f"ranklearn: {data}.weight not read: --validate is scored on its true labels" in err
+    assert "sample_weight=numpy" not in err
     np.testing.assert_allclose(load_model(tmp_path / "m1.json").predict(X), unweighted.predict(X), rtol=1e-6)
     # --validation-split keeps the weights of the rows trained on
     code, _, err = run(capsys, "train", "--train", data, "--validation-split", "0.5", "--save", tmp_path / "m2.json",
@@ -871,6 +877,7 @@ def test_train_passes_the_weight_file_to_fit_in_the_rows_order(capsys, tmp_path)
         ("1\n" * 5, [], ["5 weights for 6 rows in", "need one weight per row"]),
         ("1\nx\n" + "1\n" * 4, [], ["clicks.txt.weight:2", "expected one finite number per line"]),
         ("0\n" * 6, [], ["every weight in", "is 0: nothing to train on"]),
+        ("1\n" * 6, ["--weight-file", "missing"], ["missing", "no such weight file"]),
         ("1\n" * 6, ["--workers", "2"], None),
     ],
 )
@@ -881,7 +888,39 @@ def test_train_refuses_a_bad_weight_file_in_one_line(capsys, tmp_path, text, opt
     weights.write_text(text)
     if fragments is None:  # a Dask fit takes no weights: --weight-file is refused
         code, _, err = run(capsys, "train", "--model", "lambdamart", "--train", data, "--weight-file", weights, *options)
-        assert_one_line_error(code, err, "--weight-file applies to a fit on this machine", "takes no weights")
+        assert_one_line_error(code, err, "--weight-file applies to a fit on this machine or on Spark",
+                              "a Dask fit reads no weight files")  # fmt: skip
         return
     code, _, err = run(capsys, "train", "--model", "lambdamart", "--train", data, "--n-estimators", "2", *options)
     assert_one_line_error(code, err, *fragments)
+
+
+def test_commands_other_than_train_say_they_did_not_read_a_weight_file(capsys, tmp_path, small_files):  # noqa: F811
+    data = tmp_path / "d.txt"
+    data.write_bytes(Path(small_files["train"]).read_bytes())
+    Path(f"{data}.weight").write_text("not read\n")  # never parsed
+    code, _, err = run(capsys, "train", "--model", "linear", "--train", small_files["train"], "--save", tmp_path / "m.json")
+    assert code == 0, err
+    code, _, err = run(capsys, "predict", "--model", tmp_path / "m.json", "--data", data, "--out", tmp_path / "s")
+    assert code == 0 and err.strip() == f"ranklearn: {data}.weight not read: predict scores the documents without them"
+    code, _, err = run(capsys, "cv", "--model", "linear", "--data", data, "--folds", "2")
+    assert code == 0, err
+    assert f"ranklearn: {data}.weight not read: weights are read by ranklearn train alone" in err
+
+
+def test_a_dask_train_says_it_does_not_read_the_weight_files(capsys, tmp_path, small_files):  # noqa: F811
+    pytest.importorskip("distributed")
+    data = tmp_path / "d.txt"
+    data.write_bytes(Path(small_files["train"]).read_bytes())
+    Path(f"{data}.weight").write_text("1\n" * 10)
+    code, _, err = run(capsys, "train", "--model", "lambdamart", "--train", data, "--workers", "1", "--n-estimators", "1")
+    assert code == 0 and f"ranklearn: {data}.weight not read: a Dask fit reads no weight files" in err, err
+
+
+def test_click_counts_too_large_for_the_exponential_gain_name_the_line_and_the_option(capsys, tmp_path):
+    data = tmp_path / "counts.txt"
+    data.write_text("1 qid:1 1:0.5\n2335 qid:1 1:0.1\n1 qid:2 1:0.3\n2335 qid:2 1:0.2\n")
+    code, _, err = run(capsys, "train", "--model", "lambdamart", "--train", data, "--n-estimators", "2")
+    assert_one_line_error(code, err, f"{data}:2:", "label 2335 overflows the 2^rel-1 gain", "use --gain 'linear'")
+    code, _, err = run(capsys, "train", "--model", "lambdamart", "--train", data, "--n-estimators", "2", "--gain", "linear")
+    assert code == 0, err

@@ -9,6 +9,8 @@ import shutil
 import signal
 import sys
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -183,6 +185,19 @@ def test_cli_train_on_spark_saves_the_one_machine_model(spark, capsys, tmp_path,
     assert ours.best_iteration_ == ref.best_iteration_
     assert ours.evals_result_["validation"]["ndcg@10"] == pytest.approx(ref.evals_result_["validate"]["ndcg@10"])
     np.testing.assert_allclose(ours.predict(X), ref.predict(X), atol=1e-9)
+    # the training file's .weight sidecar reaches the tasks as weightCol: the one machine's weighted model
+    weighted = tmp_path / "weighted.txt"
+    weighted.write_bytes(src.read_bytes())
+    rng = np.random.default_rng(0)
+    Path(f"{weighted}.weight").write_text("".join(f"{w}\n" for w in rng.integers(1, 6, X.shape[0])))
+    wopts = [*opts[:-6], "--train", weighted, *opts[-4:]]
+    for where, extra in (("spark-w.json", ["--spark", "local[2]"]), ("local-w.json", [])):
+        code, _, err = run(capsys, "train", *wopts, *extra, "--save", tmp_path / where)
+        assert code == 0 and f"weights from {weighted}.weight" in err, err
+    ours, ref_w = load_model(tmp_path / "spark-w.json"), load_model(tmp_path / "local-w.json")
+    _assert_same_trees(ours, ref_w)
+    np.testing.assert_allclose(ours.predict(X), ref_w.predict(X), atol=1e-9)
+    assert not np.allclose(ref_w.predict(X), ref.predict(X))  # the weights changed the model
     code, _, err = run(capsys, "train", *opts, "--spark", "local[2]", "--workers", "2")
     assert_one_line_error(code, err, "give --spark (a Spark master) or --scheduler/--workers")
     code, _, err = run(capsys, "train", "--train", src, "--model", "mart", "--spark", "local[2]")

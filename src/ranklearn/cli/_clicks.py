@@ -45,6 +45,7 @@ def aggregated_files(log: Any, ds: Any, out: Path) -> dict[Path, bytes]:
     OUT.weight (impressions, LightGBM's weight file)."""
     from ranklearn.data import format_svmlight
     from ranklearn.data.positions import format_positions, sidecar_path
+    from ranklearn.data.svmlight import weight_path
 
     training = log.training_set(ds)
     rows = training.to_dataset()
@@ -54,11 +55,6 @@ def aggregated_files(log: Any, ds: Any, out: Path) -> dict[Path, bytes]:
         sidecar_path(out): format_positions(rows.position),
         weight_path(out): ("\n".join(str(int(w)) for w in weights) + "\n").encode("ascii"),
     }
-
-
-def weight_path(out: Path) -> Path:
-    """LightGBM's weight file of a data file: ``<out>.weight``."""
-    return Path(f"{out}.weight")
 
 
 def run_simulate_clicks(
@@ -79,6 +75,7 @@ def run_simulate_clicks(
     """Load, check, simulate, write (the log, or with ``aggregate`` the three training files)."""
     from ranklearn.clicks import simulate
     from ranklearn.data.positions import sidecar_path
+    from ranklearn.data.svmlight import weight_path
     from ranklearn.io import load_model
 
     model = click_model(model_name, options)  # options first: before any file is read

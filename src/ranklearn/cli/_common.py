@@ -41,6 +41,7 @@ def load_data(
     require_groups: bool = True,
     position_file: Path | None = None,
     positions_unused: str | None = None,
+    weights_read: bool = False,
 ) -> RankingDataset | tuple[RankingDataset, np.ndarray | None]:
     """Load a ranking file (qid layout, or LightGBM layout with ``<path>.query``; ``-`` = stdin).
 
@@ -57,10 +58,13 @@ def load_data(
     display positions from that file instead of the ``<path>.position`` sidecar.
     ``positions_unused``: the command does not use positions here, and this is why: the sidecar
     is not read (a bad one is no error), and a note on stderr says so when there is one (``""``:
-    no note, for a file read again).
+    no note, for a file read again). The ``<path>.weight`` sidecar (LightGBM's weights) is read
+    by ``train`` alone, for its training file (``weights_read=True``: the caller reads it); any
+    other command notes that it did not read one, for ``positions_unused``'s reason if given.
     """
     from ranklearn.data import load_svmlight
     from ranklearn.data.positions import sidecar_path
+    from ranklearn.data.svmlight import weight_path
 
     if not is_stdio(path) and path.is_dir():
         raise IsADirectoryError(21, "is a directory, not a data file", str(path))
@@ -69,6 +73,7 @@ def load_data(
         ds, order = load_svmlight(
             source, regroup=regroup, sparse=sparse, n_features=n_features, return_order=True, dtype=dtype,
             require_groups=require_groups, position_file=position_file if positions_unused is None else False,
+            warn_weight_file=False,  # said below, in the command's words
         )
     except DataFormatError as exc:
         if regroup or "regroup=True" not in exc.reason:
@@ -80,7 +85,13 @@ def load_data(
         note(f"positions from {ds.position_file}")
     if positions_unused and not is_stdio(path) and sidecar_path(path).exists():
         note(f"{sidecar_path(path)} not read: {positions_unused}")
+    if not weights_read and positions_unused != "" and not is_stdio(path) and weight_path(path).exists():
+        note(f"{weight_path(path)} not read: {positions_unused or WEIGHTS_READER}")
     return (ds, order) if return_order else ds
+
+
+#: why a command other than ``train`` (on its training file) does not read a ``.weight`` sidecar
+WEIGHTS_READER = "weights are read by ranklearn train alone, for its --train file (or --weight-file)"
 
 
 def load_data_as_wide(
@@ -263,7 +274,7 @@ def read_scores(path: Path, n_rows: int, data_path: Path, what: str = "score") -
     import numpy as np
 
     if not is_stdio(path) and path.is_dir():
-        raise IsADirectoryError(21, "is a directory, not a scores file", str(path))
+        raise IsADirectoryError(21, f"is a directory, not a {what}s file", str(path))
     raw = sys.stdin.buffer.read() if is_stdio(path) else path.read_bytes()
     name = shown(path)
     reason = not_text_reason(raw)
@@ -286,7 +297,7 @@ def read_scores(path: Path, n_rows: int, data_path: Path, what: str = "score") -
         scores[i] = value
     if scores.shape[0] != n_rows:
         raise DataFormatError(
-            f"{scores.shape[0]} {what}s for {n_rows} rows in {data_path}; need one {what} per row, "
+            f"{scores.shape[0]} {what}s for {n_rows} rows in {shown(data_path)}; need one {what} per row, "
             "in the row order of the data file",
             path=name,
         )

@@ -14,9 +14,10 @@ from ranklearn.data import RankingDataset
 from ranklearn.models.lambdamart import LambdaMART
 
 
-def _table(train: RankingDataset, validate: RankingDataset | None) -> Any:
+def _table(train: RankingDataset, validate: RankingDataset | None, weight: np.ndarray | None = None) -> Any:
     """The sets as one Arrow table: features (a list of doubles per row), label, qid,
-    ``validation`` (true on the validation rows) and, when the training file has them, ``position``."""
+    ``validation`` (true on the validation rows) and, when the training file has them, ``position``
+    and ``weight``."""
     import pyarrow as pa
 
     parts = [(train, False)] + ([(validate, True)] if validate is not None else [])
@@ -38,6 +39,9 @@ def _table(train: RankingDataset, validate: RankingDataset | None) -> Any:
     if train.position is not None:  # the training rows' display ranks (the validation rows' are not read)
         columns["position"] = np.concatenate([np.asarray(train.position, dtype=np.float64)]
                                              + [np.ones(ds.n_samples) for ds, v in parts if v])  # fmt: skip
+    if weight is not None:  # the training rows' (the validation rows' are not read)
+        columns["weight"] = np.concatenate([np.asarray(weight, dtype=np.float64)]
+                                           + [np.ones(ds.n_samples) for ds, v in parts if v])  # fmt: skip
     return pa.table(columns)
 
 
@@ -48,9 +52,11 @@ def fit_on_spark(
     validate: RankingDataset | None,
     callbacks: Sequence[Any],
     task_timeout: float | None,
+    weight: np.ndarray | None = None,
 ) -> LambdaMART:
     """Fit ``SparkLambdaMART(**params)`` on a Spark session of ``master`` (the active one if
-    there is one; a new one is stopped at the end) and return the plain ``LambdaMART``.
+    there is one; a new one is stopped at the end) and return the plain ``LambdaMART``;
+    ``weight``: the training rows' weights (``weightCol``).
 
     The tasks run this Python (``PYSPARK_PYTHON`` unless set). A task lost or silent for
     ``task_timeout`` seconds ends the command with one line and status 1.
@@ -72,9 +78,10 @@ def fit_on_spark(
         estimator = SparkLambdaMART(
             **params, validationIndicatorCol="validation" if validate is not None else None,
             positionCol="position" if train.position is not None else None,
+            weightCol="weight" if weight is not None else None,
             **({} if task_timeout is None else {"task_timeout": task_timeout}),
         )  # fmt: skip
-        frame = session.createDataFrame(_table(train, validate))
+        frame = session.createDataFrame(_table(train, validate, weight))
         try:
             return estimator.fit(frame, callbacks=callbacks).to_local()
         except KeyboardInterrupt:

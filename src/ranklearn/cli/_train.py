@@ -6,7 +6,6 @@ import dataclasses
 import inspect
 import math
 import re
-import warnings
 from collections.abc import Callable
 from enum import Enum
 from numbers import Integral
@@ -435,17 +434,20 @@ def run_train(
     if normalize is not None:
         params = {**params, "normalize": checked_normalize(normalize)}
     if scheduler is not None or workers is not None or spark is not None:
-        for flag, given, why in (("--normalize", normalize, "takes the features as given"),
-                                 ("--features", features, "takes the features as given"),
-                                 ("--weight-file", weight_file, "takes no weights")):  # fmt: skip
+        for flag, given in (("--normalize", normalize), ("--features", features)):
             if given is not None:
-                raise ValueError(f"{flag} applies to a fit on this machine: a Dask or Spark fit {why}")
+                raise ValueError(f"{flag} applies to a fit on this machine: a Dask or Spark fit takes the features as given")
+    if weight_file is not None:  # before loading data
+        if scheduler is not None or workers is not None:
+            raise ValueError("--weight-file applies to a fit on this machine or on Spark: a Dask fit reads no weight files")
+        if not is_stdio(weight_file) and not weight_file.is_file():
+            raise FileNotFoundError(2, "no such weight file", str(weight_file))
     feature_ids = read_feature_ids(features) if features is not None else None  # before loading data
     if params.get("early_stopping_rounds") is not None and validate is None and validation_split is None:
         raise ValueError("--early-stopping needs a --validate set (or --validation-split) to watch")
     if save is not None:
         # before training, not after hours of it
-        C.check_output_path(save, *(p for p in (train, validate, test) if p is not None))
+        C.check_output_path(save, *(p for p in (train, validate, test, weight_file, position_file) if p is not None))
     if spark is not None and (scheduler is not None or workers is not None):
         raise ValueError("give --spark (a Spark master) or --scheduler/--workers (a Dask cluster), not both")
     if scheduler is not None or workers is not None:
@@ -454,6 +456,7 @@ def run_train(
         if position_file is not None:
             raise ValueError("--position-file applies to a local fit; a Dask fit reads each file's .position sidecar")
         estimator = checked_estimator(dask_estimator(model, params, scheduler, workers, worker_timeout), model)
+        note_unread_weights(train)
         return run_train_dask(estimator, model, train, validate, test, save, scheduler, workers)
     if worker_timeout is not None and spark is None:
         raise ValueError("--worker-timeout applies to a Dask or Spark fit only: give --scheduler, --workers or --spark")
@@ -463,13 +466,9 @@ def run_train(
     try:
         paths = {"train": train, "validate": validate, "test": test}
         sets = {}
-        # a Spark fit takes no weights (--weight-file is refused above; a sidecar gets the loader's warning)
-        weights_from = None if spark is not None else weight_file if weight_file is not None else weight_sidecar(train)
-        with warnings.catch_warnings():  # the loader's "<train>.weight is not read": read here
-            if weights_from is not None:
-                warnings.filterwarnings("ignore", message=r".*\.weight \(per-row weights", category=UserWarning)
-            sets["train"], order = C.load_data(train, regroup=not no_regroup, position_file=position_file,
-                                               return_order=True)  # fmt: skip
+        sets["train"], order = C.load_data(train, regroup=not no_regroup, position_file=position_file,
+                                           return_order=True, weights_read=True)  # fmt: skip
+        weights_from = weight_file if weight_file is not None else weight_sidecar(train)
         weight = None if weights_from is None else read_weights(weights_from, sets["train"].n_samples, train, order)
         width = sets["train"].n_features  # the other sets padded to it: trailing zeros may be left out
         for name in ("validate", "test"):
@@ -511,12 +510,12 @@ def run_train(
             else:
                 from ranklearn.cli._spark import fit_on_spark
 
-                estimator = fit_on_spark(spark, params, tr, sets.get("validate"), [progress], worker_timeout)
+                estimator = fit_on_spark(spark, params, tr, sets.get("validate"), [progress], worker_timeout, weight)
                 model = f"{model} on spark"
     except KeyboardInterrupt:
         raise C.Interrupted(C.save_interrupted(estimator, save)) from None
     except ValueError as exc:  # labels this ranker cannot train on: name the line of the first one
-        raise _training_label_error(exc, tr, train) from None
+        raise _training_label_error(exc, tr, train, model) from None
     if save is not None:
         estimator.save(save)
     metric_names = C.table_metrics(estimator)
@@ -601,16 +600,21 @@ def feature_columns(ids: list[tuple[int, int]], path: Path, n_features: int, tra
     return [fid - 1 for _, fid in ids]
 
 
-def _training_label_error(exc: ValueError, ds: RankingDataset, path: Path) -> Exception:
-    """The ranker's refusal of a negative training label, at the file's line of the first one."""
+def _training_label_error(exc: ValueError, ds: RankingDataset, path: Path, model: str) -> Exception:
+    """The ranker's refusal of a training label (negative; too large for the 2^rel-1 gain, as click
+    counts are) at the file's line of the first one, in the command line's words."""
     import numpy as np
 
     from ranklearn.exceptions import DataFormatError
 
-    if "label" not in str(exc) or not (ds.y < 0).any():
+    text = str(exc)
+    if "label" in text and (ds.y < 0).any():
+        row = int(np.flatnonzero(ds.y < 0)[0])
+    elif "overflows the 2^rel-1 gain" in text and ds.y.size:
+        row = int(np.argmax(ds.y))  # the first of the largest labels
+    else:
         return exc
-    row = int(np.flatnonzero(ds.y < 0)[0])
-    return DataFormatError(C.one_line(exc), path=C.shown(path), line=C.line_of(ds, row))
+    return DataFormatError(option_message(C.one_line(exc), model), path=C.shown(path), line=C.line_of(ds, row))
 
 
 def carve_validation(
@@ -637,10 +641,25 @@ def carve_validation(
 
 def weight_sidecar(train: Path) -> Path | None:
     """``<train>.weight`` (LightGBM's weight file, as ``simulate-clicks --aggregate`` writes it) when it exists."""
-    if is_stdio(train):
-        return None
-    path = Path(f"{train}.weight")
-    return path if path.exists() else None
+    from ranklearn.data.svmlight import weight_path
+
+    path = None if is_stdio(train) else weight_path(train)
+    return path if path is not None and path.exists() else None
+
+
+def note_unread_weights(train: Path) -> None:
+    """A note for every ``.weight`` sidecar of a Dask fit's training files (the workers read the
+    files, and no weights)."""
+    from ranklearn.dask import svmlight_paths
+    from ranklearn.data.svmlight import weight_path
+
+    try:
+        paths = svmlight_paths(str(train))
+    except FileNotFoundError:  # the read on the workers says so, as for any missing file
+        return
+    for path in paths:
+        if weight_path(path).exists():
+            C.note(f"{weight_path(path)} not read: a Dask fit reads no weight files (train on this machine or on Spark)")
 
 
 def read_weights(path: Path, n_rows: int, train: Path, order: np.ndarray | None) -> np.ndarray:

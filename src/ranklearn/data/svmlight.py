@@ -102,6 +102,11 @@ def _read_query_file(path: str | PathLike[str], n_rows: int) -> np.ndarray:
     return sizes_to_ptr(sizes)
 
 
+def weight_path(data_path: str | PathLike[str]) -> Path:
+    """The weight file that belongs to a data file: ``<data_path>.weight`` (LightGBM's)."""
+    return Path(f"{data_path}.weight")
+
+
 def load_svmlight(
     path_or_file: PathOrFile,
     *,
@@ -113,6 +118,7 @@ def load_svmlight(
     sparse: bool = False,
     return_order: bool = False,
     require_groups: bool = True,
+    warn_weight_file: bool = True,
 ) -> RankingDataset | tuple[RankingDataset, np.ndarray | None]:
     """Load a ranking file in SVMlight / LETOR format.
 
@@ -146,6 +152,9 @@ def load_svmlight(
     require_groups : bool, default True
         With False, a file whose lines have no qid and that has no query file is one query of
         every row (for scoring only, where groups do not matter) instead of an error.
+    warn_weight_file : bool, default True
+        Warn when ``<path>.weight`` (LightGBM's weight file, :func:`weight_path`) exists: a
+        dataset holds no weights, so it is not read (False: the caller reads or names it).
 
     Returns
     -------
@@ -229,12 +238,12 @@ def load_svmlight(
         _check_dense_size(name, n_rows, n_cols, nnz, dtype, n_features, indices[:nnz], row_ptr, row_line)
     X = _features(values[:nnz].astype(dtype), indices[:nnz], row_ptr, (n_rows, n_cols), sparse)
     comments = _comments(raw, name, comment_span[:n_rows], row_line)
-    if isinstance(path_or_file, (str, PathLike)) and Path(f"{path_or_file}.weight").exists():
+    if warn_weight_file and isinstance(path_or_file, (str, PathLike)) and weight_path(path_or_file).exists():
         # LightGBM's weight file (simulate-clicks --aggregate writes one): a dataset holds no
         # weights, so say that it is not read rather than drop it in silence
         warnings.warn(
-            f"{path_or_file}.weight (per-row weights, LightGBM's weight file) is not read: a RankingDataset has no "
-            f"weights; pass them to fit: sample_weight=numpy.loadtxt('{path_or_file}.weight')",
+            f"{weight_path(path_or_file)} (per-row weights, LightGBM's weight file) is not read: a RankingDataset has "
+            f"no weights; pass them to fit: sample_weight=numpy.loadtxt('{weight_path(path_or_file)}')",
             UserWarning,
             stacklevel=2,
         )
