@@ -513,6 +513,10 @@ def print_table(title: str, runs: list[dict]) -> None:
               "sessions showed: a reference, not a bound)")  # fmt: skip
         for entry in entries:
             print(f"- {entry} - {shown}: {_interval(table[entry]['ndcg@10'], table[shown]['ndcg@10'])}")
+    entry, reference = CANDIDATE_ROWS
+    if entry in table and reference in table:  # the same candidates and clicks, with and without propensities
+        print(f"- {entry} - {reference}: {_interval(table[entry]['ndcg@10'], table[reference]['ndcg@10'])} "
+              "(what the propensities add to the candidates' click labels)")  # fmt: skip
     swaps = max(r.get("swap_sessions", 0) for r in runs)
     if swaps:
         print(f"- interventions: the rows stopped on the IPW click DCG (and the IPW model) read the propensities that "

@@ -184,6 +184,15 @@ def test_table_sets_each_entry_against_the_peers_and_the_earlier_entries_and_giv
         assert f"- {best} - {other}: {pooled[best].mean() - pooled[other].mean():+.4f} [" in out
 
 
+def test_table_sets_the_third_entry_against_its_naive_reference(capsys):
+    entry, reference = bench_clicks.CANDIDATE_ROWS
+    rankers = (*RANKERS, entry, reference)
+    runs = [_run(0, "MSLR-sample", rankers), _run(1, "MSLR-sample", rankers)]
+    bench_clicks.print_table("t", runs)
+    pooled = {r: np.concatenate([run["per_query"][r]["ndcg@10"] for run in runs]) for r in rankers}
+    assert f"- {entry} - {reference}: {pooled[entry].mean() - pooled[reference].mean():+.4f} [" in capsys.readouterr().out
+
+
 def test_table_gives_the_shown_documents_rows_share_of_the_gap_and_each_entry_against_them(capsys):
     entry = bench_clicks.ENTRIES[-1]
     shown, small = bench_clicks.SHOWN_ROWS
