@@ -86,6 +86,7 @@ def test_aggregate_writes_data_positions_and_weights(capsys, setup):
         (["--sessions", "0"], ["--sessions"]),
         (["--temperature", "0"], ["temperature must be > 0"]),
         (["--aggregate", "--out", "-"], ["--aggregate writes OUT, OUT.position and OUT.weight together"]),
+        (["--aggregate", "--out", "agg.parquet"], ["--aggregate writes SVMlight text", "OUT cannot be a Parquet file (agg.parquet)"]),
     ],
 )
 def test_bad_options_are_one_line(capsys, setup, extra, fragments):

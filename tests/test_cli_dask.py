@@ -316,3 +316,33 @@ def test_processes_spawned_while_the_cluster_starts_write_no_stderr(capfd):
     subprocess.run([sys.executable, "-c", "import sys; sys.stderr.write('spawned after')"], check=True)
     err = capfd.readouterr().err
     assert "spawned while starting" not in err and "spawned after" in err
+
+
+def test_dask_train_passes_the_files_position_sidecars_to_the_fit(capsys, tmp_path, shared_data):
+    """--unbiased on --workers: each file's .position sidecar reaches fit(position=); the bias and
+    trees are one machine's, and files without sidecars are one error before training."""
+    src = shared_data / "MQ2008" / "Fold1" / "vali.txt"
+    pattern = _split(src, tmp_path, [60])
+    rng = np.random.default_rng(0)
+    for part in sorted(tmp_path.glob("part-*.txt")):
+        n = len(part.read_bytes().splitlines())
+        (tmp_path / f"{part.name}.position").write_text("".join(f"{p}\n" for p in rng.integers(1, 11, n)))
+    opts = ["--model", "lambdamart", "--n-estimators", "4", "--leaves", "7", "--seed", "0", "--unbiased", "pairwise"]
+    code, _, err = run(capsys, "train", "--train", pattern, "--workers", "2", *opts, "--save", tmp_path / "dask.json")
+    assert code == 0, err
+    assert "ranklearn: positions from" in err and "part-0.txt.position" in err
+    whole = tmp_path / "whole.txt"
+    whole.write_bytes(src.read_bytes())
+    (tmp_path / "whole.txt.position").write_text("".join(
+        (tmp_path / f"part-{i}.txt.position").read_text() for i in range(2)))  # fmt: skip
+    code, _, err = run(capsys, "train", "--train", whole, *opts, "--save", tmp_path / "local.json")
+    assert code == 0, err
+    ours, ref = load_model(tmp_path / "dask.json"), load_model(tmp_path / "local.json")
+    np.testing.assert_allclose(ours.position_bias_["t_plus"], ref.position_bias_["t_plus"], rtol=1e-9)
+    X = np.asarray(load_svmlight(src).X)
+    np.testing.assert_allclose(ours.predict(X), ref.predict(X), atol=1e-9)
+    bare = tmp_path / "bare.txt"
+    bare.write_bytes(src.read_bytes())
+    code, _, err = run(capsys, "train", "--train", bare, "--workers", "1", *opts)
+    assert_one_line_error(code, err, "--unbiased pairwise needs the training rows' positions",
+                          f"{bare} has none")  # fmt: skip

@@ -853,7 +853,7 @@ def test_train_passes_the_weight_file_to_fit_in_the_rows_order(capsys, tmp_path)
     code, _, err = run(capsys, "train", "--train", data, "--validate", data, *opts)
     assert code == 0, err
     assert err.count(f"weights from {data}.weight") == 1
-    assert f"ranklearn: {data}.weight not read: --validate is scored on its true labels" in err
+    assert f"ranklearn: {data}.weight not read: --validate is scored on its labels" in err
     assert "sample_weight=numpy" not in err
     np.testing.assert_allclose(load_model(tmp_path / "m1.json").predict(X), unweighted.predict(X), rtol=1e-6)
     # --validation-split keeps the weights of the rows trained on
@@ -878,6 +878,7 @@ def test_train_passes_the_weight_file_to_fit_in_the_rows_order(capsys, tmp_path)
         ("1\nx\n" + "1\n" * 4, [], ["clicks.txt.weight:2", "expected one finite number per line"]),
         ("0\n" * 6, [], ["every weight in", "is 0: nothing to train on"]),
         ("1\n" * 6, ["--weight-file", "missing"], ["missing", "no such weight file"]),
+        ("1\n" * 6, ["--weight-file", "."], [".", "is a directory, not a weight file"]),
         ("1\n" * 6, ["--workers", "2"], None),
     ],
 )
@@ -924,3 +925,31 @@ def test_click_counts_too_large_for_the_exponential_gain_name_the_line_and_the_o
     assert_one_line_error(code, err, f"{data}:2:", "label 2335 overflows the 2^rel-1 gain", "use --gain 'linear'")
     code, _, err = run(capsys, "train", "--model", "lambdamart", "--train", data, "--n-estimators", "2", "--gain", "linear")
     assert code == 0, err
+
+
+def test_the_table_scores_the_watched_metric_with_the_model_s_gain(capsys, tmp_path, small_files):  # noqa: F811
+    """--gain linear: the table's ndcg@10 is the watched metric, with the linear gain (one figure,
+    not the 2^rel-1 one under the same name)."""
+    code, out, err = run(capsys, "train", "--train", small_files["train"], "--validate", small_files["vali"],
+                         "--model", "lambdamart", "--n-estimators", "3", "--gain", "linear", "--save",
+                         tmp_path / "m.json")  # fmt: skip
+    assert code == 0, err
+    model = load_model(tmp_path / "m.json")
+    vali = load_svmlight(small_files["vali"])
+    from ranklearn.metrics import get_metric
+
+    linear = get_metric("ndcg@10", gain="linear").mean(vali.y, model.predict(vali.X), vali.ptr)
+    row = next(line for line in out.splitlines() if "validate" in line)
+    assert f"{linear:.4f}" in row and "conventions: gain=rel," in out
+    assert max(model.evals_result_["validate"]["ndcg@10"]) == pytest.approx(linear)
+
+
+def test_a_weight_file_may_end_in_blank_lines_as_a_position_file_may(capsys, tmp_path):
+    data = tmp_path / "clicks.txt"
+    data.write_text("2 qid:1 1:0.5\n0 qid:1 1:0.1\n1 qid:2 1:0.3\n0 qid:2 1:0.2\n")
+    Path(f"{data}.weight").write_text("1\n2\n3\n4\n\n \n")
+    code, _, err = run(capsys, "train", "--model", "lambdamart", "--train", data, "--n-estimators", "1")
+    assert code == 0 and f"weights from {data}.weight" in err, err
+    Path(f"{data}.weight").write_text("1\n\n3\n4\n")  # a blank line inside is still an error
+    code, _, err = run(capsys, "train", "--model", "lambdamart", "--train", data, "--n-estimators", "1")
+    assert_one_line_error(code, err, f"{data}.weight:2:", "expected one finite number per line")

@@ -175,8 +175,8 @@ def test_cli_commands_that_use_no_positions_do_not_read_the_sidecar_and_say_so(t
                          "--test", str(other), "--unbiased", "pairwise", "--n-estimators", "2", "--save", str(model))
     assert code == 0, err
     assert err.count("positions from") == 1 and f"ranklearn: positions from {data}.position" in err
-    assert f"ranklearn: {data}.position not read: --validate is scored on its true labels" in err
-    assert f"ranklearn: {other}.position not read: --test is scored on its true labels" in err
+    assert f"ranklearn: {data}.position not read: --validate is scored on its labels" in err
+    assert f"ranklearn: {other}.position not read: --test is scored on its labels" in err
     code, out, err = run(capsys, "predict", "--model", str(model), "--data", str(other), "--out", str(tmp_path / "s"))
     assert code == 0, err
     assert err.strip() == f"ranklearn: {other}.position not read: predict scores the documents without them"

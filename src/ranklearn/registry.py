@@ -326,7 +326,7 @@ _UNBIASED = Option(
 _TREE_OPTIONS = (
     *_TREE_GROWTH,
     _UNBIASED,
-    Option("--propensity", "propensity", str, "--unbiased ipw: examination propensity per rank from 1, e.g. 1,0.6,0.4.",
+    Option("--propensity", "propensity", str, "--unbiased ipw: examination propensity per rank from 1, e.g. 1,0.6,0.4 (ranks past the list take its last value).",
            parse=_parse_floats),
     _SIGMA,
     Option("--objective", "objective", str, "Tree objective: lambdarank, ranknet, squared_error or xendcg."),

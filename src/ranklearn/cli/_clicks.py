@@ -84,6 +84,8 @@ def run_simulate_clicks(
     if randpair is not None and not 1 <= randpair <= top_k:
         raise ValueError(f"--randpair must be a rank from 1 to --top-k ({top_k}), got {randpair}")
     outputs = [out, sidecar_path(out), weight_path(out)] if aggregate else [out]
+    if aggregate and out.suffix.lower() in (".parquet", ".pq"):
+        raise ValueError(f"--aggregate writes SVMlight text: OUT cannot be a Parquet file ({out})")
     if aggregate and is_special(out):
         raise ValueError(f"--aggregate writes OUT, OUT.position and OUT.weight together: OUT cannot be standard output or a device ({out})")
     for path in outputs:

@@ -262,7 +262,7 @@ def model_part(estimator: Any, iterations: int | None, best: bool, path: Path) -
 
 
 def read_scores(path: Path, n_rows: int, data_path: Path, what: str = "score") -> np.ndarray:
-    """One finite number per line, exactly ``n_rows`` of them (a final newline is optional);
+    """One finite number per line, exactly ``n_rows`` of them (trailing blank lines are allowed);
     ``what`` each number is, as errors name it.
 
     Raises
@@ -281,7 +281,7 @@ def read_scores(path: Path, n_rows: int, data_path: Path, what: str = "score") -
     if reason is not None:
         raise DataFormatError(reason, path=name)
     lines = strip_bom(raw).split(b"\n")
-    if lines and lines[-1] == b"":
+    while lines and not lines[-1].strip():  # trailing blank lines, as a position file may end
         lines.pop()
     scores = np.empty(len(lines))
     for i, raw in enumerate(lines):
@@ -311,12 +311,13 @@ def conventions_line(metrics: Sequence[Metric]) -> str:
     return line(metrics)
 
 
-def results_table(rows: dict[str, dict[str, float]], metric_names: Sequence[str]) -> Table:
+def results_table(rows: dict[str, dict[str, float]], metric_names: Sequence[str | Metric]) -> Table:
     """Table with one row per query/set/model and one column per metric (4 decimals)."""
     from rich.table import Table
 
     table = Table()
     table.add_column("", style="bold")
+    metric_names = [getattr(m, "name", m) for m in metric_names]
     for name in metric_names:
         table.add_column(name, justify="right")
     for label, values in rows.items():
@@ -328,22 +329,30 @@ def results_table(rows: dict[str, dict[str, float]], metric_names: Sequence[str]
 REPORT_METRIC = "ndcg@10"
 
 
-def table_metrics(estimator: Any) -> list[str]:
-    """The final table's metrics: :data:`REPORT_METRIC` and the model's own, one column each
-    (metric names are case-insensitive: ``NDCG@10`` is ndcg@10's column)."""
-    columns: dict[str, str] = {}
-    for name in (REPORT_METRIC, estimator.get_params()["metric"]):
-        columns.setdefault(name.lower(), name)
-    return list(columns.values())
-
-
-def print_results(title: str, rows: dict[str, dict[str, float]], metric_names: list[str], console: Console) -> None:
-    """``title``, the table of ``rows`` (set -> metric -> value) and the metrics' conventions."""
+def table_metrics(estimator: Any) -> list[Metric]:
+    """The final table's metrics: :data:`REPORT_METRIC` and the fitted model's own, one column
+    each; where they share a name (``ndcg@10``), the model's, with its conventions (``--gain
+    linear``), so that the table and the watched metric are one figure."""
     from ranklearn.metrics import get_metric
 
+    own = estimator.evaluation_metric()
+    return [own] if own.name.lower() == REPORT_METRIC else [get_metric(REPORT_METRIC), own]
+
+
+def print_results(
+    title: str, rows: dict[str, dict[str, float]], metric_names: Sequence[str | Metric], console: Console
+) -> None:
+    """``title``, the table of ``rows`` (set -> metric -> value) and the metrics' conventions."""
     console.print(title)
     console.print(results_table(rows, metric_names))
-    console.print(conventions_line([get_metric(m) for m in metric_names]))
+    console.print(conventions_line(as_metrics(metric_names)))
+
+
+def as_metrics(metrics: Sequence[str | Metric]) -> list[Metric]:
+    """Metric names (default conventions) and Metrics, as Metrics."""
+    from ranklearn.metrics import Metric, get_metric
+
+    return [m if isinstance(m, Metric) else get_metric(m) for m in metrics]
 
 
 def planned_iterations(estimator: Any) -> int | None:

@@ -216,10 +216,13 @@ def run_train_dask(
     save: Path | None,
     scheduler: str | None,
     workers: int | None,
+    reader: str | None = None,
 ) -> None:
     """``run_train`` on a Dask cluster: the files (or globs) are read on the workers, the
     model is ``estimator``, a checked :func:`dask_estimator`; the same progress bar, model file and
     final table as on one machine (scores and labels of each set come to the client for it).
+    The training files' ``.position`` sidecars go to ``fit(position=)``; ``reader`` (the option
+    that needs them, as ``--unbiased pairwise``) makes their absence an error before training.
     Its ``worker_timeout`` bounds every wait for the workers; a worker lost or silent that long
     ends the command with one line and status 1."""
     import typer
@@ -233,6 +236,12 @@ def run_train_dask(
         with _client(scheduler, workers) as client:
             estimator.client = client
             sets = {"train": _read(read_svmlight, train, client)}
+            position = sets["train"].position  # the files' .position sidecars, read on the workers
+            if position is not None:
+                C.note(f"positions from {', '.join(sets['train'].position_files)}")
+            elif reader is not None:  # before training
+                raise ValueError(f"{reader} needs the training rows' positions: a Dask fit reads each --train file's "
+                                 f".position sidecar, and {C.shown(train)} has none")  # fmt: skip
             width = sets["train"][0].shape[1]  # the other sets padded to it, as a local fit does
             for name, path in (("validate", validate), ("test", test)):
                 if path is not None:
@@ -241,7 +250,7 @@ def run_train_dask(
             try:
                 with TrainingProgress(C.planned_iterations(estimator), description=model) as progress:
                     estimator.fit(
-                        *sets["train"], eval_set=eval_set,
+                        *sets["train"], position=position, eval_set=eval_set,
                         eval_names=["validate"] if eval_set else None, callbacks=[progress],
                     )  # fmt: skip
             except KeyboardInterrupt:
@@ -265,10 +274,7 @@ def run_train_dask(
             if save is not None:
                 local.save(save)
             saved = f"saved to {save}" if save is not None else "not saved (no --save)"
-            from ranklearn.metrics import get_metric
-
-            metric_names = C.table_metrics(estimator)
-            metrics = [get_metric(m) for m in metric_names]
+            metrics = metric_names = C.table_metrics(estimator)
             rows = {}
             try:
                 for name, (X, y, q) in sets.items():

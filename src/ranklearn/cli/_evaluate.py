@@ -69,7 +69,7 @@ def values_from_scores(
     put in the same order.
     """
     ds, order = C.load_data(data, regroup=regroup, return_order=True,
-                            positions_unused="the scores are evaluated on the true labels")  # fmt: skip
+                            positions_unused="the scores are evaluated on the file's labels")  # fmt: skip
     scores = {}
     for name, path in zip(_names(score_files), score_files):
         s = C.read_scores(path, ds.n_samples, data)

@@ -46,7 +46,7 @@ def run_report(
     n = model.n_features_in_
     ds, order = C.load_data_as_wide(
         data_path, n, f"the model's features ({model_path} was trained on {n})", return_order=True, regroup=regroup,
-        positions_unused="the report evaluates the model on the true labels",
+        positions_unused="the report evaluates the model on the file's labels",
     )
     baseline = baseline_name = None
     if baseline_path is not None:

@@ -309,10 +309,11 @@ def model_class(name: str) -> type:
 
 
 def evaluate_sets(
-    estimator: Any, sets: dict[str, RankingDataset], metric_names: list[str], notes: list[str] | None = None,
+    estimator: Any, sets: dict[str, RankingDataset], metric_names: list[Any], notes: list[str] | None = None,
     paths: dict[str, Path] | None = None,
 ) -> dict[str, dict[str, float]]:
-    """Mean of each metric (default conventions) of the estimator's predictions on each set.
+    """Mean of each metric (a name: default conventions; or a Metric) of the estimator's
+    predictions on each set.
 
     A metric that cannot take a set's labels (a negative label for a gain) is NaN there ("n/a"
     in the table), with the metric's reason appended to ``notes``: the decision is the metric's,
@@ -321,9 +322,7 @@ def evaluate_sets(
     """
     import numpy as np
 
-    from ranklearn.metrics import get_metric
-
-    metrics = [get_metric(m) for m in metric_names]
+    metrics = C.as_metrics(metric_names)
     rows: dict[str, dict[str, float]] = {}
     for name, ds in sets.items():
         scores = estimator.predict(ds.X, qid=ds.qid)  # the queries: for a per-query normalizer
@@ -440,7 +439,9 @@ def run_train(
     if weight_file is not None:  # before loading data
         if scheduler is not None or workers is not None:
             raise ValueError("--weight-file applies to a fit on this machine or on Spark: a Dask fit reads no weight files")
-        if not is_stdio(weight_file) and not weight_file.is_file():
+        if not is_stdio(weight_file) and weight_file.is_dir():
+            raise IsADirectoryError(21, "is a directory, not a weight file", str(weight_file))
+        if not is_stdio(weight_file) and not weight_file.exists():
             raise FileNotFoundError(2, "no such weight file", str(weight_file))
     feature_ids = read_feature_ids(features) if features is not None else None  # before loading data
     if params.get("early_stopping_rounds") is not None and validate is None and validation_split is None:
@@ -457,7 +458,8 @@ def run_train(
             raise ValueError("--position-file applies to a local fit; a Dask fit reads each file's .position sidecar")
         estimator = checked_estimator(dask_estimator(model, params, scheduler, workers, worker_timeout), model)
         note_unread_weights(train)
-        return run_train_dask(estimator, model, train, validate, test, save, scheduler, workers)
+        return run_train_dask(estimator, model, train, validate, test, save, scheduler, workers,
+                              _position_reader(params))  # fmt: skip
     if worker_timeout is not None and spark is None:
         raise ValueError("--worker-timeout applies to a Dask or Spark fit only: give --scheduler, --workers or --spark")
     if spark is not None and model != "lambdamart":
@@ -475,7 +477,7 @@ def run_train(
             if paths[name] is not None:
                 sets[name] = C.load_data_as_wide(
                     paths[name], width, f"the training file's features ({width}): the model could not use it",
-                    regroup=not no_regroup, positions_unused=f"--{name} is scored on its true labels",
+                    regroup=not no_regroup, positions_unused=f"--{name} is scored on its labels",
                 )  # fmt: skip
     except KeyboardInterrupt:
         raise C.Interrupted("interrupted while loading data; nothing trained, nothing saved") from None

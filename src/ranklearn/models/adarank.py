@@ -124,7 +124,7 @@ class AdaRank(MetricFittedRanker):
 
     def _begin_fit(self, data: FitData, evals: list[EvalSet]) -> None:
         super()._begin_fit(data, evals)
-        self._metric_obj = self._metric()
+        self._metric_obj = self.evaluation_metric()
         n_feat = data.X.shape[1]
         # a weak ranker's per-query metric never changes: compute every feature's once
         self._feature_values = np.column_stack([self._per_query(data.X[:, f]) for f in range(n_feat)])

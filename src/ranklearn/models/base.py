@@ -397,7 +397,7 @@ class BaseRanker(BaseEstimator):
                 stacklevel=3,
             )
 
-    def _metric(self) -> Metric:
+    def evaluation_metric(self) -> Metric:
         """The evaluation metric; ERR's top grade fixed from the training labels, and the
         conventions the estimator's own parameters set (:meth:`_metric_conventions`)."""
         if isinstance(self.metric, Metric):
@@ -572,7 +572,7 @@ class BaseRanker(BaseEstimator):
         rounds = self.early_stopping_patience(len(evals))
         watch = self._watched(evals, early_stopping_set)
         self.max_grade_ = float(max(1.0, max_label))
-        metric = self._metric()
+        metric = self.evaluation_metric()
         callbacks = list(callbacks or [])
         progress = None
         if self.verbose:
@@ -863,7 +863,7 @@ class BaseRanker(BaseEstimator):
         _, yc, ptr, order = check_ranking_data(scores[:, None], y, q)
         if order is not None:
             scores = scores[order]
-        metric = self._metric()
+        metric = self.evaluation_metric()
         if metric.uses_max_grade and not isinstance(self.metric, Metric) and yc.size and yc.max() > metric.max_grade:
             # the metric's own advice (max_grade=) names no parameter of the estimator
             raise ValueError(

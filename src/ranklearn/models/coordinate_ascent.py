@@ -258,7 +258,7 @@ class CoordinateAscent(MetricFittedRanker):
         super()._begin_fit(data, evals)
         X, ptr = data.X, data.ptr
         self._rng = check_random_state(self.random_state)
-        self._metric_obj = self._metric()
+        self._metric_obj = self.evaluation_metric()
         self._args = self._metric_obj.kernel_args()
         self._y = np.ascontiguousarray(data.y, dtype=np.float64)
         self._columns = [np.ascontiguousarray(X[:, f], dtype=np.float64) for f in range(X.shape[1])]
