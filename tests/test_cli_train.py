@@ -879,6 +879,7 @@ def test_train_passes_the_weight_file_to_fit_in_the_rows_order(capsys, tmp_path)
         ("0\n" * 6, [], ["every weight in", "is 0: nothing to train on"]),
         ("1\n" * 6, ["--weight-file", "missing"], ["missing", "no such weight file"]),
         ("1\n" * 6, ["--weight-file", "."], [".", "is a directory, not a weight file"]),
+        ("1\n" * 6, ["--weight-file", "-", "--train", "-"], ["--train and --weight-file cannot both read standard input"]),
         ("1\n" * 6, ["--workers", "2"], None),
     ],
 )

@@ -439,6 +439,8 @@ def run_train(
     if weight_file is not None:  # before loading data
         if scheduler is not None or workers is not None:
             raise ValueError("--weight-file applies to a fit on this machine or on Spark: a Dask fit reads no weight files")
+        if is_stdio(weight_file) and is_stdio(train):
+            raise ValueError("--train and --weight-file cannot both read standard input (-)")
         if not is_stdio(weight_file) and weight_file.is_dir():
             raise IsADirectoryError(21, "is a directory, not a weight file", str(weight_file))
         if not is_stdio(weight_file) and not weight_file.exists():
