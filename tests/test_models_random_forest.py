@@ -171,3 +171,13 @@ def test_each_bag_gives_its_objective_the_positions_of_its_drawn_queries(monkeyp
         np.testing.assert_array_equal(side["position"], position[ids])
         assert all(len(set(qid[ids[a:b]])) == 1 for a, b in zip(ptr[:-1], ptr[1:]))
     assert any(len(np.unique(y)) < len(y) for y, _, _ in calls)  # a query drawn twice keeps its positions twice
+
+
+def test_positions_the_forest_ignores_are_one_warning_not_one_per_bag():
+    rng = np.random.default_rng(2)
+    qid = np.repeat(np.arange(10), 5)
+    X, y, position = rng.normal(size=(50, 3)), rng.integers(0, 3, 50).astype(float), rng.integers(1, 9, 50)
+    with pytest.warns(UserWarning) as caught:
+        RandomForest(n_estimators=3, num_leaves=3, random_state=0).fit(X, y, qid, position=position)
+    said = [str(w.message) for w in caught if "ignores position=" in str(w.message)]
+    assert len(said) == 1 and said[0].startswith("RandomForest ignores position="), said

@@ -189,8 +189,9 @@ class RandomForest(TreeContributions, TreeImportance, BaseRanker):
         rows, ptr = take_queries(data.ptr, chosen)
         qid = np.repeat(np.arange(chosen.size), np.diff(ptr))  # a query drawn twice is two queries
         weight = None if data.weight is None else data.weight[rows]
-        position = None if data.position is None else data.position[rows]  # side data follows the rows
         bag = self._bag_model(int(rng.randint(2**31 - 1)), self._bag_jobs)
+        # side data follows the rows; positions a bag does not read (the forest said so) it is not given
+        position = None if data.position is None or "position" not in bag._side_keys() else data.position[rows]
         if self._binner is None and (bag.bin_subsample is None or rows.shape[0] <= bag.bin_subsample):
             # only a bag binned on all its rows uses it: bags over bin_subsample rows never sort X
             self._binner = SampleBinner(data.X, self.max_bins)
