@@ -77,6 +77,31 @@ def test_aggregate_writes_data_positions_and_weights(capsys, setup):
     assert np.array_equal(weights, expected.sample_weight) and weights.sum() == len(log)
 
 
+def test_aggregate_per_session_is_the_protocol_s_training_set_and_trains_from_the_command_line(capsys, setup):
+    """--per-session writes ClickTrainingSet.per_pattern (one group per distinct session, 0/1
+    clicks, weights = sessions); ranklearn train on it with --unbiased is LambdaMART on those rows."""
+    from ranklearn.clicks import ClickTrainingSet
+    from ranklearn.io import load_model
+
+    root, ds, data, (model, _) = setup
+    out = root / "sessions.txt"
+    code, said, err = run(capsys, "simulate-clicks", "--data", data, "--logging-model", root / "m.json",
+                          "--sessions", 400, "--seed", 1, "--out", out, "--aggregate", "--per-session")  # fmt: skip
+    assert code == 0 and "rows in groups of distinct sessions" in said + err, err
+    expected = ClickTrainingSet.per_pattern(simulate(ds, model.predict(ds.X), PBM(), n_sessions=400, seed=1), ds)
+    with pytest.warns(UserWarning, match="is not read"):
+        back = load_svmlight(out)
+    assert np.array_equal(back.y, expected.y) and set(np.unique(back.y)) <= {0.0, 1.0}
+    assert np.array_equal(back.position, expected.position) and np.array_equal(back.qid, expected.qid)
+    assert np.array_equal(np.loadtxt(f"{out}.weight"), expected.sample_weight) and expected.sample_weight.sum() > 400
+    code, _, err = run(capsys, "train", "--model", "lambdamart", "--train", out, "--unbiased", "pairwise",
+                       "--n-estimators", "3", "--leaves", "4", "--seed", "0", "--save", root / "u.json")  # fmt: skip
+    assert code == 0 and "weights from" in err and "positions from" in err, err
+    ref = LambdaMART(n_estimators=3, num_leaves=4, random_state=0, unbiased="pairwise")
+    ref.fit(expected.X, expected.y, qid=expected.qid, sample_weight=expected.sample_weight, position=expected.position)
+    np.testing.assert_allclose(load_model(root / "u.json").predict(ds.X), ref.predict(ds.X), rtol=1e-6)
+
+
 @pytest.mark.parametrize(
     "extra, fragments",
     [
@@ -86,6 +111,7 @@ def test_aggregate_writes_data_positions_and_weights(capsys, setup):
         (["--sessions", "0"], ["--sessions"]),
         (["--temperature", "0"], ["temperature must be > 0"]),
         (["--aggregate", "--out", "-"], ["--aggregate writes OUT, OUT.position and OUT.weight together"]),
+        (["--per-session"], ["--per-session shapes the rows of --aggregate: give --aggregate too"]),
         (["--aggregate", "--out", "agg.parquet"], ["--aggregate writes SVMlight text", "OUT cannot be a Parquet file (agg.parquet)"]),
     ],
 )

@@ -40,14 +40,16 @@ def click_model(name: str, options: dict[str, float | None]) -> Any:
     return CLICK_MODELS[name](**given)
 
 
-def aggregated_files(log: Any, ds: Any, out: Path) -> dict[Path, bytes]:
+def aggregated_files(log: Any, ds: Any, out: Path, per_session: bool = False) -> dict[Path, bytes]:
     """OUT (clicks as labels, one row per query, document and position), OUT.position and
-    OUT.weight (impressions, LightGBM's weight file)."""
+    OUT.weight (impressions, LightGBM's weight file); ``per_session``: one group per distinct
+    session instead (clicked 0/1, the weight how many sessions it stands for)."""
+    from ranklearn.clicks import ClickTrainingSet
     from ranklearn.data import format_svmlight
     from ranklearn.data.positions import format_positions, sidecar_path
     from ranklearn.data.svmlight import weight_path
 
-    training = log.training_set(ds)
+    training = ClickTrainingSet.per_pattern(log, ds) if per_session else log.training_set(ds)
     rows = training.to_dataset()
     weights = training.sample_weight
     return {
@@ -71,8 +73,10 @@ def run_simulate_clicks(
     seed: int,
     out: Path,
     aggregate: bool,
+    per_session: bool = False,
 ) -> None:
-    """Load, check, simulate, write (the log, or with ``aggregate`` the three training files)."""
+    """Load, check, simulate, write (the log, or with ``aggregate`` the three training files, per
+    query, document and position or, ``per_session``, per distinct session)."""
     from ranklearn.clicks import simulate
     from ranklearn.data.positions import sidecar_path
     from ranklearn.data.svmlight import weight_path
@@ -84,6 +88,8 @@ def run_simulate_clicks(
     if randpair is not None and not 1 <= randpair <= top_k:
         raise ValueError(f"--randpair must be a rank from 1 to --top-k ({top_k}), got {randpair}")
     outputs = [out, sidecar_path(out), weight_path(out)] if aggregate else [out]
+    if per_session and not aggregate:
+        raise ValueError("--per-session shapes the rows of --aggregate: give --aggregate too")
     if aggregate and out.suffix.lower() in (".parquet", ".pq"):
         raise ValueError(f"--aggregate writes SVMlight text: OUT cannot be a Parquet file ({out})")
     if aggregate and is_special(out):
@@ -108,10 +114,11 @@ def run_simulate_clicks(
                    pivot=1 if randpair is None else randpair)  # fmt: skip
     clicks = int(log.click.sum())
     if aggregate:
-        files = aggregated_files(log, ds, out)
+        files = aggregated_files(log, ds, out, per_session)
         write_outputs(files)
         n_rows = files[out].count(b"\n")
-        C.report(f"wrote {out}, {outputs[1]} and {outputs[2]}: {n_rows:,} rows (query, document, position) "
+        rows = "rows in groups of distinct sessions" if per_session else "rows (query, document, position)"
+        C.report(f"wrote {out}, {outputs[1]} and {outputs[2]}: {n_rows:,} {rows} "
                  f"from {sessions:,} sessions, {clicks:,} clicks", out)  # fmt: skip
         return
     log.write(out)

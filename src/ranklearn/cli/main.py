@@ -544,6 +544,7 @@ def simulate_clicks(
     seed: int = typer.Option(0, "--seed", help="Same seed, same log."),
     out: Path = typer.Option(..., "--out", parser=C.output_path, help="Click log to write: TSV (query session document position clicked), Parquet for .parquet; - = stdout."),
     aggregate: bool = typer.Option(False, "--aggregate", help="Write OUT as SVMlight instead: one row per query, document and position, label = clicks, with OUT.position and OUT.weight (impressions)."),
+    per_session: bool = typer.Option(False, "--per-session", help="With --aggregate: one query group per distinct session (same query, documents, positions and clicks), labels = clicked 0/1, OUT.weight = how many sessions: the training set of the offline protocol, for train --unbiased."),
 ) -> None:
     """Simulate users clicking on a logging ranker's lists of --data's queries (clicks from the true labels)."""
     from ranklearn.cli._clicks import run_simulate_clicks
@@ -552,6 +553,7 @@ def simulate_clicks(
         data=data, logging_models=logging_model, model_name=click_model.value,
         options={"eta": eta, "epsilon": epsilon, "continuation": continuation}, sessions=sessions, top_k=top_k,
         temperature=temperature, swap=swap, randpair=randpair, seed=seed, out=out, aggregate=aggregate,
+        per_session=per_session,
     )  # fmt: skip
 
 
