@@ -905,9 +905,35 @@ def test_commands_other_than_train_say_they_did_not_read_a_weight_file(capsys, t
     assert code == 0, err
     code, _, err = run(capsys, "predict", "--model", tmp_path / "m.json", "--data", data, "--out", tmp_path / "s")
     assert code == 0 and err.strip() == f"ranklearn: {data}.weight not read: predict scores the documents without them"
-    code, _, err = run(capsys, "cv", "--model", "linear", "--data", data, "--folds", "2")
+    code, _, err = run(capsys, "evaluate", "--data", data, "--scores", tmp_path / "s")
     assert code == 0, err
-    assert f"ranklearn: {data}.weight not read: weights are read by ranklearn train alone" in err
+    assert f"ranklearn: {data}.weight not read: the scores are evaluated on the file's labels" in err
+    code, _, err = run(capsys, "info", data)
+    assert code == 0 and f"ranklearn: {data}.weight not read: weights are read by ranklearn train" in err, err
+
+
+def test_cv_gives_each_fold_the_weights_of_its_training_rows(capsys, tmp_path, small_files):  # noqa: F811
+    from ranklearn.model_selection import cross_validate
+
+    data = tmp_path / "d.txt"
+    data.write_bytes(Path(small_files["train"]).read_bytes())
+    ds = load_svmlight(data)
+    weight = np.random.default_rng(0).integers(1, 9, ds.n_samples).astype(float)
+    Path(f"{data}.weight").write_text("".join(f"{w:g}\n" for w in weight))
+    code, out, err = run(capsys, "cv", "--model", "lambdamart", "--data", data, "--folds", "2", "--json",
+                         "--n-estimators", "3", "--leaves", "4", "--seed", "0")  # fmt: skip
+    assert code == 0 and f"weights from {data}.weight" in err, err
+    import json
+
+    folds = json.loads(out)["folds"]
+    model = LambdaMART(n_estimators=3, num_leaves=4, random_state=0)
+    weighted = cross_validate(model, ds.X, ds.y, qid=ds.qid, cv=2, sample_weight=weight)
+    plain = cross_validate(model, ds.X, ds.y, qid=ds.qid, cv=2)
+    got = [folds[f"fold {i}"]["ndcg@10"] for i in (1, 2)]
+    np.testing.assert_allclose(got, weighted["test_ndcg@10"], rtol=1e-9)
+    assert not np.allclose(weighted["test_ndcg@10"], plain["test_ndcg@10"])
+    with pytest.raises(ValueError, match="sample_weight has 3 values for"):
+        cross_validate(model, ds.X, ds.y, qid=ds.qid, cv=2, sample_weight=[1, 2, 3])
 
 
 def test_a_dask_train_says_it_does_not_read_the_weight_files(capsys, tmp_path, small_files):  # noqa: F811

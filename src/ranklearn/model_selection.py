@@ -20,6 +20,7 @@ from sklearn.utils import _safe_indexing
 
 from ranklearn.data.groups import check_qid, group_ptr, regroup_order
 from ranklearn.data.positions import check_position
+from ranklearn.models.checks import check_weight
 
 __all__ = ["cross_validate", "query_folds"]
 
@@ -100,6 +101,7 @@ def cross_validate(
     position: ArrayLike | None = None,
     return_estimator: bool = False,
     validation_fraction: float | None = None,
+    sample_weight: ArrayLike | None = None,
     **conventions: Any,
 ) -> dict[str, Any]:
     """Fit a clone of ``model`` on each training part and score it on the held-out queries.
@@ -128,6 +130,9 @@ def cross_validate(
     position : array-like of int, shape (n_samples,), optional
         Display positions (1-based), given to each fold's ``fit(position=...)`` for its
         training rows; the test parts are scored on their labels, positions play no part.
+    sample_weight : array-like of shape (n_samples,), optional
+        Row weights (finite, >= 0), given to each fold's ``fit(sample_weight=...)`` for its
+        training rows; the test parts are scored unweighted, as ``fit``'s metrics are.
     validation_fraction : float, optional
         Train each fold on this fraction of its training queries (:func:`carve_queries`, seeded
         by ``random_state``) and give the others to the fit as its evaluation set, for early
@@ -166,6 +171,7 @@ def cross_validate(
     if ids is not None and ids.size != q.size:
         raise ValueError(f"docids has {ids.size} values for {q.size} rows")
     pos = check_position(position, q.size)
+    weight = check_weight(sample_weight, q.size, None)
     if isinstance(cv, (int, np.integer)):
         folds = query_folds(q, cv, random_state=random_state)
     elif hasattr(cv, "split"):  # a scikit-learn splitter: the queries are its groups
@@ -191,6 +197,8 @@ def cross_validate(
             fit_params = {"eval_set": [(_safe_indexing(X_rows, vali), y_arr[vali], q[vali])], "eval_names": ["vali"]}
         if pos is not None:
             fit_params["position"] = pos[train]
+        if weight is not None:
+            fit_params["sample_weight"] = weight[train]
         fitted = fit_with_progress(clone(model), f"fold {number}" if progress else None,
                                    _safe_indexing(X_rows, train), y_arr[train], qid=q[train], **fit_params)  # fmt: skip
         out["fit_time"].append(time.perf_counter() - start)

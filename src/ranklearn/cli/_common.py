@@ -91,7 +91,7 @@ def load_data(
 
 
 #: why a command other than ``train`` (on its training file) does not read a ``.weight`` sidecar
-WEIGHTS_READER = "weights are read by ranklearn train alone, for its --train file (or --weight-file)"
+WEIGHTS_READER = "weights are read by ranklearn train (its --train file, or --weight-file) and cv (its --data file)"
 
 
 def load_data_as_wide(

@@ -130,15 +130,19 @@ def run_cv(
     # --data folds have no validation file: --early-stopping carves one from each training part
     carve = 0.8 if data is not None and params.get("early_stopping_rounds") is not None else None
     if data is not None:
+        from ranklearn.cli._train import read_weights, weight_sidecar
         from ranklearn.model_selection import cross_validate
 
-        ds = C.load_data(data)
+        ds, order = C.load_data(data, return_order=True, weights_read=True)
+        weights_from = weight_sidecar(data)  # LightGBM's weight file: each fold's training rows' weights
+        weight = None if weights_from is None else read_weights(weights_from, ds.n_samples, data, order)
         if folds > ds.n_queries:
             raise ValueError(f"--folds {folds} is more than the {ds.n_queries} queries of {C.shown(data)}")
         _check(ds, data, estimator)
         result = cross_validate(
             estimator, ds.X, ds.y, qid=ds.qid, cv=folds, metrics=metrics, random_state=split_seed, progress=True,
             position=ds.position, return_estimator=save_models is not None, validation_fraction=carve,
+            sample_weight=weight,
         )  # fmt: skip
         for i in range(folds):
             rows[f"fold {i + 1}"] = {m.name: float(result[f"test_{m.name}"][i]) for m in scorers}
