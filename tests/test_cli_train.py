@@ -878,7 +878,7 @@ def test_train_passes_the_weight_file_to_fit_in_the_rows_order(capsys, tmp_path)
         ("1\nx\n" + "1\n" * 4, [], ["clicks.txt.weight:2", "expected one finite number per line"]),
         ("0\n" * 6, [], ["every weight in", "is 0: nothing to train on"]),
         ("1\n" * 6, ["--weight-file", "missing"], ["missing", "no such weight file"]),
-        ("1\n" * 6, ["--weight-file", "."], [".", "is a directory, not a weight file"]),
+        ("1\n" * 6, ["--weight-file", "."], [".", "is a directory, not a weights file"]),
         ("1\n" * 6, ["--weight-file", "-", "--train", "-"], ["--train and --weight-file cannot both read standard input"]),
         ("1\n" * 6, ["--workers", "2"], None),
     ],
@@ -934,6 +934,13 @@ def test_cv_gives_each_fold_the_weights_of_its_training_rows(capsys, tmp_path, s
     assert not np.allclose(weighted["test_ndcg@10"], plain["test_ndcg@10"])
     with pytest.raises(ValueError, match="sample_weight has 3 values for"):
         cross_validate(model, ds.X, ds.y, qid=ds.qid, cv=2, sample_weight=[1, 2, 3])
+    from ranklearn.model_selection import query_folds
+
+    (_, first_test), _ = list(query_folds(ds.qid, 2, random_state=0))
+    only_first = np.zeros(ds.n_samples)
+    only_first[first_test] = 1.0  # fold 1 trains on the other rows: all weigh 0
+    with pytest.raises(ValueError, match="fold 1: every training row has weight 0"):
+        cross_validate(model, ds.X, ds.y, qid=ds.qid, cv=2, sample_weight=only_first)
 
 
 def test_a_dask_train_says_it_does_not_read_the_weight_files(capsys, tmp_path, small_files):  # noqa: F811
@@ -980,3 +987,16 @@ def test_a_weight_file_may_end_in_blank_lines_as_a_position_file_may(capsys, tmp
     Path(f"{data}.weight").write_text("1\n\n3\n4\n")  # a blank line inside is still an error
     code, _, err = run(capsys, "train", "--model", "lambdamart", "--train", data, "--n-estimators", "1")
     assert_one_line_error(code, err, f"{data}.weight:2:", "expected one finite number per line")
+
+
+def test_the_table_s_err_keeps_the_default_top_grade_whatever_the_training_labels(capsys, tmp_path):
+    """The model's own metric in the table follows its gain only: ERR's top grade stays 4 (as
+    evaluate's), so a test label above the training labels' largest is scored, not n/a."""
+    train, test = tmp_path / "tr.txt", tmp_path / "te.txt"
+    train.write_text("2 qid:1 1:0.9\n0 qid:1 1:0.1\n1 qid:2 1:0.5\n0 qid:2 1:0.2\n")
+    test.write_text("4 qid:7 1:0.8\n0 qid:7 1:0.3\n1 qid:8 1:0.1\n3 qid:8 1:0.6\n")
+    code, out, err = run(capsys, "train", "--model", "lambdamart", "--train", train, "--test", test,
+                         "--metric", "err@10", "--n-estimators", "2", "--min-leaf-samples", "1")  # fmt: skip
+    assert code == 0 and "not computed" not in out + err, out + err
+    row = next(line for line in out.splitlines() if "test" in line)
+    assert "n/a" not in row and "max_grade=4" in out

@@ -198,6 +198,8 @@ def cross_validate(
         if pos is not None:
             fit_params["position"] = pos[train]
         if weight is not None:
+            if not weight[train].any():
+                raise ValueError(f"fold {number}: every training row has weight 0")
             fit_params["sample_weight"] = weight[train]
         fitted = fit_with_progress(clone(model), f"fold {number}" if progress else None,
                                    _safe_indexing(X_rows, train), y_arr[train], qid=q[train], **fit_params)  # fmt: skip

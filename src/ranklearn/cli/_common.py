@@ -330,12 +330,14 @@ REPORT_METRIC = "ndcg@10"
 
 
 def table_metrics(estimator: Any) -> list[Metric]:
-    """The final table's metrics: :data:`REPORT_METRIC` and the fitted model's own, one column
-    each; where they share a name (``ndcg@10``), the model's, with its conventions (``--gain
-    linear``), so that the table and the watched metric are one figure."""
+    """The final table's metrics: :data:`REPORT_METRIC` and the model's own, one column each;
+    the model's with its gain (``--gain linear``), so that where they share a name (``ndcg@10``)
+    the table and the watched metric are one figure. Other conventions are the defaults, as
+    ``evaluate``'s (ERR's top grade is 4, not the training labels' largest)."""
     from ranklearn.metrics import get_metric
 
-    own = estimator.evaluation_metric()
+    spec = estimator.get_params()["metric"]
+    own = get_metric(spec, gain=estimator.evaluation_metric().gain) if isinstance(spec, str) else spec
     return [own] if own.name.lower() == REPORT_METRIC else [get_metric(REPORT_METRIC), own]
 
 

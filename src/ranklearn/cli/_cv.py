@@ -155,8 +155,13 @@ def run_cv(
         from ranklearn.datasets import SPLIT_FILES
         from ranklearn.model_selection import fit_with_progress
 
+        from ranklearn.data.svmlight import weight_path
+
         for n in _letor_folds(letor_folds):
-            train, vali, test = load_letor_fold(letor_folds, n)
+            train, vali, test = load_letor_fold(letor_folds, n, warn_weight_file=False)  # said here instead
+            for name in SPLIT_FILES:
+                if weight_path(letor_folds / f"Fold{n}" / name).exists():
+                    C.note(f"{weight_path(letor_folds / f'Fold{n}' / name)} not read: cv --letor-folds reads no weight files")
             for part, name in zip((train, vali, test), SPLIT_FILES, strict=True):  # before this fold is fitted
                 _check(part, letor_folds / f"Fold{n}" / name, estimator, scored=part is not train)
             try:

@@ -442,7 +442,7 @@ def run_train(
         if is_stdio(weight_file) and is_stdio(train):
             raise ValueError("--train and --weight-file cannot both read standard input (-)")
         if not is_stdio(weight_file) and weight_file.is_dir():
-            raise IsADirectoryError(21, "is a directory, not a weight file", str(weight_file))
+            raise IsADirectoryError(21, "is a directory, not a weights file", str(weight_file))
         if not is_stdio(weight_file) and not weight_file.exists():
             raise FileNotFoundError(2, "no such weight file", str(weight_file))
     feature_ids = read_feature_ids(features) if features is not None else None  # before loading data

@@ -406,7 +406,7 @@ def convert(
 def cv(
     ctx: typer.Context,
     model: str = typer.Option(..., "--model", metavar="MODEL", help="Which ranker to cross-validate (train's --model)."),
-    data: Path | None = typer.Option(None, "--data", help="Ranking file to split into query-grouped folds."),
+    data: Path | None = typer.Option(None, "--data", help="Ranking file to split into query-grouped folds (its .position and .weight sidecars reach each fold's fit)."),
     folds: int = typer.Option(
         5, "--folds", min=2, help="Number of folds of --data (whole queries, shuffled by --split-seed)."
     ),
