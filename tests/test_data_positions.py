@@ -75,7 +75,7 @@ def test_sidecar_is_read_and_named(tmp_path):
     assert load_svmlight(data, position_file=False).position is None
     other = write(tmp_path / "other", "5\n4\n3\n2\n1\n")
     assert load_svmlight(data, position_file=other).position.tolist() == [5, 4, 3, 2, 1]
-    with pytest.raises(DataFormatError, match="4 positions for the 5 rows") as info:
+    with pytest.raises(DataFormatError, match=f"4 positions for the 5 rows of {data}") as info:
         load_svmlight(data, position_file=write(tmp_path / "short", "1\n2\n3\n4\n"))
     assert info.value.path.endswith("short")
 

@@ -27,7 +27,9 @@ def sidecar_path(data_path: str | PathLike[str]) -> Path:
     return Path(f"{data_path}{SUFFIX}")
 
 
-def read_position_file(path: str | PathLike[str], n_rows: int | None = None) -> np.ndarray:
+def read_position_file(
+    path: str | PathLike[str], n_rows: int | None = None, data_name: str = "the data file"
+) -> np.ndarray:
     """Positions of a position file, one per line, in file order, as int64.
 
     Parameters
@@ -36,6 +38,8 @@ def read_position_file(path: str | PathLike[str], n_rows: int | None = None) -> 
         Plain or gzip-compressed text, LF or CRLF line ends; trailing blank lines are allowed.
     n_rows : int, optional
         The data file's row count; the file must have exactly that many positions.
+    data_name : str
+        How the count error names the data file.
 
     Raises
     ------
@@ -61,7 +65,7 @@ def read_position_file(path: str | PathLike[str], n_rows: int | None = None) -> 
             )
         out[i] = int(text)
     if n_rows is not None and out.shape[0] != n_rows:
-        raise DataFormatError(f"{out.shape[0]} positions for the {n_rows} rows of the data file", path=name)
+        raise DataFormatError(f"{out.shape[0]} positions for the {n_rows} rows of {data_name}", path=name)
     return out
 
 

@@ -254,7 +254,7 @@ def load_svmlight(
     if position_file is not None and position_file is not False:
         if position_file is True:
             raise ValueError("position_file must be a path, None (the sidecar when it exists) or False, not True")
-        position = read_position_file(position_file, n_rows)
+        position = read_position_file(position_file, n_rows, name)
     if order is not None:
         X, labels, row_line = X[order], labels[order], row_line[order]
         comments = None if comments is None else comments[order]
