@@ -346,3 +346,15 @@ def test_dask_train_passes_the_files_position_sidecars_to_the_fit(capsys, tmp_pa
     code, _, err = run(capsys, "train", "--train", bare, "--workers", "1", *opts)
     assert_one_line_error(code, err, "--unbiased pairwise needs the training rows' positions",
                           f"{bare} has none")  # fmt: skip
+
+
+def test_a_dask_train_s_table_says_which_metric_a_set_s_labels_refuse(capsys, tmp_path, shared_data):
+    """A test file with a negative label: the model is trained and saved, its table says n/a
+    there with the metric's reason, as a local train's does (it used to end with an error)."""
+    src = shared_data / "MQ2008" / "Fold1" / "vali.txt"
+    test = tmp_path / "test.txt"
+    test.write_text("-1 qid:1 1:0.5\n1 qid:1 1:0.2\n")
+    code, out, err = run(capsys, "train", "--train", src, "--test", test, "--model", "lambdamart", "--workers", "1",
+                         "--n-estimators", "2", "--save", tmp_path / "m.json")  # fmt: skip
+    assert code == 0, err
+    assert (tmp_path / "m.json").exists() and "n/a" in out and "ndcg@10 not computed on test" in out

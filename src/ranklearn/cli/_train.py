@@ -320,27 +320,37 @@ def evaluate_sets(
     not the command's, so a ranker that trains on any label (mart, ranknet) still trains. With the
     sets' ``paths``, the note names the file and line of the first such label, not its row.
     """
-    import numpy as np
-
     metrics = C.as_metrics(metric_names)
     rows: dict[str, dict[str, float]] = {}
     for name, ds in sets.items():
         scores = estimator.predict(ds.X, qid=ds.qid)  # the queries: for a per-query normalizer
-        rows[name] = {}
-        for m in metrics:
-            try:
-                rows[name][m.name] = m.mean(ds.y, scores, ds.ptr)
-            except ValueError as exc:  # the labels: the scores are the model's own, finite
-                rows[name][m.name] = math.nan
-                if notes is None:
-                    continue
-                said = C.one_line(exc)
-                bad = np.flatnonzero(~(np.isfinite(ds.y) & (ds.y >= 0)))
-                if paths is not None and name in paths and bad.size and C.line_of(ds, int(bad[0])) is not None:
-                    row = int(bad[0])
-                    said = re.sub(r"\brow \d+ has", f"{C.shown(paths[name])} line {C.line_of(ds, row)} has", said)
-                notes.append(f"{m.name} not computed on {name}: {said}")
+        path = None if paths is None else paths.get(name)
+        rows[name] = score_set(metrics, ds.y, scores, ds.ptr, name, notes, ds, path)
     return rows
+
+
+def score_set(
+    metrics: list[Any], y: np.ndarray, scores: np.ndarray, ptr: np.ndarray, name: str, notes: list[str] | None,
+    ds: RankingDataset | None = None, path: Path | None = None,
+) -> dict[str, float]:
+    """Each metric's mean on one set; NaN where the metric refuses the labels, its reason in
+    ``notes`` (naming ``path``'s line of the first bad label when the set ``ds`` came from it)."""
+    import numpy as np
+
+    row: dict[str, float] = {}
+    for m in metrics:
+        try:
+            row[m.name] = m.mean(y, scores, ptr)
+        except ValueError as exc:  # the labels: the scores are the model's own, finite
+            row[m.name] = math.nan
+            if notes is None:
+                continue
+            said = C.one_line(exc)
+            bad = np.flatnonzero(~(np.isfinite(y) & (y >= 0)))
+            if ds is not None and path is not None and bad.size and C.line_of(ds, int(bad[0])) is not None:
+                said = re.sub(r"\brow \d+ has", f"{C.shown(path)} line {C.line_of(ds, int(bad[0]))} has", said)
+            notes.append(f"{m.name} not computed on {name}: {said}")
+    return row
 
 
 def check_labels_for_metrics(ds: RankingDataset, path: Path, command: str = "train") -> None:
