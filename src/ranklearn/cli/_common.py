@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -348,6 +349,30 @@ def print_results(
     console.print(title)
     console.print(results_table(rows, metric_names))
     console.print(conventions_line(as_metrics(metric_names)))
+
+
+def score_set(
+    metrics: list[Any], y: np.ndarray, scores: np.ndarray, ptr: np.ndarray, name: str, notes: list[str] | None,
+    ds: RankingDataset | None = None, path: Path | None = None,
+) -> dict[str, float]:
+    """Each metric's mean on one set; NaN where the metric refuses the labels, its reason in
+    ``notes`` (naming ``path``'s line of the first bad label when the set ``ds`` came from it)."""
+    import numpy as np
+
+    row: dict[str, float] = {}
+    for m in metrics:
+        try:
+            row[m.name] = m.mean(y, scores, ptr)
+        except ValueError as exc:  # the labels: the scores are the model's own, finite
+            row[m.name] = math.nan
+            if notes is None:
+                continue
+            said = one_line(exc)
+            bad = np.flatnonzero(~(np.isfinite(y) & (y >= 0)))
+            if ds is not None and path is not None and bad.size and line_of(ds, int(bad[0])) is not None:
+                said = re.sub(r"\brow \d+ has", f"{shown(path)} line {line_of(ds, int(bad[0]))} has", said)
+            notes.append(f"{m.name} not computed on {name}: {said}")
+    return row
 
 
 def as_metrics(metrics: Sequence[str | Metric]) -> list[Metric]:

@@ -274,15 +274,13 @@ def run_train_dask(
             if save is not None:
                 local.save(save)
             saved = f"saved to {save}" if save is not None else "not saved (no --save)"
-            from ranklearn.cli._train import score_set
-
             metrics = metric_names = C.table_metrics(estimator)
             rows, notes = {}, []
             try:
                 for name, (X, y, q) in sets.items():
                     scores, labels, qid = client.compute([estimator.predict(X), y, q], sync=True)
                     ptr = group_ptr(np.asarray(qid))
-                    rows[name] = score_set(metrics, np.asarray(labels), scores, ptr, name, notes)
+                    rows[name] = C.score_set(metrics, np.asarray(labels), scores, ptr, name, notes)
             except KeyboardInterrupt:
                 raise C.Interrupted(f"interrupted while scoring the sets for the final table; the model was {saved}") from None
     except KeyboardInterrupt:  # those during the fit, the model's transfer and the table are said inside

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import math
 import re
 from collections.abc import Callable
 from enum import Enum
@@ -325,32 +324,8 @@ def evaluate_sets(
     for name, ds in sets.items():
         scores = estimator.predict(ds.X, qid=ds.qid)  # the queries: for a per-query normalizer
         path = None if paths is None else paths.get(name)
-        rows[name] = score_set(metrics, ds.y, scores, ds.ptr, name, notes, ds, path)
+        rows[name] = C.score_set(metrics, ds.y, scores, ds.ptr, name, notes, ds, path)
     return rows
-
-
-def score_set(
-    metrics: list[Any], y: np.ndarray, scores: np.ndarray, ptr: np.ndarray, name: str, notes: list[str] | None,
-    ds: RankingDataset | None = None, path: Path | None = None,
-) -> dict[str, float]:
-    """Each metric's mean on one set; NaN where the metric refuses the labels, its reason in
-    ``notes`` (naming ``path``'s line of the first bad label when the set ``ds`` came from it)."""
-    import numpy as np
-
-    row: dict[str, float] = {}
-    for m in metrics:
-        try:
-            row[m.name] = m.mean(y, scores, ptr)
-        except ValueError as exc:  # the labels: the scores are the model's own, finite
-            row[m.name] = math.nan
-            if notes is None:
-                continue
-            said = C.one_line(exc)
-            bad = np.flatnonzero(~(np.isfinite(y) & (y >= 0)))
-            if ds is not None and path is not None and bad.size and C.line_of(ds, int(bad[0])) is not None:
-                said = re.sub(r"\brow \d+ has", f"{C.shown(path)} line {C.line_of(ds, int(bad[0]))} has", said)
-            notes.append(f"{m.name} not computed on {name}: {said}")
-    return row
 
 
 def check_labels_for_metrics(ds: RankingDataset, path: Path, command: str = "train") -> None:
