@@ -305,6 +305,39 @@ def read_scores(path: Path, n_rows: int, data_path: Path, what: str = "score") -
     return scores
 
 
+def weight_sidecar(train: Path) -> Path | None:
+    """``<train>.weight`` (LightGBM's weight file, as ``simulate-clicks --aggregate`` writes it) when it exists."""
+    from ranklearn.data.svmlight import weight_path
+
+    path = None if is_stdio(train) else weight_path(train)
+    return path if path is not None and path.exists() else None
+
+
+def read_weights(path: Path, n_rows: int, train: Path, order: np.ndarray | None) -> np.ndarray:
+    """The training rows' weights from ``path``: one finite number >= 0 a line, one per row of
+    ``train`` in file order, put in the rows' order after regrouping (``order``); noted on stderr.
+
+    Raises
+    ------
+    DataFormatError
+        Naming the line of a negative weight, and :func:`read_scores`'s errors
+        (a token that is not a finite number, another count of lines than of rows).
+    ValueError
+        When every weight is 0.
+    """
+    import numpy as np
+
+    weight = read_scores(path, n_rows, train, "weight")
+    negative = np.flatnonzero(weight < 0)
+    if negative.size:
+        raise DataFormatError("a weight must be >= 0", path=shown(path), line=int(negative[0]) + 1,
+                              token=f"{weight[negative[0]]:g}")  # fmt: skip
+    if not weight.any():
+        raise ValueError(f"every weight in {shown(path)} is 0: nothing to train on")
+    note(f"weights from {path} (sample_weight)")
+    return weight if order is None else weight[order]
+
+
 def conventions_line(metrics: Sequence[Metric]) -> str:
     """:func:`ranklearn.metrics.conventions_line` (imported when the metrics are)."""
     from ranklearn.metrics import conventions_line as line

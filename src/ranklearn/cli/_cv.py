@@ -130,12 +130,11 @@ def run_cv(
     # --data folds have no validation file: --early-stopping carves one from each training part
     carve = 0.8 if data is not None and params.get("early_stopping_rounds") is not None else None
     if data is not None:
-        from ranklearn.cli._train import read_weights, weight_sidecar
         from ranklearn.model_selection import cross_validate
 
         ds, order = C.load_data(data, return_order=True, weights_read=True)
-        weights_from = weight_sidecar(data)  # LightGBM's weight file: each fold's training rows' weights
-        weight = None if weights_from is None else read_weights(weights_from, ds.n_samples, data, order)
+        weights_from = C.weight_sidecar(data)  # LightGBM's weight file: each fold's training rows' weights
+        weight = None if weights_from is None else C.read_weights(weights_from, ds.n_samples, data, order)
         if folds > ds.n_queries:
             raise ValueError(f"--folds {folds} is more than the {ds.n_queries} queries of {C.shown(data)}")
         _check(ds, data, estimator)
@@ -160,8 +159,8 @@ def run_cv(
         for n in _letor_folds(letor_folds):
             train, vali, test = load_letor_fold(letor_folds, n, warn_weight_file=False)  # said here instead
             for name in SPLIT_FILES:
-                if weight_path(letor_folds / f"Fold{n}" / name).exists():
-                    C.note(f"{weight_path(letor_folds / f'Fold{n}' / name)} not read: cv --letor-folds reads no weight files")
+                if (weights := weight_path(letor_folds / f"Fold{n}" / name)).exists():
+                    C.note(f"{weights} not read: cv --letor-folds reads no weight files")
             for part, name in zip((train, vali, test), SPLIT_FILES, strict=True):  # before this fold is fitted
                 _check(part, letor_folds / f"Fold{n}" / name, estimator, scored=part is not train)
             try:

@@ -207,6 +207,21 @@ def dask_estimator(
     return DaskLambdaMART(**params, **({} if worker_timeout is None else {"worker_timeout": worker_timeout}))
 
 
+def _note_unread_weights(train: Path) -> None:
+    """A note for every ``.weight`` sidecar of a Dask fit's training files (the workers read the
+    files, and no weights)."""
+    from ranklearn.dask import svmlight_paths
+    from ranklearn.data.svmlight import weight_path
+
+    try:
+        paths = svmlight_paths(str(train))
+    except FileNotFoundError:  # the read on the workers says so, as for any missing file
+        return
+    for path in paths:
+        if weight_path(path).exists():
+            C.note(f"{weight_path(path)} not read: a Dask fit reads no weight files (train on this machine or on Spark)")
+
+
 def run_train_dask(
     estimator: Any,
     model: str,
@@ -230,6 +245,7 @@ def run_train_dask(
     from ranklearn._progress import TrainingProgress
     from ranklearn.dask import QueryStraddleError, WorkerLostError, read_svmlight, svmlight_paths
 
+    _note_unread_weights(train)
     saved = None  # set once the model is saved: a Ctrl-C while the cluster closes then says so
     trained = False  # set once the model came from the workers: a Ctrl-C before says nothing was trained
     try:
@@ -274,7 +290,7 @@ def run_train_dask(
             if save is not None:
                 local.save(save)
             saved = f"saved to {save}" if save is not None else "not saved (no --save)"
-            metrics = metric_names = C.table_metrics(estimator)
+            metrics = C.table_metrics(estimator)
             rows, notes = {}, []
             try:
                 for name, (X, y, q) in sets.items():
@@ -290,6 +306,6 @@ def run_train_dask(
             raise C.Interrupted("interrupted while saving the model; nothing saved") from None
         raise C.Interrupted(f"interrupted while the cluster shut down, before the final table; the model was {saved}") from None
     console = C.err_console if save is not None and writes_stdout(save) else C.console
-    C.print_results(f"{model} on dask: {saved}; metrics on each set", rows, metric_names, console)
+    C.print_results(f"{model} on dask: {saved}; metrics on each set", rows, metrics, console)
     for note in notes:
         console.print(note, highlight=False, markup=False)

@@ -444,7 +444,6 @@ def run_train(
         if position_file is not None:
             raise ValueError("--position-file applies to a local fit; a Dask fit reads each file's .position sidecar")
         estimator = checked_estimator(dask_estimator(model, params, scheduler, workers, worker_timeout), model)
-        note_unread_weights(train)
         return run_train_dask(estimator, model, train, validate, test, save, scheduler, workers,
                               _position_reader(params))  # fmt: skip
     if worker_timeout is not None and spark is None:
@@ -457,8 +456,8 @@ def run_train(
         sets = {}
         sets["train"], order = C.load_data(train, regroup=not no_regroup, position_file=position_file,
                                            return_order=True, weights_read=True)  # fmt: skip
-        weights_from = weight_file if weight_file is not None else weight_sidecar(train)
-        weight = None if weights_from is None else read_weights(weights_from, sets["train"].n_samples, train, order)
+        weights_from = weight_file if weight_file is not None else C.weight_sidecar(train)
+        weight = None if weights_from is None else C.read_weights(weights_from, sets["train"].n_samples, train, order)
         width = sets["train"].n_features  # the other sets padded to it: trailing zeros may be left out
         for name in ("validate", "test"):
             if paths[name] is not None:
@@ -626,56 +625,6 @@ def carve_validation(
         raise ValueError(f"--validation-split needs two queries or more; {C.shown(path)} has {ds.n_queries}")
     chosen = carve_queries(np.arange(ds.n_queries), fraction, seed)  # one "row" per query, in file order
     return ds.subset(chosen), ds.subset(~chosen), np.repeat(chosen, np.diff(ds.ptr))
-
-
-def weight_sidecar(train: Path) -> Path | None:
-    """``<train>.weight`` (LightGBM's weight file, as ``simulate-clicks --aggregate`` writes it) when it exists."""
-    from ranklearn.data.svmlight import weight_path
-
-    path = None if is_stdio(train) else weight_path(train)
-    return path if path is not None and path.exists() else None
-
-
-def note_unread_weights(train: Path) -> None:
-    """A note for every ``.weight`` sidecar of a Dask fit's training files (the workers read the
-    files, and no weights)."""
-    from ranklearn.dask import svmlight_paths
-    from ranklearn.data.svmlight import weight_path
-
-    try:
-        paths = svmlight_paths(str(train))
-    except FileNotFoundError:  # the read on the workers says so, as for any missing file
-        return
-    for path in paths:
-        if weight_path(path).exists():
-            C.note(f"{weight_path(path)} not read: a Dask fit reads no weight files (train on this machine or on Spark)")
-
-
-def read_weights(path: Path, n_rows: int, train: Path, order: np.ndarray | None) -> np.ndarray:
-    """The training rows' weights from ``path``: one finite number >= 0 a line, one per row of
-    ``train`` in file order, put in the rows' order after regrouping (``order``); noted on stderr.
-
-    Raises
-    ------
-    DataFormatError
-        Naming the line of a negative weight, and :func:`ranklearn.cli._common.read_scores`'s errors
-        (a token that is not a finite number, another count of lines than of rows).
-    ValueError
-        When every weight is 0.
-    """
-    import numpy as np
-
-    from ranklearn.exceptions import DataFormatError
-
-    weight = C.read_scores(path, n_rows, train, "weight")
-    negative = np.flatnonzero(weight < 0)
-    if negative.size:
-        raise DataFormatError("a weight must be >= 0", path=C.shown(path), line=int(negative[0]) + 1,
-                              token=f"{weight[negative[0]]:g}")  # fmt: skip
-    if not weight.any():
-        raise ValueError(f"every weight in {C.shown(path)} is 0: nothing to train on")
-    C.note(f"weights from {path} (sample_weight)")
-    return weight if order is None else weight[order]
 
 
 # ------------------------------------------------------------------------------------- demo
