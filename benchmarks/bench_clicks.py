@@ -591,7 +591,8 @@ def _join(have: dict, run: dict, source: Path) -> dict:
     return have
 
 
-def _run_file(out: Path, click: str, n_sessions: int, seed: int, split: str) -> Path:
+def run_file(out: Path, click: str, n_sessions: int, seed: int, split: str) -> Path:
+    """Where a run of these settings is saved in ``out`` (one .npz a run)."""
     return out / f"{click}_{n_sessions}_{seed}_{split.replace(' ', '-')}.npz"
 
 
@@ -599,7 +600,7 @@ def _saved_run(args: argparse.Namespace, click: str, n_sessions: int, seed: int,
                rankers: dict) -> dict | None:  # fmt: skip
     """With ``--resume``, the run of these settings already in ``--save DIR`` when it holds every
     requested ranker's row and the same swap sessions (a run of other rankers is rerun), else None."""
-    path = None if not args.resume else _run_file(args.save, click, n_sessions, seed, split)
+    path = None if not args.resume else run_file(args.save, click, n_sessions, seed, split)
     if path is None or not path.exists():
         return None
     run = np.load(path, allow_pickle=True)["run"].item()
@@ -708,7 +709,7 @@ def main() -> None:
                               f"{run['load']:.1f}; NDCG@10 {ndcg}]", file=sys.stderr, flush=True)  # fmt: skip
                         if args.save is not None:
                             args.save.mkdir(parents=True, exist_ok=True)
-                            np.savez(_run_file(args.save, click, n_sessions, seed, split), run=np.array(run, dtype=object))
+                            np.savez(run_file(args.save, click, n_sessions, seed, split), run=np.array(run, dtype=object))
     if args.join is not None:
         runs = join_runs(runs, [Path(d) for d in args.join.split(",")])
     groups: dict[tuple, list[dict]] = {}

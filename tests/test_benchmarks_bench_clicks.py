@@ -23,7 +23,7 @@ def _run(seed: int, split: str, rankers=RANKERS, offset: float = 0.0) -> dict:
 
 def _save(directory: Path, run: dict) -> None:
     directory.mkdir(exist_ok=True)
-    path = bench_clicks._run_file(directory, run["click"], run["n_sessions"], run["seed"], run["split"])
+    path = bench_clicks.run_file(directory, run["click"], run["n_sessions"], run["seed"], run["split"])
     np.savez(path, run=np.array(run, dtype=object))
 
 
