@@ -1,4 +1,5 @@
-"""``ranklearn train --workers/--scheduler``: LambdaMART on a Dask cluster from the command line."""
+"""``ranklearn train --workers/--scheduler``: LambdaMART on a Dask cluster from the command line (and the
+neural rankers on one of its workers)."""
 
 from __future__ import annotations
 
@@ -49,10 +50,12 @@ def test_train_on_a_local_cluster_saves_the_single_machine_model(capsys, tmp_pat
     np.testing.assert_allclose(ours.predict(X), ref.predict(X), atol=1e-9)
 
 
-def test_dask_options_take_lambdamart_only_and_one_cluster(capsys, tmp_path, shared_data):
+def test_dask_options_take_their_models_only_and_one_cluster(capsys, tmp_path, shared_data):
     src = shared_data / "MQ2008" / "Fold1" / "vali.txt"
-    code, _, err = run(capsys, "train", "--train", src, "--model", "ranknet", "--workers", "2")
-    assert_one_line_error(code, err, "--model lambdamart only")
+    code, _, err = run(capsys, "train", "--train", src, "--model", "mart", "--workers", "2")
+    assert_one_line_error(code, err, "--model lambdamart, listnet, ranknet, lambdarank only, not mart")
+    code, _, err = run(capsys, "train", "--train", src, "--model", "listnet", "--workers", "2", "--worker-timeout", "5")
+    assert_one_line_error(code, err, "--worker-timeout applies to --model lambdamart on Dask")
     code, _, err = run(capsys, "train", "--train", src, "--model", "lambdamart", "--workers", "2", "--scheduler", "tcp://x:1")
     assert_one_line_error(code, err, "not both")
 
@@ -358,3 +361,29 @@ def test_a_dask_train_s_table_says_which_metric_a_set_s_labels_refuse(capsys, tm
                          "--n-estimators", "2", "--save", tmp_path / "m.json")  # fmt: skip
     assert code == 0, err
     assert (tmp_path / "m.json").exists() and "n/a" in out and "ndcg@10 not computed on test" in out
+
+
+def test_a_neural_click_fit_on_dask_is_the_local_one(capsys, tmp_path, shared_data):
+    """--model listnet --loss dla --workers: the files' .position sidecars reach the fit on one
+    worker; the saved network and its learned propensities are a local train's."""
+    src = shared_data / "MQ2008" / "Fold1" / "vali.txt"
+    pattern = _split(src, tmp_path, [60])
+    rng = np.random.default_rng(0)
+    for part in sorted(tmp_path.glob("part-*.txt")):
+        n = len(part.read_bytes().splitlines())
+        (tmp_path / f"{part.name}.position").write_text("".join(f"{p}\n" for p in rng.integers(1, 11, n)))
+    opts = ["--model", "listnet", "--loss", "dla", "--n-estimators", "3", "--seed", "0"]
+    code, out, err = run(capsys, "train", "--train", pattern, "--workers", "1", *opts, "--save", tmp_path / "dask.json")
+    assert code == 0, err
+    assert "listnet on dask: saved to" in out and "part-1.txt.position" in err
+    whole = tmp_path / "whole.txt"
+    whole.write_bytes(src.read_bytes())
+    (tmp_path / "whole.txt.position").write_text("".join(
+        (tmp_path / f"part-{i}.txt.position").read_text() for i in range(2)))  # fmt: skip
+    code, _, err = run(capsys, "train", "--train", whole, *opts, "--save", tmp_path / "local.json")
+    assert code == 0, err
+    ours, ref = load_model(tmp_path / "dask.json"), load_model(tmp_path / "local.json")
+    assert type(ours) is type(ref)
+    np.testing.assert_allclose(ours.position_bias_["propensity"], ref.position_bias_["propensity"], rtol=1e-6)
+    X = np.asarray(load_svmlight(src).X)
+    np.testing.assert_allclose(ours.predict(X), ref.predict(X), rtol=1e-6, atol=1e-7)

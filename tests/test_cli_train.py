@@ -888,10 +888,10 @@ def test_train_refuses_a_bad_weight_file_in_one_line(capsys, tmp_path, text, opt
     data.write_text("2 qid:1 1:0.5\n0 qid:1 1:0.1\n1 qid:2 1:0.3\n0 qid:2 1:0.2\n1 qid:2 1:0.9\n0 qid:2 1:0.4\n")
     weights = Path(f"{data}.weight")
     weights.write_text(text)
-    if fragments is None:  # a Dask fit takes no weights: --weight-file is refused
+    if fragments is None:  # a Dask fit reads the files' sidecars on the workers: --weight-file is refused
         code, _, err = run(capsys, "train", "--model", "lambdamart", "--train", data, "--weight-file", weights, *options)
         assert_one_line_error(code, err, "--weight-file applies to a fit on this machine or on Spark",
-                              "a Dask fit reads no weight files")  # fmt: skip
+                              "a Dask fit reads each --train file's .weight sidecar")  # fmt: skip
         return
     code, _, err = run(capsys, "train", "--model", "lambdamart", "--train", data, "--n-estimators", "2", *options)
     assert_one_line_error(code, err, *fragments)
@@ -943,13 +943,32 @@ def test_cv_gives_each_fold_the_weights_of_its_training_rows(capsys, tmp_path, s
         cross_validate(model, ds.X, ds.y, qid=ds.qid, cv=2, sample_weight=only_first)
 
 
-def test_a_dask_train_says_it_does_not_read_the_weight_files(capsys, tmp_path, small_files):  # noqa: F811
+def test_a_dask_train_reads_the_weight_sidecars_and_fits_the_local_trees(capsys, tmp_path, small_files):  # noqa: F811
+    """--workers: the --train file's .weight sidecar goes to fit(sample_weight=) as a local train's
+    does (the same trees); a --validate file's sidecars are noted as not used."""
     pytest.importorskip("distributed")
     data = tmp_path / "d.txt"
     data.write_bytes(Path(small_files["train"]).read_bytes())
-    Path(f"{data}.weight").write_text("1\n" * 10)
-    code, _, err = run(capsys, "train", "--model", "lambdamart", "--train", data, "--workers", "1", "--n-estimators", "1")
-    assert code == 0 and f"ranklearn: {data}.weight not read: a Dask fit reads no weight files" in err, err
+    n = len(data.read_bytes().splitlines())
+    Path(f"{data}.weight").write_text("".join(f"{w}\n" for w in np.random.default_rng(0).integers(1, 5, n)))
+    vali = tmp_path / "v.txt"
+    vali.write_bytes(data.read_bytes())
+    Path(f"{vali}.weight").write_text(Path(f"{data}.weight").read_text())
+    opts = ["--model", "lambdamart", "--n-estimators", "3", "--leaves", "3", "--min-leaf-samples", "1", "--seed", "0"]
+    code, _, err = run(capsys, "train", "--train", data, "--validate", vali, "--workers", "1", *opts,
+                       "--save", tmp_path / "dask.json")  # fmt: skip
+    assert code == 0, err
+    assert f"ranklearn: weights from {data}.weight (sample_weight)" in err
+    assert f"ranklearn: {vali}.weight not used: --validate is scored on its labels" in err
+    code, _, err = run(capsys, "train", "--train", data, "--validate", vali, *opts, "--save", tmp_path / "local.json")
+    assert code == 0, err
+    Path(f"{data}.weight").unlink()
+    code, _, err = run(capsys, "train", "--train", data, "--validate", vali, *opts, "--save", tmp_path / "plain.json")
+    assert code == 0, err
+    X = np.asarray(load_svmlight(data).X)
+    ours, ref, plain = (load_model(tmp_path / f"{m}.json").predict(X) for m in ("dask", "local", "plain"))
+    np.testing.assert_allclose(ours, ref, atol=1e-9)
+    assert not np.allclose(ours, plain)  # the weights changed the model
 
 
 def test_click_counts_too_large_for_the_exponential_gain_name_the_line_and_the_option(capsys, tmp_path):

@@ -257,6 +257,29 @@ def test_read_svmlight_returns_the_position_sidecars_of_its_files(client, tmp_pa
     assert none.position is None and none.position_files == []
 
 
+def test_read_svmlight_returns_the_weight_sidecars_of_its_files(client, tmp_path, monkeypatch):
+    from ranklearn.dask import read_svmlight
+    from ranklearn.exceptions import DataFormatError
+
+    (tmp_path / "a.txt").write_text("1 qid:1 1:0.5\n0 qid:1 1:0.25\n2 qid:2 1:1\n")
+    (tmp_path / "b.txt").write_text("0 qid:3 1:2\n1 qid:3 1:3\n")
+    (tmp_path / "a.txt.weight").write_text("2\n1.5\n1\n")
+    (tmp_path / "b.txt.weight").write_text("0\n3\n")
+    monkeypatch.chdir(tmp_path)
+    parts = read_svmlight(["a.txt", "b.txt"], client=client)
+    assert parts.weight.compute().tolist() == [2, 1.5, 1, 0, 3] and parts.weight.chunks == parts.X.chunks[:1]
+    assert parts.weight_files == ["a.txt.weight", "b.txt.weight"] and parts.position is None
+    (tmp_path / "b.txt.weight").write_text("1\n-3\n")
+    with pytest.raises(DataFormatError, match=r"^b\.txt\.weight:2: a weight must be >= 0"):  # named as typed
+        read_svmlight(["a.txt", "b.txt"], client=client)
+    (tmp_path / "b.txt.weight").write_text("1\n")
+    with pytest.raises(DataFormatError, match=r"^b\.txt\.weight: 1 weights for 2 rows"):
+        read_svmlight(["a.txt", "b.txt"], client=client)
+    (tmp_path / "b.txt.weight").unlink()
+    with pytest.raises(DataFormatError, match=r"no weight file 'b\.txt\.weight' while 'a\.txt\.weight' exists"):
+        read_svmlight(["a.txt", "b.txt"], client=client)
+
+
 def test_positions_reach_every_peers_objective_with_their_rows(client, tmp_path):
     import pickle
     import uuid
@@ -544,3 +567,117 @@ def test_unbiased_gives_the_trees_and_bias_of_one_machine(client, method):
     assert not np.allclose(next(iter(ref.position_bias_.values()))[1:], next(iter(ref.position_bias_.values()))[0])
     with pytest.raises(ValueError, match="needs position="):
         DaskLambdaMART(client=client, **params).fit(dX, dy, dq)
+
+
+# ---------------------------------------------------------------------- neural rankers on one worker
+def _clicks_on_dask(n_parts=2):
+    """PBM clicks (eta 1) of a logging ranker sorting by feature 1 (unrelated to relevance,
+    feature 0): the rows (one per distinct session, weighted by its count) as Dask arrays cut at
+    query boundaries, the NumPy rows, and a test set."""
+    from ranklearn.clicks import PBM, ClickTrainingSet, simulate
+    from ranklearn.data import from_arrays
+
+    def letor(n_queries, seed):
+        rng = np.random.default_rng(seed)
+        X = rng.normal(size=(n_queries * 10, 3)).astype(np.float32)
+        return from_arrays(X, np.clip(np.round(X[:, 0] * 1.2 + 1.5), 0, 4), qid=np.repeat(np.arange(n_queries), 10))
+
+    train, test = letor(100, 0), letor(100, 1)
+    rows = ClickTrainingSet.per_pattern(simulate(train, train.X[:, 1], PBM(eta=1.0), n_sessions=1500, seed=0), train)
+    starts = np.flatnonzero(np.r_[True, np.diff(rows.qid) != 0])
+    cut = int(starts[len(starts) // 2])
+    chunks = ((cut, len(rows.qid) - cut),)
+    on_dask = {name: da.from_array(getattr(rows, name), chunks=chunks) for name in ("y", "qid", "position", "sample_weight")}
+    on_dask["X"] = da.from_array(rows.X, chunks=(chunks[0], -1))
+    return on_dask, rows, test
+
+
+@pytest.mark.parametrize("model", ["listnet-dla", "ranknet-regression-em", "lambdarank-ipw"])
+def test_neural_click_estimators_fit_on_one_worker_as_on_one_machine(client, model, tmp_path):
+    """A Dask neural fit gathers the partitions on one worker and runs the single-machine fit
+    there: the same network, learned propensities, evaluations and stopping as a local fit on the
+    same rows, each epoch's results at the client's callbacks, a lazy predict, the plain file."""
+    from ranklearn.dask import DaskLambdaRank, DaskListNet, DaskRankNet
+    from ranklearn.models import LambdaRank, ListNet, RankNet
+    from ranklearn.neural.losses import DLALoss, IPWLoss, RegressionEMLoss
+
+    dask_class, local_class, loss = {
+        "listnet-dla": (DaskListNet, ListNet, DLALoss),
+        "ranknet-regression-em": (DaskRankNet, RankNet, RegressionEMLoss),
+        "lambdarank-ipw": (DaskLambdaRank, LambdaRank, lambda: IPWLoss(propensity=(1.0, 0.8, 0.6, 0.5, 0.4))),
+    }[model]
+    d, rows, test = _clicks_on_dask()
+    eval_q = np.repeat(np.arange(100), 10)
+    settings = dict(hidden=(8,), n_estimators=6, random_state=0)
+    seen = []
+
+    def callback(iteration, total, results):
+        seen.append((iteration, total, results))
+
+    callback.end = lambda message: seen.append(message)
+    ours = dask_class(client=client, **settings, loss=loss()).fit(
+        d["X"], d["y"], d["qid"], position=d["position"], sample_weight=d["sample_weight"],
+        eval_set=[(da.from_array(test.X, chunks=(500, -1)), test.y, eval_q)], callbacks=[callback],
+    )  # fmt: skip
+    ref = local_class(**settings, loss=loss()).fit(
+        rows.X, rows.y, rows.qid, position=rows.position, sample_weight=rows.sample_weight,
+        eval_set=[(test.X, test.y, eval_q)],
+    )  # fmt: skip
+    assert [s[:2] for s in seen[:-1]] == [(i, 6) for i in range(1, ref.n_iter_ + 1)]
+    assert [s[2]["valid_0"]["ndcg@10"] for s in seen[:-1]] == ref.evals_result_["valid_0"]["ndcg@10"]
+    assert isinstance(seen[-1], str) and "kept epoch" in seen[-1]
+    assert (ours.n_iter_, ours.best_iteration_) == (ref.n_iter_, ref.best_iteration_)
+    np.testing.assert_allclose(ours.position_bias_["propensity"], ref.position_bias_["propensity"], rtol=1e-6)
+    lazy = ours.predict(da.from_array(test.X, chunks=(300, -1)))
+    assert isinstance(lazy, da.Array)
+    np.testing.assert_allclose(lazy.compute(), ref.predict(test.X), rtol=1e-6, atol=1e-7)
+    ours.save(tmp_path / "m.json")
+    loaded = load_model(tmp_path / "m.json")
+    assert type(loaded) is local_class and type(ours.to_local()) is local_class
+    np.testing.assert_array_equal(loaded.predict(test.X), ours.predict(test.X))
+
+
+def test_a_dask_neural_fit_with_a_per_query_normalize_predicts_with_the_queries(client):
+    from ranklearn.dask import DaskListNet
+    from ranklearn.models import ListNet
+
+    d, rows, test = _clicks_on_dask()
+    settings = dict(hidden=(), n_estimators=2, random_state=0, normalize="query-zscore")
+    ours = DaskListNet(client=client, **settings).fit(d["X"], d["y"], d["qid"])
+    ref = ListNet(**settings).fit(rows.X, rows.y, rows.qid)
+    q = np.repeat(np.arange(100), 10)
+    got = ours.predict(da.from_array(test.X, chunks=(300, -1)), qid=da.from_array(q, chunks=300)).compute()
+    np.testing.assert_allclose(got, ref.predict(test.X, qid=q), rtol=1e-6, atol=1e-7)
+    with pytest.raises(ValueError, match="needs the rows' queries"):
+        ours.predict(da.from_array(test.X, chunks=(300, -1))).compute()
+
+
+def test_a_dask_neural_fit_raises_the_single_machine_error_on_the_client(client):
+    from ranklearn.dask import DaskListNet
+    from ranklearn.neural.losses import DLALoss
+
+    d, _, _ = _clicks_on_dask()
+    with pytest.raises(ValueError, match="needs position="):
+        DaskListNet(client=client, hidden=(), n_estimators=1, loss=DLALoss()).fit(d["X"], d["y"], d["qid"])
+    with pytest.raises(ValueError, match="hidden"):
+        DaskListNet(client=client, hidden=(-1,)).fit(d["X"], d["y"], d["qid"])
+
+
+def test_a_ctrl_c_stops_a_dask_neural_fit_at_its_epoch_end_keeping_the_best(client):
+    """A client callback raising KeyboardInterrupt (as a Ctrl-C) after epoch 2 stops the worker's
+    fit at the end of an epoch: the model keeps the epochs so far as a local Ctrl-C does."""
+    from ranklearn.dask import DaskListNet
+    from ranklearn.models import ListNet
+
+    d, rows, test = _clicks_on_dask()
+
+    def interrupt_after_epoch_2(iteration, total, results):
+        if iteration == 2:
+            raise KeyboardInterrupt
+
+    model = DaskListNet(client=client, hidden=(4,), n_estimators=40, random_state=0)
+    with pytest.raises(KeyboardInterrupt):
+        model.fit(d["X"], d["y"], d["qid"], callbacks=[interrupt_after_epoch_2])
+    assert model.interrupted_ and 2 <= model.n_iter_ < 40
+    ref = ListNet(hidden=(4,), n_estimators=model.n_iter_, random_state=0).fit(rows.X, rows.y, rows.qid)
+    np.testing.assert_allclose(model.predict(test.X), ref.predict(test.X), rtol=1e-6, atol=1e-7)

@@ -24,6 +24,7 @@ import functools
 import glob
 import operator
 import secrets
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from numbers import Real
@@ -34,7 +35,7 @@ from typing import Any
 import dask
 import dask.array as da
 import numpy as np
-from distributed import Client, default_client, get_worker, wait
+from distributed import Client, Event, default_client, get_worker, wait
 from distributed.comm import CommClosedError
 from distributed.comm.addressing import get_address_host
 from distributed.utils import sync
@@ -46,11 +47,15 @@ from sklearn.utils.validation import validate_data
 from ranklearn._threads import numba_threads
 from ranklearn.collective import PeerError, PeerTimeoutError, StarComm, open_listener
 from ranklearn.data.positions import check_position, sidecar_path
+from ranklearn.data.weights import read_weight_file, weight_path
 from ranklearn.exceptions import DataFormatError
 from ranklearn.models.base import named_eval_sets, resolve_qid
 from ranklearn.models.checks import check_feature_values, check_ranking_data, check_weight, in_context
 from ranklearn.models.driver import Callback
 from ranklearn.models.lambdamart import LambdaMART
+from ranklearn.models.lambdarank import LambdaRank
+from ranklearn.models.listnet import ListNet
+from ranklearn.models.ranknet import RankNet
 from ranklearn.objectives import Objective
 from ranklearn.tree.binning import BinMapper, has_missing, sample_rows
 from ranklearn.tree.boosting import BoostingState, draw_subsets
@@ -58,6 +63,9 @@ from ranklearn.tree.tree import Tree
 
 __all__ = [
     "DaskLambdaMART",
+    "DaskLambdaRank",
+    "DaskListNet",
+    "DaskRankNet",
     "QueryStraddleError",
     "SvmlightParts",
     "WorkerLostError",
@@ -755,22 +763,260 @@ def _predict_block(block: np.ndarray, model: LambdaMART) -> np.ndarray:
     return model._predict_raw(X)
 
 
+# ---------------------------------------------------------------------- neural rankers
+def _on_cluster(client: Client, value: Any) -> Any:
+    """A Dask collection as the future of its computed value (computed on the workers, never
+    on the client); anything else as it is."""
+    return client.compute(value) if dask.is_dask_collection(value) else value
+
+
+class _WorkerRelay:
+    """A training callback on the worker that fits: every iteration's results and the end
+    message go to the client as events of ``topic`` (``Client.subscribe_topic``); once the
+    client sets the ``distributed.Event`` of that name (a Ctrl-C), the next iteration's end
+    stops the fit as a Ctrl-C stops a local one (the best iteration so far is kept)."""
+
+    def __init__(self, topic: str) -> None:
+        self.topic = topic
+        self.stop = Event(topic)
+
+    def __call__(self, iteration: int, total: int, results: dict) -> None:
+        get_worker().log_event(self.topic, ("step", iteration, total, results))
+        if self.stop.is_set():
+            raise KeyboardInterrupt
+
+    def end(self, message: str) -> None:
+        get_worker().log_event(self.topic, ("end", message))
+
+
+class _ClientRelay:
+    """The client's side of :class:`_WorkerRelay`: calls the fit's callbacks with each event (in
+    the client's event loop). A callback that raises ``KeyboardInterrupt`` asks the fit to stop,
+    as it stops a local one (``stopped``; the waiting thread tells the worker)."""
+
+    def __init__(self, callbacks: Sequence[Callback]) -> None:
+        self.callbacks = list(callbacks)
+        self.stopped = False
+        self.ended = threading.Event()
+
+    def __call__(self, event: tuple) -> None:
+        kind, *args = event[1]
+        if kind == "step":
+            try:
+                for cb in self.callbacks:
+                    cb(*args)
+            except KeyboardInterrupt:
+                self.stopped = True
+            return
+        for cb in self.callbacks:
+            end = getattr(cb, "end", None)
+            if callable(end):
+                end(*args)
+        self.ended.set()
+
+
+def _fit_result(future: Any, relay: _ClientRelay, stop: Event) -> Any:
+    """The fit's result; a stop asked by a client callback is passed on to the worker."""
+    while True:
+        try:
+            return future.result(timeout=0.2)
+        except TimeoutError:
+            if relay.stopped and not stop.is_set():
+                stop.set()
+
+
+def _fit_on_worker(model: Any, topic: str, args: tuple, kwargs: dict) -> Any:
+    """``model.fit(*args, **kwargs)`` on the worker that runs this task (the futures among the
+    arguments arrive as their values); returns the model, fitted or stopped by the client."""
+    try:
+        return model.fit(*args, **kwargs, callbacks=[_WorkerRelay(topic)])
+    except KeyboardInterrupt:  # the client's stop: the model holds what a local Ctrl-C keeps
+        return model
+
+
+class _DaskNeural:
+    """A neural ranker's fit on one worker of a Dask cluster (the mixin of :class:`DaskListNet`,
+    :class:`DaskRankNet` and :class:`DaskLambdaRank`).
+
+    Stochastic gradient descent steps one batch after another, so the fit runs where it can be
+    one process: the rows of every partition (Dask arrays or DataFrames) are computed on the
+    workers and gathered on the worker that fits (never on the client), which runs the
+    single-machine fit on them. The model is the single-machine one for the same rows in the
+    same order (the same batches, seeds and steps). The rows must fit in that worker's memory;
+    the other workers hold their partitions until they are sent. Every epoch's evaluation
+    results reach the client's callbacks (and ``verbose``'s progress bar) as events.
+    ``predict`` of a Dask collection is a lazy Dask array; ``save`` writes the single-machine
+    file; :meth:`to_local` gives the plain ranker.
+    """
+
+    _local_class: type
+
+    def _client(self) -> Client:
+        return self.client if self.client is not None else default_client()
+
+    def fit(
+        self,
+        X: Any,
+        y: Any,
+        qid: Any = None,
+        *,
+        group: Any = None,
+        sample_weight: Any = None,
+        position: Any = None,
+        eval_set: Sequence[tuple] | None = None,
+        eval_group: Sequence[Any] | None = None,
+        eval_names: Sequence[str] | None = None,
+        early_stopping_set: str | None = None,
+        callbacks: Sequence[Callback] | None = None,
+    ) -> Any:
+        """Fit on one worker (see the class); the arguments are those of the single-machine
+        ``fit``, any of them a Dask collection. A Ctrl-C on the client (or a callback raising
+        ``KeyboardInterrupt``) stops the fit at the end of the worker's epoch and keeps what a
+        local fit keeps (its best epoch so far), then raises ``KeyboardInterrupt``; a second
+        Ctrl-C stops waiting and keeps nothing (the previous model, if any, stays)."""
+        self.check_params()
+        client = self._client()
+        params = {k: v for k, v in self.get_params(deep=False).items() if k != "client"}
+        model = self._local_class(**(params | {"verbose": False}))  # its bar would draw on the worker's stderr
+        callbacks = list(callbacks or [])
+        progress = None
+        if self.verbose:
+            from ranklearn._progress import TrainingProgress
+
+            progress = TrainingProgress(self._total(), description=self._display_name)
+            callbacks.append(progress)
+        topic = f"ranklearn-fit-{secrets.token_hex(8)}"
+        relay, stop = _ClientRelay(callbacks), Event(topic, client=client)
+        client.subscribe_topic(topic, relay)
+        values = [_on_cluster(client, a) for a in (X, y, qid)]
+        kwargs = dict(
+            group=_on_cluster(client, group),
+            sample_weight=_on_cluster(client, sample_weight),
+            position=_on_cluster(client, position),
+            eval_set=None if eval_set is None else [tuple(_on_cluster(client, a) for a in e) for e in eval_set],
+            eval_group=None if eval_group is None else [_on_cluster(client, g) for g in eval_group],
+            eval_names=eval_names,
+            early_stopping_set=early_stopping_set,
+        )
+        future = client.submit(_fit_on_worker, model, topic, values, kwargs, pure=False)
+        try:
+            try:
+                fitted = _fit_result(future, relay, stop)
+            except KeyboardInterrupt:  # stop at the end of the worker's epoch, keeping its best so far
+                relay.stopped = True
+                stop.set()
+                try:
+                    fitted = future.result()
+                except KeyboardInterrupt:  # a second Ctrl-C: stop waiting, keep nothing
+                    future.cancel()
+                    raise
+            relay.ended.wait(30)  # the last events may arrive after the result
+        finally:
+            client.unsubscribe_topic(topic)
+            stop.clear()
+            if progress is not None:
+                progress.close()
+        if fitted.__sklearn_is_fitted__():  # else stopped before its first epoch: the previous model stays
+            self.__dict__.update(fitted.__dict__)  # the fitted attributes (and the parameters it was given)
+            self.verbose = params["verbose"]
+        if relay.stopped:
+            raise KeyboardInterrupt
+        return self
+
+    def predict(self, X: Any, *, qid: Any = None, group: Any = None) -> Any:
+        """Scores of the rows of ``X``: a lazy Dask array for a Dask array or DataFrame (one
+        block per partition, each scored by the single-machine ``predict``; ``qid``, a Dask
+        array chunked like the rows, for a model with a per-query ``normalize``: every
+        query's rows in one partition), else the single-machine ``predict``."""
+        self._check_fitted()
+        if not (_is_frame(X) or isinstance(X, da.Array)):
+            return super().predict(X, qid=_on_client(qid), group=_on_client(group))
+        validate_data(self, _columns_view(X), reset=False, skip_check_array=True)
+        if _is_frame(X):
+            X = X.to_dask_array(lengths=True)
+        if X.ndim != 2 or X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[-1]} features, the model was trained on {self.n_features_in_}")
+        if group is not None:
+            raise ValueError("predict of a Dask collection takes its queries as qid= (a Dask array chunked like X's rows)")
+        X = X.rechunk({1: -1})
+        local = self.to_local()
+        if qid is None:
+            return X.map_blocks(_predict_block_by, local, drop_axis=1, dtype=np.float64)
+        q = qid.to_dask_array(lengths=True) if _is_frame(qid) else da.asarray(qid)
+        if q.shape != (X.shape[0],):
+            raise ValueError(f"qid has {q.shape[0]} values for {X.shape[0]} rows")
+        return da.blockwise(_predict_block_by, "i", X, "ij", local, None, q.rechunk((X.chunks[0],)), "i",
+                            dtype=np.float64, concatenate=True)  # fmt: skip
+
+    def _json_params(self) -> dict[str, Any]:
+        params = super()._json_params()
+        params.pop("client")  # a connection, not a parameter of the model
+        return params
+
+    def to_local(self) -> Any:
+        """The plain ranker with the same network and fitted attributes (through the model
+        file's payload: what ``save`` would write)."""
+        return self._local_class.from_payload(self._to_payload())
+
+
+def _on_client(value: Any) -> Any:
+    """A Dask collection computed (the queries of rows scored on the client), else ``value``."""
+    return value.compute() if dask.is_dask_collection(value) else value
+
+
+def _predict_block_by(block: np.ndarray, model: Any, qid: np.ndarray | None = None) -> np.ndarray:
+    """One partition's scores by the single-machine ``predict`` (its normalizer, its checks)."""
+    return model.predict(block, qid=qid)
+
+
+def _dask_neural(local: type) -> type:
+    """``local`` (a neural ranker class) with :class:`_DaskNeural`'s fit and a ``client`` parameter."""
+
+    def __init__(self: Any, *, client: Client | None = None, **params: Any) -> None:
+        local.__init__(self, **params)
+        self.client = client
+
+    def _get_param_names(cls: type) -> list[str]:
+        return sorted([*local._get_param_names(), "client"])
+
+    name = f"Dask{local.__name__}"
+    return type(name, (_DaskNeural, local), {
+        "__init__": __init__,
+        "_get_param_names": classmethod(_get_param_names),
+        "_local_class": local,
+        "_parameter_constraints": {**local._parameter_constraints, "client": [Client, None]},
+        "__module__": __name__,
+        "__qualname__": name,
+        "__doc__": f":class:`~ranklearn.models.{local.__module__.rsplit('.', 1)[1]}.{local.__name__}` fit on one worker "
+        f"of a Dask cluster: takes every ``{local.__name__}`` parameter, plus ``client`` (a ``distributed.Client``; "
+        "None: the current one). " + " ".join(_DaskNeural.__doc__.split("\n\n", 1)[1].split()),
+    })  # fmt: skip
+
+
+DaskListNet = _dask_neural(ListNet)
+DaskRankNet = _dask_neural(RankNet)
+DaskLambdaRank = _dask_neural(LambdaRank)
+
+
 # ---------------------------------------------------------------------- data on the workers
-def _read_part(path: str, dtype: Any) -> tuple[Any, np.ndarray, np.ndarray, bool, np.ndarray | None]:
+def _read_part(path: str, dtype: Any) -> tuple[Any, np.ndarray, np.ndarray, bool, np.ndarray | None, np.ndarray | None]:
     """One file's rows (sparse), labels, per-row query ids, whether they came from a LightGBM
-    ``.query`` file (then they number the file's own queries from 0), and the positions of its
-    ``.position`` sidecar (None without one)."""
+    ``.query`` file (then they number the file's own queries from 0), the positions of its
+    ``.position`` sidecar and the weights of its ``.weight`` sidecar (None without one)."""
     from ranklearn.data import load_svmlight
 
-    ds = load_svmlight(path, dtype=dtype, sparse=True)
+    ds = load_svmlight(path, dtype=dtype, sparse=True, warn_weight_file=False)
     qid = np.repeat(np.asarray(ds.query_ids), np.diff(ds.ptr))
     numbered = Path(path + ".query").is_file() and np.array_equal(ds.query_ids, np.arange(len(ds.ptr) - 1))
-    return ds.X, ds.y, qid, numbered, ds.position
+    weights = weight_path(path)
+    weight = read_weight_file(weights, ds.n_samples, path) if weights.is_file() else None
+    return ds.X, ds.y, qid, numbered, ds.position, weight
 
 
-def _part_info(part: tuple) -> tuple[int, int, int, np.dtype, bool]:
-    X, _, qid, numbered, position = part
-    return X.shape[0], X.shape[1], len(np.unique(qid)) if numbered else 0, qid.dtype, position is not None
+def _part_info(part: tuple) -> tuple[int, int, int, np.dtype, bool, bool]:
+    X, _, qid, numbered, position, weight = part
+    n_queries = len(np.unique(qid)) if numbered else 0
+    return X.shape[0], X.shape[1], n_queries, qid.dtype, position is not None, weight is not None
 
 
 def _part_X(part: tuple, width: int, dtype: Any) -> np.ndarray:
@@ -787,21 +1033,26 @@ def _part_qid(part: tuple, offset: int) -> np.ndarray:
 class SvmlightParts(tuple):
     """What :func:`read_svmlight` returns: the tuple ``(X, y, qid)`` (unpacked as three dask
     arrays), plus ``position``: the files' ``.position`` sidecars as one int64 dask array
-    chunked like the rows (None when the files have none), and ``position_files``: the
-    sidecars read, in file order (empty without)."""
+    chunked like the rows (None when the files have none), ``position_files``: the sidecars
+    read, in file order (empty without), and ``weight`` and ``weight_files`` likewise for the
+    files' ``.weight`` sidecars (float64)."""
 
     position: da.Array | None
     position_files: list[str]
+    weight: da.Array | None
+    weight_files: list[str]
 
     def __new__(
-        cls, X: da.Array, y: da.Array, qid: da.Array, position: da.Array | None, position_files: list[str]
-    ) -> SvmlightParts:
+        cls, X: da.Array, y: da.Array, qid: da.Array, position: da.Array | None, position_files: list[str],
+        weight: da.Array | None = None, weight_files: list[str] | None = None,
+    ) -> SvmlightParts:  # fmt: skip
         parts = super().__new__(cls, (X, y, qid))
         parts.position, parts.position_files = position, position_files
+        parts.weight, parts.weight_files = weight, list(weight_files or [])
         return parts
 
-    def __getnewargs__(self) -> tuple:  # pickled with its positions
-        return (*self, self.position, self.position_files)
+    def __getnewargs__(self) -> tuple:  # pickled with its sidecars
+        return (*self, self.position, self.position_files, self.weight, self.weight_files)
 
     @property
     def X(self) -> da.Array:
@@ -848,8 +1099,8 @@ def read_svmlight(
     """Read LETOR / SVMlight files on the workers: one partition per file.
 
     Each file is parsed by :func:`ranklearn.data.load_svmlight` on a worker (its LightGBM
-    ``<file>.query`` is used when its lines have no qid, its ``<file>.position`` sidecar when
-    it exists); the rows never pass through the client. The paths must be readable by the
+    ``<file>.query`` is used when its lines have no qid, its ``<file>.position`` and
+    ``<file>.weight`` sidecars when they exist); the rows never pass through the client. The paths must be readable by the
     workers (a shared file system).
 
     Parameters
@@ -869,7 +1120,9 @@ def read_svmlight(
         ``.query`` files (0, 1, ... in each file) are offset by the queries of the files
         before, so that files never share a query. ``.position`` holds the files' positions
         (int64, chunked alike; None when no file has a sidecar) for
-        ``DaskLambdaMART.fit(..., position=)``, ``.position_files`` the sidecars read.
+        ``DaskLambdaMART.fit(..., position=)``, ``.position_files`` the sidecars read;
+        ``.weight`` and ``.weight_files`` the same of the ``.weight`` sidecars, for
+        ``fit(..., sample_weight=)``.
 
     Raises
     ------
@@ -877,8 +1130,8 @@ def read_svmlight(
         If a path or the pattern matches no file.
     DataFormatError
         As the local loader: naming the file, line and token (raised on the client); also a
-        file with feature ids beyond ``n_features``, and a file without a ``.position``
-        sidecar when another file has one.
+        file with feature ids beyond ``n_features``, a bad ``.weight`` sidecar, and a file
+        without a ``.position`` (``.weight``) sidecar when another file has one.
     """
     client = client if client is not None else default_client()
     paths = svmlight_paths(paths_or_glob)
@@ -886,6 +1139,7 @@ def read_svmlight(
     resolved = [str(Path(p).resolve()) for p in paths]
     absolute = dict(zip(resolved, paths))
     absolute.update({str(sidecar_path(r)): str(sidecar_path(p)) for r, p in zip(resolved, paths)})
+    absolute.update({str(weight_path(r)): str(weight_path(p)) for r, p in zip(resolved, paths)})
     parts = client.map(_read_part, resolved, dtype=dtype, pure=False)
     try:
         info = client.gather(client.map(_part_info, parts))  # a bad file raises its DataFormatError here
@@ -893,27 +1147,32 @@ def read_svmlight(
         if exc.path in absolute:
             raise DataFormatError(exc.reason, path=absolute[exc.path], line=exc.line, token=exc.token) from None
         raise
-    width = max(w for _, w, _, _, _ in info) if n_features is None else int(n_features)
-    if width < max(w for _, w, _, _, _ in info):  # in the local loader's words, the largest id as the token
-        worst = int(np.argmax([w for _, w, _, _, _ in info]))
-        raise DataFormatError(f"feature id exceeds n_features={width}", path=paths[worst], token=str(info[worst][1]))
-    has_position = [p for _, _, _, _, p in info]
-    if any(has_position) and not all(has_position):  # positions for some rows only: refused, not dropped
-        missing, present = has_position.index(False), has_position.index(True)
-        raise DataFormatError(
-            f"no position file {str(sidecar_path(paths[missing]))!r} while {str(sidecar_path(paths[present]))!r} "
-            "exists: give every file its positions or none",
-            path=paths[missing],
-        )
-    offsets = np.concatenate(([0], np.cumsum([nq for _, _, nq, _, _ in info])))
-    qdtype = np.result_type(*[d for _, _, _, d, _ in info])
-    Xs, ys, qs, ps = [], [], [], []
-    for part, (n, _, _, _, _), offset in zip(parts, info, offsets):
+    widths = [i[1] for i in info]
+    width = max(widths) if n_features is None else int(n_features)
+    if width < max(widths):  # in the local loader's words, the largest id as the token
+        worst = int(np.argmax(widths))
+        raise DataFormatError(f"feature id exceeds n_features={width}", path=paths[worst], token=str(widths[worst]))
+    sidecars: dict[str, list[str]] = {}
+    for index, (what, path_of) in ((4, ("position", sidecar_path)), (5, ("weight", weight_path))):
+        present = [i[index] for i in info]
+        if any(present) and not all(present):  # for some rows only: refused, not dropped
+            missing, there = present.index(False), present.index(True)
+            raise DataFormatError(
+                f"no {what} file {str(path_of(paths[missing]))!r} while {str(path_of(paths[there]))!r} "
+                f"exists: give every file its {what}s or none",
+                path=paths[missing],
+            )
+        sidecars[what] = [str(path_of(p)) for p in paths] if all(present) else []
+    offsets = np.concatenate(([0], np.cumsum([i[2] for i in info])))
+    qdtype = np.result_type(*[i[3] for i in info])
+    Xs, ys, qs, ps, ws = [], [], [], [], []
+    for part, (n, *_), offset in zip(parts, info, offsets):
         Xs.append(da.from_delayed(dask.delayed(_part_X)(part, width, dtype), shape=(n, width), dtype=dtype))
         ys.append(da.from_delayed(dask.delayed(operator.itemgetter(1))(part), shape=(n,), dtype=np.float64))
         qs.append(da.from_delayed(dask.delayed(_part_qid)(part, int(offset)), shape=(n,), dtype=qdtype))
-        if all(has_position):
+        if sidecars["position"]:
             ps.append(da.from_delayed(dask.delayed(operator.itemgetter(4))(part), shape=(n,), dtype=np.int64))
-    position = da.concatenate(ps) if ps else None
-    sidecars = [str(sidecar_path(p)) for p in paths] if ps else []
-    return SvmlightParts(da.concatenate(Xs), da.concatenate(ys), da.concatenate(qs), position, sidecars)
+        if sidecars["weight"]:
+            ws.append(da.from_delayed(dask.delayed(operator.itemgetter(5))(part), shape=(n,), dtype=np.float64))
+    return SvmlightParts(da.concatenate(Xs), da.concatenate(ys), da.concatenate(qs), da.concatenate(ps) if ps else None,
+                         sidecars["position"], da.concatenate(ws) if ws else None, sidecars["weight"])  # fmt: skip

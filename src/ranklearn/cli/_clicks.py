@@ -47,7 +47,7 @@ def aggregated_files(log: Any, ds: Any, out: Path, per_session: bool = False) ->
     from ranklearn.clicks import ClickTrainingSet
     from ranklearn.data import format_svmlight
     from ranklearn.data.positions import format_positions, sidecar_path
-    from ranklearn.data.svmlight import weight_path
+    from ranklearn.data.weights import weight_path
 
     training = ClickTrainingSet.per_pattern(log, ds) if per_session else log.training_set(ds)
     rows = training.to_dataset()
@@ -79,7 +79,7 @@ def run_simulate_clicks(
     query, document and position or, ``per_session``, per distinct session)."""
     from ranklearn.clicks import simulate
     from ranklearn.data.positions import sidecar_path
-    from ranklearn.data.svmlight import weight_path
+    from ranklearn.data.weights import weight_path
     from ranklearn.io import load_model
 
     model = click_model(model_name, options)  # options first: before any file is read

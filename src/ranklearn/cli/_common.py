@@ -65,7 +65,7 @@ def load_data(
     """
     from ranklearn.data import load_svmlight
     from ranklearn.data.positions import sidecar_path
-    from ranklearn.data.svmlight import weight_path
+    from ranklearn.data.weights import weight_path
 
     if not is_stdio(path) and path.is_dir():
         raise IsADirectoryError(21, "is a directory, not a data file", str(path))
@@ -307,31 +307,29 @@ def read_scores(path: Path, n_rows: int, data_path: Path, what: str = "score") -
 
 def weight_sidecar(train: Path) -> Path | None:
     """``<train>.weight`` (LightGBM's weight file, as ``simulate-clicks --aggregate`` writes it) when it exists."""
-    from ranklearn.data.svmlight import weight_path
+    from ranklearn.data.weights import weight_path
 
     path = None if is_stdio(train) else weight_path(train)
     return path if path is not None and path.exists() else None
 
 
 def read_weights(path: Path, n_rows: int, train: Path, order: np.ndarray | None) -> np.ndarray:
-    """The training rows' weights from ``path``: one finite number >= 0 a line, one per row of
-    ``train`` in file order, put in the rows' order after regrouping (``order``); noted on stderr.
+    """The training rows' weights from ``path`` (:func:`ranklearn.data.weights.read_weight_file`;
+    ``-``: standard input), one per row of ``train`` in file order, put in the rows' order after
+    regrouping (``order``); noted on stderr.
 
     Raises
     ------
     DataFormatError
-        Naming the line of a negative weight, and :func:`read_scores`'s errors
-        (a token that is not a finite number, another count of lines than of rows).
+        The reader's, naming the file and line.
     ValueError
         When every weight is 0.
     """
-    import numpy as np
+    from ranklearn.data.weights import read_weight_file
 
-    weight = read_scores(path, n_rows, train, "weight")
-    negative = np.flatnonzero(weight < 0)
-    if negative.size:
-        raise DataFormatError("a weight must be >= 0", path=shown(path), line=int(negative[0]) + 1,
-                              token=f"{weight[negative[0]]:g}")  # fmt: skip
+    if not is_stdio(path) and path.is_dir():
+        raise IsADirectoryError(21, "is a directory, not a weights file", str(path))
+    weight = read_weight_file(sys.stdin.buffer if is_stdio(path) else path, n_rows, shown(train))
     if not weight.any():
         raise ValueError(f"every weight in {shown(path)} is 0: nothing to train on")
     note(f"weights from {path} (sample_weight)")

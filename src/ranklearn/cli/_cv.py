@@ -154,7 +154,7 @@ def run_cv(
         from ranklearn.datasets import SPLIT_FILES
         from ranklearn.model_selection import fit_with_progress
 
-        from ranklearn.data.svmlight import weight_path
+        from ranklearn.data.weights import weight_path
 
         for n in _letor_folds(letor_folds):
             train, vali, test = load_letor_fold(letor_folds, n, warn_weight_file=False)  # said here instead

@@ -183,43 +183,36 @@ def _read(read_svmlight: Any, path: Path, client: Any, width: int | None = None)
         raise C.beyond_width(exc, f"the training file's features ({width}): the model could not use it") from None
 
 
+#: the models ``train --scheduler/--workers`` trains, and their Dask estimators in :mod:`ranklearn.dask`
+DASK_MODELS = {"lambdamart": "DaskLambdaMART", "listnet": "DaskListNet", "ranknet": "DaskRankNet",
+               "lambdarank": "DaskLambdaRank"}  # fmt: skip
+
+
 def dask_estimator(
     model: str, params: dict[str, Any], scheduler: str | None, workers: int | None, worker_timeout: float | None
 ) -> Any:
-    """The :class:`ranklearn.dask.DaskLambdaMART` of ``train --scheduler/--workers`` (its parameters
-    not yet checked), after the checks of those options.
+    """The Dask estimator of ``train --scheduler/--workers`` (:data:`DASK_MODELS`; its
+    parameters not yet checked), after the checks of those options.
 
     Raises
     ------
     ValueError
-        For another model, both or bad cluster options, or the dask extra missing.
+        For another model, both or bad cluster options, ``--worker-timeout`` for a neural
+        model (its fit is one task on one worker), or the dask extra missing.
     """
-    if model != "lambdamart":
-        raise ValueError(f"--scheduler/--workers train --model lambdamart only, not {model}")
+    if model not in DASK_MODELS:
+        raise ValueError(f"--scheduler/--workers train --model {', '.join(DASK_MODELS)} only, not {model}")
     if scheduler is not None and workers is not None:
         raise ValueError("give --scheduler (an existing cluster) or --workers (a local one), not both")
     if worker_timeout is not None and not worker_timeout > 0:
         raise ValueError(f"--worker-timeout must be a positive number of seconds, got {worker_timeout:g}")
+    if worker_timeout is not None and model != "lambdamart":
+        raise ValueError(f"--worker-timeout applies to --model lambdamart on Dask: {model} trains as one task on one worker")
     try:
-        from ranklearn.dask import DaskLambdaMART
+        import ranklearn.dask as rd
     except ImportError as exc:
         raise ValueError(f"--scheduler/--workers need the dask extra: pip install 'ranklearn[dask]' ({exc})") from None
-    return DaskLambdaMART(**params, **({} if worker_timeout is None else {"worker_timeout": worker_timeout}))
-
-
-def _note_unread_weights(train: Path) -> None:
-    """A note for every ``.weight`` sidecar of a Dask fit's training files (the workers read the
-    files, and no weights)."""
-    from ranklearn.dask import svmlight_paths
-    from ranklearn.data.svmlight import weight_path
-
-    try:
-        paths = svmlight_paths(str(train))
-    except FileNotFoundError:  # the read on the workers says so, as for any missing file
-        return
-    for path in paths:
-        if weight_path(path).exists():
-            C.note(f"{weight_path(path)} not read: a Dask fit reads no weight files (train on this machine or on Spark)")
+    return getattr(rd, DASK_MODELS[model])(**params, **({} if worker_timeout is None else {"worker_timeout": worker_timeout}))
 
 
 def run_train_dask(
@@ -236,8 +229,10 @@ def run_train_dask(
     """``run_train`` on a Dask cluster: the files (or globs) are read on the workers, the
     model is ``estimator``, a checked :func:`dask_estimator`; the same progress bar, model file and
     final table as on one machine (scores and labels of each set come to the client for it).
-    The training files' ``.position`` sidecars go to ``fit(position=)``; ``reader`` (the option
-    that needs them, as ``--unbiased pairwise``) makes their absence an error before training.
+    The training files' ``.position`` sidecars go to ``fit(position=)`` and their ``.weight``
+    sidecars to ``fit(sample_weight=)``; ``reader`` (the option that needs positions, as
+    ``--unbiased pairwise``) makes their absence an error before training. The other sets'
+    sidecars are not used (a note says so).
     Its ``worker_timeout`` bounds every wait for the workers; a worker lost or silent that long
     ends the command with one line and status 1."""
     import typer
@@ -245,7 +240,6 @@ def run_train_dask(
     from ranklearn._progress import TrainingProgress
     from ranklearn.dask import QueryStraddleError, WorkerLostError, read_svmlight, svmlight_paths
 
-    _note_unread_weights(train)
     saved = None  # set once the model is saved: a Ctrl-C while the cluster closes then says so
     trained = False  # set once the model came from the workers: a Ctrl-C before says nothing was trained
     try:
@@ -258,15 +252,19 @@ def run_train_dask(
             elif reader is not None:  # before training
                 raise ValueError(f"{reader} needs the training rows' positions: a Dask fit reads each --train file's "
                                  f".position sidecar, and {C.shown(train)} has none")  # fmt: skip
+            if sets["train"].weight is not None:
+                C.note(f"weights from {', '.join(sets['train'].weight_files)} (sample_weight)")
             width = sets["train"][0].shape[1]  # the other sets padded to it, as a local fit does
             for name, path in (("validate", validate), ("test", test)):
                 if path is not None:
                     sets[name] = _read(read_svmlight, path, client, width)
+                    for sidecar in (*sets[name].position_files, *sets[name].weight_files):
+                        C.note(f"{sidecar} not used: --{name} is scored on its labels")
             eval_set = [sets["validate"]] if validate is not None else None
             try:
                 with TrainingProgress(C.planned_iterations(estimator), description=model) as progress:
                     estimator.fit(
-                        *sets["train"], position=position, eval_set=eval_set,
+                        *sets["train"], position=position, sample_weight=sets["train"].weight, eval_set=eval_set,
                         eval_names=["validate"] if eval_set else None, callbacks=[progress],
                     )  # fmt: skip
             except KeyboardInterrupt:

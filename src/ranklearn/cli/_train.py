@@ -179,8 +179,8 @@ def build_train_command() -> Callable[..., None]:
                                           "other queries (by default its rows are merged, with a warning).")),
         ("position_file", Path | None, typer.Option(None, "--position-file", help="The training rows' display positions (one whole number >= 1 a line), instead of the --train file's .position sidecar.")),
         ("weight_file", Path | None, typer.Option(None, "--weight-file", help="The training rows' weights (one number >= 0 a line, LightGBM's weight file), instead of the --train file's .weight sidecar; passed to fit as sample_weight.")),
-        ("scheduler", str | None, typer.Option(None, "--scheduler", help="Train lambdamart on this Dask cluster (tcp://HOST:PORT); --train and --validate may be globs of files the workers read.")),
-        ("workers", int | None, typer.Option(None, "--workers", help="Train lambdamart on a local Dask cluster of this many worker processes (1 thread each).")),
+        ("scheduler", str | None, typer.Option(None, "--scheduler", help="Train on this Dask cluster (tcp://HOST:PORT): lambdamart on every worker, listnet/ranknet/lambdarank on one; --train and --validate may be globs of files the workers read.")),
+        ("workers", int | None, typer.Option(None, "--workers", help="Train on a local Dask cluster of this many worker processes (1 thread each): lambdamart on every worker, listnet/ranknet/lambdarank on one.")),
         ("spark", str | None, typer.Option(None, "--spark", metavar="MASTER", help="Train lambdamart on Spark (a master URL: local[2], spark://HOST:7077); the files are read here and their rows sent to the tasks.")),
         ("worker_timeout", float | None, typer.Option(None, "--worker-timeout", metavar="SECONDS", help="With --scheduler/--workers/--spark: stop when a worker (a Spark task) has not answered in this many seconds (default 600).")),
         ("validation_split", float | None, typer.Option(None, "--validation-split", metavar="FRACTION", help="Train on this fraction of the --train queries and validate on the others (RankLib's -tvs), drawn with --split-seed; instead of --validate.")),
@@ -423,7 +423,8 @@ def run_train(
                 raise ValueError(f"{flag} applies to a fit on this machine: a Dask or Spark fit takes the features as given")
     if weight_file is not None:  # before loading data
         if scheduler is not None or workers is not None:
-            raise ValueError("--weight-file applies to a fit on this machine or on Spark: a Dask fit reads no weight files")
+            raise ValueError("--weight-file applies to a fit on this machine or on Spark: a Dask fit reads each "
+                             "--train file's .weight sidecar")
         if is_stdio(weight_file) and is_stdio(train):
             raise ValueError("--train and --weight-file cannot both read standard input (-)")
         if not is_stdio(weight_file) and weight_file.is_dir():

@@ -30,6 +30,7 @@ from ranklearn.data.dataset import RankingDataset, dense_size_problem
 from ranklearn.data.groups import block_ptr, first_reappearance, regroup_order, sizes_to_ptr
 from ranklearn.data.positions import format_positions, read_position_file, sidecar_path
 from ranklearn.data.source import PathOrFile, read_source
+from ranklearn.data.weights import weight_path
 from ranklearn.exceptions import DataFormatError
 
 _MESSAGES = {
@@ -100,11 +101,6 @@ def _read_query_file(path: str | PathLike[str], n_rows: int) -> np.ndarray:
             f"group sizes sum to {total} but the data file has {n_rows} rows", path=name
         )
     return sizes_to_ptr(sizes)
-
-
-def weight_path(data_path: str | PathLike[str]) -> Path:
-    """The weight file that belongs to a data file: ``<data_path>.weight`` (LightGBM's)."""
-    return Path(f"{data_path}.weight")
 
 
 def load_svmlight(

@@ -1,0 +1,69 @@
+"""Per-row weights of a ranking file: LightGBM's weight file, the data file's ``.weight`` sidecar.
+
+A file named like the data file plus ``.weight`` (``train.txt.weight``), one number >= 0 per
+line, one line per data row in the data file's order, as LightGBM reads it beside its data
+and ``ranklearn simulate-clicks --aggregate`` writes it (each merged row's count of sessions).
+A :class:`~ranklearn.data.RankingDataset` holds no weights: ``ranklearn train`` and
+:func:`ranklearn.dask.read_svmlight` read the sidecar and give it to ``fit(sample_weight=)``.
+"""
+
+from __future__ import annotations
+
+import math
+from os import PathLike
+from pathlib import Path
+
+import numpy as np
+
+from ranklearn._text import plain_float, token_text
+from ranklearn.data.source import PathOrFile, read_source
+from ranklearn.exceptions import DataFormatError
+
+#: the sidecar's suffix, appended to the data file's name (LightGBM's convention)
+SUFFIX = ".weight"
+
+
+def weight_path(data_path: str | PathLike[str]) -> Path:
+    """The weight file that belongs to a data file: ``<data_path>.weight`` (LightGBM's)."""
+    return Path(f"{data_path}{SUFFIX}")
+
+
+def read_weight_file(source: PathOrFile, n_rows: int | None = None, data_name: str = "the data file") -> np.ndarray:
+    """The weights of a weight file, one per line, in file order, as float64.
+
+    Parameters
+    ----------
+    source : str, PathLike or binary file object
+        Plain or gzip-compressed text, LF or CRLF line ends; trailing blank lines are allowed.
+    n_rows : int, optional
+        The data file's row count; the file must have exactly that many weights.
+    data_name : str
+        How the count error names the data file.
+
+    Raises
+    ------
+    DataFormatError
+        Naming the file and 1-based line: a line that is not one finite number (a blank line
+        among the weights included: it would shift every later row), a negative weight, or a
+        count other than ``n_rows``.
+    """
+    raw, name = read_source(source)
+    lines = raw.split(b"\n")
+    while lines and not lines[-1].strip():  # trailing blank lines, as a position file may end
+        lines.pop()
+    out = np.empty(len(lines))
+    for i, line in enumerate(lines):
+        token = line.strip()
+        value = plain_float(token.decode("utf-8", errors="replace"))
+        if not math.isfinite(value):
+            raise DataFormatError("expected one finite number per line", path=name, line=i + 1, token=token_text(token))
+        if value < 0:
+            raise DataFormatError("a weight must be >= 0", path=name, line=i + 1, token=f"{value:g}")
+        out[i] = value
+    if n_rows is not None and out.shape[0] != n_rows:
+        raise DataFormatError(
+            f"{out.shape[0]} weights for {n_rows} rows in {data_name}; need one weight per row, in the row order "
+            "of the data file",
+            path=name,
+        )
+    return out
