@@ -427,17 +427,37 @@ def test_ipw_listmle_weighs_the_clicked_documents_terms():
     check_ipw_against_brute_force(loss, scores, clicks, mask, position, brute)
 
 
-@pytest.mark.parametrize("make", [lambda: ApproxNDCGLoss(0.5), lambda: NeuralNDCGLoss(0.5, k=3, sinkhorn_iterations=5)])
-def test_ipw_ndcg_losses_are_the_loss_of_the_weighted_gains(make):
-    """Gains (2^c - 1) w are the gains of labels log2(1 + (2^c - 1) w): the unweighted loss on those."""
+def _ideal_dcg(gains, k):
+    """Ideal DCG@k (None: the whole list) of every list of ``gains`` [B, L]."""
+    disc = 1 / torch.log2(torch.arange(gains.shape[-1], dtype=gains.dtype) + 2)
+    if k is not None:
+        disc[k:] = 0
+    return (torch.sort(gains, dim=-1, descending=True).values * disc).sum(dim=-1)
+
+
+@pytest.mark.parametrize("make, k", [(lambda: ApproxNDCGLoss(0.5), None),
+                                     (lambda: NeuralNDCGLoss(0.5, k=3, sinkhorn_iterations=5), 3)])  # fmt: skip
+def test_ipw_ndcg_losses_weigh_the_dcgs_gains_not_the_ideal_dcgs(make, k):
+    """The weighted gains (2^c - 1) w are the gains of labels log2(1 + (2^c - 1) w), and the ideal
+    DCG the one of the unweighted gains: the unweighted loss on those labels times the ratio of the
+    two ideal DCGs. A list's only click then counts its weight: with the weighted gains' ideal DCG
+    the weight cancelled, and the loss was the naive one at any rank."""
     scores, clicks, mask, position = _ipw_batch()
+    clicks[1] = torch.tensor([1.0, 0, 0, 0, 0])  # the second list's only click, at rank 3 (propensity 0.4)
     w = torch.tensor([_weights(row) for row in position.tolist()], dtype=torch.float64).masked_fill(~mask, 0.0)
     grad, value = IPWLoss(propensity=(1.0, 0.6, 0.4, 0.2, 0.1), base=make(), clip=0.15)(
         scores, clicks, mask, side={"position": position}
     )
-    ref_grad, ref_value = make()(scores, torch.log2(1 + (torch.exp2(clicks) - 1) * w), mask)
-    torch.testing.assert_close(value, ref_value, rtol=1e-12, atol=1e-12)
-    torch.testing.assert_close(grad, ref_grad, rtol=1e-12, atol=1e-12)
+    weighted = torch.log2(1 + (torch.exp2(clicks) - 1) * w)
+    ref_grad, ref_value = make()(scores, weighted, mask)
+    gains = (torch.exp2(clicks) - 1).masked_fill(~mask, 0.0)
+    ratio = _ideal_dcg(gains * w, k) / _ideal_dcg(gains, k)
+    torch.testing.assert_close(value, ref_value * ratio, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(grad, ref_grad * ratio[..., None], rtol=1e-12, atol=1e-12)
+    # its weight 1 / 0.4 times the naive loss
+    naive_grad, naive_value = make()(scores, clicks, mask)
+    torch.testing.assert_close(value[:, 1], 2.5 * naive_value[:, 1], rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(grad[:, 1], 2.5 * naive_grad[:, 1], rtol=1e-12, atol=1e-12)
 
 
 def test_ipw_loss_checks_its_settings_and_needs_positions():
