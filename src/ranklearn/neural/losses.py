@@ -548,7 +548,8 @@ class IPWLoss(Loss):
     * ``"approxndcg"`` / ``"neuralndcg"``: the gains ``2^c_i - 1`` times ``w_i`` (the IPW estimate of
       DCG), over the ideal DCG of the unweighted gains.
 
-    Not among :func:`get_loss`'s names (the command line's ``--loss``): it needs ``propensity``.
+    The rankers' ``loss="ipw"`` (the command line's ``--loss ipw``) is this loss over the ranker's own
+    loss, with the rankers' ``propensity`` and ``propensity_clip``.
 
     Parameters
     ----------
@@ -811,9 +812,9 @@ LOSSES: dict[str, Callable[..., Loss]] = {
 }
 
 
-#: the click losses that learn their propensities (fit(..., position=) needed), for :func:`get_loss`;
-#: not bases of :class:`IPWLoss` or :class:`DLALoss`
-CLICK_LOSSES: dict[str, Callable[..., Loss]] = {"dla": DLALoss, "regression_em": RegressionEMLoss}
+#: the click losses (fit(..., position=) needed), for :func:`get_loss`: IPW with given propensities,
+#: DLA and regression EM learning theirs; not bases of :class:`IPWLoss` or :class:`DLALoss`
+CLICK_LOSSES: dict[str, Callable[..., Loss]] = {"ipw": IPWLoss, "dla": DLALoss, "regression_em": RegressionEMLoss}
 
 
 def get_loss(name: str | Loss, **params: Any) -> Loss:
@@ -822,10 +823,10 @@ def get_loss(name: str | Loss, **params: Any) -> Loss:
     ``"ranknet"`` (sigma, normalize), ``"lambdarank"`` (metric ``"ndcg"``, ``"ndcg@k"``, ``"err"`` or
     ``"err@k"``, sigma, truncation_level, max_grade, normalize), ``"listnet"``, ``"listmle"``
     (random_state), ``"approxndcg"`` (temperature), ``"neuralndcg"`` (temperature, k,
-    sinkhorn_iterations). Clicks with positions (:data:`CLICK_LOSSES`): ``"dla"``
-    (:class:`DLALoss`: base, max_rank, learning_rate, clip, sigma) and ``"regression_em"``
-    (:class:`RegressionEMLoss`: max_rank, theta_learning_rate), which learn the propensities;
-    :class:`IPWLoss` is not a name (it needs the propensities).
+    sinkhorn_iterations). Clicks with positions (:data:`CLICK_LOSSES`): ``"ipw"`` (:class:`IPWLoss`:
+    propensity, which it needs, base, clip, sigma), and ``"dla"`` (:class:`DLALoss`: base, max_rank,
+    learning_rate, clip, sigma) and ``"regression_em"`` (:class:`RegressionEMLoss`: max_rank,
+    theta_learning_rate), which learn the propensities.
 
     Raises
     ------
