@@ -620,6 +620,11 @@ def test_train_neural_click_losses_by_name(capsys, small_files, tmp_path, loss):
     np.testing.assert_allclose(saved.predict(train.X), ref.predict(train.X), rtol=1e-6)
     assert saved.loss == loss and saved.position_bias_["propensity"][0] == 1.0
     np.testing.assert_allclose(saved.position_bias_["propensity"], ref.position_bias_["propensity"])
+    # the export says the bias stays behind, in a network's words
+    pytest.importorskip("onnx")
+    code, _, err = run(capsys, "export", "--model", tmp_path / "m.json", "--format", "onnx", "--out", tmp_path / "m.onnx")
+    assert code == 0 and "position bias (--loss) is not exported: the file holds the network f" in err, err
+    assert "trees" not in err and "--unbiased" not in err, err
     code, _, err = run(capsys, "train", "--model", "listnet", "--train", clicked, "--loss", loss, *opts)
     assert_one_line_error(code, err, f"--loss {loss} needs the training rows' positions", "--position-file")
 
