@@ -313,11 +313,28 @@ def test_report_of_a_debiased_model_shows_its_position_bias(capsys, files, tmp_p
     assert parse(text).tags.count("img") == 5
 
 
+@pytest.mark.parametrize("neural", [False, True], ids=["trees", "network"])
+def test_report_says_given_propensities_are_given_not_learned(capsys, files, tmp_path, neural):
+    """IPW's propensities are given to the model: the caption says so (and that they are clipped)."""
+    if neural:
+        pytest.importorskip("torch", reason="the neural rankers need torch")
+        from ranklearn.models import ListNet
+
+        model = ListNet(n_estimators=2, hidden=(4,), n_networks=1, loss="ipw", propensity=[1, 0.5, 0.3], random_state=0)
+        caption = "Position bias of the click loss (ipw: the propensities given to it, clipped)"
+    else:
+        model = LambdaMART(n_estimators=3, num_leaves=3, min_samples_leaf=5, unbiased="ipw", propensity=[1, 0.5, 0.3])
+        caption = "Position bias given, clipped (unbiased=&#x27;ipw&#x27;)"
+    text = _report_of_a_click_model(capsys, files, tmp_path, model)
+    assert caption in text and "learned" not in text.split(caption, 1)[1].split("</figcaption>", 1)[0]
+
+
 def test_report_of_a_network_trained_on_clicks_names_its_loss_not_trees(capsys, files, tmp_path):
     pytest.importorskip("torch", reason="the neural rankers need torch")
     from ranklearn.models import ListNet
 
     model = ListNet(n_estimators=2, hidden=(4,), n_networks=1, loss="dla", random_state=0)
     text = _report_of_a_click_model(capsys, files, tmp_path, model)
-    assert "Position bias of the click loss (dla" in text and "network&#x27;s relevance scores alone" in text
+    assert "Position bias of the click loss (dla: the propensities it learned from the clicks)" in text
+    assert "network&#x27;s relevance scores alone" in text
     assert "trees f" not in text

@@ -620,8 +620,78 @@ def test_train_neural_click_losses_by_name(capsys, small_files, tmp_path, loss):
     np.testing.assert_allclose(saved.predict(train.X), ref.predict(train.X), rtol=1e-6)
     assert saved.loss == loss and saved.position_bias_["propensity"][0] == 1.0
     np.testing.assert_allclose(saved.position_bias_["propensity"], ref.position_bias_["propensity"])
+    # the export says the bias stays behind, in a network's words
+    pytest.importorskip("onnx")
+    code, _, err = run(capsys, "export", "--model", tmp_path / "m.json", "--format", "onnx", "--out", tmp_path / "m.onnx")
+    assert code == 0 and "position bias (--loss) is not exported: the file holds the network f" in err, err
+    assert "trees" not in err and "--unbiased" not in err, err
     code, _, err = run(capsys, "train", "--model", "listnet", "--train", clicked, "--loss", loss, *opts)
     assert_one_line_error(code, err, f"--loss {loss} needs the training rows' positions", "--position-file")
+
+
+@pytest.fixture(scope="module")
+def click_file(tmp_path_factory, small_files):  # noqa: F811
+    """PBM clicks simulated on the small training file, one list per session: the svmlight file of
+    the clicks, its positions file, and the rows."""
+    from ranklearn.clicks import PBM, ClickTrainingSet, simulate
+
+    train = load_svmlight(small_files["train"])
+    rows = ClickTrainingSet.per_session(simulate(train, train.X[:, 0], PBM(eta=1.0), n_sessions=300, seed=0), train)
+    root = tmp_path_factory.mktemp("clicks")
+    save_svmlight(from_arrays(rows.X, rows.y, rows.qid), root / "clicks.txt")
+    (root / "shown.txt").write_text("".join(f"{p}\n" for p in rows.position))
+    return root / "clicks.txt", root / "shown.txt", rows
+
+
+@needs_torch
+@pytest.mark.parametrize("model", ["listnet", "ranknet", "lambdarank"])
+def test_train_neural_ipw_weighs_the_models_own_loss(capsys, click_file, tmp_path, model):
+    """--loss ipw --propensity P [--propensity-clip C]: the ranker's own loss weighted by the given
+    propensities, the model of ``Ranker(loss=IPWLoss(P, base=its loss, clip=C))``; its saved file
+    holds loss "ipw" and the propensities, and fits the same again."""
+    from ranklearn.neural.losses import IPWLoss
+
+    clicked, shown, rows = click_file
+    opts = ["--n-estimators", "2", "--hidden", "4", "--networks", "1", "--seed", "0"]
+    code, _, err = run(capsys, "train", "--model", model, "--train", clicked, "--loss", "ipw", "--propensity",
+                       "1,0.6,0.4", "--propensity-clip", "0.5", "--position-file", shown, "--save",
+                       tmp_path / "m.json", *opts)  # fmt: skip
+    assert code == 0, err
+    saved = load_model(tmp_path / "m.json")
+    settings = dict(n_estimators=2, hidden=(4,), n_networks=1, random_state=0)
+    loss = IPWLoss(propensity=(1, 0.6, 0.4), base=model, clip=0.5)
+    ref = ranker_class(REGISTRY[model])(**settings, loss=loss).fit(rows.X, rows.y, qid=rows.qid, position=rows.position)
+    np.testing.assert_allclose(saved.predict(rows.X), ref.predict(rows.X), rtol=1e-6)
+    assert (saved.loss, saved.propensity, saved.propensity_clip) == ("ipw", [1.0, 0.6, 0.4], 0.5)
+    np.testing.assert_allclose(saved.position_bias_["propensity"], [1.0, 0.6, 0.5])  # clipped
+    again = ranker_class(REGISTRY[model])(**saved.get_params()).fit(rows.X, rows.y, qid=rows.qid, position=rows.position)
+    np.testing.assert_array_equal(again.predict(rows.X), saved.predict(rows.X))
+
+
+@needs_torch
+def test_train_neural_ipw_errors_name_the_options(capsys, click_file):
+    """One line, exit 2, before training: --loss ipw without --propensity or positions, a bad
+    --propensity (the trees' check), and --propensity or --propensity-clip with another loss."""
+    clicked, shown, _ = click_file
+    opts = ["--n-estimators", "1", "--hidden", "4", "--networks", "1"]
+    for extra, fragments in (
+        (["--loss", "ipw", "--position-file", shown], ["--propensity is required by --loss 'ipw'"]),
+        (["--loss", "ipw", "--propensity", "1,0,-1", "--position-file", shown],
+         ["--propensity must be positive finite numbers, one per rank from 1 (got [1, 0, -1])"]),
+        (["--loss", "dla", "--propensity", "1,0.5", "--position-file", shown],
+         ["--propensity is read by --loss 'ipw' only, not --loss 'dla'"]),
+        (["--propensity-clip", "0.1"], ["--propensity-clip is read by --loss 'ipw' only, not --loss 'listnet'"]),
+        (["--loss", "ipw", "--propensity", "1,0.5"], ["--loss ipw needs the training rows' positions", "--position-file"]),
+    ):  # fmt: skip
+        code, _, err = run(capsys, "train", "--model", "listnet", "--train", clicked, *extra, *opts)
+        assert_one_line_error(code, err, *fragments)
+
+
+def test_train_propensity_without_unbiased_ipw_is_said_in_the_options_words(capsys, small_files):  # noqa: F811
+    code, _, err = run(capsys, "train", "--model", "lambdamart", "--train", small_files["train"], "--propensity",
+                       "1,0.5", "--n-estimators", "1")  # fmt: skip
+    assert_one_line_error(code, err, "--propensity is read by --unbiased 'ipw' only")
+    assert "=" not in err and "None" not in err, err
 
 
 def test_every_parameter_of_every_ranker_is_an_option_of_train():

@@ -221,13 +221,13 @@ def test_plot_position_bias(clicks):
     [
         (dict(unbiased="pairwise"), False, r"LambdaMART\(unbiased='pairwise'\) needs position="),
         (dict(unbiased="ipw"), True, "propensity is required by unbiased='ipw'"),
-        (dict(unbiased="pairwise", propensity=[1.0]), True, "propensity= is read by unbiased='ipw' only"),
+        (dict(unbiased="pairwise", propensity=[1.0]), True, "propensity is read by unbiased='ipw' only, not unbiased='pairwise'"),
         (dict(unbiased="ipw", propensity=[1.0, np.nan]), True, r"positive finite numbers, one per rank from 1 "
                                                                 r"\(got \[1, nan\]\)"),
         (dict(unbiased="ipw", propensity=[[1.0], [0.5]]), True, r"1-d\), got an array of shape \(2, 1\)"),
         (dict(unbiased="pairwise", objective="squared_error"), True, "not 'squared_error'"),
         (dict(unbiased="bogus"), True, "unbiased"),
-        (dict(propensity=[1.0, 0.5]), True, "read by unbiased='ipw' only; unbiased is None"),
+        (dict(propensity=[1.0, 0.5]), True, "^propensity is read by unbiased='ipw' only$"),
         (dict(unbiased="position_factors", propensity_clip=0.1), True, "propensity_clip is read by unbiased='ipw' only"),
     ],
 )

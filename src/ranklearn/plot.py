@@ -116,23 +116,38 @@ def feature_importance(model: Any, kind: str = "gain", top: int = 20) -> Figure:
     return fig
 
 
-#: how :func:`position_bias` labels each kind of bias of ``position_bias_``
+#: how :func:`position_bias` labels each kind of bias of ``position_bias_`` (propensities: by their source)
 _BIAS_LABELS = {
     "t_plus": "t+ (clicked), ratio to rank 1",
     "t_minus": "t- (unclicked), ratio to rank 1",
     "factor": "additive score term g(rank)",
-    "propensity": "propensity (clipped)",
+    "propensity": "propensity",
 }
+_PROPENSITY_LABELS = {"given": "propensity (given, clipped)", "learned": "propensity (learned), ratio to rank 1"}
+
+
+def bias_source(model: Any) -> str | None:
+    """Where a click model's ``position_bias_`` comes from: ``"given"`` (inverse propensity
+    weighting: ``unbiased="ipw"`` of the trees, ``loss="ipw"`` or an ``IPWLoss`` of the networks),
+    ``"learned"`` (the trees' other ``unbiased=``, DLA, regression EM), or None when the model
+    does not say (a network trained with another Loss object, saved as "custom")."""
+    unbiased = getattr(model, "unbiased", None)
+    if unbiased is not None:
+        return "given" if unbiased == "ipw" else "learned"
+    loss = getattr(model, "loss", None)
+    name = loss if isinstance(loss, str) else getattr(loss, "name", None)
+    return {"ipw": "given", "dla": "learned", "regression_em": "learned"}.get(name)
 
 
 def position_bias(model: Any, truth: ArrayLike | None = None) -> Figure:
-    """The position bias a ranker trained with ``unbiased=`` learned, per rank.
+    """The position bias a ranker trained on clicks learned or was given, per rank.
 
     Parameters
     ----------
-    model : LambdaMART
-        Fitted with ``unbiased=`` (its ``position_bias_``): the ratios t+ and t- (``"pairwise"``),
-        the score term g (``"position_factors"``) or the propensities (``"ipw"``), by rank from 1.
+    model : LambdaMART or a neural ranker
+        Fitted with ``unbiased=`` or a click loss (its ``position_bias_``): the ratios t+ and t-
+        (``"pairwise"``), the score term g (``"position_factors"``), or the propensities given
+        (``"ipw"``, clipped) or learned (DLA, regression EM), by rank from 1 (see :func:`bias_source`).
     truth : array-like, optional
         A known propensity per rank from 1 (a simulated click model's), drawn relative to rank 1.
 
@@ -144,18 +159,20 @@ def position_bias(model: Any, truth: ArrayLike | None = None) -> Figure:
     bias = getattr(model, "position_bias_", None)
     if not bias:
         raise ValueError(f"{type(model).__name__} has no position bias: fit it with unbiased= and position=")
+    source = bias_source(model)
     fig = _figure(6.4, 4.0)
     ax = fig.add_subplot()
     for name, values in bias.items():
         ranks = np.arange(1, len(values) + 1)
-        ax.plot(ranks, values, marker="o", label=_BIAS_LABELS.get(name, name))
+        label = _PROPENSITY_LABELS.get(source, _BIAS_LABELS[name]) if name == "propensity" else _BIAS_LABELS.get(name, name)
+        ax.plot(ranks, values, marker="o", label=label)
     if truth is not None:
         t = np.asarray(truth, dtype=np.float64)
         ax.plot(np.arange(1, len(t) + 1), t / t[0], "k--", label="truth, ratio to rank 1")
     ax.set_xlabel("rank shown")
     ax.set_ylabel("bias")
     method = (getattr(model, "objective_", None) or {}).get("unbiased", "")
-    ax.set_title(f"position bias learned{f' ({method})' if method else ''}")
+    ax.set_title(f"position bias{f' {source}' if source else ''}{f' ({method})' if method else ''}")
     ax.legend()
     return fig
 
@@ -562,6 +579,7 @@ def pair(explanation: Any, top: int = 10, labels: tuple[str, str] = ("A", "B")) 
 __all__ = [
     "DEFAULT_KS",
     "PROTOCOL_REFERENCES",
+    "bias_source",
     "dependence",
     "feature_importance",
     "lambda_forces",

@@ -323,11 +323,18 @@ _UNBIASED = Option(
     "lambdarank/ranknet objectives.",
     choices=("pairwise", "position_factors", "ipw"),
 )  # fmt: skip
+#: the given propensities of inverse propensity weighting, of the trees (--unbiased ipw) and the networks (--loss ipw)
+_PROPENSITY = Option("--propensity", "propensity", str,
+                     "--unbiased ipw (trees), --loss ipw (networks): examination propensity per rank from 1, e.g. "
+                     "1,0.6,0.4 (ranks past the list take its last value).", parse=_parse_floats)  # fmt: skip
+_PROPENSITY_CLIP = Option("--propensity-clip", "propensity_clip", float,
+                          "--unbiased ipw (trees), --loss ipw (networks): propensities below it count as it "
+                          "(inverse weights at most 1 / clip).")  # fmt: skip
 _TREE_OPTIONS = (
     *_TREE_GROWTH,
     _UNBIASED,
-    Option("--propensity", "propensity", str, "--unbiased ipw: examination propensity per rank from 1, e.g. 1,0.6,0.4 (ranks past the list take its last value).",
-           parse=_parse_floats),
+    _PROPENSITY,
+    _PROPENSITY_CLIP,
     _SIGMA,
     Option("--objective", "objective", str, "Tree objective: lambdarank, ranknet, squared_error or xendcg."),
 )
@@ -350,8 +357,12 @@ _NEURAL_OPTIONS = (
     Option("--dropout", "dropout", float, "Dropout after each hidden layer."),
     _LAMBDA_NORM,
     Option("--device", "device", str, "torch device: cpu, cuda or cuda:N."),
-    Option("--loss", "loss", str, "Loss of the network (dla, regression_em: from clicks, with --position-file).",
-           choices=("ranknet", "lambdarank", "listnet", "listmle", "approxndcg", "neuralndcg", "dla", "regression_em")),
+    Option("--loss", "loss", str, "Loss of the network (ipw, dla, regression_em: from clicks, with --position-file; "
+           "ipw weighs the model's own loss by --propensity, dla and regression_em learn the propensities).",
+           choices=("ranknet", "lambdarank", "listnet", "listmle", "approxndcg", "neuralndcg", "ipw", "dla",
+                    "regression_em")),
+    _PROPENSITY,
+    _PROPENSITY_CLIP,
 )  # fmt: skip
 _L2 = Option("--l2", "l2_regularization", float,
              "L2 penalty lambda * sum(w^2) on leaf values (trees) or on the weights (linear: X'X's diagonal).")

@@ -48,14 +48,22 @@ _NEURAL_ROWS = 200  # fewer for expected gradients (a backward pass per row and 
 
 
 def _position_bias_caption(model: Any) -> str:
-    """The caption of a model's position-bias plot: what the bias is, and that its scores leave it out."""
-    if getattr(model, "unbiased", None) is not None:  # a tree ensemble's unbiased= estimator
-        return (f"Position bias learned from the clicks (unbiased={model.unbiased!r}), per rank shown; the "
+    """The caption of a model's position-bias plot: what the bias is, whether it was learned from
+    the clicks or given (:func:`ranklearn.plot.bias_source`), and that the scores leave it out."""
+    from ranklearn.plot import bias_source
+
+    source = bias_source(model)
+    unbiased = getattr(model, "unbiased", None)
+    if unbiased is not None:  # a tree ensemble's unbiased= estimator
+        what = "learned from the clicks" if source == "learned" else "given, clipped"
+        return (f"Position bias {what} (unbiased={unbiased!r}), per rank shown; the "
                 "model's scores (and this report's) are the trees f alone.")  # fmt: skip
     loss = getattr(model, "loss", None)
     name = loss if isinstance(loss, str) else getattr(loss, "name", type(loss).__name__)
-    return (f"Position bias of the click loss ({name}: the propensities it used or learned), per rank shown; "
-            "the model's scores (and this report's) are the network's relevance scores alone, without it.")  # fmt: skip
+    what = {"given": "the propensities given to it, clipped", "learned": "the propensities it learned from the clicks"}
+    return (f"Position bias of the click loss ({name}: {what.get(source, 'the propensities it used or learned')}), "
+            "per rank shown; the model's scores (and this report's) are the network's relevance scores alone, "
+            "without it.")  # fmt: skip
 
 
 def build(

@@ -88,7 +88,9 @@ def export(
     C.check_output_path(out, model)
     estimator = C.model_part(load_model(model), iterations, False, model)
     if getattr(estimator, "position_bias_", None) is not None:
-        C.note("the model's position bias (--unbiased) is not exported: the file holds the trees f, which predict uses")
+        # the trees' bias comes from --unbiased, a network's from its click loss (--loss)
+        setting, scorer = ("--unbiased", "the trees f") if getattr(estimator, "unbiased", None) else ("--loss", "the network f")
+        C.note(f"the model's position bias ({setting}) is not exported: the file holds {scorer}, which predict uses")
     # each command-line option: the export option it gives, and its value (None: not given)
     given = {
         "--feature-names": ("feature_names", _feature_names(feature_names) if feature_names is not None else None),

@@ -87,11 +87,12 @@ class NeuralRanker(NeuralContributions, BaseRanker):
         :class:`~ranklearn.neural.losses.Loss` object. None: the ranker's own (RankNet's
         "ranknet", LambdaRank's "lambdarank", ListNet's "listnet"). A model trained with a
         Loss object saves and predicts, but the object itself is not saved. Clicks with
-        ``fit(..., position=)``: :class:`~ranklearn.neural.losses.IPWLoss` (inverse propensity
-        weighting of any of these losses), :class:`~ranklearn.neural.losses.DLALoss` (the Dual
+        ``fit(..., position=)``: "ipw" (:class:`~ranklearn.neural.losses.IPWLoss` over the ranker's
+        own loss, with ``propensity``), an :class:`~ranklearn.neural.losses.IPWLoss` object (inverse
+        propensity weighting of any of these losses), "dla" or :class:`~ranklearn.neural.losses.DLALoss` (the Dual
         Learning Algorithm: propensities learned with the ranker) or
-        :class:`~ranklearn.neural.losses.RegressionEMLoss` (regression EM, the network as the
-        relevance model).
+        "regression_em" or :class:`~ranklearn.neural.losses.RegressionEMLoss` (regression EM, the
+        network as the relevance model).
     lambda_normalization : {"lightgbm", "docs", "pairs", "none"} or None, default=None
         Divide each query's lambdas by its number of documents (``"docs"``) or of pairs with
         different labels (``"pairs"``: every query counts the same), or multiply them by
@@ -139,6 +140,12 @@ class NeuralRanker(NeuralContributions, BaseRanker):
         0 silent; 1 a progress bar with the evaluation metric (rich, on stderr).
     warm_start : bool, default=False
         Continue from the current weights (and standardization) on the next ``fit``.
+    propensity : array-like or None, default=None
+        ``loss="ipw"``: examination propensity per rank from 1 (e.g.
+        ``ranklearn.clicks.estimate_propensity(log).propensity``, or a ``Propensity``); positions
+        past its end take its last value.
+    propensity_clip : float or None, default=None
+        ``loss="ipw"``: propensities below it count as it (inverse weights at most ``1 / clip``).
 
     Attributes
     ----------
@@ -192,6 +199,8 @@ class NeuralRanker(NeuralContributions, BaseRanker):
         "random_state": ["random_state"],
         "verbose": ["verbose"],
         "warm_start": ["boolean"],
+        "propensity": "no_validation",  # checked by IPWLoss (an array or a Propensity)
+        "propensity_clip": [Interval(Real, 0, np.inf, closed="neither"), None],
     }
 
     def __init__(
@@ -217,6 +226,8 @@ class NeuralRanker(NeuralContributions, BaseRanker):
         random_state: int | None = None,
         verbose: int = 0,
         warm_start: bool = False,
+        propensity: Any = None,
+        propensity_clip: float | None = None,
     ) -> None:
         self.hidden = hidden
         self.n_networks = n_networks
@@ -239,6 +250,8 @@ class NeuralRanker(NeuralContributions, BaseRanker):
         self.random_state = random_state
         self.verbose = verbose
         self.warm_start = warm_start
+        self.propensity = propensity
+        self.propensity_clip = propensity_clip
 
     # ------------------------------------------------------------------ configuration
     def _lambda_settings(self) -> tuple[str, int | None]:
@@ -254,12 +267,15 @@ class NeuralRanker(NeuralContributions, BaseRanker):
         ``max_grade`` is ERR's top grade for ERR lambdas: the training labels', never the
         evaluation sets' (``max_grade_`` covers both, for the metric)."""
         from ranklearn.neural.losses import LambdaLoss, get_loss
+        from ranklearn.objectives import check_ipw_settings
 
         lightgbm = self._normalization() == "lightgbm"
-        if self.loss is not None and not isinstance(self.loss, str):
+        named = self.loss is None or isinstance(self.loss, str)
+        name = self._loss_name()
+        check_ipw_settings("loss", name if named else type(self.loss).__name__, self.propensity, self.propensity_clip)
+        if not named:
             loss = copy.deepcopy(self.loss)
         else:
-            name = self._loss_name()
             if name == "custom":
                 raise ValueError(
                     "this model was trained with a Loss object, which model files do not hold; "
@@ -272,6 +288,9 @@ class NeuralRanker(NeuralContributions, BaseRanker):
                 "lambdarank": dict(pairs, metric=metric, truncation_level=truncation, max_grade=max_grade),
                 "listmle": dict(random_state=getattr(self, "_rng", None)),
             }
+            if name == "ipw":  # the ranker's own loss, weighted
+                base = get_loss(self._default_loss, **settings.get(self._default_loss, {}))
+                settings["ipw"] = dict(propensity=self.propensity, base=base, clip=self.propensity_clip)
             loss = get_loss(name, **settings.get(name, {}))
         if lightgbm and not isinstance(loss, LambdaLoss):
             raise ValueError(

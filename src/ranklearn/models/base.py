@@ -887,6 +887,8 @@ class BaseRanker(BaseEstimator):
         for key, val in self.get_params(deep=False).items():
             if isinstance(val, np.generic):
                 val = val.item()
+            if key == "propensity" and val is not None:  # numbers per rank, or a ranklearn.clicks.Propensity
+                val = np.asarray(getattr(val, "propensity", val), dtype=np.float64)
             if isinstance(val, (tuple, np.ndarray)):
                 val = val.tolist() if isinstance(val, np.ndarray) else list(val)
             if key == "random_state" and not (val is None or (isinstance(val, Integral) and not isinstance(val, bool))):

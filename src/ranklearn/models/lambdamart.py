@@ -26,7 +26,9 @@ from ranklearn.metrics import Metric
 from ranklearn.models.base import EARLY_STOPPING, N_JOBS, BaseRanker, EvalSet, FitData
 from ranklearn.models.contributions import TreeContributions
 from ranklearn.models.serving import TREE_PAYLOAD_FIELDS, check_tree_payload, trees_from_payload
-from ranklearn.objectives import OBJECTIVE_NAMES, UNBIASED_METHODS, Objective, get_objective, make_unbiased
+from ranklearn.objectives import (
+    OBJECTIVE_NAMES, UNBIASED_METHODS, Objective, check_ipw_settings, get_objective, make_unbiased,
+)  # fmt: skip
 from ranklearn.tree.binning import BinMapper, has_missing
 from ranklearn.tree.boosting import BoostingState, draw_subsets
 from ranklearn.tree.grower import LEAF_ORDERS
@@ -345,8 +347,7 @@ class LambdaMART(TreeContributions, TreeImportance, BaseRanker):
             random_state=self.random_state,
         )
         if self.unbiased is None:
-            if self.propensity is not None or self.propensity_clip is not None:
-                raise ValueError("propensity= and propensity_clip= are read by unbiased='ipw' only; unbiased is None")
+            check_ipw_settings("unbiased", None, self.propensity, self.propensity_clip)
             return made
         return make_unbiased(
             self.unbiased, made, max_rank=self.position_bias_max_rank, norm=self.position_bias_norm,
@@ -482,8 +483,6 @@ class LambdaMART(TreeContributions, TreeImportance, BaseRanker):
         params = super()._json_params()
         if not isinstance(self.objective, (str, type(None))):
             params["objective"] = "custom"  # the object cannot be saved; objective_ says what it was
-        if params.get("propensity") is not None:
-            params["propensity"] = np.asarray(self._propensity_values(), dtype=np.float64).tolist()
         return params
 
     # objective null: a model imported from a RankLib or LightGBM file (trained elsewhere)

@@ -79,13 +79,16 @@ class LambdaRank(RankNet):
         warm_start: bool = False,
         lambda_metric: str = "ndcg",
         truncation_level: int | None = None,
+        propensity: Any = None,
+        propensity_clip: float | None = None,
     ) -> None:
         super().__init__(
             hidden=hidden, n_networks=n_networks, activation=activation, dropout=dropout, mode=mode,
             optimizer=optimizer, learning_rate=learning_rate, weight_decay=weight_decay, loss=loss,
             lambda_normalization=lambda_normalization, n_estimators=n_estimators, batch_queries=batch_queries, sigma=sigma,
             metric=metric, early_stopping_rounds=early_stopping_rounds, standardize=standardize, device=device,
-            n_jobs=n_jobs, random_state=random_state, verbose=verbose, warm_start=warm_start,
+            n_jobs=n_jobs, random_state=random_state, verbose=verbose, warm_start=warm_start, propensity=propensity,
+            propensity_clip=propensity_clip,
         )  # fmt: skip
         self.lambda_metric = lambda_metric
         self.truncation_level = truncation_level

@@ -398,15 +398,16 @@ class ApproxNDCGLoss(AutogradLoss):
     def weighted_query_loss(
         self, scores: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor, relevance_weight: torch.Tensor | None
     ) -> torch.Tensor:
-        """With weights: every gain ``2^y - 1`` times its document's ``w``, in the DCG and the
-        ideal DCG (the propensity-weighted DCG estimate, normalized per query)."""
+        """With weights: every gain ``2^y - 1`` times its document's ``w`` in the DCG (the
+        propensity-weighted DCG estimate), over the ideal DCG of the unweighted gains. The weighted
+        gains' ideal DCG would cancel the weights: a list's only click would count 1 at any rank."""
         zero = torch.zeros((), dtype=scores.dtype, device=scores.device)
         pair = mask[..., :, None] & mask[..., None, :]
         pair = pair & ~torch.eye(mask.shape[-1], dtype=torch.bool, device=mask.device)
         above = torch.sigmoid((scores[..., None, :] - scores[..., :, None]) / self.temperature)
         rank = 1.0 + torch.where(pair, above, zero).sum(dim=-1)
         gains = _gains(labels, mask, relevance_weight)
-        ideal = torch.sort(gains, dim=-1, descending=True).values  # padding's gain 0 sorts last
+        ideal = torch.sort(_gains(labels, mask, None), dim=-1, descending=True).values  # padding's 0 sorts last
         pos = torch.arange(mask.shape[-1], dtype=scores.dtype, device=scores.device)
         idcg = (ideal / torch.log2(pos + 2.0)).sum(dim=-1)
         dcg = (gains / torch.log2(1.0 + rank)).sum(dim=-1)
@@ -477,7 +478,8 @@ class NeuralNDCGLoss(AutogradLoss):
     def weighted_query_loss(
         self, scores: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor, relevance_weight: torch.Tensor | None
     ) -> torch.Tensor:
-        """With weights: every gain times its document's ``w`` (as :class:`ApproxNDCGLoss`)."""
+        """With weights: every gain times its document's ``w`` in the DCG, over the ideal DCG of
+        the unweighted gains (as :class:`ApproxNDCGLoss`)."""
         zero = torch.zeros((), dtype=scores.dtype, device=scores.device)
         gains = _gains(labels, mask, relevance_weight)
         L = mask.shape[-1]
@@ -485,7 +487,7 @@ class NeuralNDCGLoss(AutogradLoss):
         disc = 1.0 / torch.log2(pos + 2.0)
         if self.k is not None:
             disc = torch.where(pos < self.k, disc, zero)
-        ideal = torch.sort(gains, dim=-1, descending=True).values  # padding's gain 0 sorts last
+        ideal = torch.sort(_gains(labels, mask, None), dim=-1, descending=True).values  # padding's 0 sorts last
         idcg = (ideal * disc).sum(dim=-1)
         placed = (self.soft_permutation(scores, mask) * gains[..., None, :]).sum(dim=-1)  # gain at each position
         dcg = (placed * disc).sum(dim=-1)
@@ -543,9 +545,11 @@ class IPWLoss(Loss):
       (Joachims et al. 2017), ``w_i |dZ_ij| log(1 + exp(-sigma (s_i - s_j)))`` (|dZ| = 1 for RankNet,
       |dNDCG@k| for LambdaRank);
     * ``"listmle"``: the Plackett-Luce terms of the clicked documents, each weighted by its ``w``;
-    * ``"approxndcg"`` / ``"neuralndcg"``: the gains ``c_i`` times ``w_i`` (the IPW estimate of DCG).
+    * ``"approxndcg"`` / ``"neuralndcg"``: the gains ``2^c_i - 1`` times ``w_i`` (the IPW estimate of
+      DCG), over the ideal DCG of the unweighted gains.
 
-    Not among :func:`get_loss`'s names (the command line's ``--loss``): it needs ``propensity``.
+    The rankers' ``loss="ipw"`` (the command line's ``--loss ipw``) is this loss over the ranker's own
+    loss, with the rankers' ``propensity`` and ``propensity_clip``.
 
     Parameters
     ----------
@@ -808,9 +812,9 @@ LOSSES: dict[str, Callable[..., Loss]] = {
 }
 
 
-#: the click losses that learn their propensities (fit(..., position=) needed), for :func:`get_loss`;
-#: not bases of :class:`IPWLoss` or :class:`DLALoss`
-CLICK_LOSSES: dict[str, Callable[..., Loss]] = {"dla": DLALoss, "regression_em": RegressionEMLoss}
+#: the click losses (fit(..., position=) needed), for :func:`get_loss`: IPW with given propensities,
+#: DLA and regression EM learning theirs; not bases of :class:`IPWLoss` or :class:`DLALoss`
+CLICK_LOSSES: dict[str, Callable[..., Loss]] = {"ipw": IPWLoss, "dla": DLALoss, "regression_em": RegressionEMLoss}
 
 
 def get_loss(name: str | Loss, **params: Any) -> Loss:
@@ -819,10 +823,10 @@ def get_loss(name: str | Loss, **params: Any) -> Loss:
     ``"ranknet"`` (sigma, normalize), ``"lambdarank"`` (metric ``"ndcg"``, ``"ndcg@k"``, ``"err"`` or
     ``"err@k"``, sigma, truncation_level, max_grade, normalize), ``"listnet"``, ``"listmle"``
     (random_state), ``"approxndcg"`` (temperature), ``"neuralndcg"`` (temperature, k,
-    sinkhorn_iterations). Clicks with positions (:data:`CLICK_LOSSES`): ``"dla"``
-    (:class:`DLALoss`: base, max_rank, learning_rate, clip, sigma) and ``"regression_em"``
-    (:class:`RegressionEMLoss`: max_rank, theta_learning_rate), which learn the propensities;
-    :class:`IPWLoss` is not a name (it needs the propensities).
+    sinkhorn_iterations). Clicks with positions (:data:`CLICK_LOSSES`): ``"ipw"`` (:class:`IPWLoss`:
+    propensity, which it needs, base, clip, sigma), and ``"dla"`` (:class:`DLALoss`: base, max_rank,
+    learning_rate, clip, sigma) and ``"regression_em"`` (:class:`RegressionEMLoss`: max_rank,
+    theta_learning_rate), which learn the propensities.
 
     Raises
     ------

@@ -23,7 +23,7 @@ from ranklearn.objectives.base import Objective
 from ranklearn.objectives.custom import CustomObjective
 from ranklearn.objectives.lambdas import LambdaObjective, parse_lambda_metric
 from ranklearn.objectives.squared_error import SquaredErrorObjective
-from ranklearn.objectives.unbiased import UNBIASED_METHODS, DebiasedObjective, make_unbiased
+from ranklearn.objectives.unbiased import UNBIASED_METHODS, DebiasedObjective, check_ipw_settings, make_unbiased
 from ranklearn.objectives.xendcg import XENDCGObjective
 
 OBJECTIVE_NAMES = ("lambdarank", "ranknet", "squared_error", "xendcg")
@@ -39,6 +39,7 @@ __all__ = [
     "XENDCGObjective",
     "get_objective",
     "make_unbiased",
+    "check_ipw_settings",
 ]
 
 

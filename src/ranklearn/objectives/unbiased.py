@@ -307,6 +307,27 @@ def checked_clip(clip: Any, name: str = "clip") -> float | None:
     return float(clip)
 
 
+def check_ipw_settings(setting: str, chosen: Any, propensity: Any, clip: Any) -> None:
+    """Refuse ``propensity`` or its ``clip`` unless ``setting`` (``"unbiased"`` of the trees,
+    ``"loss"`` of the networks) is ``chosen`` ``"ipw"``, and ``"ipw"`` without ``propensity``.
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter given (``propensity`` or ``propensity_clip``) and the setting.
+    """
+    if chosen == "ipw":
+        if propensity is None:
+            raise ValueError(
+                f"propensity is required by {setting}='ipw' (the examination propensity per rank from 1, e.g. from "
+                "ranklearn.clicks.estimate_propensity)"
+            )
+        return
+    for name, value in (("propensity", propensity), ("propensity_clip", clip)):
+        if value is not None:
+            raise ValueError(f"{name} is read by {setting}='ipw' only" + ("" if chosen is None else f", not {setting}={chosen!r}"))
+
+
 def make_unbiased(
     method: str,
     lambdas: Objective,
@@ -328,15 +349,7 @@ def make_unbiased(
     """
     if method not in UNBIASED_METHODS:
         raise ValueError(f"unbiased must be one of {', '.join(UNBIASED_METHODS)} or None; got {method!r}")
-    if (method == "ipw") != (propensity is not None):
-        raise ValueError(
-            "propensity is required by unbiased='ipw' (the examination propensity per rank from 1, e.g. from "
-            "ranklearn.clicks.estimate_propensity)"
-            if method == "ipw"
-            else f"propensity= is read by unbiased='ipw' only, not unbiased={method!r}"
-        )
-    if clip is not None and method != "ipw":
-        raise ValueError(f"propensity_clip is read by unbiased='ipw' only, not unbiased={method!r}")
+    check_ipw_settings("unbiased", method, propensity, clip)
     if method == "pairwise":
         return PairwiseDebiasedObjective(lambdas, max_rank, norm)
     if method == "position_factors":
