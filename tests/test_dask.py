@@ -681,3 +681,18 @@ def test_a_ctrl_c_stops_a_dask_neural_fit_at_its_epoch_end_keeping_the_best(clie
     assert model.interrupted_ and 2 <= model.n_iter_ < 40
     ref = ListNet(hidden=(4,), n_estimators=model.n_iter_, random_state=0).fit(rows.X, rows.y, rows.qid)
     np.testing.assert_allclose(model.predict(test.X), ref.predict(test.X), rtol=1e-6, atol=1e-7)
+
+
+def test_a_warm_started_dask_neural_fit_continues_from_its_network(client):
+    from ranklearn.dask import DaskListNet
+    from ranklearn.models import ListNet
+
+    d, rows, test = _clicks_on_dask()
+    settings = dict(hidden=(4,), n_estimators=2, random_state=0)
+    ours = DaskListNet(client=client, **settings).fit(d["X"], d["y"], d["qid"])
+    ref = ListNet(**settings).fit(rows.X, rows.y, rows.qid)
+    ours.set_params(warm_start=True, n_estimators=3).fit(d["X"], d["y"], d["qid"])
+    ref.set_params(warm_start=True, n_estimators=3).fit(rows.X, rows.y, rows.qid)
+    fresh = ListNet(**(settings | {"n_estimators": 3})).fit(rows.X, rows.y, rows.qid)
+    np.testing.assert_allclose(ours.predict(test.X), ref.predict(test.X), rtol=1e-6, atol=1e-7)
+    assert not np.allclose(ours.predict(test.X), fresh.predict(test.X))

@@ -20,6 +20,7 @@ Needs the ``dask`` extra: ``pip install 'ranklearn[dask]'``.
 from __future__ import annotations
 
 import asyncio
+import copy
 import functools
 import glob
 import operator
@@ -876,8 +877,10 @@ class _DaskNeural:
         Ctrl-C stops waiting and keeps nothing (the previous model, if any, stays)."""
         self.check_params()
         client = self._client()
-        params = {k: v for k, v in self.get_params(deep=False).items() if k != "client"}
-        model = self._local_class(**(params | {"verbose": False}))  # its bar would draw on the worker's stderr
+        # the plain ranker in this one's state (its network too: warm_start continues from it)
+        model = self._local_class.__new__(self._local_class)
+        model.__dict__.update(copy.deepcopy({k: v for k, v in self.__dict__.items() if k != "client"}))
+        model.verbose = False  # its bar would draw on the worker's stderr
         callbacks = list(callbacks or [])
         progress = None
         if self.verbose:
@@ -917,8 +920,7 @@ class _DaskNeural:
             if progress is not None:
                 progress.close()
         if fitted.__sklearn_is_fitted__():  # else stopped before its first epoch: the previous model stays
-            self.__dict__.update(fitted.__dict__)  # the fitted attributes (and the parameters it was given)
-            self.verbose = params["verbose"]
+            self.__dict__.update({k: v for k, v in fitted.__dict__.items() if k != "verbose"})  # the fitted state
         if relay.stopped:
             raise KeyboardInterrupt
         return self
