@@ -91,7 +91,7 @@ NOTES = ["core_refactor_ab.md", "boosting_step_ab.md", "neural_defaults.md", "ra
          "unbiased_speed.md", "spark_speed.md", "neural_clicks.md", "vocabulary_ab.md", "clicks_protocol_peers.md",
          "clicks_protocol.md",
          "startup.md", "clicks_debiased_stopping.md", "clicks_dask.md", "clicks_protocol_ours.md", "clicks_entry_sizes.md",
-         "clicks_shown_labels.md", "clicks_candidates.md"]
+         "clicks_shown_labels.md", "clicks_candidates.md", "clicks_rerun.md"]
 
 
 def _existing_sections(path: Path) -> dict[str, list[str]]:
