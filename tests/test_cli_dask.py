@@ -23,6 +23,21 @@ def _split(src, tmp_path, cut_queries):
     return str(tmp_path / "part-*.txt")
 
 
+def _split_with_positions(src, tmp_path):
+    """``src`` cut in two files at query 60, each with a random ``.position`` sidecar, and the
+    whole file with the sidecars' positions in one (a local train's input)."""
+    pattern = _split(src, tmp_path, [60])
+    rng = np.random.default_rng(0)
+    for part in sorted(tmp_path.glob("part-*.txt")):
+        n = len(part.read_bytes().splitlines())
+        (tmp_path / f"{part.name}.position").write_text("".join(f"{p}\n" for p in rng.integers(1, 11, n)))
+    whole = tmp_path / "whole.txt"
+    whole.write_bytes(src.read_bytes())
+    (tmp_path / "whole.txt.position").write_text("".join(
+        (tmp_path / f"part-{i}.txt.position").read_text() for i in range(2)))  # fmt: skip
+    return pattern, whole
+
+
 def test_train_on_a_local_cluster_saves_the_single_machine_model(capsys, tmp_path, shared_data):
     src = shared_data / "MQ2008" / "Fold1" / "vali.txt"  # small: the cluster start dominates
     pattern = _split(src, tmp_path, [60, 110])
@@ -325,19 +340,11 @@ def test_dask_train_passes_the_files_position_sidecars_to_the_fit(capsys, tmp_pa
     """--unbiased on --workers: each file's .position sidecar reaches fit(position=); the bias and
     trees are one machine's, and files without sidecars are one error before training."""
     src = shared_data / "MQ2008" / "Fold1" / "vali.txt"
-    pattern = _split(src, tmp_path, [60])
-    rng = np.random.default_rng(0)
-    for part in sorted(tmp_path.glob("part-*.txt")):
-        n = len(part.read_bytes().splitlines())
-        (tmp_path / f"{part.name}.position").write_text("".join(f"{p}\n" for p in rng.integers(1, 11, n)))
+    pattern, whole = _split_with_positions(src, tmp_path)
     opts = ["--model", "lambdamart", "--n-estimators", "4", "--leaves", "7", "--seed", "0", "--unbiased", "pairwise"]
     code, _, err = run(capsys, "train", "--train", pattern, "--workers", "2", *opts, "--save", tmp_path / "dask.json")
     assert code == 0, err
     assert "ranklearn: positions from" in err and "part-0.txt.position" in err
-    whole = tmp_path / "whole.txt"
-    whole.write_bytes(src.read_bytes())
-    (tmp_path / "whole.txt.position").write_text("".join(
-        (tmp_path / f"part-{i}.txt.position").read_text() for i in range(2)))  # fmt: skip
     code, _, err = run(capsys, "train", "--train", whole, *opts, "--save", tmp_path / "local.json")
     assert code == 0, err
     ours, ref = load_model(tmp_path / "dask.json"), load_model(tmp_path / "local.json")
@@ -367,19 +374,11 @@ def test_a_neural_click_fit_on_dask_is_the_local_one(capsys, tmp_path, shared_da
     """--model listnet --loss dla --workers: the files' .position sidecars reach the fit on one
     worker; the saved network and its learned propensities are a local train's."""
     src = shared_data / "MQ2008" / "Fold1" / "vali.txt"
-    pattern = _split(src, tmp_path, [60])
-    rng = np.random.default_rng(0)
-    for part in sorted(tmp_path.glob("part-*.txt")):
-        n = len(part.read_bytes().splitlines())
-        (tmp_path / f"{part.name}.position").write_text("".join(f"{p}\n" for p in rng.integers(1, 11, n)))
+    pattern, whole = _split_with_positions(src, tmp_path)
     opts = ["--model", "listnet", "--loss", "dla", "--n-estimators", "3", "--seed", "0"]
     code, out, err = run(capsys, "train", "--train", pattern, "--workers", "1", *opts, "--save", tmp_path / "dask.json")
     assert code == 0, err
     assert "listnet on dask: saved to" in out and "part-1.txt.position" in err
-    whole = tmp_path / "whole.txt"
-    whole.write_bytes(src.read_bytes())
-    (tmp_path / "whole.txt.position").write_text("".join(
-        (tmp_path / f"part-{i}.txt.position").read_text() for i in range(2)))  # fmt: skip
     code, _, err = run(capsys, "train", "--train", whole, *opts, "--save", tmp_path / "local.json")
     assert code == 0, err
     ours, ref = load_model(tmp_path / "dask.json"), load_model(tmp_path / "local.json")
@@ -387,3 +386,19 @@ def test_a_neural_click_fit_on_dask_is_the_local_one(capsys, tmp_path, shared_da
     np.testing.assert_allclose(ours.position_bias_["propensity"], ref.position_bias_["propensity"], rtol=1e-6)
     X = np.asarray(load_svmlight(src).X)
     np.testing.assert_allclose(ours.predict(X), ref.predict(X), rtol=1e-6, atol=1e-7)
+
+
+def test_a_local_cluster_leaves_port_8787_to_another_cluster(capsys, tmp_path, shared_data):
+    """--workers with the dashboard's usual port taken (another cluster's): no warning about it
+    (its scheduler's HTTP server takes a free port)."""
+    import socket
+
+    src = shared_data / "MQ2008" / "Fold1" / "vali.txt"
+    with socket.socket() as held:
+        try:
+            held.bind(("", 8787))
+            held.listen()
+        except OSError:  # already another process's: taken either way
+            pass
+        code, _, err = run(capsys, "train", "--train", src, "--model", "lambdamart", "--workers", "1", "--n-estimators", "1")
+    assert code == 0 and "8787" not in err, err

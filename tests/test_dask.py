@@ -21,7 +21,7 @@ TREE_FIELDS = ("feature", "bin_threshold", "missing_left", "left", "right", "cou
 @pytest.fixture(scope="module")
 def client():
     with (
-        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster,
         distributed.Client(cluster) as c,
     ):
         yield c

@@ -556,7 +556,16 @@ def _start_peers(client: Client, sets: list[_ShardedSet], timeout: float | None)
     return _PeerSet(actors, futures, holding, train_index, eval_order)
 
 
-class DaskLambdaMART(LambdaMART):
+class _OnClient:
+    """A Dask estimator's ``client`` parameter, or the current client."""
+
+    client: Client | None
+
+    def _client(self) -> Client:
+        return self.client if self.client is not None else default_client()
+
+
+class DaskLambdaMART(_OnClient, LambdaMART):
     """:class:`~ranklearn.models.lambdamart.LambdaMART` trained on a Dask cluster.
 
     Takes every ``LambdaMART`` parameter, plus ``client`` (a ``distributed.Client``; None:
@@ -615,9 +624,6 @@ class DaskLambdaMART(LambdaMART):
                 f"{', '.join(_LOCAL_OBJECTIVES)} (gradients computed query by query)"
             )
         super()._check_params()
-
-    def _client(self) -> Client:
-        return self.client if self.client is not None else default_client()
 
     # ------------------------------------------------------------------ fit
     def fit(
@@ -835,7 +841,7 @@ def _fit_on_worker(model: Any, topic: str, args: tuple, kwargs: dict) -> Any:
         return model
 
 
-class _DaskNeural:
+class _DaskNeural(_OnClient):
     """A neural ranker's fit on one worker of a Dask cluster (the mixin of :class:`DaskListNet`,
     :class:`DaskRankNet` and :class:`DaskLambdaRank`).
 
@@ -851,9 +857,6 @@ class _DaskNeural:
     """
 
     _local_class: type
-
-    def _client(self) -> Client:
-        return self.client if self.client is not None else default_client()
 
     def fit(
         self,

@@ -14,7 +14,6 @@ import typer
 from rich.console import Console
 
 from ranklearn._files import check_writable, is_stdio, reads_stdin, same_file, write_output, writes_stdout
-from ranklearn._text import not_text_reason, plain_float, strip_bom, token_text
 from ranklearn.exceptions import DataFormatError
 
 if TYPE_CHECKING:  # importing the metrics loads numba, numpy and rich's tables cost too: keep `--help` fast
@@ -263,46 +262,21 @@ def model_part(estimator: Any, iterations: int | None, best: bool, path: Path) -
 
 
 def read_scores(path: Path, n_rows: int, data_path: Path, what: str = "score") -> np.ndarray:
-    """One finite number per line, exactly ``n_rows`` of them (trailing blank lines are allowed);
-    ``what`` each number is, as errors name it.
+    """One finite number per line (``-``: standard input), exactly ``n_rows`` of them (trailing
+    blank lines are allowed); ``what`` each number is, as errors name it.
 
     Raises
     ------
     DataFormatError
         Naming the line of a token that is not a finite number, or both counts when the
-        number of scores differs from the number of data rows.
+        number of scores differs from the number of data rows
+        (:func:`ranklearn.data.source.read_numbers`).
     """
-    import numpy as np
+    from ranklearn.data.source import read_numbers
 
     if not is_stdio(path) and path.is_dir():
         raise IsADirectoryError(21, f"is a directory, not a {what}s file", str(path))
-    raw = sys.stdin.buffer.read() if is_stdio(path) else path.read_bytes()
-    name = shown(path)
-    reason = not_text_reason(raw)
-    if reason is not None:
-        raise DataFormatError(reason, path=name)
-    lines = strip_bom(raw).split(b"\n")
-    while lines and not lines[-1].strip():  # trailing blank lines, as a position file may end
-        lines.pop()
-    scores = np.empty(len(lines))
-    for i, raw in enumerate(lines):
-        token = raw.strip()
-        value = plain_float(token.decode("utf-8", errors="replace"))
-        if not math.isfinite(value):
-            raise DataFormatError(
-                "expected one finite number per line",
-                path=name,
-                line=i + 1,
-                token=token_text(token),
-            )
-        scores[i] = value
-    if scores.shape[0] != n_rows:
-        raise DataFormatError(
-            f"{scores.shape[0]} {what}s for {n_rows} rows in {shown(data_path)}; need one {what} per row, "
-            "in the row order of the data file",
-            path=name,
-        )
-    return scores
+    return read_numbers(sys.stdin.buffer if is_stdio(path) else path, n_rows, shown(data_path), what)[0]
 
 
 def weight_sidecar(train: Path) -> Path | None:

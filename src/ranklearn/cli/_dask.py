@@ -57,8 +57,10 @@ def _client(scheduler: str | None, workers: int | None) -> Iterator[Any]:
         else:
             with _ctrl_c_for_this_process_only(), _children_stderr_silenced():
                 # the workers' own log lines (a failed task's traceback, a restarted nanny) are not the
-                # command line's: its error says what went wrong in one line
-                cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                # command line's: its error says what went wrong in one line. The scheduler's HTTP server
+                # takes a free port (dashboard_address=None still tries 8787, and warns when another
+                # cluster holds it)
+                cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0",
                                        silence_logs=logging.CRITICAL, preload=["ranklearn.cli._dask_worker"])  # fmt: skip
                 try:
                     client = Client(cluster)

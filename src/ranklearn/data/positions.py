@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ranklearn.data.source import read_source
+from ranklearn.data.source import read_lines
 from ranklearn.exceptions import DataFormatError
 
 #: the sidecar's suffix, appended to the data file's name (LightGBM's convention)
@@ -48,10 +48,7 @@ def read_position_file(
         line among the positions included: it would shift every later row), or a count other
         than ``n_rows``.
     """
-    raw, name = read_source(path)
-    lines = raw.split(b"\n")
-    while lines and not lines[-1].strip():
-        lines.pop()
+    lines, name = read_lines(path)
     out = np.empty(len(lines), dtype=np.int64)
     for i, line in enumerate(lines):
         text = line.strip().decode("utf-8", errors="backslashreplace")

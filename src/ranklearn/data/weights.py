@@ -9,14 +9,12 @@ A :class:`~ranklearn.data.RankingDataset` holds no weights: ``ranklearn train`` 
 
 from __future__ import annotations
 
-import math
 from os import PathLike
 from pathlib import Path
 
 import numpy as np
 
-from ranklearn._text import plain_float, token_text
-from ranklearn.data.source import PathOrFile, read_source
+from ranklearn.data.source import PathOrFile, read_numbers
 from ranklearn.exceptions import DataFormatError
 
 #: the sidecar's suffix, appended to the data file's name (LightGBM's convention)
@@ -47,23 +45,8 @@ def read_weight_file(source: PathOrFile, n_rows: int | None = None, data_name: s
         among the weights included: it would shift every later row), a negative weight, or a
         count other than ``n_rows``.
     """
-    raw, name = read_source(source)
-    lines = raw.split(b"\n")
-    while lines and not lines[-1].strip():  # trailing blank lines, as a position file may end
-        lines.pop()
-    out = np.empty(len(lines))
-    for i, line in enumerate(lines):
-        token = line.strip()
-        value = plain_float(token.decode("utf-8", errors="replace"))
-        if not math.isfinite(value):
-            raise DataFormatError("expected one finite number per line", path=name, line=i + 1, token=token_text(token))
-        if value < 0:
-            raise DataFormatError("a weight must be >= 0", path=name, line=i + 1, token=f"{value:g}")
-        out[i] = value
-    if n_rows is not None and out.shape[0] != n_rows:
-        raise DataFormatError(
-            f"{out.shape[0]} weights for {n_rows} rows in {data_name}; need one weight per row, in the row order "
-            "of the data file",
-            path=name,
-        )
-    return out
+    weight, name = read_numbers(source, n_rows, data_name, "weight")
+    negative = np.flatnonzero(weight < 0)
+    if negative.size:
+        raise DataFormatError("a weight must be >= 0", path=name, line=int(negative[0]) + 1, token=f"{weight[negative[0]]:g}")
+    return weight
