@@ -6,7 +6,8 @@ RESULTS.md's click sections are read back from the runs ``bench_clicks.py --save
 (``--resume``), run over many hours while the code moved on. This reruns a few of those runs with the
 current code, each with its section's own flags from ``run_all.SECTIONS``, into a temporary folder, and
 says for every row of every rerun whether each test query's NDCG@1/3/5/10 is the same as saved (the
-runs are seeded: the same code gives the same values). Exit status 1 when a row differs.
+runs are seeded: the same code gives the same values). Exit status 1 when a row differs or is in
+one of the two runs only.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ def rerun_command(cmd: list[str], click: str, n_sessions: int, seed: int, split:
 
 def compare(new: dict, saved: dict) -> list[str]:
     """One line per row of ``new``: the same as ``saved`` in every test query, or how it differs."""
-    lines = []
+    lines = [f"  {name}: saved, but not in the rerun" for name in saved["per_query"] if name not in new["per_query"]]
     for name, values in new["per_query"].items():
         if name not in saved["per_query"]:
             lines.append(f"  {name}: not in the saved run")
@@ -92,7 +93,7 @@ def main() -> None:
                 new = np.load(run_file(Path(tmp), click, int(sessions), int(seed), split), allow_pickle=True)["run"].item()
             saved = np.load(saved_file, allow_pickle=True)["run"].item()
             lines = compare(new, saved)
-            differs |= any("DIFFERS" in line for line in lines)
+            differs |= any("DIFFERS" in line or "not in the" in line for line in lines)
             print(f"{key} {spec} (saved {saved_file.relative_to(HERE)}, rerun in {new['seconds']:.0f} s at load "
                   f"{new['load']:.1f}):", *lines, sep="\n", flush=True)  # fmt: skip
     sys.exit(1 if differs else 0)

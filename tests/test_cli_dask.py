@@ -69,8 +69,6 @@ def test_dask_options_take_their_models_only_and_one_cluster(capsys, tmp_path, s
     src = shared_data / "MQ2008" / "Fold1" / "vali.txt"
     code, _, err = run(capsys, "train", "--train", src, "--model", "mart", "--workers", "2")
     assert_one_line_error(code, err, "--model lambdamart, listnet, ranknet, lambdarank only, not mart")
-    code, _, err = run(capsys, "train", "--train", src, "--model", "listnet", "--workers", "2", "--worker-timeout", "5")
-    assert_one_line_error(code, err, "--worker-timeout applies to --model lambdamart on Dask")
     code, _, err = run(capsys, "train", "--train", src, "--model", "lambdamart", "--workers", "2", "--scheduler", "tcp://x:1")
     assert_one_line_error(code, err, "not both")
 

@@ -1039,6 +1039,9 @@ def test_a_dask_train_reads_the_weight_sidecars_and_fits_the_local_trees(capsys,
     ours, ref, plain = (load_model(tmp_path / f"{m}.json").predict(X) for m in ("dask", "local", "plain"))
     np.testing.assert_allclose(ours, ref, atol=1e-9)
     assert not np.allclose(ours, plain)  # the weights changed the model
+    Path(f"{data}.weight").write_text("0\n" * n)
+    code, _, err = run(capsys, "train", "--train", data, "--workers", "1", *opts)
+    assert_one_line_error(code, err, f"every weight in {data}.weight is 0: nothing to train on")
 
 
 def test_click_counts_too_large_for_the_exponential_gain_name_the_line_and_the_option(capsys, tmp_path):

@@ -273,7 +273,7 @@ def test_read_svmlight_returns_the_weight_sidecars_of_its_files(client, tmp_path
     with pytest.raises(DataFormatError, match=r"^b\.txt\.weight:2: a weight must be >= 0"):  # named as typed
         read_svmlight(["a.txt", "b.txt"], client=client)
     (tmp_path / "b.txt.weight").write_text("1\n")
-    with pytest.raises(DataFormatError, match=r"^b\.txt\.weight: 1 weights for 2 rows"):
+    with pytest.raises(DataFormatError, match=r"^b\.txt\.weight: 1 weights for 2 rows in b\.txt;"):
         read_svmlight(["a.txt", "b.txt"], client=client)
     (tmp_path / "b.txt.weight").unlink()
     with pytest.raises(DataFormatError, match=r"no weight file 'b\.txt\.weight' while 'a\.txt\.weight' exists"):
@@ -317,6 +317,193 @@ def test_positions_reach_every_peers_objective_with_their_rows(client, tmp_path)
             da.from_array(X, chunks=(chunks, 3)), da.from_array(row, chunks=chunks), da.from_array(qid, chunks=chunks),
             position=da.from_array(position, chunks=chunks),
         )
+
+
+# ---------------------------------------------------------------------- neural rankers on one worker
+def _clicks_on_dask(n_parts=2):
+    """PBM clicks (eta 1) of a logging ranker sorting by feature 1 (unrelated to relevance,
+    feature 0): the rows (one per distinct session, weighted by its count) as Dask arrays cut at
+    query boundaries, the NumPy rows, and a test set."""
+    from ranklearn.clicks import PBM, ClickTrainingSet, simulate
+    from ranklearn.data import from_arrays
+
+    def letor(n_queries, seed):
+        rng = np.random.default_rng(seed)
+        X = rng.normal(size=(n_queries * 10, 3)).astype(np.float32)
+        return from_arrays(X, np.clip(np.round(X[:, 0] * 1.2 + 1.5), 0, 4), qid=np.repeat(np.arange(n_queries), 10))
+
+    train, test = letor(100, 0), letor(100, 1)
+    rows = ClickTrainingSet.per_pattern(simulate(train, train.X[:, 1], PBM(eta=1.0), n_sessions=1500, seed=0), train)
+    starts = np.flatnonzero(np.r_[True, np.diff(rows.qid) != 0])
+    cut = int(starts[len(starts) // 2])
+    chunks = ((cut, len(rows.qid) - cut),)
+    on_dask = {name: da.from_array(getattr(rows, name), chunks=chunks) for name in ("y", "qid", "position", "sample_weight")}
+    on_dask["X"] = da.from_array(rows.X, chunks=(chunks[0], -1))
+    return on_dask, rows, test
+
+
+@pytest.mark.parametrize("model", ["listnet-dla", "ranknet-regression-em", "lambdarank-ipw"])
+def test_neural_click_estimators_fit_on_one_worker_as_on_one_machine(client, model, tmp_path):
+    """A Dask neural fit gathers the partitions on one worker and runs the single-machine fit
+    there: the same network, learned propensities, evaluations and stopping as a local fit on the
+    same rows, each epoch's results at the client's callbacks, a lazy predict, the plain file."""
+    from ranklearn.dask import DaskLambdaRank, DaskListNet, DaskRankNet
+    from ranklearn.models import LambdaRank, ListNet, RankNet
+    from ranklearn.neural.losses import DLALoss, IPWLoss, RegressionEMLoss
+
+    dask_class, local_class, loss = {
+        "listnet-dla": (DaskListNet, ListNet, DLALoss),
+        "ranknet-regression-em": (DaskRankNet, RankNet, RegressionEMLoss),
+        "lambdarank-ipw": (DaskLambdaRank, LambdaRank, lambda: IPWLoss(propensity=(1.0, 0.8, 0.6, 0.5, 0.4))),
+    }[model]
+    d, rows, test = _clicks_on_dask()
+    eval_q = np.repeat(np.arange(100), 10)
+    settings = dict(hidden=(8,), n_estimators=6, random_state=0)
+    seen = []
+
+    def callback(iteration, total, results):
+        seen.append((iteration, total, results))
+
+    callback.end = lambda message: seen.append(message)
+    ours = dask_class(client=client, **settings, loss=loss()).fit(
+        d["X"], d["y"], d["qid"], position=d["position"], sample_weight=d["sample_weight"],
+        eval_set=[(da.from_array(test.X, chunks=(500, -1)), test.y, eval_q)], callbacks=[callback],
+    )  # fmt: skip
+    ref = local_class(**settings, loss=loss()).fit(
+        rows.X, rows.y, rows.qid, position=rows.position, sample_weight=rows.sample_weight,
+        eval_set=[(test.X, test.y, eval_q)],
+    )  # fmt: skip
+    assert [s[:2] for s in seen[:-1]] == [(i, 6) for i in range(1, ref.n_iter_ + 1)]
+    assert [s[2]["valid_0"]["ndcg@10"] for s in seen[:-1]] == ref.evals_result_["valid_0"]["ndcg@10"]
+    assert isinstance(seen[-1], str) and "kept epoch" in seen[-1]
+    assert (ours.n_iter_, ours.best_iteration_) == (ref.n_iter_, ref.best_iteration_)
+    np.testing.assert_allclose(ours.position_bias_["propensity"], ref.position_bias_["propensity"], rtol=1e-6)
+    lazy = ours.predict(da.from_array(test.X, chunks=(300, -1)))
+    assert isinstance(lazy, da.Array)
+    np.testing.assert_allclose(lazy.compute(), ref.predict(test.X), rtol=1e-6, atol=1e-7)
+    ours.save(tmp_path / "m.json")
+    loaded = load_model(tmp_path / "m.json")
+    assert type(loaded) is local_class and type(ours.to_local()) is local_class
+    np.testing.assert_array_equal(loaded.predict(test.X), ours.predict(test.X))
+
+
+def test_a_dask_neural_fit_with_a_per_query_normalize_predicts_with_the_queries(client):
+    from ranklearn.dask import DaskListNet
+    from ranklearn.models import ListNet
+
+    d, rows, test = _clicks_on_dask()
+    settings = dict(hidden=(), n_estimators=2, random_state=0, normalize="query-zscore")
+    ours = DaskListNet(client=client, **settings).fit(d["X"], d["y"], d["qid"])
+    ref = ListNet(**settings).fit(rows.X, rows.y, rows.qid)
+    q = np.repeat(np.arange(100), 10)
+    got = ours.predict(da.from_array(test.X, chunks=(300, -1)), qid=da.from_array(q, chunks=300)).compute()
+    np.testing.assert_allclose(got, ref.predict(test.X, qid=q), rtol=1e-6, atol=1e-7)
+    with pytest.raises(ValueError, match="needs the rows' queries"):
+        ours.predict(da.from_array(test.X, chunks=(300, -1))).compute()
+
+
+def test_a_dask_neural_fit_raises_the_single_machine_error_on_the_client(client):
+    from ranklearn.dask import DaskListNet
+    from ranklearn.neural.losses import DLALoss
+
+    d, _, _ = _clicks_on_dask()
+    with pytest.raises(ValueError, match="needs position="):
+        DaskListNet(client=client, hidden=(), n_estimators=1, loss=DLALoss()).fit(d["X"], d["y"], d["qid"])
+    with pytest.raises(ValueError, match="hidden"):
+        DaskListNet(client=client, hidden=(-1,)).fit(d["X"], d["y"], d["qid"])
+
+
+def test_a_ctrl_c_stops_a_dask_neural_fit_at_its_epoch_end_keeping_the_best(client):
+    """A client callback raising KeyboardInterrupt (as a Ctrl-C) after epoch 2 stops the worker's
+    fit at the end of an epoch: the model keeps the epochs so far as a local Ctrl-C does."""
+    from ranklearn.dask import DaskListNet
+    from ranklearn.models import ListNet
+
+    d, rows, test = _clicks_on_dask()
+
+    def interrupt_after_epoch_2(iteration, total, results):
+        if iteration == 2:
+            raise KeyboardInterrupt
+
+    model = DaskListNet(client=client, hidden=(4,), n_estimators=40, random_state=0)
+    with pytest.raises(KeyboardInterrupt):
+        model.fit(d["X"], d["y"], d["qid"], callbacks=[interrupt_after_epoch_2])
+    assert model.interrupted_ and 2 <= model.n_iter_ < 40
+    ref = ListNet(hidden=(4,), n_estimators=model.n_iter_, random_state=0).fit(rows.X, rows.y, rows.qid)
+    np.testing.assert_allclose(model.predict(test.X), ref.predict(test.X), rtol=1e-6, atol=1e-7)
+
+
+def test_a_warm_started_dask_neural_fit_continues_from_its_network(client):
+    from ranklearn.dask import DaskListNet
+    from ranklearn.models import ListNet
+
+    d, rows, test = _clicks_on_dask()
+    settings = dict(hidden=(4,), n_estimators=2, random_state=0)
+    ours = DaskListNet(client=client, **settings).fit(d["X"], d["y"], d["qid"])
+    ref = ListNet(**settings).fit(rows.X, rows.y, rows.qid)
+    ours.set_params(warm_start=True, n_estimators=3).fit(d["X"], d["y"], d["qid"])
+    ref.set_params(warm_start=True, n_estimators=3).fit(rows.X, rows.y, rows.qid)
+    fresh = ListNet(**(settings | {"n_estimators": 3})).fit(rows.X, rows.y, rows.qid)
+    np.testing.assert_allclose(ours.predict(test.X), ref.predict(test.X), rtol=1e-6, atol=1e-7)
+    assert not np.allclose(ours.predict(test.X), fresh.predict(test.X))
+
+
+def test_a_dask_neural_fit_raises_its_warnings_and_a_callbacks_error_on_the_client(client):
+    from ranklearn.dask import DaskListNet
+
+    d, rows, _ = _clicks_on_dask()
+    with pytest.warns(UserWarning, match="ListNet ignores position="):  # raised on the worker, said here
+        DaskListNet(client=client, hidden=(), n_estimators=1).fit(d["X"], d["y"], d["qid"], position=d["position"])
+    calls = []
+
+    def fails_at_epoch_2(iteration, total, results):
+        calls.append(iteration)
+        if iteration == 2:
+            raise ValueError("the callback's own error")
+
+    model = DaskListNet(client=client, hidden=(), n_estimators=30, random_state=0)
+    with pytest.raises(ValueError, match="the callback's own error"):
+        model.fit(d["X"], d["y"], d["qid"], callbacks=[fails_at_epoch_2])
+    assert calls == [1, 2] and not model.__sklearn_is_fitted__()
+
+
+def test_a_silent_or_lost_worker_stops_a_dask_neural_fit_naming_it(client):
+    """A worker that stops answering: WorkerTimeoutError after worker_timeout; the fitting worker
+    killed mid-fit (the scheduler would start the fit again on the other): WorkerLostError."""
+    import os
+    import time
+
+    from ranklearn.dask import DaskListNet, WorkerLostError, WorkerTimeoutError
+
+    d, _, _ = _clicks_on_dask()
+    workers = list(client.scheduler_info()["workers"])
+    hang = 8.0
+
+    async def deaf(seconds):
+        time.sleep(seconds)  # blocks the worker's event loop: alive, but it answers nothing
+
+    def hang_after_epoch_2(iteration, total, results):
+        if iteration == 2:
+            client.run(deaf, hang, workers=workers, wait=False)
+
+    model = DaskListNet(client=client, hidden=(16,), n_estimators=40, worker_timeout=3)
+    with pytest.raises(WorkerTimeoutError, match=r"the worker tcp://\S+ has not answered in 3 s \(worker_timeout\) after epoch"):
+        model.fit(d["X"], d["y"], d["qid"], callbacks=[hang_after_epoch_2])
+    time.sleep(hang)  # the workers wake
+
+    async def die():
+        os._exit(1)
+
+    def kill_the_fitting_worker_after_epoch_2(iteration, total, results):
+        if iteration == 2:
+            busy = [w for w, keys in client.processing().items() if any("_fit_on_worker" in str(k) for k in keys)]
+            client.run(die, workers=busy, wait=False)
+
+    with pytest.raises(WorkerLostError, match=r"the worker tcp://\S+ fitting the network was lost after epoch"):
+        DaskListNet(client=client, hidden=(16,), n_estimators=40).fit(
+            d["X"], d["y"], d["qid"], callbacks=[kill_the_fitting_worker_after_epoch_2]
+        )
+    client.wait_for_workers(2, timeout=60)  # the nanny restarts the killed worker
 
 
 def test_ctrl_c_keeps_the_trees_so_far(client):
@@ -567,132 +754,3 @@ def test_unbiased_gives_the_trees_and_bias_of_one_machine(client, method):
     assert not np.allclose(next(iter(ref.position_bias_.values()))[1:], next(iter(ref.position_bias_.values()))[0])
     with pytest.raises(ValueError, match="needs position="):
         DaskLambdaMART(client=client, **params).fit(dX, dy, dq)
-
-
-# ---------------------------------------------------------------------- neural rankers on one worker
-def _clicks_on_dask(n_parts=2):
-    """PBM clicks (eta 1) of a logging ranker sorting by feature 1 (unrelated to relevance,
-    feature 0): the rows (one per distinct session, weighted by its count) as Dask arrays cut at
-    query boundaries, the NumPy rows, and a test set."""
-    from ranklearn.clicks import PBM, ClickTrainingSet, simulate
-    from ranklearn.data import from_arrays
-
-    def letor(n_queries, seed):
-        rng = np.random.default_rng(seed)
-        X = rng.normal(size=(n_queries * 10, 3)).astype(np.float32)
-        return from_arrays(X, np.clip(np.round(X[:, 0] * 1.2 + 1.5), 0, 4), qid=np.repeat(np.arange(n_queries), 10))
-
-    train, test = letor(100, 0), letor(100, 1)
-    rows = ClickTrainingSet.per_pattern(simulate(train, train.X[:, 1], PBM(eta=1.0), n_sessions=1500, seed=0), train)
-    starts = np.flatnonzero(np.r_[True, np.diff(rows.qid) != 0])
-    cut = int(starts[len(starts) // 2])
-    chunks = ((cut, len(rows.qid) - cut),)
-    on_dask = {name: da.from_array(getattr(rows, name), chunks=chunks) for name in ("y", "qid", "position", "sample_weight")}
-    on_dask["X"] = da.from_array(rows.X, chunks=(chunks[0], -1))
-    return on_dask, rows, test
-
-
-@pytest.mark.parametrize("model", ["listnet-dla", "ranknet-regression-em", "lambdarank-ipw"])
-def test_neural_click_estimators_fit_on_one_worker_as_on_one_machine(client, model, tmp_path):
-    """A Dask neural fit gathers the partitions on one worker and runs the single-machine fit
-    there: the same network, learned propensities, evaluations and stopping as a local fit on the
-    same rows, each epoch's results at the client's callbacks, a lazy predict, the plain file."""
-    from ranklearn.dask import DaskLambdaRank, DaskListNet, DaskRankNet
-    from ranklearn.models import LambdaRank, ListNet, RankNet
-    from ranklearn.neural.losses import DLALoss, IPWLoss, RegressionEMLoss
-
-    dask_class, local_class, loss = {
-        "listnet-dla": (DaskListNet, ListNet, DLALoss),
-        "ranknet-regression-em": (DaskRankNet, RankNet, RegressionEMLoss),
-        "lambdarank-ipw": (DaskLambdaRank, LambdaRank, lambda: IPWLoss(propensity=(1.0, 0.8, 0.6, 0.5, 0.4))),
-    }[model]
-    d, rows, test = _clicks_on_dask()
-    eval_q = np.repeat(np.arange(100), 10)
-    settings = dict(hidden=(8,), n_estimators=6, random_state=0)
-    seen = []
-
-    def callback(iteration, total, results):
-        seen.append((iteration, total, results))
-
-    callback.end = lambda message: seen.append(message)
-    ours = dask_class(client=client, **settings, loss=loss()).fit(
-        d["X"], d["y"], d["qid"], position=d["position"], sample_weight=d["sample_weight"],
-        eval_set=[(da.from_array(test.X, chunks=(500, -1)), test.y, eval_q)], callbacks=[callback],
-    )  # fmt: skip
-    ref = local_class(**settings, loss=loss()).fit(
-        rows.X, rows.y, rows.qid, position=rows.position, sample_weight=rows.sample_weight,
-        eval_set=[(test.X, test.y, eval_q)],
-    )  # fmt: skip
-    assert [s[:2] for s in seen[:-1]] == [(i, 6) for i in range(1, ref.n_iter_ + 1)]
-    assert [s[2]["valid_0"]["ndcg@10"] for s in seen[:-1]] == ref.evals_result_["valid_0"]["ndcg@10"]
-    assert isinstance(seen[-1], str) and "kept epoch" in seen[-1]
-    assert (ours.n_iter_, ours.best_iteration_) == (ref.n_iter_, ref.best_iteration_)
-    np.testing.assert_allclose(ours.position_bias_["propensity"], ref.position_bias_["propensity"], rtol=1e-6)
-    lazy = ours.predict(da.from_array(test.X, chunks=(300, -1)))
-    assert isinstance(lazy, da.Array)
-    np.testing.assert_allclose(lazy.compute(), ref.predict(test.X), rtol=1e-6, atol=1e-7)
-    ours.save(tmp_path / "m.json")
-    loaded = load_model(tmp_path / "m.json")
-    assert type(loaded) is local_class and type(ours.to_local()) is local_class
-    np.testing.assert_array_equal(loaded.predict(test.X), ours.predict(test.X))
-
-
-def test_a_dask_neural_fit_with_a_per_query_normalize_predicts_with_the_queries(client):
-    from ranklearn.dask import DaskListNet
-    from ranklearn.models import ListNet
-
-    d, rows, test = _clicks_on_dask()
-    settings = dict(hidden=(), n_estimators=2, random_state=0, normalize="query-zscore")
-    ours = DaskListNet(client=client, **settings).fit(d["X"], d["y"], d["qid"])
-    ref = ListNet(**settings).fit(rows.X, rows.y, rows.qid)
-    q = np.repeat(np.arange(100), 10)
-    got = ours.predict(da.from_array(test.X, chunks=(300, -1)), qid=da.from_array(q, chunks=300)).compute()
-    np.testing.assert_allclose(got, ref.predict(test.X, qid=q), rtol=1e-6, atol=1e-7)
-    with pytest.raises(ValueError, match="needs the rows' queries"):
-        ours.predict(da.from_array(test.X, chunks=(300, -1))).compute()
-
-
-def test_a_dask_neural_fit_raises_the_single_machine_error_on_the_client(client):
-    from ranklearn.dask import DaskListNet
-    from ranklearn.neural.losses import DLALoss
-
-    d, _, _ = _clicks_on_dask()
-    with pytest.raises(ValueError, match="needs position="):
-        DaskListNet(client=client, hidden=(), n_estimators=1, loss=DLALoss()).fit(d["X"], d["y"], d["qid"])
-    with pytest.raises(ValueError, match="hidden"):
-        DaskListNet(client=client, hidden=(-1,)).fit(d["X"], d["y"], d["qid"])
-
-
-def test_a_ctrl_c_stops_a_dask_neural_fit_at_its_epoch_end_keeping_the_best(client):
-    """A client callback raising KeyboardInterrupt (as a Ctrl-C) after epoch 2 stops the worker's
-    fit at the end of an epoch: the model keeps the epochs so far as a local Ctrl-C does."""
-    from ranklearn.dask import DaskListNet
-    from ranklearn.models import ListNet
-
-    d, rows, test = _clicks_on_dask()
-
-    def interrupt_after_epoch_2(iteration, total, results):
-        if iteration == 2:
-            raise KeyboardInterrupt
-
-    model = DaskListNet(client=client, hidden=(4,), n_estimators=40, random_state=0)
-    with pytest.raises(KeyboardInterrupt):
-        model.fit(d["X"], d["y"], d["qid"], callbacks=[interrupt_after_epoch_2])
-    assert model.interrupted_ and 2 <= model.n_iter_ < 40
-    ref = ListNet(hidden=(4,), n_estimators=model.n_iter_, random_state=0).fit(rows.X, rows.y, rows.qid)
-    np.testing.assert_allclose(model.predict(test.X), ref.predict(test.X), rtol=1e-6, atol=1e-7)
-
-
-def test_a_warm_started_dask_neural_fit_continues_from_its_network(client):
-    from ranklearn.dask import DaskListNet
-    from ranklearn.models import ListNet
-
-    d, rows, test = _clicks_on_dask()
-    settings = dict(hidden=(4,), n_estimators=2, random_state=0)
-    ours = DaskListNet(client=client, **settings).fit(d["X"], d["y"], d["qid"])
-    ref = ListNet(**settings).fit(rows.X, rows.y, rows.qid)
-    ours.set_params(warm_start=True, n_estimators=3).fit(d["X"], d["y"], d["qid"])
-    ref.set_params(warm_start=True, n_estimators=3).fit(rows.X, rows.y, rows.qid)
-    fresh = ListNet(**(settings | {"n_estimators": 3})).fit(rows.X, rows.y, rows.qid)
-    np.testing.assert_allclose(ours.predict(test.X), ref.predict(test.X), rtol=1e-6, atol=1e-7)
-    assert not np.allclose(ours.predict(test.X), fresh.predict(test.X))

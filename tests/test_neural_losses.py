@@ -651,3 +651,20 @@ def test_a_list_weighted_twice_is_the_list_twice_for_the_click_models_too(make):
     bias = twice.position_bias()["propensity"]
     np.testing.assert_allclose(weighted.position_bias()["propensity"], bias, rtol=1e-9)
     assert np.max(np.abs(ignored.position_bias()["propensity"] - bias)) > 1e-3
+
+
+def test_the_ipw_name_is_taken_in_any_case_and_a_loss_object_carries_its_own_propensities():
+    from ranklearn.models import ListNet
+    from ranklearn.plot import bias_source
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(20, 3)), np.tile([1.0, 0.0], 10)
+    q, pos = np.repeat(np.arange(4), 5), np.tile(np.arange(1, 6), 4)
+    upper = ListNet(loss="IPW", propensity=[1, 0.5, 0.3], hidden=(), n_estimators=1, random_state=0)
+    lower = ListNet(loss="ipw", propensity=[1, 0.5, 0.3], hidden=(), n_estimators=1, random_state=0)
+    for m in (upper, lower):
+        m.fit(X, y, q, position=pos)
+    np.testing.assert_array_equal(upper.predict(X), lower.predict(X))
+    assert bias_source(upper) == bias_source(lower) == "given"
+    with pytest.raises(ValueError, match=r"a Loss object carries its own settings \(IPWLoss\(propensity"):
+        ListNet(loss=IPWLoss((1.0, 0.5)), propensity=[1, 0.5], hidden=(), n_estimators=1).fit(X, y, q, position=pos)

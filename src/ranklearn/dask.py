@@ -1,4 +1,6 @@
-"""LambdaMART on a Dask cluster: the same trees as one machine, the rows kept on the workers.
+"""Ranking on a Dask cluster: LambdaMART with the same trees as one machine, the rows kept on the
+workers; the neural rankers fit on one worker (:class:`DaskListNet`, :class:`DaskRankNet`,
+:class:`DaskLambdaRank`); LETOR files read on the workers (:func:`read_svmlight`).
 
 Queries are the unit of distribution: each partition of the training data holds whole
 queries, so lambdas stay local and only node sums and histograms travel. Every partition
@@ -25,7 +27,8 @@ import functools
 import glob
 import operator
 import secrets
-import threading
+import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from numbers import Real
@@ -36,7 +39,7 @@ from typing import Any
 import dask
 import dask.array as da
 import numpy as np
-from distributed import Client, Event, default_client, get_worker, wait
+from distributed import Client, Event, KilledWorker, Queue, default_client, get_worker, wait
 from distributed.comm import CommClosedError
 from distributed.comm.addressing import get_address_host
 from distributed.utils import sync
@@ -779,66 +782,103 @@ def _on_cluster(client: Client, value: Any) -> Any:
 
 class _WorkerRelay:
     """A training callback on the worker that fits: every iteration's results and the end
-    message go to the client as events of ``topic`` (``Client.subscribe_topic``); once the
-    client sets the ``distributed.Event`` of that name (a Ctrl-C), the next iteration's end
-    stops the fit as a Ctrl-C stops a local one (the best iteration so far is kept)."""
+    message go to the client through the ``distributed.Queue`` ``queue``; once the client sets
+    the ``distributed.Event`` ``stop`` (a Ctrl-C), the next iteration's end stops the fit as a
+    Ctrl-C stops a local one (the best iteration so far is kept)."""
 
-    def __init__(self, topic: str) -> None:
-        self.topic = topic
-        self.stop = Event(topic)
+    def __init__(self, queue: Queue, stop: Event) -> None:
+        self.queue, self.stop = queue, stop
 
     def __call__(self, iteration: int, total: int, results: dict) -> None:
-        get_worker().log_event(self.topic, ("step", iteration, total, results))
+        self.queue.put(["step", iteration, total, results])
         if self.stop.is_set():
             raise KeyboardInterrupt
 
     def end(self, message: str) -> None:
-        get_worker().log_event(self.topic, ("end", message))
+        self.queue.put(["end", message])
 
 
-class _ClientRelay:
-    """The client's side of :class:`_WorkerRelay`: calls the fit's callbacks with each event (in
-    the client's event loop). A callback that raises ``KeyboardInterrupt`` asks the fit to stop,
-    as it stops a local one (``stopped``; the waiting thread tells the worker)."""
-
-    def __init__(self, callbacks: Sequence[Callback]) -> None:
-        self.callbacks = list(callbacks)
-        self.stopped = False
-        self.ended = threading.Event()
-
-    def __call__(self, event: tuple) -> None:
-        kind, *args = event[1]
-        if kind == "step":
+def _fit_on_worker(model: Any, name: str, args: tuple, kwargs: dict) -> tuple[Any, list[tuple[str, type]]]:
+    """``model.fit(*args, **kwargs)`` on the worker that runs this task (the futures among the
+    arguments arrive as their values), telling the client through the queue ``name`` where it
+    runs and how it goes; returns the model, fitted or stopped by the client, and the warnings
+    its fit raised (for the client to raise again)."""
+    queue, stop = Queue(name), Event(name)
+    try:
+        queue.put(["start", get_worker().address])
+        with warnings.catch_warnings(record=True) as caught:
             try:
-                for cb in self.callbacks:
-                    cb(*args)
-            except KeyboardInterrupt:
-                self.stopped = True
-            return
-        for cb in self.callbacks:
-            end = getattr(cb, "end", None)
-            if callable(end):
-                end(*args)
-        self.ended.set()
+                model.fit(*args, **kwargs, callbacks=[_WorkerRelay(queue, stop)])
+            except KeyboardInterrupt:  # the client's stop: the model holds what a local Ctrl-C keeps
+                pass
+        return model, [(str(w.message), w.category) for w in caught]
+    finally:
+        stop.clear()  # the scheduler forgets a cleared event
+        queue.close()
 
 
-def _fit_result(future: Any, relay: _ClientRelay, stop: Event) -> Any:
-    """The fit's result; a stop asked by a client callback is passed on to the worker."""
+def _follow_fit(future: Any, queue: Queue, stop: Event, callbacks: list, timeout: float | None) -> tuple[Any, bool]:
+    """Follow the fit of :func:`_fit_on_worker` from the client: call ``callbacks`` with every
+    epoch (in this thread), until the fit has ended and told all; returns its result and whether
+    the client stopped it (a Ctrl-C, or a callback raising ``KeyboardInterrupt``).
+
+    Raises
+    ------
+    WorkerLostError
+        When the scheduler restarted the fit on another worker (the first one was lost) or gave
+        it up (``KilledWorker``): the epochs so far are gone.
+    WorkerTimeoutError
+        When the worker has said nothing for ``timeout`` seconds.
+    Exception
+        The fit's own error, raised on the worker; a callback's error (the fit is stopped).
+    """
+    worker, epoch, stopped, told = None, 0, False, time.monotonic()
     while True:
         try:
-            return future.result(timeout=0.2)
-        except TimeoutError:
-            if relay.stopped and not stop.is_set():
-                stop.set()
-
-
-def _fit_on_worker(model: Any, topic: str, args: tuple, kwargs: dict) -> Any:
-    """``model.fit(*args, **kwargs)`` on the worker that runs this task (the futures among the
-    arguments arrive as their values); returns the model, fitted or stopped by the client."""
+            try:
+                message = queue.get(timeout=0.2)
+            except TimeoutError:
+                if future.done() and queue.qsize() == 0:  # every message was put before the task returned
+                    break
+                if timeout is not None and time.monotonic() - told > timeout:
+                    where = f"the worker {worker}" if worker else "the cluster (the fit has not started)"
+                    raise WorkerTimeoutError(
+                        f"{where} has not answered in {timeout:g} s (worker_timeout) after epoch {epoch} of the "
+                        "fit; it stopped"
+                    ) from None
+                continue
+            told = time.monotonic()
+            if message[0] == "start":
+                if worker is not None:
+                    raise WorkerLostError(
+                        f"the worker {worker} fitting the network was lost after epoch {epoch}; the scheduler started "
+                        f"the fit again on {message[1]}, and it stopped (the epochs so far are gone)"
+                    )
+                worker = message[1]
+            elif message[0] == "step":
+                epoch = message[1]
+                if not stopped:
+                    for cb in callbacks:
+                        cb(*message[1:])
+            else:
+                for cb in callbacks:
+                    end = getattr(cb, "end", None)
+                    if callable(end):
+                        end(message[1])
+        except KeyboardInterrupt:
+            if stopped:  # a second Ctrl-C: stop waiting (the worker stops at its epoch's end)
+                future.cancel()
+                raise
+            stopped = True  # stop at the end of the worker's epoch, keeping its best so far
+            stop.set()
+        except BaseException:
+            stop.set()
+            future.cancel()
+            raise
     try:
-        return model.fit(*args, **kwargs, callbacks=[_WorkerRelay(topic)])
-    except KeyboardInterrupt:  # the client's stop: the model holds what a local Ctrl-C keeps
-        return model
+        return future.result(), stopped
+    except KilledWorker as exc:
+        raise WorkerLostError(f"the fit's worker was lost more often than the scheduler allows ({exc})") from None
 
 
 class _DaskNeural(_OnClient):
@@ -851,7 +891,11 @@ class _DaskNeural(_OnClient):
     single-machine fit on them. The model is the single-machine one for the same rows in the
     same order (the same batches, seeds and steps). The rows must fit in that worker's memory;
     the other workers hold their partitions until they are sent. Every epoch's evaluation
-    results reach the client's callbacks (and ``verbose``'s progress bar) as events.
+    results reach the client's callbacks (and ``verbose``'s progress bar), called in the thread
+    that called ``fit``. ``worker_timeout`` (seconds, default 600; None waits forever) bounds each
+    wait for the worker's next word (the fit's start, each epoch's end): a silent worker stops the
+    fit with :class:`WorkerTimeoutError`; a worker lost mid-fit (the scheduler would start the fit
+    again elsewhere) stops it with :class:`WorkerLostError`.
     ``predict`` of a Dask collection is a lazy Dask array; ``save`` writes the single-machine
     file; :meth:`to_local` gives the plain ranker.
     """
@@ -891,9 +935,8 @@ class _DaskNeural(_OnClient):
 
             progress = TrainingProgress(self._total(), description=self._display_name)
             callbacks.append(progress)
-        topic = f"ranklearn-fit-{secrets.token_hex(8)}"
-        relay, stop = _ClientRelay(callbacks), Event(topic, client=client)
-        client.subscribe_topic(topic, relay)
+        name = f"ranklearn-fit-{secrets.token_hex(8)}"
+        queue, stop = Queue(name, client=client), Event(name, client=client)
         values = [_on_cluster(client, a) for a in (X, y, qid)]
         kwargs = dict(
             group=_on_cluster(client, group),
@@ -904,27 +947,19 @@ class _DaskNeural(_OnClient):
             eval_names=eval_names,
             early_stopping_set=early_stopping_set,
         )
-        future = client.submit(_fit_on_worker, model, topic, values, kwargs, pure=False)
+        future = client.submit(_fit_on_worker, model, name, values, kwargs, pure=False)
         try:
-            try:
-                fitted = _fit_result(future, relay, stop)
-            except KeyboardInterrupt:  # stop at the end of the worker's epoch, keeping its best so far
-                relay.stopped = True
-                stop.set()
-                try:
-                    fitted = future.result()
-                except KeyboardInterrupt:  # a second Ctrl-C: stop waiting, keep nothing
-                    future.cancel()
-                    raise
-            relay.ended.wait(30)  # the last events may arrive after the result
+            (fitted, caught), stopped = _follow_fit(future, queue, stop, callbacks, self.worker_timeout)
         finally:
-            client.unsubscribe_topic(topic)
-            stop.clear()
+            queue.close()
             if progress is not None:
                 progress.close()
+        for message, category in caught:  # the fit's warnings, raised here as a local fit raises them
+            warnings.warn(message, category, stacklevel=2)
         if fitted.__sklearn_is_fitted__():  # else stopped before its first epoch: the previous model stays
             self.__dict__.update({k: v for k, v in fitted.__dict__.items() if k != "verbose"})  # the fitted state
-        if relay.stopped:
+            self.interrupted_ = self.interrupted_ or stopped  # stopped after the worker's last epoch: still said
+        if stopped:
             raise KeyboardInterrupt
         return self
 
@@ -955,7 +990,8 @@ class _DaskNeural(_OnClient):
 
     def _json_params(self) -> dict[str, Any]:
         params = super()._json_params()
-        params.pop("client")  # a connection, not a parameter of the model
+        params.pop("client")  # a connection and a wait, not parameters of the model
+        params.pop("worker_timeout")
         return params
 
     def to_local(self) -> Any:
@@ -977,24 +1013,26 @@ def _predict_block_by(block: np.ndarray, model: Any, qid: np.ndarray | None = No
 def _dask_neural(local: type) -> type:
     """``local`` (a neural ranker class) with :class:`_DaskNeural`'s fit and a ``client`` parameter."""
 
-    def __init__(self: Any, *, client: Client | None = None, **params: Any) -> None:
+    def __init__(self: Any, *, client: Client | None = None, worker_timeout: float | None = 600.0, **params: Any) -> None:
         local.__init__(self, **params)
         self.client = client
+        self.worker_timeout = worker_timeout
 
     def _get_param_names(cls: type) -> list[str]:
-        return sorted([*local._get_param_names(), "client"])
+        return sorted([*local._get_param_names(), "client", "worker_timeout"])
 
     name = f"Dask{local.__name__}"
     return type(name, (_DaskNeural, local), {
         "__init__": __init__,
         "_get_param_names": classmethod(_get_param_names),
         "_local_class": local,
-        "_parameter_constraints": {**local._parameter_constraints, "client": [Client, None]},
+        "_parameter_constraints": {**local._parameter_constraints, "client": [Client, None],
+                                   "worker_timeout": [Interval(Real, 0, None, closed="neither"), None]},
         "__module__": __name__,
         "__qualname__": name,
         "__doc__": f":class:`~ranklearn.models.{local.__module__.rsplit('.', 1)[1]}.{local.__name__}` fit on one worker "
         f"of a Dask cluster: takes every ``{local.__name__}`` parameter, plus ``client`` (a ``distributed.Client``; "
-        "None: the current one). " + " ".join(_DaskNeural.__doc__.split("\n\n", 1)[1].split()),
+        "None: the current one) and ``worker_timeout``. " + " ".join(_DaskNeural.__doc__.split("\n\n", 1)[1].split()),
     })  # fmt: skip
 
 
@@ -1004,17 +1042,18 @@ DaskLambdaRank = _dask_neural(LambdaRank)
 
 
 # ---------------------------------------------------------------------- data on the workers
-def _read_part(path: str, dtype: Any) -> tuple[Any, np.ndarray, np.ndarray, bool, np.ndarray | None, np.ndarray | None]:
+def _read_part(path: str, given: str, dtype: Any) -> tuple[Any, np.ndarray, np.ndarray, bool, np.ndarray | None, np.ndarray | None]:
     """One file's rows (sparse), labels, per-row query ids, whether they came from a LightGBM
     ``.query`` file (then they number the file's own queries from 0), the positions of its
-    ``.position`` sidecar and the weights of its ``.weight`` sidecar (None without one)."""
+    ``.position`` sidecar and the weights of its ``.weight`` sidecar (None without one);
+    ``given``: the file's name as the user gave it, for messages."""
     from ranklearn.data import load_svmlight
 
     ds = load_svmlight(path, dtype=dtype, sparse=True, warn_weight_file=False)
     qid = np.repeat(np.asarray(ds.query_ids), np.diff(ds.ptr))
     numbered = Path(path + ".query").is_file() and np.array_equal(ds.query_ids, np.arange(len(ds.ptr) - 1))
     weights = weight_path(path)
-    weight = read_weight_file(weights, ds.n_samples, path) if weights.is_file() else None
+    weight = read_weight_file(weights, ds.n_samples, given) if weights.is_file() else None
     return ds.X, ds.y, qid, numbered, ds.position, weight
 
 
@@ -1145,7 +1184,7 @@ def read_svmlight(
     absolute = dict(zip(resolved, paths))
     absolute.update({str(sidecar_path(r)): str(sidecar_path(p)) for r, p in zip(resolved, paths)})
     absolute.update({str(weight_path(r)): str(weight_path(p)) for r, p in zip(resolved, paths)})
-    parts = client.map(_read_part, resolved, dtype=dtype, pure=False)
+    parts = client.map(_read_part, resolved, paths, dtype=dtype, pure=False)
     try:
         info = client.gather(client.map(_part_info, parts))  # a bad file raises its DataFormatError here
     except DataFormatError as exc:  # named as the user wrote it

@@ -127,15 +127,25 @@ _PROPENSITY_LABELS = {"given": "propensity (given, clipped)", "learned": "propen
 
 
 def bias_source(model: Any) -> str | None:
-    """Where a click model's ``position_bias_`` comes from: ``"given"`` (inverse propensity
-    weighting: ``unbiased="ipw"`` of the trees, ``loss="ipw"`` or an ``IPWLoss`` of the networks),
-    ``"learned"`` (the trees' other ``unbiased=``, DLA, regression EM), or None when the model
-    does not say (a network trained with another Loss object, saved as "custom")."""
+    """Where a click model's ``position_bias_`` comes from.
+
+    Parameters
+    ----------
+    model : LambdaMART or a neural ranker
+        Fitted on clicks (``unbiased=`` or a click ``loss=``).
+
+    Returns
+    -------
+    str or None
+        ``"given"`` (inverse propensity weighting: ``unbiased="ipw"`` of the trees, ``loss="ipw"``
+        or an ``IPWLoss`` of the networks), ``"learned"`` (the trees' other ``unbiased=``, DLA,
+        regression EM), or None when the model does not say (a network trained with another Loss
+        object, saved as "custom")."""
     unbiased = getattr(model, "unbiased", None)
     if unbiased is not None:
         return "given" if unbiased == "ipw" else "learned"
     loss = getattr(model, "loss", None)
-    name = loss if isinstance(loss, str) else getattr(loss, "name", None)
+    name = loss.lower() if isinstance(loss, str) else getattr(loss, "name", None)  # names are taken in any case
     return {"ipw": "given", "dla": "learned", "regression_em": "learned"}.get(name)
 
 

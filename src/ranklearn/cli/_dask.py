@@ -199,8 +199,7 @@ def dask_estimator(
     Raises
     ------
     ValueError
-        For another model, both or bad cluster options, ``--worker-timeout`` for a neural
-        model (its fit is one task on one worker), or the dask extra missing.
+        For another model, both or bad cluster options, or the dask extra missing.
     """
     if model not in DASK_MODELS:
         raise ValueError(f"--scheduler/--workers train --model {', '.join(DASK_MODELS)} only, not {model}")
@@ -208,8 +207,6 @@ def dask_estimator(
         raise ValueError("give --scheduler (an existing cluster) or --workers (a local one), not both")
     if worker_timeout is not None and not worker_timeout > 0:
         raise ValueError(f"--worker-timeout must be a positive number of seconds, got {worker_timeout:g}")
-    if worker_timeout is not None and model != "lambdamart":
-        raise ValueError(f"--worker-timeout applies to --model lambdamart on Dask: {model} trains as one task on one worker")
     try:
         import ranklearn.dask as rd
     except ImportError as exc:
@@ -255,6 +252,8 @@ def run_train_dask(
                 raise ValueError(f"{reader} needs the training rows' positions: a Dask fit reads each --train file's "
                                  f".position sidecar, and {C.shown(train)} has none")  # fmt: skip
             if sets["train"].weight is not None:
+                if not sets["train"].weight.any().compute():  # as a local train refuses it, before training
+                    raise ValueError(f"every weight in {', '.join(sets['train'].weight_files)} is 0: nothing to train on")
                 C.note(f"weights from {', '.join(sets['train'].weight_files)} (sample_weight)")
             width = sets["train"][0].shape[1]  # the other sets padded to it, as a local fit does
             for name, path in (("validate", validate), ("test", test)):

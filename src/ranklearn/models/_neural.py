@@ -271,8 +271,13 @@ class NeuralRanker(NeuralContributions, BaseRanker):
 
         lightgbm = self._normalization() == "lightgbm"
         named = self.loss is None or isinstance(self.loss, str)
-        name = self._loss_name()
-        check_ipw_settings("loss", name if named else type(self.loss).__name__, self.propensity, self.propensity_clip)
+        name = self._loss_name().lower() if named else self._loss_name()  # names are taken in any case
+        if not named and (self.propensity is not None or self.propensity_clip is not None):
+            raise ValueError(
+                "propensity= and propensity_clip= go with loss='ipw'; a Loss object carries its own settings "
+                "(IPWLoss(propensity, clip=...))"
+            )
+        check_ipw_settings("loss", name if named else None, self.propensity, self.propensity_clip)
         if not named:
             loss = copy.deepcopy(self.loss)
         else:

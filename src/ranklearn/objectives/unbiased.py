@@ -308,8 +308,17 @@ def checked_clip(clip: Any, name: str = "clip") -> float | None:
 
 
 def check_ipw_settings(setting: str, chosen: Any, propensity: Any, clip: Any) -> None:
-    """Refuse ``propensity`` or its ``clip`` unless ``setting`` (``"unbiased"`` of the trees,
-    ``"loss"`` of the networks) is ``chosen`` ``"ipw"``, and ``"ipw"`` without ``propensity``.
+    """Refuse ``propensity`` or its ``clip`` unless ``setting`` is ``"ipw"``, and ``"ipw"`` without ``propensity``.
+
+    Parameters
+    ----------
+    setting : str
+        The parameter that chooses the estimator, as errors name it: ``"unbiased"`` of the
+        trees, ``"loss"`` of the networks.
+    chosen : str or None
+        Its value (``"ipw"``, another estimator's name, or None).
+    propensity, clip : object or None
+        The ``propensity`` and ``propensity_clip`` parameters given.
 
     Raises
     ------
