@@ -926,7 +926,8 @@ class _DaskNeural(_OnClient):
         client = self._client()
         # the plain ranker in this one's state (its network too: warm_start continues from it)
         model = self._local_class.__new__(self._local_class)
-        model.__dict__.update(copy.deepcopy({k: v for k, v in self.__dict__.items() if k != "client"}))
+        state = {k: v for k, v in self.__dict__.items() if k not in ("client", "worker_timeout")}
+        model.__dict__.update(copy.deepcopy(state))
         model.verbose = False  # its bar would draw on the worker's stderr
         callbacks = list(callbacks or [])
         progress = None
