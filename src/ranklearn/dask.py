@@ -806,6 +806,8 @@ def _fit_on_worker(model: Any, name: str, args: tuple, kwargs: dict) -> tuple[An
     queue, stop = Queue(name), Event(name)
     try:
         queue.put(["start", get_worker().address])
+        if stop.is_set():  # stopped before it started: the model stays as it was
+            return model, []
         with warnings.catch_warnings(record=True) as caught:
             try:
                 model.fit(*args, **kwargs, callbacks=[_WorkerRelay(queue, stop)])
@@ -835,36 +837,38 @@ def _follow_fit(future: Any, queue: Queue, stop: Event, callbacks: list, timeout
     worker, epoch, stopped, told = None, 0, False, time.monotonic()
     while True:
         try:
-            try:
-                message = queue.get(timeout=0.2)
-            except TimeoutError:
+            # what the queue holds now, without waiting: a get that times out is an error in the
+            # scheduler's log, and a Ctrl-C in a waiting get loses the message it then takes
+            messages = queue.get(batch=True)
+            if not messages:
                 if future.done() and queue.qsize() == 0:  # every message was put before the task returned
                     break
                 if timeout is not None and time.monotonic() - told > timeout:
-                    where = f"the worker {worker}" if worker else "the cluster (the fit has not started)"
-                    raise WorkerTimeoutError(
-                        f"{where} has not answered in {timeout:g} s (worker_timeout) after epoch {epoch} of the "
-                        "fit; it stopped"
-                    ) from None
+                    where = (f"the worker {worker} has not answered in {timeout:g} s (worker_timeout) after epoch {epoch}"
+                             if worker else f"the fit has not started in {timeout:g} s (worker_timeout): its rows are "
+                             "still being computed or sent to a worker, or a worker is silent")  # fmt: skip
+                    raise WorkerTimeoutError(f"{where}; it stopped")
+                time.sleep(0.2)
                 continue
             told = time.monotonic()
-            if message[0] == "start":
-                if worker is not None:
-                    raise WorkerLostError(
-                        f"the worker {worker} fitting the network was lost after epoch {epoch}; the scheduler started "
-                        f"the fit again on {message[1]}, and it stopped (the epochs so far are gone)"
-                    )
-                worker = message[1]
-            elif message[0] == "step":
-                epoch = message[1]
-                if not stopped:
+            for message in messages:
+                if message[0] == "start":
+                    if worker is not None:
+                        raise WorkerLostError(
+                            f"the worker {worker} fitting the network was lost after epoch {epoch}; the scheduler "
+                            f"started the fit again on {message[1]}, and it stopped (the epochs so far are gone)"
+                        )
+                    worker = message[1]
+                elif message[0] == "step":
+                    epoch = message[1]
+                    if not stopped:
+                        for cb in callbacks:
+                            cb(*message[1:])
+                else:
                     for cb in callbacks:
-                        cb(*message[1:])
-            else:
-                for cb in callbacks:
-                    end = getattr(cb, "end", None)
-                    if callable(end):
-                        end(message[1])
+                        end = getattr(cb, "end", None)
+                        if callable(end):
+                            end(message[1])
         except KeyboardInterrupt:
             if stopped:  # a second Ctrl-C: stop waiting (the worker stops at its epoch's end)
                 future.cancel()
@@ -953,13 +957,14 @@ class _DaskNeural(_OnClient):
             (fitted, caught), stopped = _follow_fit(future, queue, stop, callbacks, self.worker_timeout)
         finally:
             queue.close()
+            if future.status in ("finished", "error"):  # else the worker may still be told to stop
+                stop.clear()  # the scheduler forgets a cleared event
             if progress is not None:
                 progress.close()
         for message, category in caught:  # the fit's warnings, raised here as a local fit raises them
             warnings.warn(message, category, stacklevel=2)
         if fitted.__sklearn_is_fitted__():  # else stopped before its first epoch: the previous model stays
             self.__dict__.update({k: v for k, v in fitted.__dict__.items() if k != "verbose"})  # the fitted state
-            self.interrupted_ = self.interrupted_ or stopped  # stopped after the worker's last epoch: still said
         if stopped:
             raise KeyboardInterrupt
         return self
