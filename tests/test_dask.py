@@ -754,3 +754,17 @@ def test_unbiased_gives_the_trees_and_bias_of_one_machine(client, method):
     assert not np.allclose(next(iter(ref.position_bias_.values()))[1:], next(iter(ref.position_bias_.values()))[0])
     with pytest.raises(ValueError, match="needs position="):
         DaskLambdaMART(client=client, **params).fit(dX, dy, dq)
+
+
+def test_clone_keeps_the_client_and_clones_the_other_parameters(client):
+    from sklearn.base import clone
+
+    from ranklearn.dask import DaskListNet
+    from ranklearn.neural.losses import DLALoss
+
+    for model in (DaskListNet(client=client, hidden=(4,), loss=DLALoss()), DaskLambdaMART(client=client, n_estimators=3)):
+        copy = clone(model)
+        assert copy.client is client and copy.get_params(deep=False).keys() == model.get_params(deep=False).keys()
+    model = DaskListNet(client=client, loss=DLALoss())
+    copied = clone(model).loss
+    assert copied is not model.loss and type(copied) is DLALoss  # a copy of the loss

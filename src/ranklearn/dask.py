@@ -44,6 +44,7 @@ from distributed.comm import CommClosedError
 from distributed.comm.addressing import get_address_host
 from distributed.utils import sync
 from numpy.typing import ArrayLike
+from sklearn.base import clone
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import validate_data
@@ -567,6 +568,12 @@ class _OnClient:
     def _client(self) -> Client:
         return self.client if self.client is not None else default_client()
 
+    def __sklearn_clone__(self) -> Any:
+        """``sklearn.base.clone``: the other parameters cloned, the same client (a connection
+        cannot be deep-copied)."""
+        params = {k: clone(v, safe=False) for k, v in self.get_params(deep=False).items() if k != "client"}
+        return type(self)(client=self.client, **params)
+
 
 class DaskLambdaMART(_OnClient, LambdaMART):
     """:class:`~ranklearn.models.lambdamart.LambdaMART` trained on a Dask cluster.
@@ -880,7 +887,10 @@ def _follow_fit(future: Any, queue: Queue, stop: Event, callbacks: list, timeout
             future.cancel()
             raise
     try:
-        return future.result(), stopped
+        try:
+            return future.result(), stopped
+        except KeyboardInterrupt:  # the fit has ended and told all: keep it, and say the Ctrl-C
+            return future.result(), True
     except KilledWorker as exc:
         raise WorkerLostError(f"the fit's worker was lost more often than the scheduler allows ({exc})") from None
 
